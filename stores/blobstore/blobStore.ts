@@ -1,0 +1,42 @@
+// The blob store port: sample files, content-addressed by SHA-256. `put` resolves only once the
+// bytes are durable, so a file can be acknowledged as soon as its event is appended afterwards.
+import type { Readable } from 'node:stream';
+
+export interface BlobInfo {
+  /** Lowercase hex SHA-256 of the content: the blob's address. */
+  sha256: string;
+  size: number;
+}
+
+export type BlobSource = Buffer | Uint8Array | AsyncIterable<Uint8Array> | Readable;
+
+export interface BlobStore {
+  /**
+   * Streams the content into the store, hashing it on the way; memory does not grow with its size.
+   * Storing content that is already there is a no-op that answers the same info.
+   * Throws BlobTooLargeError (and keeps nothing) past `maxBytes`.
+   */
+  put(source: BlobSource, options?: { maxBytes?: number }): Promise<BlobInfo>;
+  /** The content as a stream; throws BlobNotFoundError for an unknown address. */
+  open(sha256: string): Promise<Readable>;
+  stat(sha256: string): Promise<BlobInfo | undefined>;
+  /** Returns whether a blob was removed. */
+  delete(sha256: string): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export class BlobNotFoundError extends Error {
+  readonly code = 'BLOB_NOT_FOUND';
+  constructor(readonly sha256: string) {
+    super(`No blob with SHA-256 ${sha256}`);
+    this.name = 'BlobNotFoundError';
+  }
+}
+
+export class BlobTooLargeError extends Error {
+  readonly code = 'BLOB_TOO_LARGE';
+  constructor(readonly maxBytes: number) {
+    super(`Content is larger than ${maxBytes} bytes`);
+    this.name = 'BlobTooLargeError';
+  }
+}

@@ -1,0 +1,47 @@
+// The read store port: a small MongoDB-flavoured interface. The memory adapter evaluates the
+// same filters and update operators with mingo, so both adapters answer alike; the contract suite
+// (test/stores/readStore.contract.ts) holds them to it. No transactions and no change streams:
+// FerretDB, on which CI runs the MongoDB adapter, has neither.
+
+export type DocumentId = string | number;
+export type Document = { _id: DocumentId } & Record<string, unknown>;
+
+/** A MongoDB query filter (`{ a: 1, b: { $in: [...] } }`). */
+export type Filter = Record<string, unknown>;
+
+/** A MongoDB update document using only `$set`, `$inc`, `$push`, `$pull`, `$unset`, `$setOnInsert`. */
+export type Update = Partial<Record<'$set' | '$inc' | '$push' | '$pull' | '$unset' | '$setOnInsert', Record<string, unknown>>>;
+
+export interface FindOptions {
+  sort?: Record<string, 1 | -1>;
+  skip?: number;
+  limit?: number;
+}
+
+export interface UpdateResult {
+  matched: number;
+  modified: number;
+  /** True when an upsert inserted a new document. */
+  upserted: boolean;
+}
+
+export interface Collection<T extends Document = Document> {
+  find(filter?: Filter, options?: FindOptions): Promise<T[]>;
+  findOne(filter: Filter): Promise<T | null>;
+  count(filter?: Filter): Promise<number>;
+  /** Updates the first matching document; with `upsert`, inserts one built from the filter's equality fields and the update when none matches. */
+  updateOne(filter: Filter, update: Update, options?: { upsert?: boolean }): Promise<UpdateResult>;
+  updateMany(filter: Filter, update: Update): Promise<UpdateResult>;
+  deleteOne(filter: Filter): Promise<number>;
+  deleteMany(filter: Filter): Promise<number>;
+}
+
+export interface ReadStore {
+  collection<T extends Document = Document>(name: string): Collection<T>;
+  /** The last log position a projection (or saga) has fully applied; undefined before its first event. */
+  getCheckpoint(name: string): Promise<bigint | undefined>;
+  setCheckpoint(name: string, position: bigint): Promise<void>;
+  /** Drops every collection and checkpoint, for a rebuild from the log. */
+  dropAll(): Promise<void>;
+  close(): Promise<void>;
+}
