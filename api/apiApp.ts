@@ -1,0 +1,55 @@
+import Router from '@koa/router';
+import Koa from 'koa';
+import { HttpMethodEnum, koaBody } from 'koa-body';
+import type { Logger } from 'pino';
+import type { ReadModelSync } from '../projections/projectionRunner';
+import type { Position } from '../stores/eventstore/eventStore';
+import type { ApiDeps } from './apiDeps';
+import { accessLog } from './http/accessLog';
+import { jsonEnvelope } from './http/envelope';
+import { mountOperations, type Operation } from './http/operation';
+import { requestId } from './http/requestId';
+import { openApiDocument } from './openApi';
+import { accountOperations } from './routes/accountRoutes';
+import { currentUserOperations } from './routes/currentUserRoutes';
+import { projectOperations } from './routes/projectRoutes';
+
+export interface ApiAppOptions {
+  log: Logger;
+  sync: ReadModelSync;
+  /** How long a write's response may wait for the read models before answering anyway. */
+  settleTimeoutMs: number;
+}
+
+/** Every operation, in matching order: fixed paths before `/api/:projectId`. */
+export function allOperations(deps: ApiDeps): Operation[] {
+  return [...accountOperations(deps), ...currentUserOperations(deps), ...projectOperations(deps)];
+}
+
+export function createApiApp(deps: ApiDeps, options: ApiAppOptions): Koa {
+  const app = new Koa({ proxy: false });
+  const operations = allOperations(deps);
+  const router = new Router({ prefix: '/v1' });
+
+  router.get('/openapi.json', (ctx) => {
+    ctx.body = openApiDocument(operations);
+  });
+  mountOperations(router, operations, {
+    auth: deps,
+    async settle(position: Position) {
+      const caughtUp = await options.sync.waitFor(position, options.settleTimeoutMs);
+      if (!caughtUp) options.log.warn({ position: position.toString() }, 'read models did not catch up before the response');
+    },
+  });
+
+  app.on('error', (error: unknown, ctx?: Koa.Context) => {
+    options.log.error({ err: error, requestId: ctx?.state.requestId }, 'request failed');
+  });
+  app.use(requestId());
+  app.use(accessLog(options.log));
+  app.use(jsonEnvelope());
+  app.use(koaBody({ jsonLimit: '1mb', multipart: false, urlencoded: false, text: false, parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE] }));
+  app.use(router.routes());
+  app.use(router.allowedMethods({ throw: true }));
+  return app;
+}

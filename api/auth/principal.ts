@@ -1,0 +1,89 @@
+import type { Context } from 'koa';
+import type { ApiKeyRole } from '../../domain/project/projectEvents';
+import { ForbiddenError, NotFoundError, UnauthorizedError } from '../../domain/shared/errors';
+import type { ApiKeyQueries } from '../../projections/apiKeys/apiKeyQueries';
+import type { ProjectDocument } from '../../projections/projects/projectDocument';
+import type { ProjectQueries } from '../../projections/projects/projectQueries';
+import type { UserDocument } from '../../projections/users/userDocument';
+import type { UserQueries } from '../../projections/users/userQueries';
+import type { TokenService } from './tokens';
+
+export type Principal =
+  | { kind: 'user'; user: UserDocument; via: 'jwt' | 'bearer' }
+  | { kind: 'apiKey'; apiKeyId: number; projectId: number; role: ApiKeyRole };
+
+export interface AuthDeps {
+  tokens: TokenService;
+  apiKeys: ApiKeyQueries;
+  users: UserQueries;
+}
+
+/** `user:<id>` or `apikey:<id>`: the actor recorded in event metadata. */
+export const actorOf = (p: Principal): string => (p.kind === 'user' ? `user:${p.user.id}` : `apikey:${p.apiKeyId}`);
+
+/**
+ * Credentials in the places the official SDK sends them: `x-api-key`; a JWT in `x-jwt-token` or
+ * the `jwt` cookie; an OAuth2 `Authorization: Bearer` token. Credentials that are present must be
+ * valid: a bad API key is refused even when a good JWT comes along with it.
+ */
+export async function authenticate(ctx: Context, deps: AuthDeps): Promise<Principal | null> {
+  const apiKey = ctx.get('x-api-key');
+  if (apiKey) {
+    const key = await deps.apiKeys.live(apiKey, new Date());
+    if (!key) throw new UnauthorizedError('Invalid API key', 'INVALID_API_KEY');
+    return { kind: 'apiKey', apiKeyId: key.apiKeyId, projectId: key.projectId, role: key.role };
+  }
+  const bearer = /^Bearer\s+(\S+)$/i.exec(ctx.get('authorization'))?.[1];
+  const jwt = ctx.get('x-jwt-token') || ctx.cookies.get('jwt');
+  const token = jwt || bearer;
+  if (!token) return null;
+  const claims = await deps.tokens.verify(token);
+  if ('invalid' in claims) throw new UnauthorizedError(claims.invalid, 'INVALID_TOKEN');
+  const user = await deps.users.byId(claims.userId);
+  if (!user) throw new UnauthorizedError('The user of this token no longer exists', 'INVALID_TOKEN');
+  return { kind: 'user', user, via: jwt ? 'jwt' : 'bearer' };
+}
+
+export type AuthRequirement = 'none' | 'any' | 'jwt';
+
+/** Enforces an operation's scheme: "JWT token only" operations refuse API keys and bearer tokens. */
+export function requirePrincipal(principal: Principal | null, requirement: AuthRequirement): Principal | null {
+  if (requirement === 'none') return principal;
+  if (!principal) throw new UnauthorizedError('Authentication required: send an API key (x-api-key) or a JWT (x-jwt-token)');
+  if (requirement === 'jwt' && !(principal.kind === 'user' && principal.via === 'jwt')) {
+    throw new UnauthorizedError('This operation needs a JWT token (x-jwt-token header or jwt cookie); API keys and OAuth tokens are not accepted');
+  }
+  return principal;
+}
+
+export type ProjectAccess = 'read' | 'write';
+
+const ROLE_ACCESS: Record<ApiKeyRole, readonly ProjectAccess[]> = {
+  admin: ['read', 'write'],
+  readonly: ['read'],
+  ingestion_deployment: ['read'],
+  ingestiononly: [],
+};
+
+/**
+ * The project, if the principal may reach it: an API key reaches only its own project, a user
+ * only projects they collaborate on.
+ */
+export async function requireProject(
+  projects: ProjectQueries,
+  principal: Principal,
+  projectId: number,
+  access: ProjectAccess,
+): Promise<ProjectDocument> {
+  const project = await projects.byId(projectId);
+  if (!project) throw new NotFoundError(`Project ${projectId} not found`, 'PROJECT_NOT_FOUND');
+  if (principal.kind === 'apiKey') {
+    if (principal.projectId !== projectId) throw new ForbiddenError(`This API key does not give access to project ${projectId}`);
+    if (!ROLE_ACCESS[principal.role].includes(access)) {
+      throw new ForbiddenError(`An API key with role "${principal.role}" cannot ${access === 'read' ? 'read' : 'change'} this project`);
+    }
+  } else if (!project.collaboratorIds.includes(principal.user.id)) {
+    throw new ForbiddenError(`You are not a collaborator on project ${projectId}`);
+  }
+  return project;
+}

@@ -1,0 +1,51 @@
+import type { Middleware } from 'koa';
+import { DomainError } from '../../domain/shared/errors';
+
+/** Errors thrown by Koa's own machinery (body parsing, allowed methods) carry an HTTP status. */
+interface HttpLikeError {
+  status?: number;
+  statusCode?: number;
+  expose?: boolean;
+  type?: string;
+  message?: string;
+}
+
+function describeHttpError(error: HttpLikeError, status: number): string {
+  if (error.type === 'entity.parse.failed') return 'Malformed JSON in request body';
+  if (error.type === 'entity.too.large') return 'Request body is too large';
+  if (status === 405) return error.message ?? 'Method not allowed';
+  return error.expose && error.message ? error.message : 'Request failed';
+}
+
+/**
+ * The management API's envelope: every JSON answer carries `success`; a failure carries `error`
+ * and a status that fits it. Internals (stacks, driver messages) never reach the client: a 5xx
+ * says only that it was our fault, with the request id to find it in the log.
+ */
+export function jsonEnvelope(): Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        ctx.status = 404;
+        ctx.body = { success: false, error: `No such endpoint: ${ctx.method} ${ctx.path}` };
+      }
+    } catch (caught) {
+      const error = caught as HttpLikeError;
+      if (caught instanceof DomainError) {
+        ctx.status = caught.status;
+        ctx.body = { success: false, error: caught.message };
+        return;
+      }
+      const status = error.status ?? error.statusCode;
+      if (typeof status === 'number' && status >= 400 && status < 500) {
+        ctx.status = status;
+        ctx.body = { success: false, error: describeHttpError(error, status) };
+        return;
+      }
+      ctx.status = 500;
+      ctx.body = { success: false, error: `Internal server error (request id ${String(ctx.state.requestId)})` };
+      ctx.app.emit('error', caught, ctx);
+    }
+  };
+}

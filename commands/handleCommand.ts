@@ -1,0 +1,54 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fold, type Decider, type DomainEvent } from '../domain/shared/decider';
+import {
+  WrongExpectedRevisionError,
+  type AppendResult,
+  type EventStore,
+  type ExpectedRevision,
+  type NewEvent,
+} from '../stores/eventstore/eventStore';
+import { eventId, eventMetadata, type CommandContext } from './commandContext';
+
+export interface HandledCommand<Event extends DomainEvent, State> {
+  events: Event[];
+  state: State;
+  /** Undefined when the decider decided nothing and nothing was appended. */
+  appended: AppendResult | undefined;
+}
+
+const MAX_ATTEMPTS = 4;
+
+/**
+ * Reads the stream, folds it, decides and appends with the revision just read (or "no stream"
+ * when it was empty, which makes creation safe). A revision conflict means another command won
+ * the race: re-read and decide again, a bounded number of times, so no update is ever lost.
+ */
+export async function handleCommand<Command, Event extends DomainEvent, State>(
+  store: EventStore,
+  streamId: string,
+  decider: Decider<Command, Event, State>,
+  command: Command,
+  ctx: CommandContext,
+): Promise<HandledCommand<Event, State>> {
+  for (let attempt = 1; ; attempt++) {
+    const history = await store.readStream(streamId);
+    const state = fold(decider, history as unknown as Event[]);
+    const events = decider.decide(command, state);
+    const newState = events.reduce(decider.evolve, state);
+    if (events.length === 0) return { events, state: newState, appended: undefined };
+    const last = history.at(-1);
+    const expected: ExpectedRevision = last ? last.revision : 'no_stream';
+    try {
+      const appended = await store.appendToStream(streamId, toNewEvents(events, ctx), expected);
+      return { events, state: newState, appended };
+    } catch (error) {
+      if (!(error instanceof WrongExpectedRevisionError) || attempt >= MAX_ATTEMPTS) throw error;
+      await sleep(5 * 2 ** attempt * Math.random());
+    }
+  }
+}
+
+export function toNewEvents(events: readonly DomainEvent[], ctx: CommandContext): NewEvent[] {
+  const metadata = eventMetadata(ctx);
+  return events.map((e, i) => ({ id: eventId(ctx, i), type: e.type, data: { ...e.data }, metadata }));
+}

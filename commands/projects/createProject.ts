@@ -1,0 +1,45 @@
+import { randomBytes } from 'node:crypto';
+import { API_KEY_PREFIX, hashApiKey } from '../../domain/project/apiKeys';
+import { projectDecider } from '../../domain/project/projectDecider';
+import { projectStream } from '../../domain/project/projectEvents';
+import type { EventStore, Position } from '../../stores/eventstore/eventStore';
+import type { CommandContext } from '../commandContext';
+import { handleCommand } from '../handleCommand';
+import type { IdAllocator } from '../idAllocator';
+
+export interface CreateProjectDeps {
+  events: EventStore;
+  ids: IdAllocator;
+}
+
+export const newApiKey = (): string => API_KEY_PREFIX + randomBytes(32).toString('hex');
+export const newHmacKey = (): string => randomBytes(16).toString('hex');
+
+/** Creates a project owned by the user, with its development API key and HMAC key. */
+export async function createProject(
+  deps: CreateProjectDeps,
+  input: { name: string; ownerUserId: number; isPublic: boolean },
+  ctx: CommandContext,
+): Promise<{ projectId: number; apiKey: string; position: Position }> {
+  const [projectId, apiKeyId, hmacKeyId] = await Promise.all([deps.ids.next('project'), deps.ids.next('apikey'), deps.ids.next('hmackey')]);
+  const apiKey = newApiKey();
+  const { appended } = await handleCommand(
+    deps.events,
+    projectStream(projectId),
+    projectDecider,
+    {
+      type: 'CreateProject',
+      data: {
+        projectId,
+        name: input.name,
+        ownerUserId: input.ownerUserId,
+        isPublic: input.isPublic,
+        developmentApiKey: { id: apiKeyId, key: apiKey, hash: hashApiKey(apiKey) },
+        developmentHmacKey: { id: hmacKeyId, key: newHmacKey() },
+        now: ctx.now,
+      },
+    },
+    ctx,
+  );
+  return { projectId, apiKey, position: appended!.position };
+}

@@ -1,0 +1,15 @@
+// Which event fields hold personal data or secrets that must not be usable from the log alone.
+// The event store decorator seals them with the subject's key on append and opens them on read;
+// destroying a subject's key (crypto-shredding) leaves them unreadable in every replay.
+
+export interface SealedFields {
+  /** The key subject, derived from the event data (`user-42`, `project-7`). */
+  subject(data: Record<string, unknown>): string;
+  fields: readonly string[];
+}
+
+export const sealedFieldsByEventType: Readonly<Record<string, SealedFields>> = {
+  UserRegistered: { subject: (d) => `user-${String(d.userId)}`, fields: ['name', 'email', 'jobTitle', 'companyName'] },
+  ApiKeyAdded: { subject: (d) => `project-${String(d.projectId)}`, fields: ['apiKey'] },
+  HmacKeyAdded: { subject: (d) => `project-${String(d.projectId)}`, fields: ['hmacKey'] },
+};

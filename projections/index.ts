@@ -1,0 +1,7 @@
+import { apiKeysProjection } from './apiKeys/apiKeysProjection';
+import type { Projection } from './projection';
+import { projectsProjection } from './projects/projectsProjection';
+import { usersProjection } from './users/usersProjection';
+
+/** Every read model the API serves from. */
+export const allProjections: readonly Projection[] = [usersProjection, projectsProjection, apiKeysProjection];

@@ -1,0 +1,55 @@
+import type { DomainEvent } from '../domain/shared/decider';
+import type { StoredEvent } from '../stores/eventstore/eventStore';
+import type { Collection, Document, ReadStore, Update } from '../stores/readstore/readStore';
+
+/**
+ * A set of event handlers that maintain read models. Handlers must be idempotent: delivery is
+ * at least once (a crash between a handler and its checkpoint replays the event).
+ */
+export interface Projection {
+  name: string;
+  handles: ReadonlySet<string>;
+  apply(event: StoredEvent, store: ReadStore): Promise<void>;
+}
+
+type Handlers<E extends DomainEvent> = {
+  [K in E['type']]?: (event: StoredEvent<K, Extract<E, { type: K }>['data']>, store: ReadStore) => Promise<void>;
+};
+
+export function defineProjection<E extends DomainEvent>(name: string, handlers: Handlers<E>): Projection {
+  const table = handlers as Record<string, ((event: StoredEvent, store: ReadStore) => Promise<void>) | undefined>;
+  return {
+    name,
+    handles: new Set(Object.keys(handlers)),
+    async apply(event, store) {
+      await table[event.type]?.(event, store);
+    },
+  };
+}
+
+/**
+ * Documents remember the log position of the last event applied to them. Positions are stored as
+ * fixed-width decimal strings so that `$lt` compares them correctly in MongoDB and mingo alike.
+ */
+export const positionKey = (position: bigint): string => position.toString().padStart(20, '0');
+
+/** Creates the document once: a replayed creation matches the existing one and changes nothing. */
+export async function insertOnce<T extends Document>(
+  collection: Collection<T>,
+  doc: T,
+  event: StoredEvent,
+): Promise<void> {
+  const { _id, ...fields } = doc;
+  await collection.updateOne({ _id }, { $setOnInsert: { ...fields, _position: positionKey(event.position) } }, { upsert: true });
+}
+
+/** Applies the update once: a document already at or past this event's position is left alone. */
+export async function updateOnce<T extends Document>(
+  collection: Collection<T>,
+  _id: T['_id'],
+  update: Update,
+  event: StoredEvent,
+): Promise<void> {
+  const position = positionKey(event.position);
+  await collection.updateOne({ _id, _position: { $lt: position } }, { ...update, $set: { ...update.$set, _position: position } });
+}

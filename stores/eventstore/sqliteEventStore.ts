@@ -1,0 +1,325 @@
+// The embedded event store: one SQLite file in WAL mode. SQLite has a single writer at a time
+// (BEGIN IMMEDIATE takes the write lock before the revision is read), so positions are handed out
+// in commit order and a reader can never see position n+1 before n: subscriptions need no gap
+// detection, across connections and processes alike.
+
+import Database from 'better-sqlite3';
+import {
+  WrongExpectedRevisionError,
+  type AppendResult,
+  type EventMetadata,
+  type EventPayload,
+  type EventStore,
+  type ExpectedRevision,
+  type NewEvent,
+  type Position,
+  type ReadAllOptions,
+  type Revision,
+  type StoredEvent,
+  type Subscription,
+} from './eventStore';
+
+/** An event id is already stored, and this append is not a retry of the batch that stored it. */
+export class DuplicateEventIdError extends Error {
+  readonly code = 'DUPLICATE_EVENT_ID';
+  constructor(
+    readonly streamId: string,
+    readonly eventId: string,
+  ) {
+    super(`Stream ${streamId}: event id ${eventId} is already stored by a different append`);
+    this.name = 'DuplicateEventIdError';
+  }
+}
+
+interface EventRow {
+  position: bigint;
+  stream_id: string;
+  revision: bigint;
+  event_id: string;
+  type: string;
+  data: string;
+  metadata: string;
+}
+
+type StoredRef = Pick<EventRow, 'position' | 'stream_id' | 'revision' | 'event_id'>;
+
+const SCHEMA = `
+  CREATE TABLE IF NOT EXISTS events (
+    position INTEGER PRIMARY KEY AUTOINCREMENT,
+    stream_id TEXT NOT NULL,
+    revision INTEGER NOT NULL,
+    event_id TEXT NOT NULL UNIQUE,
+    type TEXT NOT NULL,
+    data TEXT NOT NULL,
+    metadata TEXT NOT NULL
+  );
+  CREATE UNIQUE INDEX IF NOT EXISTS events_stream_revision ON events (stream_id, revision);
+`;
+
+/** Rows per query when catching up: bounded memory, and no statement stays open across a yield. */
+const PAGE_SIZE = 256;
+/** How often a live subscription looks for appends made through other connections. */
+const POLL_INTERVAL_MS = 50;
+
+export class SqliteEventStore implements EventStore {
+  private readonly listeners = new Set<() => void>();
+  private readonly subscriptions = new Set<SqliteSubscription>();
+  private closed = false;
+
+  private readonly selectById;
+  private readonly selectStreamFrom;
+  private readonly selectStreamSlice;
+  private readonly selectHeadRevision;
+  private readonly selectAfter;
+  private readonly selectHeadPosition;
+  private readonly insert;
+  private readonly appendTx;
+
+  private constructor(private readonly db: Database.Database) {
+    // Every INTEGER comes back as a bigint, so positions past 2^53 stay exact.
+    db.defaultSafeIntegers(true);
+    db.exec(SCHEMA);
+    this.selectById = db.prepare<[string], StoredRef>(
+      'SELECT position, stream_id, revision, event_id FROM events WHERE event_id = ?',
+    );
+    this.selectStreamFrom = db.prepare<[string, bigint], EventRow>(
+      'SELECT * FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision',
+    );
+    this.selectStreamSlice = db.prepare<[string, bigint, number], StoredRef>(
+      `SELECT position, stream_id, revision, event_id FROM events
+       WHERE stream_id = ? AND revision >= ? ORDER BY revision LIMIT ?`,
+    );
+    this.selectHeadRevision = db.prepare<[string], { revision: bigint }>(
+      'SELECT revision FROM events WHERE stream_id = ? ORDER BY revision DESC LIMIT 1',
+    );
+    this.selectAfter = db.prepare<[bigint, number], EventRow>(
+      'SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?',
+    );
+    this.selectHeadPosition = db.prepare<[], { position: bigint | null }>('SELECT MAX(position) AS position FROM events');
+    this.insert = db.prepare<[string, bigint, string, string, string, string], { position: bigint }>(
+      `INSERT INTO events (stream_id, revision, event_id, type, data, metadata)
+       VALUES (?, ?, ?, ?, ?, ?) RETURNING position`,
+    );
+    this.appendTx = db.transaction(
+      (streamId: string, events: readonly NewEvent[], expected: ExpectedRevision): AppendResult =>
+        this.appendInTransaction(streamId, events, expected),
+    );
+  }
+
+  /** Opens (creating when needed) the store in `file`; `:memory:` gives a private in-memory store. */
+  static open(file: string): SqliteEventStore {
+    const db = new Database(file);
+    try {
+      db.pragma('journal_mode = WAL');
+      // FULL syncs the WAL on every commit: an acknowledged append survives a power cut.
+      db.pragma('synchronous = FULL');
+      return new SqliteEventStore(db);
+    } catch (error) {
+      db.close();
+      throw error;
+    }
+  }
+
+  /** The durability settings of this connection (synchronous is per connection, not per file). */
+  durability(): { journalMode: string; synchronous: number } {
+    return {
+      journalMode: String(this.db.pragma('journal_mode', { simple: true })),
+      synchronous: Number(this.db.pragma('synchronous', { simple: true })),
+    };
+  }
+
+  async appendToStream(streamId: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+    if (events.length === 0) throw new Error(`Stream ${streamId}: an append needs at least one event`);
+    let result: AppendResult;
+    try {
+      // IMMEDIATE takes the write lock before the revision is read, so a writer in another
+      // process cannot slip in between the check and the insert.
+      result = this.appendTx.immediate(streamId, events, expected);
+    } catch (error) {
+      throw this.duplicateIdError(error, streamId, events) ?? error;
+    }
+    for (const listener of [...this.listeners]) listener();
+    return result;
+  }
+
+  private appendInTransaction(streamId: string, events: readonly NewEvent[], expected: ExpectedRevision): AppendResult {
+    const retried = this.previousAppend(streamId, events);
+    if (retried) return retried;
+
+    const head = this.selectHeadRevision.get(streamId)?.revision;
+    const actual: Revision | 'no_stream' = head ?? 'no_stream';
+    const holds =
+      expected === 'any' ||
+      (expected === 'no_stream' && head === undefined) ||
+      (expected === 'stream_exists' && head !== undefined) ||
+      (typeof expected === 'bigint' && head === expected);
+    if (!holds) throw new WrongExpectedRevisionError(streamId, expected, actual);
+
+    let revision = head ?? -1n;
+    let position = 0n;
+    for (const event of events) {
+      revision += 1n;
+      const row = this.insert.get(
+        streamId,
+        revision,
+        event.id,
+        event.type,
+        JSON.stringify(event.data),
+        JSON.stringify(event.metadata),
+      );
+      if (!row) throw new Error('INSERT ... RETURNING returned no row');
+      position = row.position;
+    }
+    return { nextExpectedRevision: revision, position };
+  }
+
+  /**
+   * Idempotent retry: when the batch's first id is already in this stream and the whole batch
+   * matches the stored events in order, the append already happened; answer what it answered
+   * then, whatever the expected revision now says.
+   */
+  private previousAppend(streamId: string, events: readonly NewEvent[]): AppendResult | undefined {
+    const first = events[0];
+    if (!first) return undefined;
+    const stored = this.selectById.get(first.id);
+    if (!stored) return undefined;
+    if (stored.stream_id !== streamId) throw new DuplicateEventIdError(streamId, first.id);
+    const rows = this.selectStreamSlice.all(streamId, stored.revision, events.length);
+    const same = rows.length === events.length && rows.every((row, i) => row.event_id === events[i]?.id);
+    const last = rows.at(-1);
+    if (!same || !last) throw new DuplicateEventIdError(streamId, first.id);
+    return { nextExpectedRevision: last.revision, position: last.position };
+  }
+
+  /** A later id of the batch that is already stored trips the UNIQUE constraint: say which. */
+  private duplicateIdError(error: unknown, streamId: string, events: readonly NewEvent[]): DuplicateEventIdError | undefined {
+    if (!(error instanceof Database.SqliteError) || error.code !== 'SQLITE_CONSTRAINT_UNIQUE') return undefined;
+    if (!error.message.includes('events.event_id')) return undefined;
+    const taken = events.find((e) => this.selectById.get(e.id) !== undefined);
+    return new DuplicateEventIdError(streamId, taken?.id ?? '?');
+  }
+
+  async readStream(streamId: string, options?: { fromRevision?: Revision }): Promise<StoredEvent[]> {
+    return this.selectStreamFrom.all(streamId, options?.fromRevision ?? 0n).map(toStoredEvent);
+  }
+
+  async *readAll(options?: ReadAllOptions): AsyncGenerator<StoredEvent> {
+    let after = options?.after ?? 0n; // AUTOINCREMENT positions start at 1
+    let remaining = options?.maxCount ?? Number.POSITIVE_INFINITY;
+    while (remaining > 0) {
+      const limit = Math.min(PAGE_SIZE, remaining);
+      const page = this.selectAfter.all(after, limit);
+      for (const row of page) {
+        const event = toStoredEvent(row);
+        after = event.position;
+        remaining -= 1;
+        yield event;
+      }
+      if (page.length < limit) return;
+    }
+  }
+
+  subscribeToAll(options?: { after?: Position }): Subscription {
+    if (this.closed) throw new Error('The event store is closed');
+    const subscription = new SqliteSubscription(
+      options?.after ?? 0n,
+      (after) => this.selectAfter.all(after, PAGE_SIZE).map(toStoredEvent),
+      (listener) => {
+        this.listeners.add(listener);
+        return () => this.listeners.delete(listener);
+      },
+      () => this.subscriptions.delete(subscription),
+    );
+    this.subscriptions.add(subscription);
+    return subscription;
+  }
+
+  async headPosition(): Promise<Position | undefined> {
+    return this.selectHeadPosition.get()?.position ?? undefined;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    // Subscriptions first: they must not read from a closed connection.
+    await Promise.all([...this.subscriptions].map((s) => s.close()));
+    this.db.close();
+  }
+}
+
+/**
+ * Catches up page by page from the table, then waits for a wake-up: an append through the same
+ * store (immediate) or the poll timer (appends by other connections). Each page starts strictly
+ * after the last yielded position, so nothing is skipped or repeated.
+ */
+class SqliteSubscription implements Subscription {
+  private closed = false;
+  private started = false;
+  private wake: (() => void) | undefined;
+
+  constructor(
+    private readonly after: Position,
+    private readonly readPage: (after: Position) => StoredEvent[],
+    private readonly onAppend: (listener: () => void) => () => void,
+    private readonly onEnd: () => void,
+  ) {}
+
+  [Symbol.asyncIterator](): AsyncIterator<StoredEvent> {
+    // One cursor per subscription: a second reader would silently share or split the events.
+    if (this.started) throw new Error('A subscription can be iterated only once');
+    this.started = true;
+    return this.run();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    // Ends a pending next() now rather than at the next poll.
+    this.wake?.();
+    this.onEnd();
+  }
+
+  private async *run(): AsyncGenerator<StoredEvent> {
+    let after = this.after;
+    try {
+      while (!this.closed) {
+        const page = this.readPage(after);
+        for (const event of page) {
+          if (this.closed) return;
+          yield event;
+          after = event.position;
+        }
+        if (page.length < PAGE_SIZE && !this.closed) await this.changed();
+      }
+    } finally {
+      // A consumer that breaks out of `for await` ends the subscription too.
+      this.closed = true;
+      this.onEnd();
+    }
+  }
+
+  private changed(): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        stopListening();
+        this.wake = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, POLL_INTERVAL_MS);
+      const stopListening = this.onAppend(done);
+      this.wake = done;
+    });
+  }
+}
+
+function toStoredEvent(row: EventRow): StoredEvent {
+  return {
+    id: row.event_id,
+    streamId: row.stream_id,
+    revision: row.revision,
+    position: row.position,
+    type: row.type,
+    data: JSON.parse(row.data) as EventPayload,
+    metadata: JSON.parse(row.metadata) as EventMetadata,
+  };
+}

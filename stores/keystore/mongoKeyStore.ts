@@ -1,0 +1,43 @@
+import { randomBytes } from 'node:crypto';
+import { Binary, MongoClient, type Collection } from 'mongodb';
+import type { KeyStore } from './keyStore';
+
+interface KeyDocument {
+  _id: string;
+  key: Binary;
+}
+
+/**
+ * Keys in a database of their own, so that dropping the read models for a rebuild never
+ * touches them.
+ */
+export class MongoKeyStore implements KeyStore {
+  private constructor(
+    private readonly client: MongoClient,
+    private readonly keys: Collection<KeyDocument>,
+  ) {}
+
+  static async connect(url: string, dbName = 'edge_ml_keys'): Promise<MongoKeyStore> {
+    const client = await MongoClient.connect(url);
+    return new MongoKeyStore(client, client.db(dbName).collection<KeyDocument>('subject_keys'));
+  }
+
+  async getOrCreate(subject: string): Promise<Buffer> {
+    // $setOnInsert: two processes racing agree on the first key written.
+    await this.keys.updateOne({ _id: subject }, { $setOnInsert: { key: new Binary(randomBytes(32)) } }, { upsert: true });
+    return (await this.get(subject))!;
+  }
+
+  async get(subject: string): Promise<Buffer | undefined> {
+    const doc = await this.keys.findOne({ _id: subject });
+    return doc ? Buffer.from(doc.key.buffer) : undefined;
+  }
+
+  async destroy(subject: string): Promise<void> {
+    await this.keys.deleteOne({ _id: subject });
+  }
+
+  async close(): Promise<void> {
+    await this.client.close();
+  }
+}

@@ -1,0 +1,35 @@
+import { randomBytes } from 'node:crypto';
+import Database from 'better-sqlite3';
+import type { KeyStore } from './keyStore';
+
+/** Keys in their own SQLite file in the data folder, apart from the event log. */
+export class SqliteKeyStore implements KeyStore {
+  private constructor(private readonly db: Database.Database) {}
+
+  static open(file: string): SqliteKeyStore {
+    const db = new Database(file);
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    db.exec('CREATE TABLE IF NOT EXISTS subject_keys (subject TEXT PRIMARY KEY, key BLOB NOT NULL)');
+    return new SqliteKeyStore(db);
+  }
+
+  async getOrCreate(subject: string): Promise<Buffer> {
+    // INSERT OR IGNORE then SELECT: two processes racing on one file agree on the first key.
+    this.db.prepare('INSERT OR IGNORE INTO subject_keys (subject, key) VALUES (?, ?)').run(subject, randomBytes(32));
+    return (await this.get(subject))!;
+  }
+
+  async get(subject: string): Promise<Buffer | undefined> {
+    const row = this.db.prepare('SELECT key FROM subject_keys WHERE subject = ?').get(subject) as { key: Buffer } | undefined;
+    return row?.key;
+  }
+
+  async destroy(subject: string): Promise<void> {
+    this.db.prepare('DELETE FROM subject_keys WHERE subject = ?').run(subject);
+  }
+
+  async close(): Promise<void> {
+    this.db.close();
+  }
+}

@@ -1,0 +1,216 @@
+// The embedded read store: collections held in memory and rebuilt by replaying the log at start.
+// Filters, sorts and update operators are evaluated by mingo so that this adapter and the MongoDB
+// one answer alike; the contract suite holds both to it.
+import { randomUUID } from 'node:crypto';
+import { find, Query, update as applyUpdate } from 'mingo';
+import type { Collection, Document, DocumentId, Filter, FindOptions, ReadStore, Update, UpdateResult } from './readStore';
+
+/** The collection both adapters keep checkpoints in; reserved so a read model cannot collide with it. */
+export const CHECKPOINTS_COLLECTION = 'checkpoints';
+
+/**
+ * An upsert whose filter matched nothing but whose `_id` is taken (MongoDB's E11000), e.g. a guarded
+ * upsert `{ _id, _position: { $lt: p } }` replayed after the document moved on. Both adapters throw it.
+ */
+export class DuplicateIdError extends Error {
+  readonly code = 'DUPLICATE_ID';
+  constructor(readonly id: unknown) {
+    super(`A document with _id ${JSON.stringify(id)} already exists`);
+    this.name = 'DuplicateIdError';
+  }
+}
+
+export function assertCollectionName(name: string): void {
+  if (name === CHECKPOINTS_COLLECTION) throw new Error(`"${CHECKPOINTS_COLLECTION}" is reserved for checkpoints`);
+}
+
+export function assertUpdate(update: Update): void {
+  if (Object.keys(update).length === 0) throw new Error('An update needs at least one operator');
+}
+
+type Modifier = Parameters<typeof applyUpdate>[1];
+
+/** Splits `$setOnInsert`, which mingo does not know, from the operators applied on every update. */
+function operators(update: Update): Modifier {
+  const { $setOnInsert: _ignored, ...rest } = update;
+  return rest as Modifier;
+}
+
+function isOperatorObject(value: unknown): boolean {
+  return isPlainObject(value) && Object.keys(value).some((key) => key.startsWith('$'));
+}
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object') return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/**
+ * The document an upsert inserts when nothing matches, as MongoDB builds it: the filter's top-level
+ * equality fields (`a: 1`, `'b.c': 2`, `a: { $eq: 1 }`), then `$setOnInsert`, then the other operators.
+ * Fields inside `$and`/`$or` do not seed it (FerretDB, which CI runs on, ignores them too). Without an
+ * `_id` from the filter or the update it gets a random UUID, so ids stay strings on both adapters.
+ */
+export function buildUpsertDoc(filter: Filter, update: Update): Document {
+  const doc: Record<string, unknown> = {};
+  const seed: Record<string, unknown> = {};
+  for (const [path, value] of Object.entries(filter)) {
+    if (path.startsWith('$')) continue;
+    if (!isOperatorObject(value)) seed[path] = value;
+    else if (isPlainObject(value) && Object.keys(value).length === 1 && '$eq' in value) seed[path] = value.$eq;
+  }
+  const cloneMode = { cloneMode: 'deep' as const };
+  if (Object.keys(seed).length > 0) applyUpdate(doc, { $set: seed }, undefined, undefined, cloneMode);
+  if (update.$setOnInsert) applyUpdate(doc, { $set: update.$setOnInsert }, undefined, undefined, cloneMode);
+  const rest = operators(update);
+  if (Object.keys(rest).length > 0) applyUpdate(doc, rest, undefined, undefined, cloneMode);
+  if (doc._id === undefined) doc._id = randomUUID();
+  return doc as Document;
+}
+
+/** The `_id` an upsert would insert under, if the filter or the update fixes one. */
+export function upsertId(filter: Filter, update: Update): DocumentId | undefined {
+  const fromFilter = filter._id;
+  if (typeof fromFilter === 'string' || typeof fromFilter === 'number') return fromFilter;
+  if (isPlainObject(fromFilter) && (typeof fromFilter.$eq === 'string' || typeof fromFilter.$eq === 'number')) return fromFilter.$eq;
+  for (const op of [update.$setOnInsert, update.$set]) {
+    const id = op?._id;
+    if (typeof id === 'string' || typeof id === 'number') return id;
+  }
+  return undefined;
+}
+
+/**
+ * A deep copy that drops `undefined` properties, as the MongoDB adapter's driver does
+ * (`ignoreUndefined`), so the same writes give the same documents on both.
+ */
+export function copyDoc<T>(value: T): T {
+  if (Array.isArray(value)) return value.map((item) => copyDoc(item)) as T;
+  if (isPlainObject(value)) {
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) if (item !== undefined) out[key] = copyDoc(item);
+    return out as T;
+  }
+  if (value instanceof Date) return new Date(value.getTime()) as T;
+  if (value instanceof Uint8Array) return Buffer.from(value) as T;
+  return value;
+}
+
+function applyFindOptions<T>(docs: T[], filter: Filter, options: FindOptions): T[] {
+  let cursor = find<T>(docs, filter);
+  if (options.sort && Object.keys(options.sort).length > 0) cursor = cursor.sort(options.sort);
+  if (options.skip) cursor = cursor.skip(options.skip);
+  // MongoDB reads a limit of 0 as "no limit".
+  if (options.limit) cursor = cursor.limit(options.limit);
+  return cursor.all();
+}
+
+class MemoryCollection implements Collection<Document> {
+  // Insertion order stands in for MongoDB's natural order (ties in sort, updateOne's pick).
+  private readonly docs = new Map<DocumentId, Document>();
+
+  /** Candidates for a filter: a lookup when it pins `_id` to a scalar, else a scan. */
+  private candidates(filter: Filter): Document[] {
+    const id = filter._id;
+    if (typeof id === 'string' || typeof id === 'number') {
+      const doc = this.docs.get(id);
+      return doc ? [doc] : [];
+    }
+    return [...this.docs.values()];
+  }
+
+  private matching(filter: Filter): Document[] {
+    const query = new Query(filter, {});
+    return this.candidates(filter).filter((doc) => query.test(doc));
+  }
+
+  async find(filter: Filter = {}, options: FindOptions = {}): Promise<Document[]> {
+    return applyFindOptions(this.candidates(filter), filter, options).map((doc) => copyDoc(doc));
+  }
+
+  async findOne(filter: Filter): Promise<Document | null> {
+    const [doc] = this.matching(filter);
+    return doc ? copyDoc(doc) : null;
+  }
+
+  async count(filter: Filter = {}): Promise<number> {
+    return this.matching(filter).length;
+  }
+
+  async updateOne(filter: Filter, update: Update, options: { upsert?: boolean } = {}): Promise<UpdateResult> {
+    assertUpdate(update);
+    const [doc] = this.matching(filter);
+    if (doc) return { matched: 1, modified: this.apply(doc, update) ? 1 : 0, upserted: false };
+    if (!options.upsert) return { matched: 0, modified: 0, upserted: false };
+    const created = copyDoc(buildUpsertDoc(filter, update));
+    if (this.docs.has(created._id)) throw new DuplicateIdError(created._id);
+    this.docs.set(created._id, created);
+    return { matched: 0, modified: 0, upserted: true };
+  }
+
+  async updateMany(filter: Filter, update: Update): Promise<UpdateResult> {
+    assertUpdate(update);
+    const docs = this.matching(filter);
+    let modified = 0;
+    for (const doc of docs) if (this.apply(doc, update)) modified++;
+    return { matched: docs.length, modified, upserted: false };
+  }
+
+  async deleteOne(filter: Filter): Promise<number> {
+    const [doc] = this.matching(filter);
+    return doc && this.docs.delete(doc._id) ? 1 : 0;
+  }
+
+  async deleteMany(filter: Filter): Promise<number> {
+    const docs = this.matching(filter);
+    for (const doc of docs) this.docs.delete(doc._id);
+    return docs.length;
+  }
+
+  /** Applies the update to a copy and swaps it in, so a throwing operator leaves the stored doc whole. */
+  private apply(doc: Document, update: Update): boolean {
+    const next = copyDoc(doc);
+    const changed = applyUpdate(next, operators(update), undefined, undefined, { cloneMode: 'deep' });
+    if (changed.length === 0) return false;
+    this.docs.set(doc._id, copyDoc(next));
+    return true;
+  }
+
+  clear(): void {
+    this.docs.clear();
+  }
+}
+
+
+export class MemoryReadStore implements ReadStore {
+  private readonly collections = new Map<string, MemoryCollection>();
+  private readonly checkpoints = new Map<string, bigint>();
+
+  collection<T extends Document = Document>(name: string): Collection<T> {
+    assertCollectionName(name);
+    let collection = this.collections.get(name);
+    if (!collection) {
+      collection = new MemoryCollection();
+      this.collections.set(name, collection);
+    }
+    // One untyped map holds every collection; the caller names the document type it stored.
+    return collection as Collection<T>;
+  }
+
+  async getCheckpoint(name: string): Promise<bigint | undefined> {
+    return this.checkpoints.get(name);
+  }
+
+  async setCheckpoint(name: string, position: bigint): Promise<void> {
+    this.checkpoints.set(name, position);
+  }
+
+  async dropAll(): Promise<void> {
+    // Clear rather than forget: handles already given out must see the rebuilt collections.
+    for (const collection of this.collections.values()) collection.clear();
+    this.checkpoints.clear();
+  }
+
+  async close(): Promise<void> {}
+}
