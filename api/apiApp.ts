@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import Koa from 'koa';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import type { Logger } from 'pino';
+import { DomainError, ValidationError } from '../domain/shared/errors';
 import type { ReadModelSync } from '../projections/projectionRunner';
 import type { Position } from '../stores/eventstore/eventStore';
 import type { ApiDeps } from './apiDeps';
@@ -48,7 +49,22 @@ export function createApiApp(deps: ApiDeps, options: ApiAppOptions): Koa {
   app.use(requestId());
   app.use(accessLog(options.log));
   app.use(jsonEnvelope());
-  app.use(koaBody({ jsonLimit: '1mb', multipart: false, urlencoded: false, text: false, parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE] }));
+  app.use(
+    koaBody({
+      jsonLimit: '1mb',
+      multipart: false,
+      urlencoded: false,
+      text: false,
+      // The SDK sends a JSON body with DELETE /api/user.
+      parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
+      onError(error) {
+        const status = (error as { status?: number }).status;
+        if (status === 413) throw new DomainError('PAYLOAD_TOO_LARGE', 'Request body is too large: at most 1 MB of JSON', 413);
+        if (status === 415) throw new DomainError('UNSUPPORTED_ENCODING', 'Unsupported request body encoding', 415);
+        throw new ValidationError('Malformed JSON in request body', 'MALFORMED_JSON');
+      },
+    }),
+  );
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: true }));
   return app;

@@ -48,6 +48,11 @@ export class UniquenessReservations {
     }
   }
 
+  /** Whether someone holds the value now: a read, so a refused request can be refused before it appends anything. */
+  async isReserved(kind: string, value: string): Promise<boolean> {
+    return (await this.store.readStream(reservationStream(kind, value))).at(-1)?.type === 'ValueReserved';
+  }
+
   async release(kind: string, value: string, ownerStream: string, ctx: CommandContext): Promise<void> {
     const stream = reservationStream(kind, value);
     const last = (await this.store.readStream(stream)).at(-1);

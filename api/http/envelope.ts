@@ -6,13 +6,10 @@ interface HttpLikeError {
   status?: number;
   statusCode?: number;
   expose?: boolean;
-  type?: string;
   message?: string;
 }
 
 function describeHttpError(error: HttpLikeError, status: number): string {
-  if (error.type === 'entity.parse.failed') return 'Malformed JSON in request body';
-  if (error.type === 'entity.too.large') return 'Request body is too large';
   if (status === 405) return error.message ?? 'Method not allowed';
   return error.expose && error.message ? error.message : 'Request failed';
 }

@@ -1,3 +1,4 @@
+import { ConflictError } from '../../domain/shared/errors';
 import { userDecider } from '../../domain/user/userDecider';
 import { userStream } from '../../domain/user/userEvents';
 import type { CommandContext } from '../commandContext';
@@ -28,19 +29,22 @@ export interface RegisterUserDeps {
  * A refused registration releases what it reserved.
  */
 export async function registerUser(deps: RegisterUserDeps, input: RegisterUserInput, ctx: CommandContext): Promise<{ userId: number; position: Position }> {
+  // Refuse bad or taken values before anything is appended; the reservations below still decide
+  // races between two requests for the same name.
+  userDecider.decide({ type: 'RegisterUser', data: { ...input, userId: 0, passwordHash: null, now: ctx.now } }, userDecider.initialState());
+  const usernameTaken = `Username "${input.username}" is already taken`;
+  const emailTaken = 'An account with this e-mail address already exists';
+  if (await deps.reservations.isReserved('username', input.username)) throw new ConflictError(usernameTaken, 'USERNAME_TAKEN');
+  if (await deps.reservations.isReserved('email', input.email)) throw new ConflictError(emailTaken, 'EMAIL_TAKEN');
+
   const userId = await deps.ids.next('user');
   const owner = userStream(userId);
   const passwordHash = input.password === null ? null : await hashPassword(input.password);
-  // Validate before reserving, so a bad request reserves nothing.
-  userDecider.decide(
-    { type: 'RegisterUser', data: { ...input, userId, passwordHash, now: ctx.now } },
-    userDecider.initialState(),
-  );
   const reserved: [string, string][] = [];
   try {
-    await deps.reservations.reserve('username', input.username, owner, ctx, `Username "${input.username}" is already taken`);
+    await deps.reservations.reserve('username', input.username, owner, ctx, usernameTaken);
     reserved.push(['username', input.username]);
-    await deps.reservations.reserve('email', input.email, owner, ctx, 'An account with this e-mail address already exists');
+    await deps.reservations.reserve('email', input.email, owner, ctx, emailTaken);
     reserved.push(['email', input.email]);
     const { appended } = await handleCommand(
       deps.events,

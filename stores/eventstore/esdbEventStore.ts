@@ -186,7 +186,9 @@ class EsdbSubscription implements Subscription {
       }
     } finally {
       await this.close();
-      await source.return?.();
+      // Not source.return(): it would queue behind a next() still pending on the cancelled call.
+      // Destroying settles that next() (its rejection is ignored above) and frees the stream.
+      this.inner.destroy();
     }
   }
 }
@@ -276,7 +278,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 async function* cancelOnExit<T>(read: StreamingRead<T>): AsyncGenerator<T> {
   let finished = false;
   try {
-    for await (const item of read) yield item as T;
+    for await (const item of read) yield item;
     finished = true;
   } finally {
     if (!finished) await read.cancel();

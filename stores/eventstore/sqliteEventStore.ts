@@ -43,7 +43,8 @@ interface EventRow {
 
 type StoredRef = Pick<EventRow, 'position' | 'stream_id' | 'revision' | 'event_id'>;
 
-const SCHEMA = `
+/** Exported so the append benchmark's raw-insert ceiling writes to the very same table and indexes. */
+export const EVENTS_SCHEMA = `
   CREATE TABLE IF NOT EXISTS events (
     position INTEGER PRIMARY KEY AUTOINCREMENT,
     stream_id TEXT NOT NULL,
@@ -78,7 +79,7 @@ export class SqliteEventStore implements EventStore {
   private constructor(private readonly db: Database.Database) {
     // Every INTEGER comes back as a bigint, so positions past 2^53 stay exact.
     db.defaultSafeIntegers(true);
-    db.exec(SCHEMA);
+    db.exec(EVENTS_SCHEMA);
     this.selectById = db.prepare<[string], StoredRef>(
       'SELECT position, stream_id, revision, event_id FROM events WHERE event_id = ?',
     );

@@ -53,20 +53,26 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
  * `_id` from the filter or the update it gets a random UUID, so ids stay strings on both adapters.
  */
 export function buildUpsertDoc(filter: Filter, update: Update): Document {
-  const doc: Record<string, unknown> = {};
   const seed: Record<string, unknown> = {};
   for (const [path, value] of Object.entries(filter)) {
-    if (path.startsWith('$')) continue;
+    if (path.startsWith('$') || path === '_id') continue;
     if (!isOperatorObject(value)) seed[path] = value;
     else if (isPlainObject(value) && Object.keys(value).length === 1 && '$eq' in value) seed[path] = value.$eq;
   }
-  const cloneMode = { cloneMode: 'deep' as const };
-  if (Object.keys(seed).length > 0) applyUpdate(doc, { $set: seed }, undefined, undefined, cloneMode);
-  if (update.$setOnInsert) applyUpdate(doc, { $set: update.$setOnInsert }, undefined, undefined, cloneMode);
-  const rest = operators(update);
-  if (Object.keys(rest).length > 0) applyUpdate(doc, rest, undefined, undefined, cloneMode);
-  if (doc._id === undefined) doc._id = randomUUID();
-  return doc as Document;
+  // mingo refuses any update of `_id`, even on an empty document, so it is placed here instead.
+  const { _id: _fromSetOnInsert, ...setOnInsert } = update.$setOnInsert ?? {};
+  const { $set, ...others } = operators(update) as Update;
+  const { _id: _fromSet, ...set } = $set ?? {};
+  const doc: Record<string, unknown> = {};
+  const apply = (modifier: Update): void => {
+    if (Object.values(modifier).some((fields) => fields && Object.keys(fields).length > 0)) {
+      applyUpdate(doc, modifier as Modifier, undefined, undefined, { cloneMode: 'deep' });
+    }
+  };
+  apply({ $set: seed });
+  apply({ $set: setOnInsert });
+  apply({ ...others, $set: set });
+  return { _id: upsertId(filter, update) ?? randomUUID(), ...doc };
 }
 
 /** The `_id` an upsert would insert under, if the filter or the update fixes one. */

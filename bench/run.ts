@@ -1,0 +1,13 @@
+// `npm run bench`: runs every benchmark in turn (never in parallel: they compete for the disk)
+// and prints what each measured.
+
+import type { BenchResult } from './benchResult';
+import { benchEventStoreAppend } from './eventStoreAppend';
+
+const benchmarks: Array<() => Promise<BenchResult>> = [benchEventStoreAppend];
+
+for (const bench of benchmarks) {
+  const result = await bench();
+  console.log(result.name);
+  for (const line of result.lines) console.log(`  ${line}`);
+}

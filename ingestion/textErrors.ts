@@ -1,0 +1,35 @@
+import type { Middleware } from 'koa';
+import { DomainError } from '../domain/shared/errors';
+
+/**
+ * The ingestion API answers in text/plain, as the spec and the device tools expect: the body of a
+ * failure explains it; a 5xx never shows internals.
+ */
+export function textErrors(): Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        ctx.status = 404;
+        ctx.type = 'text/plain';
+        ctx.body = `No such endpoint: ${ctx.method} ${ctx.path}`;
+      }
+    } catch (caught) {
+      ctx.type = 'text/plain';
+      if (caught instanceof DomainError) {
+        ctx.status = caught.status;
+        ctx.body = caught.message;
+        return;
+      }
+      const status = (caught as { status?: number }).status;
+      if (typeof status === 'number' && status >= 400 && status < 500) {
+        ctx.status = status;
+        ctx.body = (caught as { expose?: boolean }).expose ? (caught as Error).message : 'Bad request';
+        return;
+      }
+      ctx.status = 500;
+      ctx.body = `Internal server error (request id ${String(ctx.state.requestId)})`;
+      ctx.app.emit('error', caught, ctx);
+    }
+  };
+}

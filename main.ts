@@ -1,0 +1,352 @@
+// Composition root: reads the configuration, builds the adapters and starts the roles.
+// `tsx main.ts` runs the service; `tsx main.ts rebuild` rebuilds the read models from the log.
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type Koa from 'koa';
+import pino, { type Logger } from 'pino';
+import { generate as generateCertificate } from 'selfsigned';
+import { createApiApp } from './api/apiApp';
+import type { ApiDeps } from './api/apiDeps';
+import { TokenService } from './api/auth/tokens';
+import { IdAllocator } from './commands/idAllocator';
+import { UniquenessReservations } from './commands/uniqueness';
+import { sealedFieldsByEventType } from './domain/personalData';
+import { createIngestionApp } from './ingestion/ingestionApp';
+import { ApiKeyQueries } from './projections/apiKeys/apiKeyQueries';
+import { allProjections } from './projections';
+import { CheckpointPoller, ProjectionRunner, type ReadModelSync } from './projections/projectionRunner';
+import { ProjectQueries } from './projections/projects/projectQueries';
+import { UserQueries } from './projections/users/userQueries';
+import type { BlobStore } from './stores/blobstore/blobStore';
+import { FileBlobStore } from './stores/blobstore/fileBlobStore';
+import { GridFsBlobStore } from './stores/blobstore/gridFsBlobStore';
+import { EsdbEventStore } from './stores/eventstore/esdbEventStore';
+import type { EventStore } from './stores/eventstore/eventStore';
+import { SqliteEventStore } from './stores/eventstore/sqliteEventStore';
+import type { KeyStore } from './stores/keystore/keyStore';
+import { MongoKeyStore } from './stores/keystore/mongoKeyStore';
+import { SealingEventStore } from './stores/keystore/sealingEventStore';
+import { SqliteKeyStore } from './stores/keystore/sqliteKeyStore';
+import { MemoryReadStore } from './stores/readstore/memoryReadStore';
+import { MongoReadStore } from './stores/readstore/mongoReadStore';
+import type { ReadStore } from './stores/readstore/readStore';
+
+export const ROLES = ['api', 'ingestion', 'projections', 'sagas'] as const;
+export type Role = (typeof ROLES)[number];
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+export interface Config {
+  apiPort: number;
+  ingestionPort: number;
+  ingestionTlsPort: number;
+  /** Address the listeners bind to. */
+  host: string;
+  dataDir: string;
+  eventStoreUrl: string | undefined;
+  mongoUrl: string | undefined;
+  mongoDb: string;
+  roles: ReadonlySet<Role>;
+  /** Undefined: generated once and kept in the data folder. */
+  jwtSecret: string | undefined;
+  logLevel: (typeof LOG_LEVELS)[number];
+  signupEnabled: boolean;
+  publicUrl: string | undefined;
+  tlsCertFile: string | undefined;
+  tlsKeyFile: string | undefined;
+  settleTimeoutMs: number;
+}
+
+export class ConfigError extends Error {
+  constructor(variable: string, problem: string) {
+    super(`Configuration error: ${variable} ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Reads the configuration from environment variables; a bad value names its variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const text = (name: string): string | undefined => {
+    const v = env[name]?.trim();
+    return v === '' ? undefined : v;
+  };
+  const port = (name: string, fallback: number): number => {
+    const v = text(name);
+    if (v === undefined) return fallback;
+    if (!/^\d+$/.test(v) || Number(v) > 65535) throw new ConfigError(name, `must be a port number from 0 to 65535, got "${v}"`);
+    return Number(v);
+  };
+  const bool = (name: string, fallback: boolean): boolean => {
+    const v = text(name)?.toLowerCase();
+    if (v === undefined) return fallback;
+    if (['true', '1', 'yes', 'on'].includes(v)) return true;
+    if (['false', '0', 'no', 'off'].includes(v)) return false;
+    throw new ConfigError(name, `must be true or false, got "${v}"`);
+  };
+  const url = (name: string, schemes: readonly string[]): string | undefined => {
+    const v = text(name);
+    if (v === undefined) return undefined;
+    const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(v)?.[1]?.toLowerCase();
+    if (!scheme || !schemes.includes(scheme)) throw new ConfigError(name, `must be a ${schemes.map((s) => `${s}://`).join(' or ')} URL`);
+    return v;
+  };
+
+  const roleText = text('ROLES');
+  const roles = new Set<Role>();
+  for (const r of roleText === undefined ? ROLES : roleText.split(',').map((s) => s.trim()).filter(Boolean)) {
+    if (!(ROLES as readonly string[]).includes(r)) throw new ConfigError('ROLES', `has an unknown role "${r}"; known roles: ${ROLES.join(', ')}`);
+    roles.add(r as Role);
+  }
+  if (roles.size === 0) throw new ConfigError('ROLES', 'names no role');
+
+  const mongoUrl = url('MONGO_URL', ['mongodb', 'mongodb+srv']);
+  if (!mongoUrl && (roles.has('api') || roles.has('ingestion')) && !roles.has('projections')) {
+    throw new ConfigError('ROLES', 'without "projections" needs MONGO_URL: the in-memory read store lives in one process');
+  }
+
+  const logLevel = text('LOG_LEVEL') ?? 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
+
+  const jwtSecret = text('JWT_SECRET');
+  if (jwtSecret !== undefined && jwtSecret.length < 32) throw new ConfigError('JWT_SECRET', 'must be at least 32 characters long');
+
+  const tlsCertFile = text('TLS_CERT_FILE');
+  const tlsKeyFile = text('TLS_KEY_FILE');
+  if ((tlsCertFile === undefined) !== (tlsKeyFile === undefined)) {
+    throw new ConfigError(tlsCertFile === undefined ? 'TLS_CERT_FILE' : 'TLS_KEY_FILE', 'must be set together with the other of TLS_CERT_FILE and TLS_KEY_FILE');
+  }
+
+  const settle = text('SETTLE_TIMEOUT_MS') ?? '5000';
+  if (!/^\d+$/.test(settle)) throw new ConfigError('SETTLE_TIMEOUT_MS', `must be a number of milliseconds, got "${settle}"`);
+
+  const mongoDb = text('MONGO_DB') ?? 'edge_ml';
+  if (!/^[A-Za-z0-9_-]{1,38}$/.test(mongoDb)) throw new ConfigError('MONGO_DB', 'must be a database name of letters, digits, "_" or "-"');
+
+  return {
+    apiPort: port('API_PORT', 4800),
+    ingestionPort: port('INGESTION_PORT', 4810),
+    ingestionTlsPort: port('INGESTION_TLS_PORT', 4811),
+    host: text('HOST') ?? '0.0.0.0',
+    dataDir: path.resolve(text('DATA_DIR') ?? './data'),
+    eventStoreUrl: url('EVENTSTORE_URL', ['esdb', 'esdb+discover']),
+    mongoUrl,
+    mongoDb,
+    roles,
+    jwtSecret,
+    logLevel: logLevel as Config['logLevel'],
+    signupEnabled: bool('SIGNUP_ENABLED', true),
+    publicUrl: url('PUBLIC_URL', ['http', 'https']),
+    tlsCertFile,
+    tlsKeyFile,
+    settleTimeoutMs: Number(settle),
+  };
+}
+
+/** The storage adapters chosen by the configuration; nothing above the ports knows which. */
+export interface Stores {
+  events: SealingEventStore;
+  readStore: ReadStore;
+  blobs: BlobStore;
+  keys: KeyStore;
+  close(): Promise<void>;
+}
+
+export async function openStores(config: Config): Promise<Stores> {
+  await mkdir(config.dataDir, { recursive: true });
+  const rawEvents: EventStore = config.eventStoreUrl
+    ? await EsdbEventStore.connect(config.eventStoreUrl)
+    : SqliteEventStore.open(path.join(config.dataDir, 'events.sqlite'));
+  const keys: KeyStore = config.mongoUrl
+    ? await MongoKeyStore.connect(config.mongoUrl, `${config.mongoDb}_keys`)
+    : SqliteKeyStore.open(path.join(config.dataDir, 'keys.sqlite'));
+  const readStore: ReadStore = config.mongoUrl ? await MongoReadStore.connect(config.mongoUrl, config.mongoDb) : new MemoryReadStore();
+  const blobs: BlobStore = config.mongoUrl
+    ? await GridFsBlobStore.connect(config.mongoUrl, `${config.mongoDb}_blobs`)
+    : await FileBlobStore.open(path.join(config.dataDir, 'blobs'));
+  const events = new SealingEventStore(rawEvents, keys, sealedFieldsByEventType);
+  return {
+    events,
+    readStore,
+    blobs,
+    keys,
+    async close() {
+      await Promise.allSettled([events.close(), readStore.close(), blobs.close(), keys.close()]);
+    },
+  };
+}
+
+async function jwtSecret(config: Config): Promise<string> {
+  if (config.jwtSecret) return config.jwtSecret;
+  const file = path.join(config.dataDir, 'jwt-secret');
+  if (existsSync(file)) return (await readFile(file, 'utf8')).trim();
+  const secret = randomBytes(48).toString('base64url');
+  await writeFile(file, secret, { mode: 0o600, flag: 'wx' }).catch(async (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EEXIST') throw error;
+  });
+  return (await readFile(file, 'utf8')).trim();
+}
+
+/** The configured certificate, else a self-signed one made once in the data folder. */
+async function tlsCredentials(config: Config, log: Logger): Promise<{ cert: string; key: string }> {
+  if (config.tlsCertFile && config.tlsKeyFile) {
+    return { cert: await readFile(config.tlsCertFile, 'utf8'), key: await readFile(config.tlsKeyFile, 'utf8') };
+  }
+  const dir = path.join(config.dataDir, 'tls');
+  const certFile = path.join(dir, 'cert.pem');
+  const keyFile = path.join(dir, 'key.pem');
+  if (!existsSync(certFile) || !existsSync(keyFile)) {
+    await mkdir(dir, { recursive: true });
+    const notAfterDate = new Date(Date.now() + 825 * 24 * 3600 * 1000);
+    const pems = await generateCertificate([{ name: 'commonName', value: 'localhost' }], {
+      keyType: 'ec',
+      notAfterDate,
+      extensions: [
+        { name: 'basicConstraints', cA: false },
+        { name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }, { type: 7, ip: '127.0.0.1' }, { type: 7, ip: '::1' }] },
+      ],
+    });
+    await writeFile(keyFile, pems.private, { mode: 0o600 });
+    await writeFile(certFile, pems.cert);
+    await chmod(keyFile, 0o600);
+    log.info({ certFile }, 'made a self-signed certificate for the ingestion API');
+  }
+  return { cert: await readFile(certFile, 'utf8'), key: await readFile(keyFile, 'utf8') };
+}
+
+function listen(server: http.Server | https.Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}
+
+export interface RunningService {
+  config: Config;
+  stores: Stores;
+  /** `http://127.0.0.1:<port>`, when the api role runs. */
+  apiUrl: string | undefined;
+  ingestionUrl: string | undefined;
+  ingestionTlsUrl: string | undefined;
+  projections: ProjectionRunner | undefined;
+  stop(): Promise<void>;
+}
+
+export async function startService(config: Config, log: Logger = pino({ level: config.logLevel })): Promise<RunningService> {
+  const stores = await openStores(config);
+  const servers: (http.Server | https.Server)[] = [];
+  let projections: ProjectionRunner | undefined;
+  const stop = async () => {
+    await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+    for (const s of servers) s.closeAllConnections();
+    await projections?.stop();
+    await stores.close();
+  };
+  try {
+    if (config.roles.has('projections')) {
+      projections = new ProjectionRunner(stores.events, stores.readStore, allProjections, log.child({ role: 'projections' }));
+      await projections.start();
+    }
+    const sync: ReadModelSync =
+      projections ?? new CheckpointPoller(stores.readStore, allProjections.map((p) => p.name));
+
+    let apiUrl: string | undefined;
+    let ingestionUrl: string | undefined;
+    let ingestionTlsUrl: string | undefined;
+    const local = (scheme: string, port: number) => `${scheme}://127.0.0.1:${port}`;
+
+    if (config.roles.has('api')) {
+      const server = http.createServer();
+      servers.push(server);
+      const port = await listen(server, config.apiPort, config.host);
+      apiUrl = local('http', port);
+      const deps: ApiDeps = {
+        events: stores.events,
+        ids: new IdAllocator(stores.events),
+        reservations: new UniquenessReservations(stores.events),
+        users: new UserQueries(stores.readStore),
+        projects: new ProjectQueries(stores.readStore),
+        apiKeys: new ApiKeyQueries(stores.readStore),
+        tokens: new TokenService(await jwtSecret(config)),
+        settings: { signupEnabled: config.signupEnabled, publicUrl: config.publicUrl ?? `http://localhost:${port}` },
+      };
+      const app: Koa = createApiApp(deps, { log: log.child({ role: 'api' }), sync, settleTimeoutMs: config.settleTimeoutMs });
+      server.on('request', app.callback());
+    }
+    if (config.roles.has('ingestion')) {
+      const app = createIngestionApp({ events: stores.events, blobs: stores.blobs, log: log.child({ role: 'ingestion' }) });
+      const plain = http.createServer(app.callback());
+      servers.push(plain);
+      ingestionUrl = local('http', await listen(plain, config.ingestionPort, config.host));
+      const secure = https.createServer(await tlsCredentials(config, log), app.callback());
+      servers.push(secure);
+      ingestionTlsUrl = local('https', await listen(secure, config.ingestionTlsPort, config.host));
+    }
+    log.info({ apiUrl, ingestionUrl, ingestionTlsUrl, roles: [...config.roles], eventStore: config.eventStoreUrl ? 'eventstoredb' : 'sqlite', readStore: config.mongoUrl ? 'mongodb' : 'memory' }, 'service started');
+    return { config, stores, apiUrl, ingestionUrl, ingestionTlsUrl, projections, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** Drops the read models and replays the whole log into them. */
+export async function rebuildReadModels(config: Config, log: Logger): Promise<void> {
+  if (!config.mongoUrl) {
+    log.info('MONGO_URL is not set: the in-memory read models are rebuilt from the log at every start; nothing to rebuild');
+    return;
+  }
+  const stores = await openStores(config);
+  try {
+    await stores.readStore.dropAll();
+    const runner = new ProjectionRunner(stores.events, stores.readStore, allProjections, log);
+    const started = Date.now();
+    await runner.start();
+    await runner.stop();
+    log.info({ ms: Date.now() - started, position: runner.appliedPosition?.toString() }, 'read models rebuilt');
+  } finally {
+    await stores.close();
+  }
+}
+
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(2);
+  }
+  const log = pino({ level: config.logLevel });
+  if (process.argv[2] === 'rebuild') {
+    await rebuildReadModels(config, log);
+    return;
+  }
+  const service = await startService(config, log);
+  const shutdown = (signal: string) => {
+    log.info({ signal }, 'stopping');
+    service.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        log.error({ err: error }, 'stopping failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGINT', () => shutdown('SIGINT'));
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
+  main().catch((error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,134 @@
+// The embedded blob store: one file per blob at `dir/ab/cd/<sha256>`. A put writes into `dir/tmp/`
+// and renames into place only once the bytes and the directory entry are fsynced, so a blob that is
+// visible is whole and durable; a crash leaves at most a temp file, which the next open removes.
+import { createHash, randomUUID } from 'node:crypto';
+import { mkdir, open, rename, rm, stat, unlink } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { BlobNotFoundError, BlobTooLargeError, type BlobInfo, type BlobSource, type BlobStore } from './blobStore';
+
+const SHA256 = /^[0-9a-f]{64}$/;
+
+/** The source as chunks; a Buffer is one chunk, streams are read as they come. */
+export async function* chunksOf(source: BlobSource): AsyncIterable<Uint8Array> {
+  if (source instanceof Uint8Array) {
+    yield source;
+    return;
+  }
+  for await (const chunk of source as AsyncIterable<Uint8Array | string>) {
+    yield typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+  }
+}
+
+async function fsyncDir(path: string): Promise<void> {
+  const handle = await open(path, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+function isNotFound(error: unknown): boolean {
+  return (error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
+}
+
+export class FileBlobStore implements BlobStore {
+  private constructor(private readonly dir: string) {}
+
+  static async open(dir: string): Promise<FileBlobStore> {
+    const tmp = join(dir, 'tmp');
+    // Whatever is in tmp/ is an unfinished put from an earlier process: it was never acknowledged.
+    await rm(tmp, { recursive: true, force: true });
+    await mkdir(tmp, { recursive: true });
+    return new FileBlobStore(dir);
+  }
+
+  private pathOf(sha256: string): string {
+    return join(this.dir, sha256.slice(0, 2), sha256.slice(2, 4), sha256);
+  }
+
+  async put(source: BlobSource, options: { maxBytes?: number } = {}): Promise<BlobInfo> {
+    const tmpPath = join(this.dir, 'tmp', randomUUID());
+    const hash = createHash('sha256');
+    let size = 0;
+    let placed = false;
+    try {
+      const handle = await open(tmpPath, 'wx');
+      try {
+        for await (const chunk of chunksOf(source)) {
+          size += chunk.byteLength;
+          if (options.maxBytes !== undefined && size > options.maxBytes) throw new BlobTooLargeError(options.maxBytes);
+          hash.update(chunk);
+          for (let offset = 0; offset < chunk.byteLength; ) {
+            offset += (await handle.write(chunk, offset, chunk.byteLength - offset)).bytesWritten;
+          }
+        }
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      const sha256 = hash.digest('hex');
+      const target = this.pathOf(sha256);
+      if (await this.exists(target)) return { sha256, size };
+      const created = await mkdir(dirname(target), { recursive: true });
+      await rename(tmpPath, target);
+      placed = true;
+      // A rename is durable once its directory is synced; a directory just made, once its parent is.
+      await fsyncDir(dirname(target));
+      if (created !== undefined) {
+        await fsyncDir(dirname(dirname(target)));
+        await fsyncDir(this.dir);
+      }
+      return { sha256, size };
+    } finally {
+      if (!placed) await rm(tmpPath, { force: true });
+    }
+  }
+
+  private async exists(path: string): Promise<boolean> {
+    try {
+      await stat(path);
+      return true;
+    } catch (error) {
+      if (isNotFound(error)) return false;
+      throw error;
+    }
+  }
+
+  async open(sha256: string): Promise<Readable> {
+    if (!SHA256.test(sha256)) throw new BlobNotFoundError(sha256);
+    try {
+      // Opening before streaming turns a missing blob into an error here rather than on the stream.
+      const handle = await open(this.pathOf(sha256), 'r');
+      return handle.createReadStream();
+    } catch (error) {
+      if (isNotFound(error)) throw new BlobNotFoundError(sha256);
+      throw error;
+    }
+  }
+
+  async stat(sha256: string): Promise<BlobInfo | undefined> {
+    if (!SHA256.test(sha256)) return undefined;
+    try {
+      const info = await stat(this.pathOf(sha256));
+      return { sha256, size: info.size };
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
+  }
+
+  async delete(sha256: string): Promise<boolean> {
+    if (!SHA256.test(sha256)) return false;
+    try {
+      await unlink(this.pathOf(sha256));
+      return true;
+    } catch (error) {
+      if (isNotFound(error)) return false;
+      throw error;
+    }
+  }
+
+  async close(): Promise<void> {}
+}

@@ -1,0 +1,319 @@
+// The production read store on MongoDB (CI runs it on FerretDB). No transactions and no change
+// streams, which FerretDB lacks. FerretDB also gets a few things wrong, which this adapter works
+// around so that it answers like the memory adapter (both evaluate the same MQL, here mostly on the
+// server, there with mingo):
+// - `$elemMatch` with field conditions (`{ items: { $elemMatch: { k: 2 } } }`) matches nothing or
+//   errors: such filter clauses are left off the server query and tested here with mingo.
+// - `$pull` only removes elements equal to the value, so `$pull: { a: { $gt: 1 } }` is a no-op;
+//   `$push` ignores `$slice`/`$sort`/`$position`: the new array is computed here with mingo and
+//   written with `$set`, guarded by the old array so a concurrent change makes it retry.
+// - `$setOnInsert` skips fields whose value is null or an empty array: an upsert that inserted sets
+//   them again with `$set` right after (a reader may see the document a moment without them).
+// These fallbacks read before they write, so unlike the server paths they are not atomic against
+// a concurrent writer of the same document; a read model has one writer, its projection runner.
+import { randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
+import { Query, update as applyUpdate } from 'mingo';
+import {
+  MongoClient,
+  MongoServerError,
+  type Collection as MongoCollection,
+  type Db,
+  type Filter as MongoFilter,
+  type UpdateFilter,
+} from 'mongodb';
+import type { Collection, Document, Filter, FindOptions, ReadStore, Update, UpdateResult } from './readStore';
+import {
+  assertCollectionName,
+  assertUpdate,
+  buildUpsertDoc,
+  copyDoc,
+  CHECKPOINTS_COLLECTION,
+  DuplicateIdError,
+  isPlainObject,
+  upsertId,
+} from './memoryReadStore';
+
+const DEFAULT_DB = 'edgeml_read';
+/** How often a fallback update re-reads a document that changed under it before giving up. */
+const MAX_ATTEMPTS = 10;
+
+/** `$elemMatch` keys FerretDB cannot evaluate: any field condition, and these operators inside it. */
+const ELEM_MATCH_UNSUPPORTED = new Set(['$and', '$or', '$nor', '$ne', '$not']);
+
+function needsClient(value: unknown): boolean {
+  if (Array.isArray(value)) return value.some(needsClient);
+  if (!isPlainObject(value)) return false;
+  return Object.entries(value).some(([key, inner]) =>
+    key === '$elemMatch' && isPlainObject(inner)
+      ? Object.keys(inner).some((k) => !k.startsWith('$') || ELEM_MATCH_UNSUPPORTED.has(k)) || needsClient(inner)
+      : needsClient(inner),
+  );
+}
+
+interface FilterPlan {
+  /** What the server evaluates: the filter, less the top-level clauses it would get wrong. */
+  server: MongoFilter<Document>;
+  /** Set when clauses were left off: the whole filter, tested here on what the server returns. */
+  residual?: Query;
+}
+
+function planFilter(filter: Filter): FilterPlan {
+  const server: Record<string, unknown> = {};
+  let residual = false;
+  for (const [key, value] of Object.entries(filter)) {
+    if (needsClient({ [key]: value })) residual = true;
+    else server[key] = value;
+  }
+  return residual ? { server, residual: new Query(filter, {}) } : { server };
+}
+
+type ClientOps = { $pull?: Record<string, unknown>; $push?: Record<string, unknown> };
+
+/** Splits off the `$pull`/`$push` entries FerretDB would get wrong (see the header). */
+function splitUpdate(update: Update): { server: Update; client?: ClientOps } {
+  const client: ClientOps = {};
+  const server: Update = { ...update };
+  for (const op of ['$pull', '$push'] as const) {
+    const entries = update[op];
+    if (!entries) continue;
+    const kept: Record<string, unknown> = {};
+    const moved: Record<string, unknown> = {};
+    for (const [path, value] of Object.entries(entries)) {
+      const evaluateHere =
+        op === '$pull' ? isPlainObject(value) : isPlainObject(value) && '$each' in value && Object.keys(value).length > 1;
+      (evaluateHere ? moved : kept)[path] = value;
+    }
+    if (Object.keys(moved).length === 0) continue;
+    client[op] = moved;
+    if (Object.keys(kept).length > 0) server[op] = kept;
+    else delete server[op];
+  }
+  return Object.keys(client).length > 0 ? { server, client } : { server };
+}
+
+/** The `$setOnInsert` fields FerretDB leaves out of an inserted document. */
+function droppedOnInsert(update: Update): Record<string, unknown> | undefined {
+  const dropped = Object.entries(update.$setOnInsert ?? {}).filter(([, v]) => v === null || (Array.isArray(v) && v.length === 0));
+  return dropped.length > 0 ? Object.fromEntries(dropped) : undefined;
+}
+
+function getPath(doc: unknown, path: string): unknown {
+  let value = doc;
+  for (const key of path.split('.')) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<string, unknown>)[key];
+  }
+  return value;
+}
+
+function and(...filters: MongoFilter<Document>[]): MongoFilter<Document> {
+  const parts = filters.filter((f) => Object.keys(f).length > 0);
+  return parts.length === 1 ? parts[0]! : { $and: parts };
+}
+
+async function translateDuplicate<R>(id: unknown, write: () => Promise<R>): Promise<R> {
+  try {
+    return await write();
+  } catch (error) {
+    if (error instanceof MongoServerError && error.code === 11000) throw new DuplicateIdError(id);
+    throw error;
+  }
+}
+
+/** The port's update is typed per operator, not per field, so the driver's field-typed form cannot be proven; the server checks it. */
+function toMongo(update: Update): UpdateFilter<Document> {
+  return update as UpdateFilter<Document>;
+}
+
+const NOTHING: UpdateResult = { matched: 0, modified: 0, upserted: false };
+
+class MongoReadCollection implements Collection<Document> {
+  constructor(private readonly col: MongoCollection<Document>) {}
+
+  async find(filter: Filter = {}, options: FindOptions = {}): Promise<Document[]> {
+    const plan = planFilter(filter);
+    const sort = options.sort && Object.keys(options.sort).length > 0 ? { sort: options.sort } : {};
+    if (!plan.residual) {
+      const docs = await this.col
+        .find(plan.server, { ...sort, ...(options.skip ? { skip: options.skip } : {}), ...(options.limit ? { limit: options.limit } : {}) })
+        .toArray();
+      return docs;
+    }
+    const docs = await this.matches(plan, sort);
+    const start = options.skip ?? 0;
+    return options.limit ? docs.slice(start, start + options.limit) : docs.slice(start);
+  }
+
+  async findOne(filter: Filter): Promise<Document | null> {
+    const [doc] = await this.find(filter, { limit: 1 });
+    return doc ?? null;
+  }
+
+  async count(filter: Filter = {}): Promise<number> {
+    const plan = planFilter(filter);
+    if (!plan.residual) return this.col.countDocuments(plan.server);
+    return (await this.matches(plan)).length;
+  }
+
+  async updateOne(filter: Filter, update: Update, options: { upsert?: boolean } = {}): Promise<UpdateResult> {
+    assertUpdate(update);
+    const plan = planFilter(filter);
+    const split = splitUpdate(update);
+    if (!plan.residual && !split.client) {
+      const id = upsertId(filter, update);
+      // Without an _id the server would make an ObjectId; keep ids strings, as the memory adapter does.
+      const withId = options.upsert && id === undefined ? { ...update, $setOnInsert: { ...update.$setOnInsert, _id: randomUUID() } } : update;
+      const result = await translateDuplicate(id, () =>
+        this.col.updateOne(plan.server, toMongo(withId), { upsert: options.upsert ?? false }),
+      );
+      const dropped = droppedOnInsert(update);
+      if (result.upsertedId !== null && dropped) await this.col.updateOne({ _id: result.upsertedId }, { $set: dropped });
+      return { matched: result.matchedCount, modified: result.modifiedCount, upserted: result.upsertedCount > 0 };
+    }
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const [doc] = await this.matches(plan, {}, 1);
+      if (!doc) return options.upsert ? this.insertUpsert(filter, update) : NOTHING;
+      const result = await this.updateMatched(doc, plan, split);
+      if (result) return result;
+    }
+    throw new Error(`updateOne gave up: the matching document kept changing (${MAX_ATTEMPTS} attempts)`);
+  }
+
+  async updateMany(filter: Filter, update: Update): Promise<UpdateResult> {
+    assertUpdate(update);
+    const plan = planFilter(filter);
+    const split = splitUpdate(update);
+    if (!plan.residual && !split.client) {
+      const result = await this.col.updateMany(plan.server, toMongo(update));
+      return { matched: result.matchedCount, modified: result.modifiedCount, upserted: false };
+    }
+    const total = { matched: 0, modified: 0, upserted: false };
+    for (let doc of await this.matches(plan)) {
+      for (let attempt = 0; ; attempt++) {
+        const result = await this.updateMatched(doc, plan, split);
+        if (result) {
+          total.matched += result.matched;
+          total.modified += result.modified;
+          break;
+        }
+        if (attempt + 1 >= MAX_ATTEMPTS) throw new Error(`updateMany gave up on _id ${JSON.stringify(doc._id)}: it kept changing`);
+        const [again] = await this.matches({ server: and(plan.server, { _id: doc._id }), residual: plan.residual }, {}, 1);
+        if (!again) break;
+        doc = again;
+      }
+    }
+    return total;
+  }
+
+  async deleteOne(filter: Filter): Promise<number> {
+    const plan = planFilter(filter);
+    if (!plan.residual) return (await this.col.deleteOne(plan.server)).deletedCount;
+    const [doc] = await this.matches(plan, {}, 1);
+    return doc ? (await this.col.deleteOne(and(plan.server, { _id: doc._id }))).deletedCount : 0;
+  }
+
+  async deleteMany(filter: Filter): Promise<number> {
+    const plan = planFilter(filter);
+    if (!plan.residual) return (await this.col.deleteMany(plan.server)).deletedCount;
+    const ids = (await this.matches(plan)).map((doc) => doc._id);
+    return ids.length > 0 ? (await this.col.deleteMany(and(plan.server, { _id: { $in: ids } }))).deletedCount : 0;
+  }
+
+  /** Documents the server returns for the plan, tested against the residual filter when there is one. */
+  private async matches(plan: FilterPlan, sort: { sort?: Record<string, 1 | -1> } = {}, limit?: number): Promise<Document[]> {
+    const out: Document[] = [];
+    for await (const doc of this.col.find(plan.server, sort)) {
+      if (plan.residual && !plan.residual.test(doc)) continue;
+      out.push(doc);
+      if (out.length === limit) break;
+    }
+    return out;
+  }
+
+  /**
+   * Applies the update to one document read just before: client-side array operators become `$set`s
+   * guarded by the array they were computed from. Answers undefined when the document changed meanwhile.
+   */
+  private async updateMatched(doc: Document, plan: FilterPlan, split: ReturnType<typeof splitUpdate>): Promise<UpdateResult | undefined> {
+    // A matched document is never inserted, so $setOnInsert has nothing to do.
+    const { $setOnInsert: _ignored, ...server } = split.server;
+    const guards: Record<string, unknown> = {};
+    if (split.client) {
+      const next = copyDoc(doc);
+      applyUpdate(next, split.client, undefined, undefined, { cloneMode: 'deep' });
+      const $set: Record<string, unknown> = { ...server.$set };
+      for (const op of Object.values(split.client)) {
+        for (const path of Object.keys(op)) {
+          const before = getPath(doc, path);
+          const after = getPath(next, path);
+          if (isDeepStrictEqual(before, after)) continue;
+          $set[path] = after;
+          guards[path] = before === undefined ? { $exists: false } : before;
+        }
+      }
+      if (Object.keys($set).length > 0) server.$set = $set;
+    }
+    if (Object.keys(server).length === 0) return { matched: 1, modified: 0, upserted: false };
+    const result = await this.col.updateOne(and(plan.server, { _id: doc._id }, guards), toMongo(server));
+    if (result.matchedCount === 0) return undefined;
+    return { matched: 1, modified: result.modifiedCount, upserted: false };
+  }
+
+  /** The upsert's insert, built here as the memory adapter builds it, since the server was not given the whole filter or update. */
+  private async insertUpsert(filter: Filter, update: Update): Promise<UpdateResult> {
+    const doc = buildUpsertDoc(filter, update);
+    await translateDuplicate(doc._id, () => this.col.insertOne(doc));
+    return { matched: 0, modified: 0, upserted: true };
+  }
+}
+
+interface CheckpointDoc {
+  _id: string;
+  /** Decimal string: BSON has no integer wide enough for every bigint. */
+  position: string;
+}
+
+export class MongoReadStore implements ReadStore {
+  private constructor(
+    private readonly client: MongoClient,
+    private readonly db: Db,
+  ) {}
+
+  /** `dbName` defaults to one of its own, apart from the GridFS blob store's, since dropAll drops every collection. */
+  static async connect(url: string, dbName: string = DEFAULT_DB): Promise<MongoReadStore> {
+    // ignoreUndefined: `$set: { a: undefined }` leaves `a` out rather than storing null, as the memory adapter does.
+    const client = await MongoClient.connect(url, { ignoreUndefined: true });
+    return new MongoReadStore(client, client.db(dbName));
+  }
+
+  collection<T extends Document = Document>(name: string): Collection<T> {
+    assertCollectionName(name);
+    // The caller names the document type it stored; the driver cannot check it either.
+    return new MongoReadCollection(this.db.collection<Document>(name)) as Collection<T>;
+  }
+
+  private get checkpoints(): MongoCollection<CheckpointDoc> {
+    return this.db.collection<CheckpointDoc>(CHECKPOINTS_COLLECTION);
+  }
+
+  async getCheckpoint(name: string): Promise<bigint | undefined> {
+    const doc = await this.checkpoints.findOne({ _id: name });
+    return doc ? BigInt(doc.position) : undefined;
+  }
+
+  async setCheckpoint(name: string, position: bigint): Promise<void> {
+    await this.checkpoints.updateOne({ _id: name }, { $set: { position: position.toString() } }, { upsert: true });
+  }
+
+  async dropAll(): Promise<void> {
+    const collections = await this.db.listCollections({}, { nameOnly: true }).toArray();
+    for (const { name } of collections) {
+      if (!name.startsWith('system.')) await this.db.dropCollection(name);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.client.close();
+  }
+}

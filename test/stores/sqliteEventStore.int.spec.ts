@@ -1,0 +1,178 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { WrongExpectedRevisionError } from '../../stores/eventstore/eventStore';
+import { DuplicateEventIdError, SqliteEventStore } from '../../stores/eventstore/sqliteEventStore';
+import { collect, eventStoreContract, expectIncreasing, newEvent, streamName, take } from './eventStore.contract';
+
+const dir = mkdtempSync(join(tmpdir(), 'sqlite-event-store-'));
+const freshFile = (): string => join(dir, `${randomUUID()}.sqlite`);
+
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+eventStoreContract('SqliteEventStore on a file', async () => SqliteEventStore.open(freshFile()));
+eventStoreContract('SqliteEventStore in memory', async () => SqliteEventStore.open(':memory:'));
+
+describe('SqliteEventStore', () => {
+  const opened: SqliteEventStore[] = [];
+  const open = (file: string): SqliteEventStore => {
+    const store = SqliteEventStore.open(file);
+    opened.push(store);
+    return store;
+  };
+
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((s) => s.close()));
+  });
+
+  it('runs in WAL mode with synchronous=FULL', () => {
+    const file = freshFile();
+    const store = open(file);
+    expect(store.durability()).toEqual({ journalMode: 'wal', synchronous: 2 });
+    // WAL is a property of the file: a plain connection sees it too.
+    const raw = new Database(file, { readonly: true });
+    try {
+      expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
+    } finally {
+      raw.close();
+    }
+  });
+
+  it('keeps its events across close and reopen, and positions keep increasing', async () => {
+    const file = freshFile();
+    const stream = streamName();
+    const first = SqliteEventStore.open(file);
+    const written = await first.appendToStream(stream, [newEvent('A'), newEvent('B')], 'no_stream');
+    await first.close();
+
+    const reopened = open(file);
+    const events = await reopened.readStream(stream);
+    expect(events.map((e) => e.type)).toEqual(['A', 'B']);
+    expect(await reopened.headPosition()).toBe(written.position);
+    const next = await reopened.appendToStream(stream, [newEvent('C')], 1n);
+    expect(next.position).toBeGreaterThan(written.position);
+  });
+
+  it('shows appends made through one instance to a subscription of another on the same file', async () => {
+    const file = freshFile();
+    const writer = open(file);
+    const reader = open(file);
+    const stream = streamName();
+    await writer.appendToStream(stream, [newEvent('Before')], 'no_stream');
+    const subscription = reader.subscribeToAll({ after: (await reader.headPosition()) ?? 0n });
+    const received = take(subscription, 3, undefined, 5000);
+    await writer.appendToStream(stream, [newEvent('L1')], 0n);
+    await writer.appendToStream(stream, [newEvent('L2'), newEvent('L3')], 1n);
+    expect((await received).map((e) => e.type)).toEqual(['L1', 'L2', 'L3']);
+  });
+
+  it('checks expected revisions across instances on the same file', async () => {
+    const file = freshFile();
+    const a = open(file);
+    const b = open(file);
+    const stream = streamName();
+    await a.appendToStream(stream, [newEvent('A')], 'no_stream');
+    await expect(b.appendToStream(stream, [newEvent('B')], 'no_stream')).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+    await b.appendToStream(stream, [newEvent('B')], 0n);
+    expect((await a.readStream(stream)).map((e) => e.type)).toEqual(['A', 'B']);
+  });
+
+  it('keeps positions beyond 2^31 and 2^53 exact and in order', async () => {
+    const file = freshFile();
+    const store = open(file);
+    const stream = streamName();
+    await store.appendToStream(stream, [newEvent('Small')], 'no_stream');
+
+    const raw = new Database(file);
+    const setSequence = (seq: bigint): void => {
+      raw.prepare("UPDATE sqlite_sequence SET seq = ? WHERE name = 'events'").run(seq);
+    };
+    try {
+      setSequence(2n ** 31n - 2n);
+      const around31 = await store.appendToStream(stream, [newEvent('A'), newEvent('B'), newEvent('C')], 0n);
+      setSequence(2n ** 53n - 2n);
+      const around53 = await store.appendToStream(stream, [newEvent('D'), newEvent('E'), newEvent('F')], 3n);
+      expect(around31.position).toBe(2n ** 31n + 1n);
+      expect(around53.position).toBe(2n ** 53n + 1n);
+    } finally {
+      raw.close();
+    }
+
+    const events = await store.readStream(stream);
+    const positions = events.map((e) => e.position);
+    expect(positions.slice(1)).toEqual([
+      2n ** 31n - 1n,
+      2n ** 31n,
+      2n ** 31n + 1n,
+      2n ** 53n - 1n,
+      2n ** 53n,
+      2n ** 53n + 1n,
+    ]);
+    expectIncreasing(positions);
+    expect(await store.headPosition()).toBe(2n ** 53n + 1n);
+
+    // Exclusive `after` must hold where a double could no longer tell 2^53 from 2^53 + 1.
+    const after = await collect(store.readAll({ after: 2n ** 53n }));
+    expect(after.map((e) => e.type)).toEqual(['F']);
+    const live = await take(store.subscribeToAll({ after: 2n ** 53n - 1n }), 2);
+    expect(live.map((e) => e.type)).toEqual(['E', 'F']);
+  });
+
+  it('stores an append retried with a later expected revision once', async () => {
+    const store = open(freshFile());
+    const stream = streamName();
+    const batch = [newEvent('A'), newEvent('B')];
+    const first = await store.appendToStream(stream, batch, 'no_stream');
+    // The caller re-read the stream (now at revision 1) before retrying.
+    expect(await store.appendToStream(stream, batch, 1n)).toEqual(first);
+    expect(await store.appendToStream(stream, batch, 'any')).toEqual(first);
+    expect(await store.readStream(stream)).toHaveLength(2);
+  });
+
+  it('refuses an event id already stored in another stream, storing nothing of the batch', async () => {
+    const store = open(freshFile());
+    const taken = newEvent('Taken');
+    await store.appendToStream(streamName(), [taken], 'no_stream');
+
+    const first = streamName();
+    await expect(store.appendToStream(first, [taken], 'no_stream')).rejects.toBeInstanceOf(DuplicateEventIdError);
+    const later = streamName();
+    await expect(store.appendToStream(later, [newEvent('New'), taken], 'no_stream')).rejects.toBeInstanceOf(
+      DuplicateEventIdError,
+    );
+    expect(await store.readStream(first)).toEqual([]);
+    expect(await store.readStream(later)).toEqual([]);
+  });
+
+  it('refuses an empty append', async () => {
+    const store = open(freshFile());
+    await expect(store.appendToStream(streamName(), [], 'any')).rejects.toThrow(/at least one event/);
+  });
+
+  it('catches a subscription up across several pages without gaps or duplicates', async () => {
+    const store = open(freshFile());
+    const stream = streamName();
+    const total = 1000;
+    for (let i = 0; i < total; i += 100) {
+      const batch = Array.from({ length: 100 }, (_, j) => newEvent(`E${i + j}`));
+      await store.appendToStream(stream, batch, i === 0 ? 'no_stream' : BigInt(i - 1));
+    }
+    const events = await take(store.subscribeToAll(), total);
+    expect(events.map((e) => e.revision)).toEqual(Array.from({ length: total }, (_, i) => BigInt(i)));
+    expectIncreasing(events.map((e) => e.position));
+  });
+
+  it('ends its subscriptions when the store closes', async () => {
+    const store = SqliteEventStore.open(freshFile());
+    const iterator = store.subscribeToAll()[Symbol.asyncIterator]();
+    const pending = iterator.next();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await store.close();
+    await expect(pending).resolves.toEqual({ done: true, value: undefined });
+  });
+});
