@@ -196,7 +196,9 @@ export class SqliteEventStore implements EventStore {
   private duplicateIdError(error: unknown, streamId: string, events: readonly NewEvent[]): DuplicateEventIdError | undefined {
     if (!(error instanceof Database.SqliteError) || error.code !== 'SQLITE_CONSTRAINT_UNIQUE') return undefined;
     if (!error.message.includes('events.event_id')) return undefined;
-    const taken = events.find((e) => this.selectById.get(e.id) !== undefined);
+    const taken =
+      events.find((e) => this.selectById.get(e.id) !== undefined) ??
+      events.find((e, i) => events.findIndex((other) => other.id === e.id) !== i);
     return new DuplicateEventIdError(streamId, taken?.id ?? '?');
   }
 

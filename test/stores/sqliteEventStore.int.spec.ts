@@ -134,7 +134,7 @@ describe('SqliteEventStore', () => {
     expect(await store.readStream(stream)).toHaveLength(2);
   });
 
-  it('refuses an event id already stored in another stream, storing nothing of the batch', async () => {
+  it('refuses an event id already stored elsewhere or repeated in the batch, storing nothing of it', async () => {
     const store = open(freshFile());
     const taken = newEvent('Taken');
     await store.appendToStream(streamName(), [taken], 'no_stream');
@@ -145,8 +145,12 @@ describe('SqliteEventStore', () => {
     await expect(store.appendToStream(later, [newEvent('New'), taken], 'no_stream')).rejects.toBeInstanceOf(
       DuplicateEventIdError,
     );
+    const twice = newEvent('Twice');
+    const repeated = streamName();
+    await expect(store.appendToStream(repeated, [twice, twice], 'no_stream')).rejects.toMatchObject({ eventId: twice.id });
     expect(await store.readStream(first)).toEqual([]);
     expect(await store.readStream(later)).toEqual([]);
+    expect(await store.readStream(repeated)).toEqual([]);
   });
 
   it('refuses an empty append', async () => {
