@@ -60,9 +60,9 @@ export function buildUpsertDoc(filter: Filter, update: Update): Document {
     else if (isPlainObject(value) && Object.keys(value).length === 1 && '$eq' in value) seed[path] = value.$eq;
   }
   // mingo refuses any update of `_id`, even on an empty document, so it is placed here instead.
-  const { _id: _fromSetOnInsert, ...setOnInsert } = update.$setOnInsert ?? {};
-  const { $set, ...others } = operators(update) as Update;
-  const { _id: _fromSet, ...set } = $set ?? {};
+  const { $setOnInsert = {}, $set = {}, ...others } = update;
+  const { _id: _fromSetOnInsert, ...setOnInsert } = $setOnInsert;
+  const { _id: _fromSet, ...set } = $set;
   const doc: Record<string, unknown> = {};
   const apply = (modifier: Update): void => {
     if (Object.values(modifier).some((fields) => fields && Object.keys(fields).length > 0)) {
@@ -187,7 +187,6 @@ class MemoryCollection implements Collection<Document> {
     this.docs.clear();
   }
 }
-
 
 export class MemoryReadStore implements ReadStore {
   private readonly collections = new Map<string, MemoryCollection>();

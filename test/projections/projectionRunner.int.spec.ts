@@ -1,0 +1,123 @@
+import { randomUUID } from 'node:crypto';
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { allProjections } from '../../projections';
+import { defineProjection, type Projection } from '../../projections/projection';
+import { CheckpointPoller, ProjectionRunner } from '../../projections/projectionRunner';
+import type { NewEvent, StoredEvent } from '../../stores/eventstore/eventStore';
+import { SqliteEventStore } from '../../stores/eventstore/sqliteEventStore';
+import { MemoryReadStore } from '../../stores/readstore/memoryReadStore';
+import type { ReadStore } from '../../stores/readstore/readStore';
+import { call, setups, signup, startTestService, type TestService } from '../support/testService';
+import { snapshot } from '../support/sampleLog';
+
+const log = pino({ level: 'silent' });
+const event = (type: string, n: number): NewEvent => ({
+  id: randomUUID(),
+  type,
+  data: { n },
+  metadata: { actor: 'system:test', correlationId: 'c', time: new Date().toISOString() },
+});
+
+/** Counts what it sees in a read model of its own. */
+function counting(name: string, seen: number[], failFirst = 0): Projection {
+  let failures = failFirst;
+  return defineProjection(name, {
+    async Counted(e: StoredEvent, store: ReadStore) {
+      if (failures > 0) {
+        failures--;
+        throw new Error('handler fault');
+      }
+      seen.push(Number(e.data.n));
+      await store.collection('counted').updateOne({ _id: name }, { $inc: { total: 1 } }, { upsert: true });
+    },
+  } as never);
+}
+
+describe('the projection runner', () => {
+  const runners: ProjectionRunner[] = [];
+  afterEach(async () => {
+    for (const r of runners.splice(0)) await r.stop();
+  });
+
+  it('catches up at start, then applies new events live, and answers read-your-writes waits', async () => {
+    const events = SqliteEventStore.open(':memory:');
+    await events.appendToStream('c-1', [event('Counted', 1), event('Other', 0)], 'no_stream');
+    const seen: number[] = [];
+    const runner = new ProjectionRunner(events, new MemoryReadStore(), [counting('p', seen)], log);
+    runners.push(runner);
+    await runner.start();
+    expect(seen).toEqual([1]);
+    const { position } = await events.appendToStream('c-1', [event('Counted', 2)], 1n);
+    expect(await runner.waitFor(position, 2000)).toBe(true);
+    expect(seen).toEqual([1, 2]);
+    expect(await runner.waitFor(position + 100n, 50)).toBe(false);
+  });
+
+  it('resumes from its stored checkpoints without applying an event twice', async () => {
+    const events = SqliteEventStore.open(':memory:');
+    const store = new MemoryReadStore();
+    await events.appendToStream('c-1', [event('Counted', 1), event('Counted', 2)], 'no_stream');
+    const first: number[] = [];
+    const r1 = new ProjectionRunner(events, store, [counting('p', first)], log);
+    await r1.start();
+    await r1.stop();
+    await events.appendToStream('c-1', [event('Counted', 3)], 1n);
+    const second: number[] = [];
+    const r2 = new ProjectionRunner(events, store, [counting('p', second)], log);
+    runners.push(r2);
+    await r2.start();
+    expect(first).toEqual([1, 2]);
+    expect(second).toEqual([3]);
+    expect(await store.getCheckpoint('p')).toBe(3n);
+  });
+
+  it('stops on a failing handler and restarts from the checkpoint, skipping nothing', async () => {
+    const events = SqliteEventStore.open(':memory:');
+    const seen: number[] = [];
+    await events.appendToStream('c-1', [event('Counted', 1), event('Counted', 2)], 'no_stream');
+    const runner = new ProjectionRunner(events, new MemoryReadStore(), [counting('p', seen, 1)], log, 10);
+    runners.push(runner);
+    await runner.start();
+    expect(seen).toEqual([1, 2]);
+  });
+
+  it('lets another process wait on the checkpoints it stores (split roles)', async () => {
+    const events = SqliteEventStore.open(':memory:');
+    const store = new MemoryReadStore();
+    const runner = new ProjectionRunner(events, store, [counting('p', [])], log);
+    runners.push(runner);
+    await runner.start();
+    const { position } = await events.appendToStream('c-1', [event('Counted', 1), event('Unhandled', 0)], 'no_stream');
+    expect(await new CheckpointPoller(store, ['p']).waitFor(position, 2000)).toBe(true);
+  });
+});
+
+for (const setup of setups) {
+  const suite = setup.skipReason ? describe.skip : describe;
+  suite(`a rebuild on ${setup.name}${setup.skipReason ? ` (skipped: ${setup.skipReason})` : ''}`, () => {
+    let service: TestService;
+    afterEach(async () => {
+      await service?.destroy();
+    });
+
+    it('drops the read models and replays the log into identical documents', async () => {
+      service = await startTestService({ mongo: setup.mongo });
+      await call(service, 'POST', '/api-user-create', { body: signup() });
+      await call(service, 'POST', '/api-user-create', { body: signup({ username: 'bob', email: 'bob@example.com', projectName: 'B' }) });
+      const token = String((await call(service, 'POST', '/api-login', { body: { username: 'bob', password: 'correct horse battery' } })).body.token);
+      await call(service, 'POST', '/api/projects/create', { headers: { 'x-jwt-token': token }, body: { projectName: 'Second' } });
+      const before = await snapshot(service.stores.readStore);
+      expect(before.users).toHaveLength(2);
+      expect(before.projects).toHaveLength(3);
+
+      await service.projections!.stop();
+      await service.stores.readStore.dropAll();
+      expect((await snapshot(service.stores.readStore)).users).toEqual([]);
+      const rebuild = new ProjectionRunner(service.stores.events, service.stores.readStore, allProjections, log);
+      await rebuild.start();
+      await rebuild.stop();
+      expect(await snapshot(service.stores.readStore)).toEqual(before);
+    });
+  });
+}

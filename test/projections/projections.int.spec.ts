@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { allProjections } from '../../projections';
+import { MemoryReadStore } from '../../stores/readstore/memoryReadStore';
+import { sampleLog, snapshot } from '../support/sampleLog';
+
+describe('every projection handler', () => {
+  const log = sampleLog();
+
+  it('is exercised by the sample log, so the idempotency checks below cover it', () => {
+    const types = new Set(log.map((e) => e.type));
+    for (const p of allProjections) for (const t of p.handles) expect(types, `${p.name} handles ${t}`).toContain(t);
+  });
+
+  for (const projection of allProjections) {
+    for (const type of projection.handles) {
+      it(`${projection.name}: ${type} applied twice changes the read model once`, async () => {
+        const once = new MemoryReadStore();
+        const twice = new MemoryReadStore();
+        for (const event of log) {
+          if (!projection.handles.has(event.type)) continue;
+          await projection.apply(event, once);
+          await projection.apply(event, twice);
+          if (event.type === type) await projection.apply(event, twice);
+        }
+        expect(await snapshot(twice)).toEqual(await snapshot(once));
+      });
+    }
+
+    it(`${projection.name}: replaying the whole log again changes nothing`, async () => {
+      const store = new MemoryReadStore();
+      for (const event of log) await projection.apply(event, store);
+      const first = await snapshot(store);
+      for (const event of log) await projection.apply(event, store);
+      expect(await snapshot(store)).toEqual(first);
+    });
+  }
+
+  it('builds the read models the API serves from', async () => {
+    const store = new MemoryReadStore();
+    for (const event of log) for (const p of allProjections) if (p.handles.has(event.type)) await p.apply(event, store);
+    const s = await snapshot(store);
+    expect(s.users).toEqual([
+      expect.objectContaining({ _id: 1, username: 'ada', emailLower: 'ada@example.com', passwordConfigured: true }),
+      expect.objectContaining({ _id: 2, username: 'bob' }),
+    ]);
+    expect(s.projects).toEqual([
+      expect.objectContaining({ _id: 10, collaboratorIds: [1], developmentApiKey: 'ei_key10', developmentHmacKey: 'hmac10' }),
+      expect.objectContaining({ _id: 11, collaboratorIds: [2] }),
+    ]);
+    expect(s.apiKeys).toEqual([
+      expect.objectContaining({ _id: 'hash10', projectId: 10, role: 'admin', revoked: false }),
+      expect.objectContaining({ _id: 'hash11', projectId: 11 }),
+    ]);
+  });
+});
