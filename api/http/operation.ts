@@ -6,12 +6,13 @@ import { ValidationError } from '../../domain/shared/errors';
 import type { Position } from '../../stores/eventstore/eventStore';
 import { authenticate, requirePrincipal, type AuthDeps, type AuthRequirement, type Principal } from '../auth/principal';
 
-export interface OperationRequest<Body, Query> {
+export interface OperationRequest<Body, Query, Auth extends AuthRequirement = AuthRequirement> {
   ctx: Context;
   body: Body;
   query: Query;
   params: Record<string, string>;
-  principal: Principal | null;
+  /** Present whenever the operation requires authentication. */
+  principal: Auth extends 'none' ? Principal | null : Principal;
   requestId: string;
   /** Read your writes: resolves once the read models have applied the write at `position`. */
   settle(position: Position): Promise<void>;
@@ -24,19 +25,21 @@ type AnySchema = z.ZodType;
  * per operation; the same schemas produce the OpenAPI document) and its handler. The handler
  * answers the response fields; the envelope adds `success`.
  */
-export interface Operation<B extends AnySchema = AnySchema, Q extends AnySchema = AnySchema> {
+export interface Operation<B extends AnySchema = AnySchema, Q extends AnySchema = AnySchema, A extends AuthRequirement = AuthRequirement> {
   operationId: string;
   method: 'get' | 'post' | 'delete';
   /** Koa-router style (`/api/:projectId`), relative to `/v1`. */
   path: string;
   summary: string;
-  auth: AuthRequirement;
+  auth: A;
   body?: B;
   query?: Q;
-  handler(request: OperationRequest<z.infer<B>, z.infer<Q>>): Promise<Record<string, unknown>>;
+  handler(request: OperationRequest<z.infer<B>, z.infer<Q>, A>): Promise<Record<string, unknown>>;
 }
 
-export function operation<B extends AnySchema = z.ZodUndefined, Q extends AnySchema = z.ZodUndefined>(op: Operation<B, Q>): Operation {
+export function operation<B extends AnySchema = z.ZodUndefined, Q extends AnySchema = z.ZodUndefined, A extends AuthRequirement = AuthRequirement>(
+  op: Operation<B, Q, A>,
+): Operation {
   return op as unknown as Operation;
 }
 
@@ -73,7 +76,7 @@ export function mountOperations(router: Router, operations: readonly Operation[]
         body,
         query,
         params: ctx.params as Record<string, string>,
-        principal,
+        principal: principal as Principal,
         requestId: String(ctx.state.requestId),
         settle: deps.settle,
       });

@@ -23,8 +23,8 @@ export async function projectViews(deps: ApiDeps, projects: readonly ProjectDocu
   return projects.map((p) => projectView(p, users));
 }
 
-const currentUser = (principal: Principal | null): UserDocument => {
-  if (principal?.kind !== 'user') throw new Error('unreachable: JWT-only operation without a user');
+const currentUser = (principal: Principal): UserDocument => {
+  if (principal.kind !== 'user') throw new Error('unreachable: JWT-only operation without a user');
   return principal.user;
 };
 

@@ -27,7 +27,7 @@ export function projectOperations(deps: ApiDeps): Operation[] {
       auth: 'any',
       body: CreateProjectRequest,
       async handler({ principal, body, requestId, settle }) {
-        if (principal?.kind !== 'user') throw new ForbiddenError('Projects are created by users: log in and send a JWT');
+        if (principal.kind !== 'user') throw new ForbiddenError('Projects are created by users: log in and send a JWT');
         const { projectId, apiKey, position } = await createProject(
           deps,
           { name: body.projectName, ownerUserId: principal.user.id, isPublic: body.projectVisibility === 'public' },
@@ -46,11 +46,11 @@ export function projectOperations(deps: ApiDeps): Operation[] {
       summary: "The user's projects, or the API key's project",
       auth: 'any',
       async handler({ principal }) {
-        if (principal!.kind === 'apiKey') {
-          const project = await deps.projects.byId(principal!.projectId);
+        if (principal.kind === 'apiKey') {
+          const project = await deps.projects.byId(principal.projectId);
           return { projects: project ? await projectViews(deps, [project]) : [] };
         }
-        return { projects: await projectViews(deps, await deps.projects.forCollaborator(principal!.user.id)) };
+        return { projects: await projectViews(deps, await deps.projects.forCollaborator(principal.user.id)) };
       },
     }),
     operation({
@@ -61,10 +61,10 @@ export function projectOperations(deps: ApiDeps): Operation[] {
       auth: 'any',
       query: z.object({ impulseId: queryInteger.optional(), truncateLabels: queryBoolean.optional() }),
       async handler({ principal, params }) {
-        const project = await requireProject(deps.projects, principal!, intParam(params, 'projectId'), 'read');
+        const project = await requireProject(deps.projects, principal, intParam(params, 'projectId'), 'read');
         const users = await usersOfProjects(deps, [project]);
         return projectInfoView(project, users, {
-          showDevelopmentKeys: principal!.kind === 'user' && principal!.via === 'jwt',
+          showDevelopmentKeys: principal.kind === 'user' && principal.via === 'jwt',
           studioUrl: deps.settings.publicUrl,
           now: new Date(),
         });
@@ -77,8 +77,8 @@ export function projectOperations(deps: ApiDeps): Operation[] {
       summary: "The project's development API and HMAC keys (JWT only; API keys get neither)",
       auth: 'any',
       async handler({ principal, params }) {
-        const project = await requireProject(deps.projects, principal!, intParam(params, 'projectId'), 'read');
-        if (!(principal!.kind === 'user' && principal!.via === 'jwt')) return { apiKey: undefined, hmacKey: undefined };
+        const project = await requireProject(deps.projects, principal, intParam(params, 'projectId'), 'read');
+        if (!(principal.kind === 'user' && principal.via === 'jwt')) return { apiKey: undefined, hmacKey: undefined };
         return { apiKey: project.developmentApiKey ?? undefined, hmacKey: project.developmentHmacKey ?? undefined };
       },
     }),
