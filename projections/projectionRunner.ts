@@ -97,6 +97,11 @@ export class ProjectionRunner implements ReadModelSync {
       if (checkpoint === undefined) fromStart = true;
       else if (from === undefined || checkpoint < from) from = checkpoint;
     }
+    if (!fromStart) {
+      // Everything up to the lowest checkpoint is applied already, even if no new event ever comes.
+      if (this.position === undefined || this.position < from!) this.position = from!;
+      this.releaseWaiters();
+    }
     this.subscription = this.events.subscribeToAll(fromStart ? {} : { after: from! });
     for await (const event of this.subscription) {
       for (const p of this.projections) {

@@ -55,6 +55,7 @@ export class FileBlobStore implements BlobStore {
     let placed = false;
     try {
       const handle = await open(tmpPath, 'wx');
+      let sha256: string;
       try {
         for await (const chunk of chunksOf(source)) {
           size += chunk.byteLength;
@@ -64,13 +65,14 @@ export class FileBlobStore implements BlobStore {
             offset += (await handle.write(chunk, offset, chunk.byteLength - offset)).bytesWritten;
           }
         }
+        sha256 = hash.digest('hex');
+        // Content already stored (and durable): the temp copy is dropped unsynced.
+        if (await this.exists(this.pathOf(sha256))) return { sha256, size };
         await handle.sync();
       } finally {
         await handle.close();
       }
-      const sha256 = hash.digest('hex');
       const target = this.pathOf(sha256);
-      if (await this.exists(target)) return { sha256, size };
       const created = await mkdir(dirname(target), { recursive: true });
       await rename(tmpPath, target);
       placed = true;

@@ -23,8 +23,13 @@ export class MongoKeyStore implements KeyStore {
   }
 
   async getOrCreate(subject: string): Promise<Buffer> {
-    // $setOnInsert: two processes racing agree on the first key written.
-    await this.keys.updateOne({ _id: subject }, { $setOnInsert: { key: new Binary(randomBytes(32)) } }, { upsert: true });
+    // $setOnInsert: racing writers agree on the first key written. Concurrent upserts of one _id
+    // may fail with a duplicate key error; the loser then reads the winner's key.
+    try {
+      await this.keys.updateOne({ _id: subject }, { $setOnInsert: { key: new Binary(randomBytes(32)) } }, { upsert: true });
+    } catch (error) {
+      if ((error as { code?: number }).code !== 11000) throw error;
+    }
     return (await this.get(subject))!;
   }
 

@@ -16,6 +16,7 @@ const PREFIX = 'sealed:v1:';
  */
 export class SealingEventStore implements EventStore {
   private readonly keyCache = new Map<string, Buffer>();
+  private readonly inFlight = new Map<string, Promise<Buffer | undefined>>();
 
   constructor(
     private readonly inner: EventStore,
@@ -97,11 +98,21 @@ export class SealingEventStore implements EventStore {
     return { ...event, data };
   }
 
-  private async key(subject: string, create: boolean): Promise<Buffer | undefined> {
+  private key(subject: string, create: boolean): Promise<Buffer | undefined> {
     const cached = this.keyCache.get(subject);
-    if (cached) return cached;
-    const key = create ? await this.keys.getOrCreate(subject) : await this.keys.get(subject);
-    if (key) this.keyCache.set(subject, key);
-    return key;
+    if (cached) return Promise.resolve(cached);
+    // Events of one batch share a subject: one lookup serves them all.
+    const flight = `${create}:${subject}`;
+    let pending = this.inFlight.get(flight);
+    if (!pending) {
+      pending = (create ? this.keys.getOrCreate(subject) : this.keys.get(subject))
+        .then((key) => {
+          if (key) this.keyCache.set(subject, key);
+          return key;
+        })
+        .finally(() => this.inFlight.delete(flight));
+      this.inFlight.set(flight, pending);
+    }
+    return pending;
   }
 }

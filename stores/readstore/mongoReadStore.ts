@@ -1,16 +1,17 @@
-// The production read store on MongoDB (CI runs it on FerretDB). No transactions and no change
-// streams, which FerretDB lacks. FerretDB also gets a few things wrong, which this adapter works
-// around so that it answers like the memory adapter (both evaluate the same MQL, here mostly on the
-// server, there with mingo):
+// The production read store on MongoDB (CI runs it on FerretDB 1.24). No transactions and no change
+// streams, which FerretDB lacks. FerretDB also gets some MQL wrong; this adapter works around it so
+// that it answers like the memory adapter (same MQL, evaluated there by mingo):
 // - `$elemMatch` with field conditions (`{ items: { $elemMatch: { k: 2 } } }`) matches nothing or
-//   errors: such filter clauses are left off the server query and tested here with mingo.
-// - `$pull` only removes elements equal to the value, so `$pull: { a: { $gt: 1 } }` is a no-op;
+//   errors: such top-level clauses are left off the server query and tested here with mingo.
+// - `$pull` only removes elements equal to the value (`$pull: { a: { $gt: 1 } }` is a no-op) and
 //   `$push` ignores `$slice`/`$sort`/`$position`: the new array is computed here with mingo and
-//   written with `$set`, guarded by the old array so a concurrent change makes it retry.
+//   written with `$set`, guarded by the old array, retrying if it changed meanwhile.
 // - `$setOnInsert` skips fields whose value is null or an empty array: an upsert that inserted sets
-//   them again with `$set` right after (a reader may see the document a moment without them).
-// These fallbacks read before they write, so unlike the server paths they are not atomic against
-// a concurrent writer of the same document; a read model has one writer, its projection runner.
+//   them with `$set` right after (a reader may see the document a moment without them).
+// - An update is a read then a replace, so concurrent updates of one document lose all but one
+//   (20 concurrent `$inc: 1` gave 6). Writes through one store are queued per collection, which
+//   also makes the read-then-write fallbacks above atomic within a process. Across processes only
+//   MongoDB is safe, which is enough: a read model has one writer, its projection runner.
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { Query, update as applyUpdate } from 'mingo';
@@ -128,17 +129,29 @@ function toMongo(update: Update): UpdateFilter<Document> {
 
 const NOTHING: UpdateResult = { matched: 0, modified: 0, upserted: false };
 
+/** Runs the writes given to it one after another (see the header for why). */
+class WriteQueue {
+  private tail: Promise<unknown> = Promise.resolve();
+
+  run<R>(write: () => Promise<R>): Promise<R> {
+    const result = this.tail.then(write);
+    this.tail = result.catch(() => undefined);
+    return result;
+  }
+}
+
 class MongoReadCollection implements Collection<Document> {
-  constructor(private readonly col: MongoCollection<Document>) {}
+  constructor(
+    private readonly col: MongoCollection<Document>,
+    private readonly writes: WriteQueue,
+  ) {}
 
   async find(filter: Filter = {}, options: FindOptions = {}): Promise<Document[]> {
     const plan = planFilter(filter);
     const sort = options.sort && Object.keys(options.sort).length > 0 ? { sort: options.sort } : {};
     if (!plan.residual) {
-      const docs = await this.col
-        .find(plan.server, { ...sort, ...(options.skip ? { skip: options.skip } : {}), ...(options.limit ? { limit: options.limit } : {}) })
-        .toArray();
-      return docs;
+      const page = { ...(options.skip ? { skip: options.skip } : {}), ...(options.limit ? { limit: options.limit } : {}) };
+      return this.col.find(plan.server, { ...sort, ...page }).toArray();
     }
     const docs = await this.matches(plan, sort);
     const start = options.skip ?? 0;
@@ -156,8 +169,23 @@ class MongoReadCollection implements Collection<Document> {
     return (await this.matches(plan)).length;
   }
 
-  async updateOne(filter: Filter, update: Update, options: { upsert?: boolean } = {}): Promise<UpdateResult> {
+  updateOne(filter: Filter, update: Update, options: { upsert?: boolean } = {}): Promise<UpdateResult> {
+    return this.writes.run(() => this.updateOneNow(filter, update, options));
+  }
+
+  private async updateOneNow(filter: Filter, update: Update, options: { upsert?: boolean }): Promise<UpdateResult> {
     assertUpdate(update);
+    try {
+      return await this.updateOneOnce(filter, update, options);
+    } catch (error) {
+      // Two upserts racing on one _id: the loser's insert collides, yet its filter would now match.
+      // MongoDB retries such an upsert itself, FerretDB does not; a second collision is a real one.
+      if (!(error instanceof DuplicateIdError) || !options.upsert) throw error;
+      return this.updateOneOnce(filter, update, options);
+    }
+  }
+
+  private async updateOneOnce(filter: Filter, update: Update, options: { upsert?: boolean }): Promise<UpdateResult> {
     const plan = planFilter(filter);
     const split = splitUpdate(update);
     if (!plan.residual && !split.client) {
@@ -180,7 +208,11 @@ class MongoReadCollection implements Collection<Document> {
     throw new Error(`updateOne gave up: the matching document kept changing (${MAX_ATTEMPTS} attempts)`);
   }
 
-  async updateMany(filter: Filter, update: Update): Promise<UpdateResult> {
+  updateMany(filter: Filter, update: Update): Promise<UpdateResult> {
+    return this.writes.run(() => this.updateManyNow(filter, update));
+  }
+
+  private async updateManyNow(filter: Filter, update: Update): Promise<UpdateResult> {
     assertUpdate(update);
     const plan = planFilter(filter);
     const split = splitUpdate(update);
@@ -206,14 +238,22 @@ class MongoReadCollection implements Collection<Document> {
     return total;
   }
 
-  async deleteOne(filter: Filter): Promise<number> {
+  deleteOne(filter: Filter): Promise<number> {
+    return this.writes.run(() => this.deleteOneNow(filter));
+  }
+
+  private async deleteOneNow(filter: Filter): Promise<number> {
     const plan = planFilter(filter);
     if (!plan.residual) return (await this.col.deleteOne(plan.server)).deletedCount;
     const [doc] = await this.matches(plan, {}, 1);
     return doc ? (await this.col.deleteOne(and(plan.server, { _id: doc._id }))).deletedCount : 0;
   }
 
-  async deleteMany(filter: Filter): Promise<number> {
+  deleteMany(filter: Filter): Promise<number> {
+    return this.writes.run(() => this.deleteManyNow(filter));
+  }
+
+  private async deleteManyNow(filter: Filter): Promise<number> {
     const plan = planFilter(filter);
     if (!plan.residual) return (await this.col.deleteMany(plan.server)).deletedCount;
     const ids = (await this.matches(plan)).map((doc) => doc._id);
@@ -275,6 +315,8 @@ interface CheckpointDoc {
 }
 
 export class MongoReadStore implements ReadStore {
+  private readonly writeQueues = new Map<string, WriteQueue>();
+
   private constructor(
     private readonly client: MongoClient,
     private readonly db: Db,
@@ -290,7 +332,12 @@ export class MongoReadStore implements ReadStore {
   collection<T extends Document = Document>(name: string): Collection<T> {
     assertCollectionName(name);
     // The caller names the document type it stored; the driver cannot check it either.
-    return new MongoReadCollection(this.db.collection<Document>(name)) as Collection<T>;
+    let writes = this.writeQueues.get(name);
+    if (!writes) {
+      writes = new WriteQueue();
+      this.writeQueues.set(name, writes);
+    }
+    return new MongoReadCollection(this.db.collection<Document>(name), writes) as Collection<T>;
   }
 
   private get checkpoints(): MongoCollection<CheckpointDoc> {

@@ -72,6 +72,19 @@ describe('the projection runner', () => {
     expect(await store.getCheckpoint('p')).toBe(3n);
   });
 
+  it('counts as caught up when it resumes at the head of the log and nothing new comes', async () => {
+    const events = SqliteEventStore.open(':memory:');
+    const store = new MemoryReadStore();
+    const { position } = await events.appendToStream('c-1', [event('Counted', 1)], 'no_stream');
+    const r1 = new ProjectionRunner(events, store, [counting('p', [])], log);
+    await r1.start();
+    await r1.stop();
+    const r2 = new ProjectionRunner(events, store, [counting('p', [])], log);
+    runners.push(r2);
+    await r2.start();
+    expect(await r2.waitFor(position, 100)).toBe(true);
+  });
+
   it('stops on a failing handler and restarts from the checkpoint, skipping nothing', async () => {
     const events = SqliteEventStore.open(':memory:');
     const seen: number[] = [];

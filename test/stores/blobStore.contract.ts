@@ -71,6 +71,15 @@ export function blobStoreContract(name: string, open: () => Promise<BlobStore>, 
       expect(await store.delete(first.sha256)).toBe(false);
     });
 
+    it('stores content put concurrently several times as one blob', async () => {
+      const content = randomBytes(3000);
+      const infos = await Promise.all([store.put(content), store.put(Readable.from([content])), store.put(content)]);
+      expect(new Set(infos.map((info) => info.sha256)).size).toBe(1);
+      expect(await readAll(await store.open(infos[0]!.sha256))).toEqual(content);
+      expect(await store.delete(infos[0]!.sha256)).toBe(true);
+      expect(await store.stat(infos[0]!.sha256)).toBeUndefined();
+    });
+
     it('throws BlobNotFoundError when opening an unknown address', async () => {
       const unknown = sha256(randomBytes(16));
       await expect(store.open(unknown)).rejects.toBeInstanceOf(BlobNotFoundError);

@@ -276,6 +276,15 @@ export function readStoreContract(name: string, open: () => Promise<ReadStore>, 
         expect(await projects.findOne({ _id: 'p1' })).toEqual({ _id: 'p1', name: 'two', _position: position(11) });
       });
 
+      it('lets concurrent upserts of one _id insert once and update for the rest', async () => {
+        const counters = store.collection('counters');
+        const results = await Promise.all(
+          Array.from({ length: 8 }, () => counters.updateOne({ _id: 'c1' }, { $inc: { n: 1 }, $setOnInsert: { created: true } }, { upsert: true })),
+        );
+        expect(results.filter((r) => r.upserted)).toHaveLength(1);
+        expect(await counters.find()).toEqual([{ _id: 'c1', n: 8, created: true }]);
+      });
+
       it('throws DuplicateIdError for an upsert whose filter misses an _id that is taken', async () => {
         const projects = store.collection('projects');
         await projects.updateOne({ _id: 'p1' }, { $setOnInsert: { _position: position(10) } }, { upsert: true });
