@@ -32,6 +32,7 @@ export class ProjectionRunner implements ReadModelSync {
   private stopped = false;
   private loop: Promise<void> | undefined;
   private flushTimer: NodeJS.Timeout | undefined;
+  private writes: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly events: EventStore,
@@ -107,14 +108,16 @@ export class ProjectionRunner implements ReadModelSync {
       for (const p of this.projections) {
         const checkpoint = this.checkpoints.get(p.name);
         if (checkpoint !== undefined && event.position <= checkpoint) continue;
+        // The in-memory checkpoint moves only once the handler succeeded: a flush must never
+        // store the position of an event whose handler failed.
         if (p.handles.has(event.type)) {
           await p.apply(event, this.readStore);
-          await this.readStore.setCheckpoint(p.name, event.position);
-          this.dirty.delete(p.name);
+          this.checkpoints.set(p.name, event.position);
+          await this.persist([p.name]);
         } else {
+          this.checkpoints.set(p.name, event.position);
           this.dirty.add(p.name);
         }
-        this.checkpoints.set(p.name, event.position);
       }
       this.position = event.position;
       this.releaseWaiters();
@@ -144,11 +147,23 @@ export class ProjectionRunner implements ReadModelSync {
   private async flushCheckpoints(): Promise<void> {
     if (this.flushTimer) clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
-    for (const name of [...this.dirty]) {
-      const checkpoint = this.checkpoints.get(name);
-      this.dirty.delete(name);
-      if (checkpoint !== undefined) await this.readStore.setCheckpoint(name, checkpoint);
-    }
+    await this.persist([...this.dirty]);
+  }
+
+  /**
+   * Stores checkpoints one write at a time, each with the latest applied position when its turn
+   * comes: a flush and the loop never overlap, so a stored checkpoint never moves backwards.
+   */
+  private persist(names: readonly string[]): Promise<void> {
+    const write = this.writes.then(async () => {
+      for (const name of names) {
+        this.dirty.delete(name);
+        const checkpoint = this.checkpoints.get(name);
+        if (checkpoint !== undefined) await this.readStore.setCheckpoint(name, checkpoint);
+      }
+    });
+    this.writes = write.catch(() => undefined);
+    return write;
   }
 }
 

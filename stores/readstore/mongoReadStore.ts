@@ -316,6 +316,7 @@ interface CheckpointDoc {
 
 export class MongoReadStore implements ReadStore {
   private readonly writeQueues = new Map<string, WriteQueue>();
+  private readonly checkpointWrites = new WriteQueue();
 
   private constructor(
     private readonly client: MongoClient,
@@ -349,8 +350,17 @@ export class MongoReadStore implements ReadStore {
     return doc ? BigInt(doc.position) : undefined;
   }
 
-  async setCheckpoint(name: string, position: bigint): Promise<void> {
-    await this.checkpoints.updateOne({ _id: name }, { $set: { position: position.toString() } }, { upsert: true });
+  setCheckpoint(name: string, position: bigint): Promise<void> {
+    // Queued, so checkpoints land in the order they were set, and retried once like updateOne's upserts.
+    return this.checkpointWrites.run(async () => {
+      const write = () => this.checkpoints.updateOne({ _id: name }, { $set: { position: position.toString() } }, { upsert: true });
+      try {
+        await write();
+      } catch (error) {
+        if (!(error instanceof MongoServerError && error.code === 11000)) throw error;
+        await write();
+      }
+    });
   }
 
   async dropAll(): Promise<void> {

@@ -397,6 +397,11 @@ export function readStoreContract(name: string, open: () => Promise<ReadStore>, 
         expect(await store.getCheckpoint('projects')).toBe(0n);
       });
 
+      it('land in the order they were set, even when set concurrently', async () => {
+        await Promise.all([1n, 2n, 3n, 4n].map((position) => store.setCheckpoint('samples', position)));
+        expect(await store.getCheckpoint('samples')).toBe(4n);
+      });
+
       it('round-trip large bigints exactly', async () => {
         for (const position of [2n ** 60n + 7n, 2n ** 64n + 1n, 10n ** 30n + 3n]) {
           await store.setCheckpoint('big', position);
