@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SIGNUP_CLOSED } from '../../api/routes/accountRoutes';
-import { call, setups, signup, startTestService, type TestService } from '../support/testService';
+import { call, describeOn, setups, signup, startTestService, type TestService } from '../support/testService';
 
 for (const setup of setups) {
-  const suite = setup.skipReason ? describe.skip : describe;
-  suite(`accounts over HTTP on ${setup.name}${setup.skipReason ? ` (skipped: ${setup.skipReason})` : ''}`, () => {
+  describeOn(setup, 'accounts over HTTP', () => {
     let service: TestService;
     let token: string;
     beforeAll(async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, setups, signup, startTestService, type TestService } from '../support/testService';
+import { call, describeOn, setups, signup, startTestService, type TestService } from '../support/testService';
 
 /** Every required top-level field of ProjectInfoResponse (spec and SDK). */
 const REQUIRED_PROJECT_INFO_FIELDS = [
@@ -20,8 +20,7 @@ const REQUIRED_PROJECT_FIELDS = [
 const emptySummary = { totalLengthMs: 0, labels: [], totalLabels: 0, dataCount: 0 };
 
 for (const setup of setups) {
-  const suite = setup.skipReason ? describe.skip : describe;
-  suite(`projects over HTTP on ${setup.name}${setup.skipReason ? ` (skipped: ${setup.skipReason})` : ''}`, () => {
+  describeOn(setup, 'projects over HTTP', () => {
     let service: TestService;
     let ada: string;
     let bob: string;

@@ -1,11 +1,10 @@
 import { EdgeImpulseApi } from 'edge-impulse-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setups, startTestService, type TestService } from '../support/testService';
+import { describeOn, setups, startTestService, type TestService } from '../support/testService';
 
 // The official SDK, unmodified, pointed at the service.
 for (const setup of setups) {
-  const suite = setup.skipReason ? describe.skip : describe;
-  suite(`the official SDK against the service on ${setup.name}${setup.skipReason ? ` (skipped: ${setup.skipReason})` : ''}`, () => {
+  describeOn(setup, 'the official SDK against the service', () => {
     let service: TestService;
     let api: EdgeImpulseApi;
     let token: string;

@@ -8,7 +8,7 @@ import type { NewEvent, StoredEvent } from '../../stores/eventstore/eventStore';
 import { SqliteEventStore } from '../../stores/eventstore/sqliteEventStore';
 import { MemoryReadStore } from '../../stores/readstore/memoryReadStore';
 import type { ReadStore } from '../../stores/readstore/readStore';
-import { call, setups, signup, startTestService, type TestService } from '../support/testService';
+import { call, describeOn, setups, signup, startTestService, type TestService } from '../support/testService';
 import { snapshot } from '../support/sampleLog';
 
 const log = pino({ level: 'silent' });
@@ -107,8 +107,7 @@ describe('the projection runner', () => {
 });
 
 for (const setup of setups) {
-  const suite = setup.skipReason ? describe.skip : describe;
-  suite(`a rebuild on ${setup.name}${setup.skipReason ? ` (skipped: ${setup.skipReason})` : ''}`, () => {
+  describeOn(setup, 'a rebuild', () => {
     let service: TestService;
     afterEach(async () => {
       await service?.destroy();

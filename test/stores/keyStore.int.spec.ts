@@ -1,15 +1,17 @@
-import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { KeyStore } from '../../stores/keystore/keyStore';
 import { MongoKeyStore } from '../../stores/keystore/mongoKeyStore';
 import { SqliteKeyStore } from '../../stores/keystore/sqliteKeyStore';
+import { mongoSkipReason, mongoUrl, testDatabase } from '../support/mongoTestDatabases';
+
+const keysDb = testDatabase('test_keys');
 
 const adapters: { name: string; open: () => Promise<KeyStore>; skipReason?: string }[] = [
   { name: 'SqliteKeyStore', open: async () => SqliteKeyStore.open(':memory:') },
   {
     name: 'MongoKeyStore',
-    open: () => MongoKeyStore.connect(process.env.MONGO_URL!, `t_keys_${randomBytes(6).toString('hex')}`),
-    ...(process.env.MONGO_URL ? {} : { skipReason: 'MONGO_URL is not set' }),
+    open: () => MongoKeyStore.connect(mongoUrl!, keysDb),
+    ...(mongoSkipReason ? { skipReason: mongoSkipReason } : {}),
   },
 ];
 

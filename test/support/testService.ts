@@ -2,14 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { MongoClient } from 'mongodb';
 import pino from 'pino';
+import { describe } from 'vitest';
+import { dropMongoDatabases, mongoSkipReason } from './mongoTestDatabases';
 import { loadConfig, startService, type Config, type RunningService } from '../../main';
 
 /** The two setups the slice runs on: the embedded default, and MongoDB when MONGO_URL is set. */
 export const setups: { name: string; mongo: boolean; skipReason?: string }[] = [
   { name: 'embedded (SQLite + memory)', mongo: false },
-  { name: 'MongoDB read and blob stores', mongo: true, ...(process.env.MONGO_URL ? {} : { skipReason: 'MONGO_URL is not set' }) },
+  { name: 'MongoDB read and blob stores', mongo: true, ...(mongoSkipReason ? { skipReason: mongoSkipReason } : {}) },
 ];
 
 export interface TestService extends RunningService {
@@ -48,11 +49,7 @@ export async function startTestService(options: { mongo: boolean; env?: Record<s
       },
       destroy: async () => {
         await running.stop();
-        if (options.mongo) {
-          const client = await MongoClient.connect(process.env.MONGO_URL!);
-          for (const db of [mongoDb, `${mongoDb}_keys`, `${mongoDb}_blobs`]) await client.db(db).dropDatabase();
-          await client.close();
-        }
+        if (options.mongo) await dropMongoDatabases([mongoDb, `${mongoDb}_keys`, `${mongoDb}_blobs`]);
         await rm(dataDir, { recursive: true, force: true });
       },
     };
@@ -92,3 +89,9 @@ export const signup = (overrides: Record<string, unknown> = {}) => ({
   turnstileResponse: 'test',
   ...overrides,
 });
+
+/** A describe block for one setup; a skipped setup says why in its title. */
+export function describeOn(setup: (typeof setups)[number], title: string, body: () => void): void {
+  const suite = setup.skipReason ? describe.skip : describe;
+  suite(`${title} on ${setup.name}${setup.skipReason ? ` (skipped: ${setup.skipReason})` : ''}`, body);
+}
