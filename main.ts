@@ -13,12 +13,18 @@ import pino, { type Logger } from 'pino';
 import { generate as generateCertificate } from 'selfsigned';
 import { createApiApp } from './api/apiApp';
 import type { ApiDeps } from './api/apiDeps';
+import { LoginThrottle } from './api/auth/loginThrottle';
 import { TokenService } from './api/auth/tokens';
+import { queueEmail } from './commands/emails/queueEmail';
 import { IdAllocator } from './commands/idAllocator';
+import { startSagas, type RunningSagas } from './commands/sagas';
+import { startSubscriptionEnd } from './commands/sagas/subscriptionEnd';
 import { UniquenessReservations } from './commands/uniqueness';
 import { sealedFieldsByEventType } from './domain/personalData';
 import { createIngestionApp } from './ingestion/ingestionApp';
 import { ApiKeyQueries } from './projections/apiKeys/apiKeyQueries';
+import { EmailQueries } from './projections/emails/emailQueries';
+import { OrganizationQueries } from './projections/organizations/organizationQueries';
 import { allProjections } from './projections';
 import { CheckpointPoller, ProjectionRunner, type ReadModelSync } from './projections/projectionRunner';
 import { ProjectQueries } from './projections/projects/projectQueries';
@@ -60,6 +66,13 @@ export interface Config {
   tlsCertFile: string | undefined;
   tlsKeyFile: string | undefined;
   settleTimeoutMs: number;
+  /** `smtp://` or `smtps://`; unset: e-mails are recorded as not sent. */
+  smtpUrl: string | undefined;
+  mailFrom: string;
+  supportEmail: string;
+  staffUsernames: ReadonlySet<string>;
+  paymentPortalUrl: string;
+  paymentWebhookSecret: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -105,7 +118,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (roles.size === 0) throw new ConfigError('ROLES', 'names no role');
 
   const mongoUrl = url('MONGO_URL', ['mongodb', 'mongodb+srv']);
-  if (!mongoUrl && (roles.has('api') || roles.has('ingestion')) && !roles.has('projections')) {
+  if (!mongoUrl && (roles.has('api') || roles.has('ingestion') || roles.has('sagas')) && !roles.has('projections')) {
     throw new ConfigError('ROLES', 'without "projections" needs MONGO_URL: the in-memory read store lives in one process');
   }
 
@@ -127,7 +140,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const mongoDb = text('MONGO_DB') ?? 'edge_ml';
   if (!/^[A-Za-z0-9_-]{1,38}$/.test(mongoDb)) throw new ConfigError('MONGO_DB', 'must be a database name of letters, digits, "_" or "-"');
 
+  const email = (name: string, fallback: string): string => {
+    const v = text(name) ?? fallback;
+    if (!/^[^\s@]+@[^\s@]+$/.test(v)) throw new ConfigError(name, `must be an e-mail address, got "${v}"`);
+    return v;
+  };
+  const paymentWebhookSecret = text('PAYMENT_WEBHOOK_SECRET');
+  if (paymentWebhookSecret !== undefined && paymentWebhookSecret.length < 16) throw new ConfigError('PAYMENT_WEBHOOK_SECRET', 'must be at least 16 characters long');
+  const staffText = text('STAFF_USERNAMES');
+  const staffUsernames = new Set((staffText ?? '').split(',').map((u) => u.trim().toLowerCase()).filter(Boolean));
+
   return {
+    smtpUrl: url('SMTP_URL', ['smtp', 'smtps']),
+    mailFrom: email('MAIL_FROM', 'no-reply@localhost'),
+    supportEmail: email('SUPPORT_EMAIL', 'support@localhost'),
+    staffUsernames,
+    paymentPortalUrl: url('PAYMENT_PORTAL_URL', ['http', 'https']) ?? 'http://localhost:4800/payment-portal',
+    paymentWebhookSecret,
     apiPort: port('API_PORT', 4800),
     ingestionPort: port('INGESTION_PORT', 4810),
     ingestionTlsPort: port('INGESTION_TLS_PORT', 4811),
@@ -243,9 +272,13 @@ export async function startService(config: Config, log: Logger = pino({ level: c
   const stores = await openStores(config);
   const servers: (http.Server | https.Server)[] = [];
   let projections: ProjectionRunner | undefined;
+  let sagas: RunningSagas | undefined;
+  let subscriptionEnd: { stop(): Promise<void> } | undefined;
   const stop = async () => {
     await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
     for (const s of servers) s.closeAllConnections();
+    await subscriptionEnd?.stop();
+    await sagas?.stop();
     await projections?.stop();
     await stores.close();
   };
@@ -253,6 +286,15 @@ export async function startService(config: Config, log: Logger = pino({ level: c
     if (config.roles.has('projections')) {
       projections = new ProjectionRunner(stores.events, stores.readStore, allProjections, log.child({ role: 'projections' }));
       await projections.start();
+    }
+    if (config.roles.has('sagas')) {
+      sagas = await startSagas({ events: stores.events, readStore: stores.readStore, log: log.child({ role: 'sagas' }), smtpUrl: config.smtpUrl });
+      const users = new UserQueries(stores.readStore);
+      subscriptionEnd = startSubscriptionEnd({
+        events: stores.events,
+        due: async (now) => (await users.endedSubscriptions(now)).map((u) => ({ userId: u.id, periodEnd: u.subscription.periodEnd ?? '' })),
+        log: log.child({ role: 'sagas' }),
+      });
     }
     const sync: ReadModelSync =
       projections ?? new CheckpointPoller(stores.readStore, allProjections.map((p) => p.name));
@@ -267,15 +309,29 @@ export async function startService(config: Config, log: Logger = pino({ level: c
       servers.push(server);
       const port = await listen(server, config.apiPort, config.host);
       apiUrl = local('http', port);
+      const ids = new IdAllocator(stores.events);
       const deps: ApiDeps = {
         events: stores.events,
-        ids: new IdAllocator(stores.events),
+        blobs: stores.blobs,
+        ids,
         reservations: new UniquenessReservations(stores.events),
         users: new UserQueries(stores.readStore),
         projects: new ProjectQueries(stores.readStore),
         apiKeys: new ApiKeyQueries(stores.readStore),
+        organizations: new OrganizationQueries(stores.readStore),
+        emails: new EmailQueries(stores.readStore),
         tokens: new TokenService(await jwtSecret(config)),
-        settings: { signupEnabled: config.signupEnabled, publicUrl: config.publicUrl ?? `http://localhost:${port}` },
+        throttle: new LoginThrottle(),
+        sendEmail: (email, ctx) => queueEmail({ events: stores.events, ids }, { ...email, projectId: null, from: config.mailFrom }, ctx),
+        settings: {
+          signupEnabled: config.signupEnabled,
+          publicUrl: config.publicUrl ?? `http://localhost:${port}`,
+          staffUsernames: config.staffUsernames,
+          paymentPortalUrl: config.paymentPortalUrl,
+          paymentWebhookSecret: config.paymentWebhookSecret,
+          supportEmail: config.supportEmail,
+          mailFrom: config.mailFrom,
+        },
       };
       const app: Koa = createApiApp(deps, { log: log.child({ role: 'api' }), sync, settleTimeoutMs: config.settleTimeoutMs });
       server.on('request', app.callback());

@@ -13,6 +13,7 @@ import { requestId } from './http/requestId';
 import { openApiDocument } from './openApi';
 import { accountOperations } from './routes/accountRoutes';
 import { currentUserOperations } from './routes/currentUserRoutes';
+import { paymentOperations } from './routes/paymentRoutes';
 import { projectOperations } from './routes/projectRoutes';
 
 export interface ApiAppOptions {
@@ -24,7 +25,7 @@ export interface ApiAppOptions {
 
 /** Every operation, in matching order: fixed paths before `/api/:projectId`. */
 export function allOperations(deps: ApiDeps): Operation[] {
-  return [...accountOperations(deps), ...currentUserOperations(deps), ...projectOperations(deps)];
+  return [...accountOperations(deps), ...paymentOperations(deps), ...currentUserOperations(deps), ...projectOperations(deps)];
 }
 
 export function createApiApp(deps: ApiDeps, options: ApiAppOptions): Koa {
@@ -52,6 +53,8 @@ export function createApiApp(deps: ApiDeps, options: ApiAppOptions): Koa {
   app.use(
     koaBody({
       jsonLimit: '1mb',
+      // Signed bodies (payment notifications) are verified over the bytes as sent.
+      includeUnparsed: true,
       multipart: false,
       urlencoded: false,
       text: false,

@@ -1,26 +1,46 @@
 import type { IdAllocator } from '../commands/idAllocator';
 import type { UniquenessReservations } from '../commands/uniqueness';
+import type { SendEmail } from '../commands/users/accountMail';
 import type { ApiKeyQueries } from '../projections/apiKeys/apiKeyQueries';
+import type { EmailQueries } from '../projections/emails/emailQueries';
+import type { OrganizationQueries } from '../projections/organizations/organizationQueries';
 import type { ProjectQueries } from '../projections/projects/projectQueries';
 import type { UserQueries } from '../projections/users/userQueries';
-import type { EventStore } from '../stores/eventstore/eventStore';
+import type { BlobStore } from '../stores/blobstore/blobStore';
+import type { SealingEventStore } from '../stores/keystore/sealingEventStore';
+import type { LoginThrottle } from './auth/loginThrottle';
 import type { TokenService } from './auth/tokens';
 
 export interface ApiSettings {
   /** Public sign-up through POST /api-user-create. */
   signupEnabled: boolean;
-  /** Where the service is reached from outside, for links (`studioUrl`). */
+  /** Where the service is reached from outside, for links (`studioUrl`, photo URLs). */
   publicUrl: string;
+  /** Usernames that are staff besides the installation's first user. */
+  staffUsernames: ReadonlySet<string>;
+  /** Where `subscription/upgrade` sends the user, with a checkout id. */
+  paymentPortalUrl: string;
+  /** Shared with the payment provider: payment notifications carry an HMAC of their body made with it. */
+  paymentWebhookSecret: string | undefined;
+  /** Address that support mail (trial, upgrade and feedback requests) goes to. */
+  supportEmail: string;
+  /** Sender of every e-mail. */
+  mailFrom: string;
 }
 
 /** What the route factories need; built once by the composition root. */
 export interface ApiDeps {
-  events: EventStore;
+  events: SealingEventStore;
+  blobs: BlobStore;
   ids: IdAllocator;
   reservations: UniquenessReservations;
   users: UserQueries;
   projects: ProjectQueries;
   apiKeys: ApiKeyQueries;
+  organizations: OrganizationQueries;
+  emails: EmailQueries;
   tokens: TokenService;
+  throttle: LoginThrottle;
+  sendEmail: SendEmail;
   settings: ApiSettings;
 }

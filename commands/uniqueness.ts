@@ -48,6 +48,17 @@ export class UniquenessReservations {
     }
   }
 
+  /** Reserves the value if nobody holds it; answers whether this owner now holds it. */
+  async tryReserve(kind: string, value: string, ownerStream: string, ctx: CommandContext): Promise<boolean> {
+    try {
+      await this.reserve(kind, value, ownerStream, ctx, 'taken');
+      return true;
+    } catch (error) {
+      if (error instanceof ConflictError) return false;
+      throw error;
+    }
+  }
+
   /** Whether someone holds the value now: a read, so a refused request can be refused before it appends anything. */
   async isReserved(kind: string, value: string): Promise<boolean> {
     return (await this.store.readStream(reservationStream(kind, value))).at(-1)?.type === 'ValueReserved';

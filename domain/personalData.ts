@@ -10,6 +10,17 @@ export interface SealedFields {
 
 export const sealedFieldsByEventType: Readonly<Record<string, SealedFields>> = {
   UserRegistered: { subject: (d) => `user-${String(d.userId)}`, fields: ['name', 'email', 'jobTitle', 'companyName'] },
+  UserProfileUpdated: { subject: (d) => `user-${String(d.userId)}`, fields: ['name', 'jobTitle', 'companyName'] },
+  UserPhotoChanged: { subject: (d) => `user-${String(d.userId)}`, fields: ['photo'] },
+  TotpKeyCreated: { subject: (d) => `user-${String(d.userId)}`, fields: ['key'] },
+  // A network address says where a person was.
+  LoginSucceeded: { subject: (d) => `user-${String(d.userId)}`, fields: ['address'] },
+  LoginFailed: { subject: (d) => `user-${String(d.userId)}`, fields: ['address'] },
   ApiKeyAdded: { subject: (d) => `project-${String(d.projectId)}`, fields: ['apiKey'] },
   HmacKeyAdded: { subject: (d) => `project-${String(d.projectId)}`, fields: ['hmacKey'] },
+  // Mail to an address with no account (userId null, e.g. the support address) gets a key of its own.
+  EmailQueued: {
+    subject: (d) => (d.userId === null || d.userId === undefined ? `email-${String(d.emailId)}` : `user-${String(d.userId)}`),
+    fields: ['to', 'bodyText', 'bodyHTML'],
+  },
 };

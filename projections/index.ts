@@ -1,7 +1,9 @@
 import { apiKeysProjection } from './apiKeys/apiKeysProjection';
+import { emailsProjection } from './emails/emailsProjection';
+import { organizationsProjection } from './organizations/organizationsProjection';
 import type { Projection } from './projection';
 import { projectsProjection } from './projects/projectsProjection';
 import { usersProjection } from './users/usersProjection';
 
 /** Every read model the API serves from. */
-export const allProjections: readonly Projection[] = [usersProjection, projectsProjection, apiKeysProjection];
+export const allProjections: readonly Projection[] = [usersProjection, projectsProjection, apiKeysProjection, emailsProjection, organizationsProjection];

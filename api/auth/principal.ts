@@ -41,6 +41,7 @@ export async function authenticate(ctx: Context, deps: AuthDeps): Promise<Princi
   if ('invalid' in claims) throw new UnauthorizedError(claims.invalid, 'INVALID_TOKEN');
   const user = await deps.users.byId(claims.userId);
   if (!user) throw new UnauthorizedError('The user of this token no longer exists', 'INVALID_TOKEN');
+  if (claims.sessionVersion !== user.sessionVersion) throw new UnauthorizedError('This session has ended (the password was changed): log in again', 'SESSION_ENDED');
   return { kind: 'user', user, via: jwt ? 'jwt' : 'bearer' };
 }
 

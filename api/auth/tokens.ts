@@ -5,6 +5,8 @@ const ISSUER = 'edge-ml-service';
 
 export interface TokenClaims {
   userId: number;
+  /** The user's session version when the token was issued; a password change moves it on. */
+  sessionVersion: number;
   issuedAt: Date;
 }
 
@@ -16,9 +18,9 @@ export class TokenService {
     this.key = new TextEncoder().encode(secret);
   }
 
-  async issue(userId: number, now: Date): Promise<string> {
+  async issue(userId: number, sessionVersion: number, now: Date): Promise<string> {
     const iat = Math.floor(now.getTime() / 1000);
-    return new SignJWT({})
+    return new SignJWT({ sv: sessionVersion })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setSubject(String(userId))
       .setIssuer(ISSUER)
@@ -32,8 +34,9 @@ export class TokenService {
     try {
       const { payload } = await jwtVerify(token, this.key, { issuer: ISSUER, algorithms: ['HS256'] });
       const userId = Number(payload.sub);
-      if (!Number.isSafeInteger(userId) || userId <= 0 || payload.iat === undefined) return { invalid: 'Invalid token' };
-      return { userId, issuedAt: new Date(payload.iat * 1000) };
+      const sessionVersion = payload.sv;
+      if (!Number.isSafeInteger(userId) || userId <= 0 || payload.iat === undefined || typeof sessionVersion !== 'number') return { invalid: 'Invalid token' };
+      return { userId, sessionVersion, issuedAt: new Date(payload.iat * 1000) };
     } catch (error) {
       if (error instanceof errors.JWTExpired) return { invalid: 'Token has expired, log in again' };
       return { invalid: 'Invalid token' };

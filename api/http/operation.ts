@@ -80,7 +80,10 @@ export function mountOperations(router: Router, operations: readonly Operation[]
         requestId: String(ctx.state.requestId),
         settle: deps.settle,
       });
-      ctx.status = 200;
+      // An operation answering with a redirect (the spec's 302 to the payment portal) sets `redirect`.
+      const redirect = ctx.state.redirect as string | undefined;
+      if (redirect) ctx.redirect(redirect);
+      ctx.status = redirect ? 302 : 200;
       ctx.body = { success: true, ...result };
     });
   }

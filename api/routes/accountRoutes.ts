@@ -1,9 +1,14 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import type { CommandContext } from '../../commands/commandContext';
 import { createProject } from '../../commands/projects/createProject';
+import { hashPassword } from '../../commands/passwords';
+import { passwordResetEmail } from '../../commands/users/accountMail';
+import { login } from '../../commands/users/login';
 import { registerUser } from '../../commands/users/registerUser';
-import { verifyLogin } from '../../commands/users/verifyLogin';
-import { ForbiddenError } from '../../domain/shared/errors';
+import { RESET_CODE_LIFETIME_MS, hashCode, newCode } from '../../commands/users/secrets';
+import { loadUser, runUserCommand } from '../../commands/users/userCommands';
+import { ForbiddenError, ValidationError } from '../../domain/shared/errors';
 import type { ApiDeps } from '../apiDeps';
 import { operation, type Operation } from '../http/operation';
 
@@ -13,14 +18,16 @@ const GetJWTRequest = z.object({
   uuid: z.string().optional(),
   ssoType: z.enum(['browser', 'cli']).optional(),
   sessionId: z.string().optional(),
-  totpToken: z.string().optional(),
+  totpToken: z.string().max(64).optional(),
 });
+
+export const Password = z.string().min(8, 'must be at least 8 characters').max(1024);
 
 const CreateUserRequest = z.object({
   name: z.string().min(1).max(256),
   username: z.string().min(1).max(64),
   email: z.string().min(3).max(256),
-  password: z.string().min(8, 'must be at least 8 characters').max(1024).optional(),
+  password: Password.optional(),
   projectName: z.string().min(1).max(128).optional(),
   privacyPolicy: z.boolean(),
   activationToken: z.string().optional(),
@@ -35,36 +42,66 @@ const CreateUserRequest = z.object({
   approverEmail: z.string().optional(),
 });
 
-export const SIGNUP_CLOSED = 'Creating users through the API is no longer publicly available; the web sign-up page is used instead';
+const Email = z.string().min(3).max(256);
+const Code = z.string().min(1).max(64);
 
-/** Login and sign-up: the unauthenticated account operations. */
+export const SIGNUP_CLOSED = 'Creating users through the API is no longer publicly available; the web sign-up page is used instead';
+const INVALID_RESET = 'Invalid or expired password reset code';
+
+/** The client's address as the socket sees it: the service runs without a trusted proxy in front. */
+const addressOf = (ip: string): string => ip.replace(/^::ffff:/, '') || 'unknown';
+
+/** Login, sign-up and password reset: the unauthenticated account operations. */
 export function accountOperations(deps: ApiDeps): Operation[] {
   const context = (requestId: string, actor = 'anonymous'): CommandContext => ({ actor, correlationId: requestId, now: new Date() });
+
+  /** The user a reset code was sent to, checked so that a wrong e-mail and a wrong code answer alike. */
+  const resetTarget = async (email: string, code: string) => {
+    const user = await deps.users.byUsernameOrEmail(email);
+    if (!user || user.emailLower !== email.trim().toLowerCase()) throw new ValidationError(INVALID_RESET, 'INVALID_CODE');
+    const state = await loadUser(deps.events, user.id);
+    const reset = state.status === 'registered' ? state.reset : null;
+    if (!reset || reset.codeHash !== hashCode(code) || Date.parse(reset.expires) <= Date.now()) throw new ValidationError(INVALID_RESET, 'INVALID_CODE');
+    return user;
+  };
 
   return [
     operation({
       operationId: 'login',
       method: 'post',
       path: '/api-login',
-      summary: 'Get a JWT token for a username or e-mail and password',
+      summary: 'Get a JWT token for a username or e-mail and password (and a TOTP token when MFA is on)',
       auth: 'none',
       body: GetJWTRequest,
-      async handler({ body }) {
+      async handler({ body, ctx, requestId }) {
+        const address = addressOf(ctx.ip);
+        const keys = [`account:${body.username.trim().toLowerCase()}`, `address:${address}`];
+        const delay = deps.throttle.check(keys);
+        if (delay > 0) await sleep(delay);
         const user = await deps.users.byUsernameOrEmail(body.username);
-        const userId = await verifyLogin(deps.events, user?.id ?? null, body.password);
-        return { token: await deps.tokens.issue(userId, new Date()) };
+        const outcome = await login(
+          deps.events,
+          { userId: user?.id ?? null, password: body.password, totpToken: body.totpToken, address },
+          context(requestId, user ? `user:${user.id}` : 'anonymous'),
+        );
+        if (!outcome.ok) {
+          // Asking for the TOTP token after a right password is not an attempt to guess.
+          if (!(outcome.passwordWasRight && outcome.error.code === 'TOTP_REQUIRED')) deps.throttle.fail(keys);
+          throw outcome.error;
+        }
+        deps.throttle.succeed(keys);
+        return { token: await deps.tokens.issue(outcome.userId, outcome.sessionVersion, new Date()) };
       },
     }),
     operation({
       operationId: 'createUser',
       method: 'post',
       path: '/api-user-create',
-      summary: 'Create a user and their first project',
+      summary: 'Create a user and their first project; an activation code is e-mailed',
       auth: 'none',
       body: CreateUserRequest,
       async handler({ body, requestId, settle }) {
         if (!deps.settings.signupEnabled) throw new ForbiddenError(SIGNUP_CLOSED, 'SIGNUP_CLOSED');
-        const ctx = context(requestId);
         const { userId } = await registerUser(
           deps,
           {
@@ -76,7 +113,7 @@ export function accountOperations(deps: ApiDeps): Operation[] {
             companyName: body.companyName ?? null,
             privacyPolicy: body.privacyPolicy,
           },
-          ctx,
+          context(requestId),
         );
         const { position } = await createProject(
           deps,
@@ -85,6 +122,80 @@ export function accountOperations(deps: ApiDeps): Operation[] {
         );
         await settle(position);
         return { id: userId };
+      },
+    }),
+    operation({
+      operationId: 'requestResetPassword',
+      method: 'post',
+      path: '/api-user-request-reset-password',
+      summary: 'E-mail a password reset code; the answer is the same whether or not the address is known',
+      auth: 'none',
+      body: z.object({ email: Email }),
+      async handler({ body, requestId }) {
+        const user = await deps.users.byUsernameOrEmail(body.email);
+        if (user && user.emailLower === body.email.trim().toLowerCase() && user.email) {
+          const code = newCode();
+          const ctx = context(requestId, `user:${user.id}`);
+          await runUserCommand(deps.events, user.id, { type: 'RequestPasswordReset', data: { codeHash: hashCode(code), expires: new Date(ctx.now.getTime() + RESET_CODE_LIFETIME_MS), now: ctx.now } }, ctx);
+          await deps.sendEmail(passwordResetEmail(user.id, user.email, user.name ?? user.username, code), ctx);
+        }
+        return {};
+      },
+    }),
+    operation({
+      operationId: 'verifyResetPassword',
+      method: 'post',
+      path: '/api-user-verify-reset-password-code',
+      summary: 'Check that a password reset code is valid',
+      auth: 'none',
+      body: z.object({ email: Email, code: Code }),
+      async handler({ body }) {
+        await resetTarget(body.email, body.code);
+        return {};
+      },
+    }),
+    operation({
+      operationId: 'resetPassword',
+      method: 'post',
+      path: '/api-user-reset-password',
+      summary: 'Set a new password with a reset code; every earlier session ends',
+      auth: 'none',
+      body: z.object({ email: Email, code: Code, newPassword: Password }),
+      async handler({ body, requestId, settle }) {
+        const user = await resetTarget(body.email, body.code);
+        const ctx = context(requestId, `user:${user.id}`);
+        const { appended } = await runUserCommand(
+          deps.events,
+          user.id,
+          { type: 'ResetPassword', data: { codeHash: hashCode(body.code), passwordHash: await hashPassword(body.newPassword), now: ctx.now } },
+          ctx,
+        );
+        await settle(appended!.position);
+        return {};
+      },
+    }),
+    operation({
+      operationId: 'getSSODomainIdPs',
+      method: 'get',
+      path: '/api-sso/:usernameOrEmail',
+      summary: 'Identity providers enabled for a user or e-mail domain',
+      auth: 'none',
+      async handler() {
+        // No identity provider is configured on this installation yet.
+        return { idps: [] };
+      },
+    }),
+    operation({
+      operationId: 'getUserNeedToSetPassword',
+      method: 'get',
+      path: '/api-user-need-to-set-password/:usernameOrEmail',
+      summary: 'Whether the user is registered and must set a password',
+      auth: 'none',
+      async handler({ params }) {
+        const user = await deps.users.byUsernameOrEmail(decodeURIComponent(params.usernameOrEmail ?? ''));
+        if (!user) return { needPassword: false, whitelabels: [], trials: [], idps: [] };
+        // The address is told only to someone who must set a password, for the link to do so.
+        return { email: user.passwordConfigured ? undefined : (user.email ?? undefined), needPassword: !user.passwordConfigured, emailVerified: user.activated, whitelabels: [], trials: [], idps: [] };
       },
     }),
   ];

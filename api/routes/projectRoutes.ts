@@ -65,6 +65,7 @@ export function projectOperations(deps: ApiDeps): Operation[] {
         const users = await usersOfProjects(deps, [project]);
         return projectInfoView(project, users, {
           showDevelopmentKeys: principal.kind === 'user' && principal.via === 'jwt',
+          staffUsernames: deps.settings.staffUsernames,
           studioUrl: deps.settings.publicUrl,
           now: new Date(),
         });

@@ -2,12 +2,17 @@ import type { ProjectDocument } from '../../projections/projects/projectDocument
 import type { UserDocument } from '../../projections/users/userDocument';
 import { userView } from './userView';
 
+export interface UserViewSettings {
+  staffUsernames: ReadonlySet<string>;
+  publicUrl: string;
+}
+
 export type UsersById = ReadonlyMap<number, UserDocument>;
 
 const displayName = (u: UserDocument | undefined): string => u?.name ?? u?.username ?? 'Unknown user';
 
 /** The SDK's Project, as listed and as nested in project information. */
-export function projectView(p: ProjectDocument, users: UsersById): Record<string, unknown> {
+export function projectView(p: ProjectDocument, users: UsersById, settings: UserViewSettings): Record<string, unknown> {
   const owner = users.get(p.ownerUserId);
   return {
     id: p.id,
@@ -21,7 +26,7 @@ export function projectView(p: ProjectDocument, users: UsersById): Record<string
     ownerIsDeveloperProfile: false,
     collaborators: p.collaborators.flatMap((c) => {
       const u = users.get(c.userId);
-      return u ? [{ ...userView(u), isOwner: c.isOwner }] : [];
+      return u ? [{ ...userView(u, settings.staffUsernames, settings.publicUrl), isOwner: c.isOwner }] : [];
     }),
     labelingMethod: 'single_label',
     metadata: {},
@@ -40,6 +45,7 @@ export function projectView(p: ProjectDocument, users: UsersById): Record<string
 const emptySummary = () => ({ totalLengthMs: 0, labels: [], totalLabels: 0, dataCount: 0 });
 
 export interface ProjectInfoOptions {
+  staffUsernames: ReadonlySet<string>;
   /** Development keys are shown only to a JWT-authenticated user (the spec's rule since January 2026). */
   showDevelopmentKeys: boolean;
   studioUrl: string;
@@ -52,7 +58,7 @@ export function projectInfoView(p: ProjectDocument, users: UsersById, options: P
   const periodEnd = new Date(Date.UTC(options.now.getUTCFullYear(), options.now.getUTCMonth() + 1, 1));
   const jobLimitM = 20;
   return {
-    project: projectView(p, users),
+    project: projectView(p, users, { staffUsernames: options.staffUsernames, publicUrl: options.studioUrl }),
     developmentKeys: options.showDevelopmentKeys
       ? { apiKey: p.developmentApiKey ?? undefined, hmacKey: p.developmentHmacKey ?? undefined }
       : { apiKey: undefined, hmacKey: undefined },
@@ -84,7 +90,7 @@ export function projectInfoView(p: ProjectDocument, users: UsersById, options: P
     },
     collaborators: p.collaborators.flatMap((c) => {
       const u = users.get(c.userId);
-      return u ? [userView(u)] : [];
+      return u ? [userView(u, options.staffUsernames, options.studioUrl)] : [];
     }),
     deploySettings: {
       eonCompiler: true,

@@ -46,3 +46,15 @@ export class ConflictError extends DomainError {
 export function assertNever(value: never): never {
   throw new Error(`Unexpected value: ${JSON.stringify(value)}`);
 }
+
+export class ServiceUnavailableError extends DomainError {
+  constructor(message: string, code = 'NOT_CONFIGURED') {
+    super(code, message, 503);
+  }
+}
+
+export class TooLargeError extends DomainError {
+  constructor(message: string, code = 'TOO_LARGE') {
+    super(code, message, 413);
+  }
+}

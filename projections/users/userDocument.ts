@@ -1,3 +1,13 @@
+import type { ProjectsSortOrder } from '../../domain/user/userEvents';
+
+export interface UserSubscriptionView {
+  status: 'none' | 'checkout' | 'active' | 'cancellation-pending' | 'canceled';
+  periodStart: string | null;
+  periodEnd: string | null;
+  cancellationRequestDate: string | null;
+  terminationDate: string | null;
+}
+
 /** The `users` read model: one document per user, personal data already opened. */
 export interface UserDocument {
   _id: number;
@@ -11,14 +21,47 @@ export interface UserDocument {
   jobTitle: string | null;
   companyName: string | null;
   created: string;
+  /** The first user of the installation. */
+  firstUser: boolean;
   activated: boolean;
   pending: boolean;
   mfaConfigured: boolean;
   passwordConfigured: boolean;
+  /** Tokens issued under an older version were issued before a password change: refused. */
+  sessionVersion: number;
   suspended: boolean;
   tier: 'free' | 'community-plus' | 'professional' | 'enterprise';
+  photo: string | null;
+  experiments: string[];
+  projectsSortOrder: ProjectsSortOrder;
+  timezone: string | null;
+  dismissedNotifications: string[];
+  lastAcceptedTermsOfService: { version: string; acceptanceDate: string } | null;
+  /** EULA name → accepted version. */
+  eulas: Record<string, string>;
+  subscription: UserSubscriptionView;
+  developerProfileOrganizationId: number | null;
+  lastSeen: string | null;
   _position: string;
   [key: string]: unknown;
 }
 
 export const USERS = 'users';
+
+/** The `trials` read model: enterprise trials, per user. */
+export interface TrialDocument {
+  _id: number;
+  id: number;
+  userId: number;
+  organizationId: number;
+  created: string;
+  expirationDate: string;
+  notes: string | null;
+  expiredDate: string | null;
+  deletedDate: string | null;
+  upgradedDate: string | null;
+  _position: string;
+  [key: string]: unknown;
+}
+
+export const TRIALS = 'trials';

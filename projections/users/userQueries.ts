@@ -1,5 +1,5 @@
 import type { ReadStore } from '../../stores/readstore/readStore';
-import { USERS, type UserDocument } from './userDocument';
+import { TRIALS, USERS, type TrialDocument, type UserDocument } from './userDocument';
 
 export class UserQueries {
   constructor(private readonly store: ReadStore) {}
@@ -20,6 +20,15 @@ export class UserQueries {
   byUsernameOrEmail(value: string): Promise<UserDocument | null> {
     const lower = value.trim().toLowerCase();
     return this.users.findOne({ $or: [{ usernameLower: lower }, { emailLower: lower }] });
+  }
+
+  trials(userId: number): Promise<TrialDocument[]> {
+    return this.store.collection<TrialDocument>(TRIALS).find({ userId }, { sort: { created: 1, _id: 1 } });
+  }
+
+  /** Subscriptions whose billing period ended while they were set to be canceled. */
+  endedSubscriptions(now: Date): Promise<UserDocument[]> {
+    return this.users.find({ 'subscription.status': 'cancellation-pending', 'subscription.terminationDate': { $lte: now.toISOString() } });
   }
 
   count(): Promise<number> {

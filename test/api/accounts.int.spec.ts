@@ -85,21 +85,23 @@ for (const setup of setups) {
         name: 'Ada Lovelace',
         email: 'ada@example.com',
         created: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
-        staffInfo: { isStaff: false, hasSudoRights: false },
+        // The installation's first user is staff.
+        staffInfo: { isStaff: true, hasSudoRights: false },
+        permissions: expect.arrayContaining(['users:emails:read']),
         pending: false,
         activated: false,
         mfaConfigured: false,
         tier: 'free',
         organizations: [],
-        experiments: [],
+        experiments: expect.arrayContaining([expect.objectContaining({ type: 'dark-mode', enabled: false, showToUser: true })]),
         suspended: false,
-        notifications: [],
+        notifications: ['welcome', 'activate-account'],
         passwordConfigured: true,
         projectsSortOrder: 'created-desc',
         hasEnterpriseFeaturesAccess: false,
         lastAccessedProjects: { projects: [expect.objectContaining({ name: 'ada-project-1' })], hasMoreProjects: false },
         privatePersonalProjectsUsed: 1,
-        eulas: [],
+        eulas: [expect.objectContaining({ name: 'brainchip', userIsCompliant: false }), expect.objectContaining({ name: 'syntiant' })],
       });
       expect(res.body.projects).toEqual([expect.objectContaining({ name: 'ada-project-1', owner: 'Ada Lovelace' })]);
       const excluded = await call(service, 'GET', '/api/user?excludeProjects=true', { headers: { 'x-jwt-token': token } });

@@ -1,30 +1,79 @@
+import { emailDecider, type EmailCommand } from '../../domain/email/emailDecider';
+import { emailStream } from '../../domain/email/emailEvents';
 import { projectDecider } from '../../domain/project/projectDecider';
 import { projectStream } from '../../domain/project/projectEvents';
-import type { DomainEvent } from '../../domain/shared/decider';
-import { userDecider } from '../../domain/user/userDecider';
+import { fold, type DomainEvent } from '../../domain/shared/decider';
+import { organizationDecider } from '../../domain/organization/organizationDecider';
+import { organizationStream } from '../../domain/organization/organizationEvents';
+import { userDecider, type UserCommand } from '../../domain/user/userDecider';
 import { userStream } from '../../domain/user/userEvents';
 import type { StoredEvent } from '../../stores/eventstore/eventStore';
 import { API_KEYS } from '../../projections/apiKeys/apiKeyDocument';
+import { EMAILS } from '../../projections/emails/emailDocument';
 import { PROJECTS } from '../../projections/projects/projectDocument';
-import { USERS } from '../../projections/users/userDocument';
+import { ORGANIZATIONS } from '../../projections/organizations/organizationDocument';
+import { TRIALS, USERS } from '../../projections/users/userDocument';
 import type { ReadStore } from '../../stores/readstore/readStore';
 
 /** Every collection the projections write, for snapshots. */
-export const READ_MODEL_COLLECTIONS = [USERS, PROJECTS, API_KEYS];
+export const READ_MODEL_COLLECTIONS = [USERS, TRIALS, PROJECTS, API_KEYS, EMAILS, ORGANIZATIONS];
 
 /** A small but complete log, made by the deciders: it holds every event type a projection handles. */
 export function sampleLog(): StoredEvent[] {
   const now = new Date('2026-11-25T12:00:00.000Z');
   const batches: [string, DomainEvent[]][] = [];
-  for (const [userId, username] of [[1, 'ada'], [2, 'bob']] as const) {
-    batches.push([
-      userStream(userId),
-      userDecider.decide(
-        {
-          type: 'RegisterUser',
-          data: { userId, username, name: username.toUpperCase(), email: `${username}@example.com`, jobTitle: null, companyName: null, passwordHash: 'h', privacyPolicy: true, now },
+  // Ada goes through every account step; Bob registers; Cy registers and deletes the account.
+  const day = 24 * 3600 * 1000;
+  for (const [userId, username] of [[1, 'ada'], [2, 'bob'], [3, 'cy']] as const) {
+    const commands: UserCommand[] = [
+      {
+        type: 'RegisterUser',
+        data: {
+          userId, username, name: username.toUpperCase(), email: `${username}@example.com`, jobTitle: null, companyName: null, passwordHash: 'h',
+          privacyPolicy: true, firstUser: userId === 1, activationCode: { hash: 'code', expires: new Date(now.getTime() + day) }, now,
         },
-        userDecider.initialState(),
+      },
+    ];
+    if (userId === 1) {
+      commands.push(
+        { type: 'ActivateUser', data: { codeHash: 'code', now } },
+        { type: 'ChangePassword', data: { currentPasswordOk: true, passwordHash: 'h2', now } },
+        { type: 'CreateTotpKey', data: { key: 'KEY', now } },
+        { type: 'EnableTotp', data: { key: 'KEY', timeStep: 100, recoveryCodeHashes: ['r1'], now } },
+        { type: 'RecordLogin', data: { passwordOk: true, totpGiven: true, totpTimeStep: 101, totpHash: null, address: '127.0.0.1', now } },
+        { type: 'ClearTotp', data: { timeStep: 102, now } },
+        { type: 'UpdateProfile', data: { name: 'Ada L.', jobTitle: 'Engineer', experiments: ['dark-mode'], now } },
+        { type: 'AcceptTermsOfService', data: { version: 'v1', now } },
+        { type: 'AcceptEula', data: { name: 'syntiant', version: '2022-08', now } },
+        { type: 'DismissNotification', data: { notification: 'welcome', now } },
+        { type: 'ChangePhoto', data: { photo: 'abc', now } },
+        { type: 'CreateDeveloperProfile', data: { organizationId: 30, now } },
+        { type: 'StartEnterpriseTrial', data: { trialId: 40, organizationId: 31, expirationDate: new Date(now.getTime() + 14 * day), notes: null, now } },
+        { type: 'StartSubscriptionCheckout', data: { checkoutId: 'co_1', now } },
+        { type: 'ActivateSubscription', data: { checkoutId: 'co_1', periodStart: now, periodEnd: new Date(now.getTime() + 30 * day), now } },
+        { type: 'CancelSubscription', data: { reason: null, now } },
+        { type: 'UndoCancelSubscription', data: { now } },
+        { type: 'CancelSubscription', data: { reason: 'too expensive', now } },
+        { type: 'EndSubscription', data: { now: new Date(now.getTime() + 31 * day) } },
+      );
+    }
+    if (userId === 3) commands.push({ type: 'DeleteUser', data: { passwordOk: true, totpTimeStep: null, now } });
+    let state = userDecider.initialState();
+    const events: DomainEvent[] = [];
+    for (const command of commands) {
+      for (const e of userDecider.decide(command, state)) {
+        events.push(e);
+        state = userDecider.evolve(state, e);
+      }
+    }
+    batches.push([userStream(userId), events]);
+  }
+  for (const [organizationId, trialId] of [[30, null], [31, 40]] as const) {
+    batches.push([
+      organizationStream(organizationId),
+      organizationDecider.decide(
+        { type: 'CreateOrganization', data: { organizationId, name: `org ${organizationId}`, isDeveloperProfile: trialId === null, ownerUserId: 1, trialId, now } },
+        organizationDecider.initialState(),
       ),
     ]);
   }
@@ -47,6 +96,19 @@ export function sampleLog(): StoredEvent[] {
         projectDecider.initialState(),
       ),
     ]);
+  }
+  // One e-mail sent to a user, one to an address without an account that could not be sent.
+  for (const [emailId, userId, outcome] of [
+    [20, 1, { sent: true, providerResponse: '250 OK: queued as 20' }],
+    [21, null, { sent: false, reason: 'No SMTP server is configured (SMTP_URL is not set)' }],
+  ] as const) {
+    const queue: EmailCommand = {
+      type: 'QueueEmail',
+      data: { emailId, userId, projectId: userId === null ? null : 10, from: 'noreply@example.com', to: `mail${emailId}@example.com`, subject: `Mail ${emailId}`, bodyText: 'Hello', bodyHTML: '<p>Hello</p>', now },
+    };
+    const queued = emailDecider.decide(queue, emailDecider.initialState());
+    const recorded = emailDecider.decide({ type: 'RecordDelivery', data: { emailId, outcome, now } }, fold(emailDecider, queued));
+    batches.push([emailStream(emailId), [...queued, ...recorded]]);
   }
   let position = 0n;
   const log: StoredEvent[] = [];
