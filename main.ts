@@ -265,6 +265,8 @@ export interface RunningService {
   ingestionUrl: string | undefined;
   ingestionTlsUrl: string | undefined;
   projections: ProjectionRunner | undefined;
+  /** Ends due subscriptions now, rather than at the next interval (tests, operators). */
+  endDueSubscriptions(now?: Date): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -273,7 +275,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
   const servers: (http.Server | https.Server)[] = [];
   let projections: ProjectionRunner | undefined;
   let sagas: RunningSagas | undefined;
-  let subscriptionEnd: { stop(): Promise<void> } | undefined;
+  let subscriptionEnd: ReturnType<typeof startSubscriptionEnd> | undefined;
   const stop = async () => {
     await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
     for (const s of servers) s.closeAllConnections();
@@ -346,7 +348,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
       ingestionTlsUrl = local('https', await listen(secure, config.ingestionTlsPort, config.host));
     }
     log.info({ apiUrl, ingestionUrl, ingestionTlsUrl, roles: [...config.roles], eventStore: config.eventStoreUrl ? 'eventstoredb' : 'sqlite', readStore: config.mongoUrl ? 'mongodb' : 'memory' }, 'service started');
-    return { config, stores, apiUrl, ingestionUrl, ingestionTlsUrl, projections, stop };
+    return { config, stores, apiUrl, ingestionUrl, ingestionTlsUrl, projections, stop, endDueSubscriptions: async (now) => subscriptionEnd?.runOnce(now) };
   } catch (error) {
     await stop();
     throw error;

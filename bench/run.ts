@@ -2,9 +2,10 @@
 // and prints what each measured.
 
 import type { BenchResult } from './benchResult';
+import { benchAccounts } from './accounts';
 import { benchEventStoreAppend } from './eventStoreAppend';
 
-const benchmarks: Array<() => Promise<BenchResult>> = [benchEventStoreAppend];
+const benchmarks: Array<() => Promise<BenchResult>> = [benchEventStoreAppend, benchAccounts];
 
 for (const bench of benchmarks) {
   const result = await bench();

@@ -7,6 +7,8 @@ import { describe } from 'vitest';
 import { dropMongoDatabases, mongoSkipReason } from './mongoTestDatabases';
 import { loadConfig, startService, type Config, type RunningService } from '../../main';
 
+export const TEST_PAYMENT_SECRET = 'test-payment-secret-0123456789';
+
 /** The two setups the slice runs on: the embedded default, and MongoDB when MONGO_URL is set. */
 export const setups: { name: string; mongo: boolean; skipReason?: string }[] = [
   { name: 'embedded (SQLite + memory)', mongo: false },
@@ -32,6 +34,8 @@ export async function startTestService(options: { mongo: boolean; env?: Record<s
     INGESTION_TLS_PORT: '0',
     HOST: '127.0.0.1',
     PUBLIC_URL: 'http://studio.test',
+    PAYMENT_PORTAL_URL: 'https://pay.test/checkout',
+    PAYMENT_WEBHOOK_SECRET: TEST_PAYMENT_SECRET,
     DATA_DIR: dataDir,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     ...(options.mongo ? { MONGO_URL: process.env.MONGO_URL!, MONGO_DB: mongoDb } : {}),
