@@ -131,6 +131,7 @@ export function accountOperations(deps: ApiDeps): Operation[] {
       summary: 'E-mail a password reset code; the answer is the same whether or not the address is known',
       auth: 'none',
       body: z.object({ email: Email }),
+      // No read-your-writes wait here: how long the answer takes must not tell whether the address exists.
       async handler({ body, requestId }) {
         const user = await deps.users.byUsernameOrEmail(body.email);
         if (user && user.emailLower === body.email.trim().toLowerCase() && user.email) {

@@ -7,6 +7,9 @@ const PASSWORD = 'correct horse battery';
 
 /** The code in the newest e-mail with this subject the user received (read as staff). */
 async function codeFromEmail(service: TestService, staffToken: string, userId: number, subject: string): Promise<string> {
+  // A reset request answers before its e-mail is in the read models (so that its timing does not
+  // tell whether the address exists): wait for them to catch up with the log.
+  await service.projections!.waitFor((await service.stores.events.headPosition())!, 5000);
   const res = await call(service, 'GET', `/api/users/${userId}/emails`, { headers: { 'x-jwt-token': staffToken } });
   const mail = (res.body.emails as { subject: string; bodyText: string }[]).find((m) => m.subject === subject);
   const code = /code is: ([A-Z0-9-]+)/.exec(mail?.bodyText ?? '')?.[1];
