@@ -15,6 +15,7 @@ import { accountOperations } from './routes/accountRoutes';
 import { currentUserOperations } from './routes/currentUserRoutes';
 import { paymentOperations } from './routes/paymentRoutes';
 import { projectOperations } from './routes/projectRoutes';
+import { serveUserPhoto, userPhotoOperations } from './routes/userPhotoRoutes';
 
 export interface ApiAppOptions {
   log: Logger;
@@ -25,7 +26,7 @@ export interface ApiAppOptions {
 
 /** Every operation, in matching order: fixed paths before `/api/:projectId`. */
 export function allOperations(deps: ApiDeps): Operation[] {
-  return [...accountOperations(deps), ...paymentOperations(deps), ...currentUserOperations(deps), ...projectOperations(deps)];
+  return [...accountOperations(deps), ...paymentOperations(deps), ...userPhotoOperations(deps), ...currentUserOperations(deps), ...projectOperations(deps)];
 }
 
 export function createApiApp(deps: ApiDeps, options: ApiAppOptions): Koa {
@@ -36,6 +37,8 @@ export function createApiApp(deps: ApiDeps, options: ApiAppOptions): Koa {
   router.get('/openapi.json', (ctx) => {
     ctx.body = openApiDocument(operations);
   });
+  // Public, and binary: not an operation of the JSON API.
+  router.get('getUserPhoto', '/user-photos/:sha256', serveUserPhoto(deps));
   mountOperations(router, operations, {
     auth: deps,
     async settle(position: Position) {

@@ -1,8 +1,9 @@
-import type {} from 'koa-body'; // its augmentation types ctx.request.body
+import { rm } from 'node:fs/promises';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
+import { HttpMethodEnum, koaBody, type ScalarOrArrayFiles } from 'koa-body'; // its augmentation types ctx.request.body
 import { z } from 'zod';
-import { ValidationError } from '../../domain/shared/errors';
+import { TooLargeError, ValidationError } from '../../domain/shared/errors';
 import type { Position } from '../../stores/eventstore/eventStore';
 import { authenticate, requirePrincipal, type AuthDeps, type AuthRequirement, type Principal } from '../auth/principal';
 
@@ -16,6 +17,31 @@ export interface OperationRequest<Body, Query, Auth extends AuthRequirement = Au
   requestId: string;
   /** Read your writes: resolves once the read models have applied the write at `position`. */
   settle(position: Position): Promise<void>;
+  /** The files of a multipart operation by field name (see `Operation.multipart`); empty otherwise. */
+  files: Readonly<Record<string, UploadedFile>>;
+}
+
+/** A file of a multipart request, in a temporary file that is removed once the handler is done. */
+export interface UploadedFile {
+  path: string;
+  size: number;
+  /** Lowercase hex SHA-256 of the content, computed as it arrived (the blob store's address). */
+  sha256: string;
+  /** As the client named and typed it: informative only, never to be trusted. */
+  clientFilename: string | null;
+  clientType: string | null;
+}
+
+/**
+ * A `multipart/form-data` body, for this operation only (the app's body parser leaves multipart
+ * alone). Each listed field may carry one file of at most `maxFileBytes`; a file in another field,
+ * or a second file in one, is refused. Files stream to temporary files, never whole into memory.
+ */
+export interface MultipartOptions {
+  files: readonly string[];
+  maxFileBytes: number;
+  /** Where the temporary files go; the system's temporary folder by default. */
+  uploadDir?: string;
 }
 
 type AnySchema = z.ZodType;
@@ -34,6 +60,8 @@ export interface Operation<B extends AnySchema = AnySchema, Q extends AnySchema 
   auth: A;
   body?: B;
   query?: Q;
+  /** Set for operations that take files; their text fields are validated by `body`. */
+  multipart?: MultipartOptions;
   handler(request: OperationRequest<z.infer<B>, z.infer<Q>, A>): Promise<Record<string, unknown>>;
 }
 
@@ -66,27 +94,135 @@ export interface MountDeps {
 
 export function mountOperations(router: Router, operations: readonly Operation[], deps: MountDeps): void {
   for (const op of operations) {
+    const parseMultipart = op.multipart ? multipartParser(op.multipart) : undefined;
     router[op.method](op.operationId, op.path, async (ctx) => {
-      // Authenticate first: a request without valid credentials learns nothing from validation.
-      const principal = requirePrincipal(await authenticate(ctx, deps.auth), op.auth);
-      const body = validate(op.body, ctx.request.body ?? {}, 'request body');
-      const query = validate(op.query, ctx.query, 'query parameters');
-      const result = await op.handler({
-        ctx,
-        body,
-        query,
-        params: ctx.params as Record<string, string>,
-        principal: principal as Principal,
-        requestId: String(ctx.state.requestId),
-        settle: deps.settle,
-      });
-      // An operation answering with a redirect (the spec's 302 to the payment portal) sets `redirect`.
-      const redirect = ctx.state.redirect as string | undefined;
-      if (redirect) ctx.redirect(redirect);
-      ctx.status = redirect ? 302 : 200;
-      ctx.body = { success: true, ...result };
+      try {
+        // Authenticate first: a request without valid credentials learns nothing from validation,
+        // and sends no file to our disk.
+        const principal = requirePrincipal(await authenticate(ctx, deps.auth), op.auth);
+        const files = parseMultipart ? await parseMultipart(ctx) : {};
+        const body = validate(op.body, ctx.request.body ?? {}, 'request body');
+        const query = validate(op.query, ctx.query, 'query parameters');
+        const result = await op.handler({
+          ctx,
+          body,
+          query,
+          params: ctx.params as Record<string, string>,
+          principal: principal as Principal,
+          requestId: String(ctx.state.requestId),
+          settle: deps.settle,
+          files,
+        });
+        // An operation answering with a redirect (the spec's 302 to the payment portal) sets `redirect`.
+        const redirect = ctx.state.redirect as string | undefined;
+        if (redirect) ctx.redirect(redirect);
+        ctx.status = redirect ? 302 : 200;
+        ctx.body = { success: true, ...result };
+      } finally {
+        if (parseMultipart) await removeUploads(ctx.request.files);
+      }
     });
   }
+}
+
+/** The file a multipart operation requires in `field`, or 400 naming the field. */
+export function requireFile(request: { files: Readonly<Record<string, UploadedFile>> }, field: string): UploadedFile {
+  const file = request.files[field];
+  if (!file) throw new ValidationError(`Invalid request body: "${field}" is required, as a file field of a multipart/form-data body`);
+  return file;
+}
+
+/** Room for the parts' headers and boundaries besides the files' bytes. */
+const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
+const MAX_TEXT_FIELDS = 32;
+
+type FormidableFile = Exclude<ScalarOrArrayFiles[string], readonly unknown[]>;
+
+function formatBytes(bytes: number): string {
+  if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MB`;
+  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KB`;
+  return `${bytes} bytes`;
+}
+
+const fileTooLarge = (options: MultipartOptions) => new TooLargeError(`The file is too large: at most ${formatBytes(options.maxFileBytes)}`, 'FILE_TOO_LARGE');
+
+/** Formidable's errors (FormidableError `code`s) as errors a client can act on. */
+function multipartError(error: Error, options: MultipartOptions): Error {
+  const code = (error as { code?: unknown }).code;
+  const fields = options.files.map((f) => `"${f}"`).join(', ');
+  switch (code) {
+    case 1009: // total file size exceeded, while streaming
+    case 1016: // one file's size exceeded
+      return fileTooLarge(options);
+    case 1006: // text fields too large
+      return new TooLargeError('The form fields are too large', 'FIELDS_TOO_LARGE');
+    case 1007:
+      return new ValidationError(`Too many form fields: at most ${MAX_TEXT_FIELDS}`);
+    case 1015:
+      return new ValidationError(`Too many files: send one file in each of ${fields}`);
+    case 1008:
+    case 1010:
+      return new ValidationError('The file is empty');
+    case 1002:
+      return new ValidationError('The upload was aborted before the body was complete');
+    case 1003:
+    case 1011:
+    case 1012:
+    case 1013:
+    case 1014:
+      return new ValidationError('Malformed multipart/form-data body', 'MALFORMED_MULTIPART');
+    default:
+      // Our side (a temporary file that could not be written): a 500.
+      return error;
+  }
+}
+
+function multipartParser(options: MultipartOptions): (ctx: Context) => Promise<Record<string, UploadedFile>> {
+  const maxBodyBytes = options.maxFileBytes * options.files.length + MULTIPART_OVERHEAD_BYTES;
+  const parse = koaBody({
+    multipart: true,
+    json: false,
+    urlencoded: false,
+    text: false,
+    parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH],
+    formidable: {
+      maxFiles: options.files.length,
+      maxFileSize: options.maxFileBytes,
+      // Checked as the bytes arrive (maxFileSize only at the end of each file).
+      maxTotalFileSize: options.maxFileBytes * options.files.length,
+      maxFields: MAX_TEXT_FIELDS,
+      maxFieldsSize: MULTIPART_OVERHEAD_BYTES,
+      allowEmptyFiles: false,
+      hashAlgorithm: 'sha256',
+      ...(options.uploadDir ? { uploadDir: options.uploadDir } : {}),
+    },
+    onError(error, ctx) {
+      // Formidable stops reading on an error; drain the rest so the client gets to read our answer.
+      if (!ctx.req.complete) ctx.req.resume();
+      throw multipartError(error, options);
+    },
+  });
+  return async (ctx) => {
+    // Anything else (JSON, no body) simply has no files; the handler says which one it needs.
+    if (!ctx.is('multipart')) return {};
+    // A declared length over the limit is refused before a byte is read.
+    if (Number(ctx.get('content-length') || 0) > maxBodyBytes) throw fileTooLarge(options);
+    await parse(ctx, async () => {});
+    const files: Record<string, UploadedFile> = {};
+    for (const [field, value] of Object.entries(ctx.request.files ?? {})) {
+      if (!options.files.includes(field)) throw new ValidationError(`Unexpected file field "${field}": this operation takes ${options.files.map((f) => `"${f}"`).join(', ')}`);
+      const all = Array.isArray(value) ? value : [value];
+      if (all.length !== 1) throw new ValidationError(`Send one file in "${field}"`);
+      const file = all[0] as FormidableFile;
+      files[field] = { path: file.filepath, size: file.size, sha256: String(file.hash), clientFilename: file.originalFilename, clientType: file.mimetype };
+    }
+    return files;
+  };
+}
+
+async function removeUploads(files: ScalarOrArrayFiles | undefined): Promise<void> {
+  const all = Object.values(files ?? {}).flatMap((value) => (Array.isArray(value) ? value : [value]) as FormidableFile[]);
+  await Promise.all(all.map((file) => rm(file.filepath, { force: true })));
 }
 
 /** Path parameters that are integer ids. */

@@ -22,6 +22,11 @@ export class UserQueries {
     return this.users.findOne({ $or: [{ usernameLower: lower }, { emailLower: lower }] });
   }
 
+  /** A user whose current photo is the blob `sha256`, if any (photos are shared by content). */
+  byPhoto(sha256: string): Promise<UserDocument | null> {
+    return this.users.findOne({ photo: sha256 });
+  }
+
   trials(userId: number): Promise<TrialDocument[]> {
     return this.store.collection<TrialDocument>(TRIALS).find({ userId }, { sort: { created: 1, _id: 1 } });
   }

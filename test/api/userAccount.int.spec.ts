@@ -1,6 +1,6 @@
-import { generate } from 'otplib';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { signBody } from '../../commands/users/subscriptions';
+import { totpSteps } from '../support/totp';
 import { TEST_PAYMENT_SECRET, call, describeOn, setups, signup, startTestService, type TestService } from '../support/testService';
 
 const PASSWORD = 'correct horse battery';
@@ -17,7 +17,6 @@ async function codeFromEmail(service: TestService, staffToken: string, userId: n
   return code;
 }
 
-const totpAt = (key: string, offsetSeconds: number) => generate({ secret: key, epoch: Math.floor(Date.now() / 1000) + offsetSeconds });
 
 for (const setup of setups) {
   describeOn(setup, 'user accounts over HTTP', () => {
@@ -211,8 +210,9 @@ for (const setup of setups) {
       const created = await call(service, 'POST', '/api/user/mfa/totp/create-key', { headers: jwt(user.token) });
       expect(created.body).toEqual({ success: true, key: expect.stringMatching(/^[A-Z2-7]+$/), url: expect.stringMatching(/^otpauth:\/\/totp\//) });
       const key = String(created.body.key);
+      const tokens = await totpSteps(key, 10);
       expect((await call(service, 'POST', '/api/user/mfa/totp/set-key', { headers: jwt(user.token), body: { key, totpToken: '000000' } })).status).toBe(400);
-      const set = await call(service, 'POST', '/api/user/mfa/totp/set-key', { headers: jwt(user.token), body: { key, totpToken: await totpAt(key, -30) } });
+      const set = await call(service, 'POST', '/api/user/mfa/totp/set-key', { headers: jwt(user.token), body: { key, totpToken: tokens.previous } });
       expect(set.body.recoveryCodes).toHaveLength(10);
       const recovery = (set.body.recoveryCodes as string[])[0]!;
       expect((await call(service, 'POST', '/api/user/mfa/totp/create-key', { headers: jwt(user.token) })).status).toBe(409);
@@ -221,16 +221,16 @@ for (const setup of setups) {
       const noToken = await loginAs('mfa');
       expect(noToken.status).toBe(401);
       expect(String(noToken.body.error)).toMatch(/^ERR_TOTP_TOKEN IS REQUIRED/);
-      const token = await totpAt(key, 0);
+      const token = tokens.current;
       expect((await loginAs('mfa', PASSWORD, token)).status).toBe(200);
       expect((await loginAs('mfa', PASSWORD, token)).status, 'a token is not accepted twice').toBe(401);
-      expect((await loginAs('mfa', 'wrong password', await totpAt(key, 30))).body.error).toBe('Invalid username or password');
+      expect((await loginAs('mfa', 'wrong password', tokens.next)).body.error).toBe('Invalid username or password');
       expect((await loginAs('mfa', PASSWORD, recovery)).status).toBe(200);
       expect((await loginAs('mfa', PASSWORD, recovery)).status, 'a recovery code is used once').toBe(401);
 
       const fresh = String((await loginAs('mfa', PASSWORD, (set.body.recoveryCodes as string[])[1])).body.token);
       expect((await call(service, 'POST', '/api/user/mfa/totp/clear', { headers: jwt(fresh), body: { totpToken: '123456' } })).status).toBe(400);
-      expect((await call(service, 'POST', '/api/user/mfa/totp/clear', { headers: jwt(fresh), body: { totpToken: await totpAt(key, 30) } })).status).toBe(200);
+      expect((await call(service, 'POST', '/api/user/mfa/totp/clear', { headers: jwt(fresh), body: { totpToken: tokens.next } })).status).toBe(200);
       expect((await loginAs('mfa')).status).toBe(200);
     });
 
