@@ -11,6 +11,7 @@ export interface SealedFields {
 export const sealedFieldsByEventType: Readonly<Record<string, SealedFields>> = {
   UserRegistered: { subject: (d) => `user-${String(d.userId)}`, fields: ['name', 'email', 'jobTitle', 'companyName'] },
   UserProfileUpdated: { subject: (d) => `user-${String(d.userId)}`, fields: ['name', 'jobTitle', 'companyName'] },
+  UserActivated: { subject: (d) => `user-${String(d.userId)}`, fields: ['name'] },
   UserPhotoChanged: { subject: (d) => `user-${String(d.userId)}`, fields: ['photo'] },
   TotpKeyCreated: { subject: (d) => `user-${String(d.userId)}`, fields: ['key'] },
   // A network address says where a person was.

@@ -5,6 +5,9 @@ import { DUMMY_PASSWORD_HASH, verifyPassword } from '../passwords';
 import { hashCode } from './secrets';
 import { matchTotp } from './totp';
 import { loadUser, runUserCommand } from './userCommands';
+import { toNewEvents } from '../handleCommand';
+import { userDecider } from '../../domain/user/userDecider';
+import { loginStream } from '../../domain/user/userEvents';
 
 /** One message for an unknown user and a wrong password, so that neither can be told apart. */
 export const INVALID_CREDENTIALS = 'Invalid username or password';
@@ -33,17 +36,23 @@ export async function login(
 
   const totpGiven = input.totpToken !== undefined && input.totpToken.trim() !== '';
   const totpTimeStep = user.mfa.key !== null && passwordOk ? await matchTotp(user.mfa.key, input.totpToken) : null;
-  const { events: recorded, state: after } = await runUserCommand(
-    events,
-    user.userId,
-    {
-      type: 'RecordLogin',
-      data: { passwordOk, totpGiven, totpTimeStep, totpHash: totpGiven ? hashCode(input.totpToken!) : null, address: input.address, now: ctx.now },
-    },
-    ctx,
-  );
-  const event = recorded[0]!;
-  if (event.type === 'LoginSucceeded' && after.status === 'registered') return { ok: true, userId: user.userId, sessionVersion: after.sessionVersion };
+  const command = {
+    type: 'RecordLogin' as const,
+    data: { passwordOk, totpGiven, totpTimeStep, totpHash: totpGiven ? hashCode(input.totpToken!) : null, address: input.address, now: ctx.now },
+  };
+  const [decided] = userDecider.decide(command, user);
+  let event = decided!;
+  let sessionVersion = user.sessionVersion;
+  if (event.type === 'LoginSucceeded' && event.data.method !== 'password') {
+    // A TOTP step or recovery code is used up: decided again on the stream with its revision, so two
+    // logins racing with the same token cannot both succeed.
+    const handled = await runUserCommand(events, user.userId, command, ctx);
+    event = handled.events[0]!;
+    if (handled.state.status === 'registered') sessionVersion = handled.state.sessionVersion;
+  } else {
+    await events.appendToStream(loginStream(user.userId), toNewEvents([event], ctx), 'any');
+  }
+  if (event.type === 'LoginSucceeded') return { ok: true, userId: user.userId, sessionVersion };
   const reason = event.type === 'LoginFailed' ? event.data.reason : 'wrong-password';
   const error =
     reason === 'totp-required'

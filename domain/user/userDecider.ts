@@ -25,6 +25,12 @@ export type UserCommand =
         activationCode: { hash: string; expires: Date };
       };
     }
+  | {
+      type: 'RegisterPendingUser';
+      data: At & { userId: number; placeholderUsername: string; name: string; email: string; thirdPartyCodeHash: string };
+    }
+  | { type: 'ActivatePendingUser'; data: At & { thirdPartyCodeHash: string; username: string; name: string | null; passwordHash: string } }
+  | { type: 'SetPasswordViaSso'; data: At & { passwordHash: string } }
   | { type: 'IssueActivationCode'; data: At & { codeHash: string; expires: Date } }
   | { type: 'ActivateUser'; data: At & { codeHash: string } }
   | { type: 'RequestPasswordReset'; data: At & { codeHash: string; expires: Date } }
@@ -82,6 +88,8 @@ export interface RegisteredUser {
   username: string;
   passwordHash: string | null;
   activated: boolean;
+  /** Created on someone's behalf, waiting for its third-party activation code. */
+  pending: { codeHash: string } | null;
   activation: { codeHash: string; expires: string } | null;
   reset: { codeHash: string; expires: string } | null;
   sessionVersion: number;
@@ -141,6 +149,49 @@ export const userDecider: Decider<UserCommand, UserEvent, UserState> = {
           },
           { type: 'ActivationCodeIssued', data: { userId: c.userId, codeHash: c.activationCode.hash, expires: c.activationCode.expires.toISOString(), issued: at } },
         ];
+      }
+      case 'RegisterPendingUser': {
+        const c = command.data;
+        if (state.status !== 'unregistered') throw new ConflictError(`User ${c.userId} already exists`);
+        if (!EMAIL.test(c.email)) throw new ValidationError(`"${c.email}" is not a valid e-mail address`);
+        return [
+          {
+            type: 'UserRegistered',
+            data: {
+              userId: c.userId,
+              username: c.placeholderUsername,
+              name: c.name.trim() || c.email,
+              email: c.email,
+              jobTitle: null,
+              companyName: null,
+              passwordHash: null,
+              firstUser: false,
+              pending: true,
+              thirdPartyCodeHash: c.thirdPartyCodeHash,
+              registered: at,
+            },
+          },
+        ];
+      }
+      case 'ActivatePendingUser': {
+        const user = registered(state);
+        const c = command.data;
+        if (user.pending === null || user.pending.codeHash !== c.thirdPartyCodeHash) throw new ValidationError('Invalid activation code', 'INVALID_CODE');
+        if (!USERNAME.test(c.username)) {
+          throw new ValidationError('Username must be 2 to 64 characters: letters, digits, ".", "_" or "-", starting with a letter or digit');
+        }
+        return [
+          {
+            type: 'UserActivated',
+            data: { userId: user.userId, via: 'third-party-code', username: c.username, ...(c.name?.trim() ? { name: c.name.trim() } : {}), activated: at },
+          },
+          { type: 'PasswordChanged', data: { userId: user.userId, passwordHash: c.passwordHash, via: 'third-party-activation', sessionVersion: user.sessionVersion + 1, changed: at } },
+        ];
+      }
+      case 'SetPasswordViaSso': {
+        const user = registered(state);
+        if (user.passwordHash !== null) throw new ConflictError('This account already has a password', 'PASSWORD_SET');
+        return [{ type: 'PasswordChanged', data: { userId: user.userId, passwordHash: command.data.passwordHash, via: 'sso', sessionVersion: user.sessionVersion + 1, changed: at } }];
       }
       case 'IssueActivationCode': {
         const user = registered(state);
@@ -308,6 +359,7 @@ export const userDecider: Decider<UserCommand, UserEvent, UserState> = {
         username: d.username,
         passwordHash: d.passwordHash,
         activated: false,
+        pending: d.pending && d.thirdPartyCodeHash !== null ? { codeHash: d.thirdPartyCodeHash } : null,
         activation: null,
         reset: null,
         sessionVersion: 0,
@@ -323,7 +375,7 @@ export const userDecider: Decider<UserCommand, UserEvent, UserState> = {
       case 'ActivationCodeIssued':
         return { ...state, activation: { codeHash: event.data.codeHash, expires: event.data.expires } };
       case 'UserActivated':
-        return { ...state, activated: true, activation: null };
+        return { ...state, activated: true, activation: null, pending: null, username: event.data.username ?? state.username };
       case 'PasswordResetRequested':
         return { ...state, reset: { codeHash: event.data.codeHash, expires: event.data.expires } };
       case 'PasswordChanged':

@@ -2,6 +2,13 @@ import type { DomainEvent } from '../shared/decider';
 
 export const userStream = (userId: number): string => `user-${userId}`;
 
+/**
+ * Logins that change nothing the user's decisions depend on (a password login, a failure) are
+ * audit records: they go to a stream of their own, so the user's stream, read for every command,
+ * does not grow with every login. TOTP and recovery-code logins change state and stay on `user-{id}`.
+ */
+export const loginStream = (userId: number): string => `logins-${userId}`;
+
 export const PROJECTS_SORT_ORDERS = ['created-asc', 'created-desc', 'added-asc', 'added-desc', 'name-asc', 'name-desc', 'last-accessed-desc'] as const;
 export type ProjectsSortOrder = (typeof PROJECTS_SORT_ORDERS)[number];
 
@@ -29,7 +36,11 @@ export type UserRegistered = DomainEvent<
 
 /** A fresh activation code; the earlier one stops working. Only the code's hash is kept. */
 export type ActivationCodeIssued = DomainEvent<'ActivationCodeIssued', { userId: number; codeHash: string; expires: string; issued: string }>;
-export type UserActivated = DomainEvent<'UserActivated', { userId: number; via: 'code' | 'third-party-code'; activated: string }>;
+/** A pending user activated with a third-party code also chooses their username (and name) then. */
+export type UserActivated = DomainEvent<
+  'UserActivated',
+  { userId: number; via: 'code' | 'third-party-code'; username?: string; name?: string; activated: string }
+>;
 export type PasswordResetRequested = DomainEvent<'PasswordResetRequested', { userId: number; codeHash: string; expires: string; requested: string }>;
 /** Ends every session issued before it: tokens carry the session version they were issued under. */
 export type PasswordChanged = DomainEvent<
