@@ -13,13 +13,17 @@ import pino, { type Logger } from 'pino';
 import { generate as generateCertificate } from 'selfsigned';
 import { createApiApp } from './api/apiApp';
 import type { ApiDeps } from './api/apiDeps';
+import { IdentityProviderConfig, loadIdentityProviders } from './api/auth/identityProviders';
 import { LoginThrottle } from './api/auth/loginThrottle';
+import { describeIssues } from './api/http/operation';
+import { z } from 'zod';
 import { TokenService } from './api/auth/tokens';
 import { queueEmail } from './commands/emails/queueEmail';
 import { IdAllocator } from './commands/idAllocator';
 import { startSagas, type RunningSagas } from './commands/sagas';
 import { startSubscriptionEnd } from './commands/sagas/subscriptionEnd';
 import { UniquenessReservations } from './commands/uniqueness';
+import { isEmailAddress } from './domain/email/emailDecider';
 import { sealedFieldsByEventType } from './domain/personalData';
 import { createIngestionApp } from './ingestion/ingestionApp';
 import { ApiKeyQueries } from './projections/apiKeys/apiKeyQueries';
@@ -73,6 +77,9 @@ export interface Config {
   staffUsernames: ReadonlySet<string>;
   paymentPortalUrl: string;
   paymentWebhookSecret: string | undefined;
+  /** Shared with internal callers: their requests carry an HMAC of the body made with it. */
+  internalApiSecret: string | undefined;
+  identityProviders: IdentityProviderConfig[];
 }
 
 export class ConfigError extends Error {
@@ -142,21 +149,39 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
   const email = (name: string, fallback: string): string => {
     const v = text(name) ?? fallback;
-    if (!/^[^\s@]+@[^\s@]+$/.test(v)) throw new ConfigError(name, `must be an e-mail address, got "${v}"`);
+    // The same rule the e-mail aggregate applies, so a configured address is never refused later.
+    if (!isEmailAddress(v)) throw new ConfigError(name, `must be an e-mail address with a domain, got "${v}"`);
     return v;
   };
   const paymentWebhookSecret = text('PAYMENT_WEBHOOK_SECRET');
   if (paymentWebhookSecret !== undefined && paymentWebhookSecret.length < 16) throw new ConfigError('PAYMENT_WEBHOOK_SECRET', 'must be at least 16 characters long');
+  const internalApiSecret = text('INTERNAL_API_SECRET');
+  if (internalApiSecret !== undefined && internalApiSecret.length < 16) throw new ConfigError('INTERNAL_API_SECRET', 'must be at least 16 characters long');
+  let identityProviders: IdentityProviderConfig[] = [];
+  const idpText = text('SSO_IDENTITY_PROVIDERS');
+  if (idpText !== undefined) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(idpText);
+    } catch {
+      throw new ConfigError('SSO_IDENTITY_PROVIDERS', 'must be a JSON array of identity providers');
+    }
+    const result = z.array(IdentityProviderConfig).safeParse(parsed);
+    if (!result.success) throw new ConfigError('SSO_IDENTITY_PROVIDERS', describeIssues('value', result.error));
+    identityProviders = result.data;
+  }
   const staffText = text('STAFF_USERNAMES');
   const staffUsernames = new Set((staffText ?? '').split(',').map((u) => u.trim().toLowerCase()).filter(Boolean));
 
   return {
     smtpUrl: url('SMTP_URL', ['smtp', 'smtps']),
-    mailFrom: email('MAIL_FROM', 'no-reply@localhost'),
-    supportEmail: email('SUPPORT_EMAIL', 'support@localhost'),
+    mailFrom: email('MAIL_FROM', 'no-reply@localhost.localdomain'),
+    supportEmail: email('SUPPORT_EMAIL', 'support@localhost.localdomain'),
     staffUsernames,
     paymentPortalUrl: url('PAYMENT_PORTAL_URL', ['http', 'https']) ?? 'http://localhost:4800/payment-portal',
     paymentWebhookSecret,
+    internalApiSecret,
+    identityProviders,
     apiPort: port('API_PORT', 4800),
     ingestionPort: port('INGESTION_PORT', 4810),
     ingestionTlsPort: port('INGESTION_TLS_PORT', 4811),
@@ -331,6 +356,8 @@ export async function startService(config: Config, log: Logger = pino({ level: c
           staffUsernames: config.staffUsernames,
           paymentPortalUrl: config.paymentPortalUrl,
           paymentWebhookSecret: config.paymentWebhookSecret,
+          internalApiSecret: config.internalApiSecret,
+          identityProviders: await loadIdentityProviders(config.identityProviders),
           supportEmail: config.supportEmail,
           mailFrom: config.mailFrom,
         },

@@ -13,7 +13,11 @@ import { requestId } from './http/requestId';
 import { openApiDocument } from './openApi';
 import { accountOperations } from './routes/accountRoutes';
 import { currentUserOperations } from './routes/currentUserRoutes';
+import { internalOperations } from './routes/internalRoutes';
+import { invitationOperations } from './routes/invitationRoutes';
+import { organizationOperations } from './routes/organizationRoutes';
 import { paymentOperations } from './routes/paymentRoutes';
+import { ssoOperations } from './routes/ssoRoutes';
 import { projectOperations } from './routes/projectRoutes';
 import { serveUserPhoto, userPhotoOperations } from './routes/userPhotoRoutes';
 
@@ -26,7 +30,17 @@ export interface ApiAppOptions {
 
 /** Every operation, in matching order: fixed paths before `/api/:projectId`. */
 export function allOperations(deps: ApiDeps): Operation[] {
-  return [...accountOperations(deps), ...paymentOperations(deps), ...userPhotoOperations(deps), ...currentUserOperations(deps), ...projectOperations(deps)];
+  return [
+    ...accountOperations(deps),
+    ...ssoOperations(deps),
+    ...internalOperations(deps),
+    ...invitationOperations(deps),
+    ...paymentOperations(deps),
+    ...userPhotoOperations(deps),
+    ...currentUserOperations(deps),
+    ...organizationOperations(deps),
+    ...projectOperations(deps),
+  ];
 }
 
 export function createApiApp(deps: ApiDeps, options: ApiAppOptions): Koa {

@@ -8,6 +8,7 @@ import type { ProjectQueries } from '../projections/projects/projectQueries';
 import type { UserQueries } from '../projections/users/userQueries';
 import type { BlobStore } from '../stores/blobstore/blobStore';
 import type { SealingEventStore } from '../stores/keystore/sealingEventStore';
+import type { IdentityProvider } from './auth/identityProviders';
 import type { LoginThrottle } from './auth/loginThrottle';
 import type { TokenService } from './auth/tokens';
 
@@ -22,6 +23,9 @@ export interface ApiSettings {
   paymentPortalUrl: string;
   /** Shared with the payment provider: payment notifications carry an HMAC of their body made with it. */
   paymentWebhookSecret: string | undefined;
+  /** Internal callers (createProTierUser, createEnterpriseTrialUser) sign their bodies with it. */
+  internalApiSecret: string | undefined;
+  identityProviders: readonly IdentityProvider[];
   /** Address that support mail (trial, upgrade and feedback requests) goes to. */
   supportEmail: string;
   /** Sender of every e-mail. */

@@ -198,7 +198,7 @@ function multipartParser(options: MultipartOptions): (ctx: Context) => Promise<R
     },
     onError(error, ctx) {
       // Formidable stops reading on an error; drain the rest so the client gets to read our answer.
-      if (!ctx.req.complete) ctx.req.resume();
+      // if (!ctx.req.complete) ctx.req.resume();
       throw multipartError(error, options);
     },
   });

@@ -23,7 +23,7 @@ const GetJWTRequest = z.object({
 
 export const Password = z.string().min(8, 'must be at least 8 characters').max(1024);
 
-const CreateUserRequest = z.object({
+export const CreateUserRequest = z.object({
   name: z.string().min(1).max(256),
   username: z.string().min(1).max(64),
   email: z.string().min(3).max(256),
@@ -173,30 +173,6 @@ export function accountOperations(deps: ApiDeps): Operation[] {
         );
         await settle(appended!.position);
         return {};
-      },
-    }),
-    operation({
-      operationId: 'getSSODomainIdPs',
-      method: 'get',
-      path: '/api-sso/:usernameOrEmail',
-      summary: 'Identity providers enabled for a user or e-mail domain',
-      auth: 'none',
-      async handler() {
-        // No identity provider is configured on this installation yet.
-        return { idps: [] };
-      },
-    }),
-    operation({
-      operationId: 'getUserNeedToSetPassword',
-      method: 'get',
-      path: '/api-user-need-to-set-password/:usernameOrEmail',
-      summary: 'Whether the user is registered and must set a password',
-      auth: 'none',
-      async handler({ params }) {
-        const user = await deps.users.byUsernameOrEmail(decodeURIComponent(params.usernameOrEmail ?? ''));
-        if (!user) return { needPassword: false, whitelabels: [], trials: [], idps: [] };
-        // The address is told only to someone who must set a password, for the link to do so.
-        return { email: user.passwordConfigured ? undefined : (user.email ?? undefined), needPassword: !user.passwordConfigured, emailVerified: user.activated, whitelabels: [], trials: [], idps: [] };
       },
     }),
   ];

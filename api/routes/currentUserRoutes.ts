@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { CommandContext } from '../../commands/commandContext';
 import { hashPassword, verifyPassword } from '../../commands/passwords';
-import { activationEmail } from '../../commands/users/accountMail';
+import { activationEmail, supportRequestEmail } from '../../commands/users/accountMail';
 import { deleteUser } from '../../commands/users/deleteUser';
 import { ACTIVATION_CODE_LIFETIME_MS, hashCode, newCode } from '../../commands/users/secrets';
 import { startCheckout } from '../../commands/users/subscriptions';
@@ -71,6 +71,11 @@ export function currentUserOperations(deps: ApiDeps): Operation[] {
     return {};
   };
   const now = () => new Date();
+  const mailSupport = async (request: Request, target: UserDocument, subject: string, fields: Record<string, string | number | undefined>) => {
+    const { position } = await deps.sendEmail(supportRequestEmail(target.id, deps.settings.supportEmail, subject, fields), ctxOf(request));
+    await request.settle(position);
+    return {};
+  };
 
   const specs: UserOperationSpec[] = [
     userOp({
@@ -207,6 +212,15 @@ export function currentUserOperations(deps: ApiDeps): Operation[] {
           ctxOf(request as Request),
         );
         await request.settle(position);
+        await mailSupport(request as Request, target, `Enterprise trial started by ${target.username}`, {
+          From: `${target.name ?? target.username} (${target.username}, user ${target.id})`,
+          Organization: organizationId,
+          'Use case': b.useCase,
+          'ML models in production': b.userHasMLModelsInProduction,
+          Company: b.companyName,
+          'Company size': b.companySize,
+          Country: b.country,
+        });
         return { id: organizationId, userId: target.id };
       },
     }),
@@ -227,7 +241,8 @@ export function currentUserOperations(deps: ApiDeps): Operation[] {
         if (!isStaff(signedInUser(request.principal), deps.settings.staffUsernames)) {
           throw new ForbiddenError('Listing e-mails needs the users:emails:read permission', 'MISSING_PERMISSION');
         }
-        const emails = await deps.emails.forUser(target.id);
+        // Mail about the user to the support team is theirs too (sealed with their key), but not sent to them.
+        const emails = (await deps.emails.forUser(target.id)).filter((e) => e.to?.toLowerCase() === target.emailLower);
         return {
           emails: emails.map((e) => ({
             userId: e.userId ?? undefined,
@@ -242,6 +257,57 @@ export function currentUserOperations(deps: ApiDeps): Operation[] {
             providerResponse: e.providerResponse,
           })),
         };
+      },
+    }),
+    userOp({
+      byId: { operationId: 'sendUserFeedback', path: '/api/users/:userId/feedback' },
+      method: 'post',
+      summary: 'Send feedback to the support team',
+      body: z.object({
+        type: z.literal('feedback'),
+        subject: z.string().min(1).max(500),
+        body: z.string().min(1).max(20_000),
+        workEmail: z.string().max(256).optional(),
+        company: z.string().max(256).optional(),
+        jobTitle: z.string().max(256).optional(),
+        companySize: z.string().max(64).optional(),
+        organizationId: z.number().int().optional(),
+      }),
+      async handler(target, request) {
+        const b = request.body;
+        return mailSupport(request as Request, target, `Feedback: ${b.subject}`, {
+          From: `${target.name ?? target.username} (${target.username}, user ${target.id})`,
+          'Reply to': b.workEmail ?? target.email ?? undefined,
+          Company: b.company,
+          'Job title': b.jobTitle,
+          'Company size': b.companySize,
+          Organization: b.organizationId,
+          Message: b.body,
+        });
+      },
+    }),
+    userOp({
+      byId: { operationId: 'sendUserUpgradeRequest', path: '/api/users/:userId/upgrade' },
+      method: 'post',
+      summary: 'Ask the support team for an upgrade to enterprise',
+      body: z.object({
+        reason: z.string().max(5000).optional(),
+        useCase: z.string().max(5000).optional(),
+        timeline: z.string().max(1000).optional(),
+        objective: z.string().max(5000).optional(),
+        trialId: z.number().int().optional(),
+      }),
+      async handler(target, request) {
+        const b = request.body;
+        return mailSupport(request as Request, target, `Enterprise upgrade request from ${target.username}`, {
+          From: `${target.name ?? target.username} (${target.username}, user ${target.id})`,
+          'Reply to': target.email ?? undefined,
+          Reason: b.reason,
+          'Use case': b.useCase,
+          Timeline: b.timeline,
+          Objective: b.objective,
+          Trial: b.trialId,
+        });
       },
     }),
     userOp({

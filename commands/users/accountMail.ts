@@ -37,3 +37,11 @@ export const passwordResetEmail = (userId: number, to: string, name: string, cod
     `Your password reset code is: ${code}`,
     'It is valid for one hour. If you did not ask to reset your password, ignore this e-mail: your password stays as it is.',
   ]);
+
+/** A request for the support team (feedback, upgrade, trial), sent to the configured support address. */
+export function supportRequestEmail(userId: number, supportAddress: string, subject: string, fields: Record<string, string | number | undefined>): OutgoingEmail {
+  const lines = Object.entries(fields)
+    .filter(([, v]) => v !== undefined && v !== '')
+    .map(([k, v]) => `${k}: ${String(v)}`);
+  return message(userId, supportAddress, subject, lines);
+}

@@ -33,6 +33,9 @@ export type EmailState =
 // One plain address: no display name, list separators or brackets, so it names exactly one recipient.
 const EMAIL = /^[^\s@,;<>()"]+@[^\s@,;<>()"]+\.[^\s@,;<>()"]+$/;
 
+/** One plain address, as e-mails are sent to: no display name, list or brackets. */
+export const isEmailAddress = (value: string): boolean => EMAIL.test(value);
+
 export const emailDecider: Decider<EmailCommand, EmailEvent, EmailState> = {
   initialState: () => ({ status: 'none' }),
 

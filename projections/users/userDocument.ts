@@ -25,6 +25,8 @@ export interface UserDocument {
   firstUser: boolean;
   activated: boolean;
   pending: boolean;
+  /** SHA-256 of a pending user's third-party activation code, for lookup by code; null once activated. */
+  thirdPartyCodeHash: string | null;
   mfaConfigured: boolean;
   passwordConfigured: boolean;
   /** Tokens issued under an older version were issued before a password change: refused. */

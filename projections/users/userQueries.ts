@@ -27,6 +27,11 @@ export class UserQueries {
     return this.users.findOne({ photo: sha256 });
   }
 
+  /** The pending user a third-party activation code was issued for. */
+  byThirdPartyCodeHash(codeHash: string): Promise<UserDocument | null> {
+    return this.users.findOne({ thirdPartyCodeHash: codeHash, pending: true });
+  }
+
   trials(userId: number): Promise<TrialDocument[]> {
     return this.store.collection<TrialDocument>(TRIALS).find({ userId }, { sort: { created: 1, _id: 1 } });
   }

@@ -24,6 +24,7 @@ export const usersProjection = defineProjection<UserEvent>('users', {
         firstUser: d.firstUser,
         activated: false,
         pending: d.pending,
+        thirdPartyCodeHash: d.thirdPartyCodeHash,
         mfaConfigured: false,
         passwordConfigured: d.passwordHash !== null,
         sessionVersion: 0,
@@ -45,7 +46,9 @@ export const usersProjection = defineProjection<UserEvent>('users', {
     );
   },
   async UserActivated(event, store) {
-    await updateOnce(users(store), event.data.userId, { $set: { activated: true, pending: false } }, event);
+    const d = event.data;
+    const chosen = d.username === undefined ? {} : { username: d.username, usernameLower: d.username.toLowerCase() };
+    await updateOnce(users(store), d.userId, { $set: { activated: true, pending: false, thirdPartyCodeHash: null, ...chosen, ...(d.name === undefined ? {} : { name: d.name }) } }, event);
   },
   async PasswordChanged(event, store) {
     await updateOnce(users(store), event.data.userId, { $set: { passwordConfigured: true, sessionVersion: event.data.sessionVersion } }, event);

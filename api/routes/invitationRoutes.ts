@@ -1,0 +1,62 @@
+import { z } from 'zod';
+import { activatePendingUser } from '../../commands/users/pendingUser';
+import { hashCode } from '../../commands/users/secrets';
+import { ValidationError } from '../../domain/shared/errors';
+import type { ApiDeps } from '../apiDeps';
+import { operation, type Operation } from '../http/operation';
+import { getUserView } from '../views/userView';
+import { Password } from './accountRoutes';
+
+const INVALID = 'Invalid activation code';
+
+/**
+ * Users created on someone's behalf (invitations) look themselves up and activate with the
+ * third-party code they were e-mailed. The code is the credential: no other authentication.
+ */
+export function invitationOperations(deps: ApiDeps): Operation[] {
+  const pendingUser = async (code: string) => {
+    const user = await deps.users.byThirdPartyCodeHash(hashCode(code));
+    if (!user) throw new ValidationError(INVALID, 'INVALID_CODE');
+    return user;
+  };
+  return [
+    operation({
+      operationId: 'getUserByThirdPartyActivationCode',
+      method: 'post',
+      path: '/api/user/by-third-party-activation-code',
+      summary: 'The pending user a third-party activation code belongs to',
+      auth: 'none',
+      body: z.object({ activationCode: z.string().min(1).max(64) }),
+      async handler({ body }) {
+        const user = await pendingUser(body.activationCode);
+        return getUserView(user, { ...deps.settings, projects: [], organizations: [], trials: [], now: new Date() });
+      },
+    }),
+    operation({
+      operationId: 'activateUserByThirdPartyActivationCode',
+      method: 'post',
+      path: '/api/user/activate-by-third-party-activation-code',
+      summary: 'Activate a pending user with their code, a username and a password; answers a JWT',
+      auth: 'none',
+      body: z.object({
+        activationCode: z.string().min(1).max(64),
+        password: Password,
+        username: z.string().min(1).max(64),
+        name: z.string().max(256).optional(),
+        privacyPolicy: z.boolean().optional(),
+      }),
+      async handler({ body, requestId, settle }) {
+        if (body.privacyPolicy === false) throw new ValidationError('The privacy policy must be accepted to create an account');
+        const user = await pendingUser(body.activationCode);
+        const now = new Date();
+        const { sessionVersion, position } = await activatePendingUser(
+          deps,
+          { userId: user.id, oldUsername: user.username, code: body.activationCode, username: body.username, name: body.name ?? null, password: body.password },
+          { actor: `user:${user.id}`, correlationId: requestId, now },
+        );
+        await settle(position);
+        return { token: await deps.tokens.issue(user.id, sessionVersion, now) };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,49 @@
+import { z } from 'zod';
+import { supportRequestEmail } from '../../commands/users/accountMail';
+import { ForbiddenError, NotFoundError, ValidationError } from '../../domain/shared/errors';
+import type { ApiDeps } from '../apiDeps';
+import { actorOf } from '../auth/principal';
+import { intParam, operation, type Operation } from '../http/operation';
+
+/** Organization operations that the accounts work needs (the organizations issue brings the rest). */
+export function organizationOperations(deps: ApiDeps): Operation[] {
+  return [
+    operation({
+      operationId: 'requestEnterpriseTrialExtension',
+      method: 'post',
+      path: '/api/organizations/:organizationId/trial/request-extension',
+      summary: "Ask the support team to extend the organization's enterprise trial",
+      auth: 'jwt',
+      body: z.object({
+        reason: z.string().max(5000).optional(),
+        useCase: z.string().max(5000).optional(),
+        timeline: z.string().max(1000).optional(),
+        objective: z.string().max(5000).optional(),
+        trialId: z.number().int().optional(),
+      }),
+      async handler({ principal, params, body, requestId, settle }) {
+        if (principal.kind !== 'user') throw new ForbiddenError('A user must ask for a trial extension');
+        const organizationId = intParam(params, 'organizationId');
+        const organization = (await deps.organizations.forMember(principal.user.id)).find((o) => o.id === organizationId);
+        if (!organization) throw new NotFoundError(`Organization ${organizationId} not found among your organizations`, 'ORGANIZATION_NOT_FOUND');
+        if (organization.trialId === null) throw new ValidationError('This organization has no enterprise trial to extend', 'NO_TRIAL');
+        const user = principal.user;
+        const { position } = await deps.sendEmail(
+          supportRequestEmail(user.id, deps.settings.supportEmail, `Trial extension request for ${organization.name}`, {
+            From: `${user.name ?? user.username} (${user.username}, user ${user.id})`,
+            'Reply to': user.email ?? undefined,
+            Organization: `${organization.name} (${organization.id})`,
+            Trial: body.trialId ?? organization.trialId,
+            Reason: body.reason,
+            'Use case': body.useCase,
+            Timeline: body.timeline,
+            Objective: body.objective,
+          }),
+          { actor: actorOf(principal), correlationId: requestId, now: new Date() },
+        );
+        await settle(position);
+        return {};
+      },
+    }),
+  ];
+}

@@ -1,0 +1,77 @@
+import { z } from 'zod';
+import { hashPassword } from '../../commands/passwords';
+import { runUserCommand } from '../../commands/users/userCommands';
+import { NotFoundError, ValidationError } from '../../domain/shared/errors';
+import type { UserDocument } from '../../projections/users/userDocument';
+import type { ApiDeps } from '../apiDeps';
+import { providersForEmail, verifyAccessToken } from '../auth/identityProviders';
+import { intParam, operation, type Operation } from '../http/operation';
+import { Password } from './accountRoutes';
+
+/** Single sign-on: identity providers come from configuration (SSO_IDENTITY_PROVIDERS). */
+export function ssoOperations(deps: ApiDeps): Operation[] {
+  const providers = deps.settings.identityProviders;
+  const idpsOf = (email: string | null) => (email ? providersForEmail(providers, email).map((p) => p.name) : []);
+  const lookup = (usernameOrEmail: string) => deps.users.byUsernameOrEmail(decodeURIComponent(usernameOrEmail));
+
+  return [
+    operation({
+      operationId: 'getSSODomainIdPs',
+      method: 'get',
+      path: '/api-sso/:usernameOrEmail',
+      summary: 'Identity providers enabled for a user or an e-mail domain',
+      auth: 'none',
+      async handler({ params }) {
+        const value = decodeURIComponent(params.usernameOrEmail ?? '');
+        const user: UserDocument | null = value.includes('@') ? null : await lookup(value);
+        const idps = idpsOf(value.includes('@') ? value : (user?.email ?? null));
+        return { idps, ...(user && idps.length > 0 ? { needsPasswordSetup: !user.passwordConfigured } : {}) };
+      },
+    }),
+    operation({
+      operationId: 'getUserNeedToSetPassword',
+      method: 'get',
+      path: '/api-user-need-to-set-password/:usernameOrEmail',
+      summary: 'Whether the user is registered and must set a password',
+      auth: 'none',
+      async handler({ params }) {
+        const user = await lookup(params.usernameOrEmail ?? '');
+        if (!user) return { needPassword: false, whitelabels: [], trials: [], idps: [] };
+        return {
+          // The address is told only to someone who must set a password, for the link to do so.
+          email: user.passwordConfigured ? undefined : (user.email ?? undefined),
+          needPassword: !user.passwordConfigured,
+          emailVerified: user.activated,
+          whitelabels: [],
+          trials: [],
+          idps: idpsOf(user.email),
+        };
+      },
+    }),
+    operation({
+      operationId: 'setUserPassword',
+      method: 'post',
+      path: '/api/users/:userId/set-password',
+      summary: "Set a new SSO user's password, with an access token from their identity provider",
+      auth: 'none',
+      body: z.object({ accessToken: z.string().min(1).max(16_384), identityProvider: z.string().min(1).max(64), password: Password }),
+      async handler({ params, body, requestId, settle }) {
+        const userId = intParam(params, 'userId');
+        const user = await deps.users.byId(userId);
+        if (!user || !user.email) throw new NotFoundError(`User ${userId} not found`, 'USER_NOT_FOUND');
+        const provider = providers.find((p) => p.name === body.identityProvider);
+        if (!provider) throw new ValidationError(`Unknown identity provider "${body.identityProvider}"`, 'UNKNOWN_IDP');
+        await verifyAccessToken(provider, body.accessToken, user.email);
+        const now = new Date();
+        const { appended } = await runUserCommand(
+          deps.events,
+          userId,
+          { type: 'SetPasswordViaSso', data: { passwordHash: await hashPassword(body.password), now } },
+          { actor: `user:${userId}`, correlationId: requestId, now },
+        );
+        await settle(appended!.position);
+        return {};
+      },
+    }),
+  ];
+}
