@@ -155,7 +155,8 @@ function multipartError(error: Error, options: MultipartOptions): Error {
     case 1016: // one file's size exceeded
       return fileTooLarge(options);
     case 1006: // text fields too large
-      return new TooLargeError('The form fields are too large', 'FIELDS_TOO_LARGE');
+      // Formidable takes a part without a Content-Type for a text field, however large.
+      return new TooLargeError(`The form fields are too large: at most ${formatBytes(MULTIPART_OVERHEAD_BYTES)} of text (a file part needs a filename and a Content-Type)`, 'FIELDS_TOO_LARGE');
     case 1007:
       return new ValidationError(`Too many form fields: at most ${MAX_TEXT_FIELDS}`);
     case 1015:
@@ -198,7 +199,7 @@ function multipartParser(options: MultipartOptions): (ctx: Context) => Promise<R
     },
     onError(error, ctx) {
       // Formidable stops reading on an error; drain the rest so the client gets to read our answer.
-      // if (!ctx.req.complete) ctx.req.resume();
+      if (!ctx.req.complete) ctx.req.resume();
       throw multipartError(error, options);
     },
   });
