@@ -30,6 +30,14 @@ describe('configuration from the environment', () => {
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
     [{ SIGNUP_ENABLED: 'maybe' }, /SIGNUP_ENABLED/],
     [{ TLS_CERT_FILE: '/tmp/cert.pem' }, /TLS_KEY_FILE/],
+    [{ SMTP_URL: 'http://mail' }, /SMTP_URL/],
+    [{ SUPPORT_EMAIL: 'support' }, /SUPPORT_EMAIL/],
+    [{ MAIL_FROM: 'a@b' }, /MAIL_FROM/],
+    [{ PAYMENT_PORTAL_URL: 'ftp://pay' }, /PAYMENT_PORTAL_URL/],
+    [{ PAYMENT_WEBHOOK_SECRET: 'short' }, /PAYMENT_WEBHOOK_SECRET/],
+    [{ INTERNAL_API_SECRET: 'short' }, /INTERNAL_API_SECRET/],
+    [{ SSO_IDENTITY_PROVIDERS: 'not json' }, /SSO_IDENTITY_PROVIDERS/],
+    [{ SSO_IDENTITY_PROVIDERS: '[{"name":"x"}]' }, /SSO_IDENTITY_PROVIDERS.*domains/],
   ];
   for (const [env, message] of bad) {
     it(`stops with a message naming the variable for ${JSON.stringify(env)}`, () => {
