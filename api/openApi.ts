@@ -18,6 +18,18 @@ export function openApiDocument(operations: readonly Operation[]): Record<string
       summary: op.summary,
       security: op.auth === 'none' ? [] : op.auth === 'jwt' ? [{ JWTHttpHeaderAuthentication: [] }, { JWTAuthentication: [] }] : undefined,
       parameters,
+      ...(op.multipart
+        ? {
+            requestBody: {
+              required: true,
+              content: {
+                'multipart/form-data': {
+                  schema: { type: 'object', required: op.multipart.files, properties: Object.fromEntries(op.multipart.files.map((f) => [f, { type: 'string', format: 'binary' }])) },
+                },
+              },
+            },
+          }
+        : {}),
       ...(op.body
         ? { requestBody: { required: true, content: { 'application/json': { schema: z.toJSONSchema(op.body, { io: 'input', unrepresentable: 'any' }) } } } }
         : {}),

@@ -128,10 +128,12 @@ export function currentUserOperations(deps: ApiDeps): Operation[] {
         if (signedInUser(request.principal).id !== target.id) throw new ForbiddenError('Only the current user can be deleted', 'NOT_YOURSELF');
         const { position } = await deleteUser(
           deps,
-          { userId: target.id, username: target.username, email: target.email, photo: target.photo, password: request.body.password, totpToken: request.body.totpToken },
+          { userId: target.id, username: target.username, email: target.email, password: request.body.password, totpToken: request.body.totpToken },
           ctxOf(request as Request),
         );
         await request.settle(position);
+        // Blobs are addressed by content: another user may have the very same picture.
+        if (target.photo && !(await deps.users.byPhoto(target.photo))) await deps.blobs.delete(target.photo);
         return {};
       },
     }),

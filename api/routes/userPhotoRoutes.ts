@@ -13,6 +13,7 @@ import { ForbiddenError, NotFoundError, ValidationError } from '../../domain/sha
 import type { UserDocument } from '../../projections/users/userDocument';
 import { BlobNotFoundError } from '../../stores/blobstore/blobStore';
 import type { ApiDeps } from '../apiDeps';
+import { photoUrl } from '../views/userView';
 import { actorOf, type Principal } from '../auth/principal';
 import { isStaff } from '../auth/staff';
 import { intParam, operation, requireFile, type MultipartOptions, type Operation, type OperationRequest } from '../http/operation';
@@ -123,7 +124,6 @@ function jpegProblem(bytes: Buffer): string | null {
   return truncated;
 }
 
-export const photoUrl = (publicUrl: string, sha256: string): string => `${publicUrl}/v1/user-photos/${sha256}`;
 
 /**
  * uploadPhotoCurrentUser, deletePhotoCurrentUser and uploadPhotoUser; JWT only. By id, a user sets

@@ -17,6 +17,9 @@ export const USER_EXPERIMENTS = [
 /** Notifications shown to every user until dismissed. */
 export const USER_NOTIFICATIONS = ['welcome', 'activate-account'] as const;
 
+/** Where a user's photo is served (GET /v1/user-photos/:sha256). */
+export const photoUrl = (publicUrl: string, sha256: string): string => `${publicUrl}/v1/user-photos/${sha256}`;
+
 /** The SDK's User: the fields every user answer shares. */
 export function userView(u: UserDocument, staffUsernames: ReadonlySet<string>, publicUrl: string): Record<string, unknown> {
   return {
@@ -24,7 +27,7 @@ export function userView(u: UserDocument, staffUsernames: ReadonlySet<string>, p
     username: u.username,
     name: u.name ?? u.username,
     email: u.email ?? '',
-    photo: u.photo ? `${publicUrl}/v1/user-photos/${u.photo}` : undefined,
+    photo: u.photo ? photoUrl(publicUrl, u.photo) : undefined,
     created: u.created,
     lastSeen: u.lastSeen ?? undefined,
     staffInfo: { isStaff: isStaff(u, staffUsernames), hasSudoRights: false },

@@ -1,6 +1,5 @@
 import { ValidationError } from '../../domain/shared/errors';
 import { userStream } from '../../domain/user/userEvents';
-import type { BlobStore } from '../../stores/blobstore/blobStore';
 import type { Position } from '../../stores/eventstore/eventStore';
 import type { SealingEventStore } from '../../stores/keystore/sealingEventStore';
 import type { CommandContext } from '../commandContext';
@@ -11,12 +10,13 @@ import { loadUser, runUserCommand } from './userCommands';
 
 /**
  * Deletes the user: the password (and a TOTP token when MFA is on) must be right. The username and
- * e-mail become free, the photo is removed, and the user's key is destroyed: every event that
- * holds their personal data stays in the log, unreadable in any replay (crypto-shredding).
+ * e-mail become free and the user's key is destroyed: every event that holds their personal data
+ * stays in the log, unreadable in any replay (crypto-shredding). The caller removes the photo blob
+ * once the read models no longer show it (blobs are shared by content).
  */
 export async function deleteUser(
-  deps: { events: SealingEventStore; reservations: UniquenessReservations; blobs: BlobStore },
-  input: { userId: number; username: string; email: string | null; photo: string | null; password: string | undefined; totpToken: string | undefined },
+  deps: { events: SealingEventStore; reservations: UniquenessReservations },
+  input: { userId: number; username: string; email: string | null; password: string | undefined; totpToken: string | undefined },
   ctx: CommandContext,
 ): Promise<{ position: Position }> {
   if (!input.password) throw new ValidationError('The password is required to delete an account', 'PASSWORD_REQUIRED');
@@ -27,7 +27,6 @@ export async function deleteUser(
   const owner = userStream(input.userId);
   await deps.reservations.release('username', input.username, owner, ctx);
   if (input.email) await deps.reservations.release('email', input.email, owner, ctx);
-  if (input.photo) await deps.blobs.delete(input.photo);
   await deps.events.destroySubject(owner);
   return { position: appended!.position };
 }

@@ -311,6 +311,25 @@ for (const setup of setups) {
       expect(paths['/api/user/photo']?.post?.operationId).toBe('uploadPhotoCurrentUser');
       expect(paths['/api/user/photo']?.delete?.operationId).toBe('deletePhotoCurrentUser');
       expect(paths['/api/users/{userId}/photo']?.post?.operationId).toBe('uploadPhotoUser');
+      expect(JSON.stringify(paths['/api/user/photo']?.post)).toContain('multipart/form-data');
+    });
+
+    it("deleting an account keeps a photo blob another user still has, and removes one nobody has", async () => {
+      const shared = png([1, 2, 3, 255]);
+      const own = png([4, 5, 6, 255]);
+      const make = async (username: string) => {
+        await call(service, 'POST', '/api-user-create', { body: signup({ username, email: `${username}@example.com` }) });
+        return login(username);
+      };
+      const [first, second, third] = [await make('photo1'), await make('photo2'), await make('photo3')];
+      expect((await upload('/api/user/photo', first, form({ bytes: shared }))).status).toBe(200);
+      expect((await upload('/api/user/photo', second, form({ bytes: shared }))).status).toBe(200);
+      expect((await upload('/api/user/photo', third, form({ bytes: own }))).status).toBe(200);
+      expect((await call(service, 'DELETE', '/api/user', { headers: jwt(first), body: { password: 'correct horse battery' } })).status).toBe(200);
+      expect(await hasBlob(shared)).toBe(true);
+      expect((await fetch(served(urlOf(shared)))).status).toBe(200);
+      expect((await call(service, 'DELETE', '/api/user', { headers: jwt(third), body: { password: 'correct horse battery' } })).status).toBe(200);
+      expect(await hasBlob(own)).toBe(false);
     });
   });
 }
