@@ -18,6 +18,7 @@ import { invitationOperations } from './routes/invitationRoutes';
 import { organizationOperations } from './routes/organizationRoutes';
 import { paymentOperations } from './routes/paymentRoutes';
 import { ssoOperations } from './routes/ssoRoutes';
+import { whitelabelOperations } from './routes/whitelabelRoutes';
 import { projectOperations } from './routes/projectRoutes';
 import { serveUserPhoto, userPhotoOperations } from './routes/userPhotoRoutes';
 
@@ -33,6 +34,7 @@ export function allOperations(deps: ApiDeps): Operation[] {
   return [
     ...accountOperations(deps),
     ...ssoOperations(deps),
+    ...whitelabelOperations(deps),
     ...internalOperations(deps),
     ...invitationOperations(deps),
     ...paymentOperations(deps),

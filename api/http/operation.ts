@@ -62,6 +62,11 @@ export interface Operation<B extends AnySchema = AnySchema, Q extends AnySchema 
   query?: Q;
   /** Set for operations that take files; their text fields are validated by `body`. */
   multipart?: MultipartOptions;
+  /**
+   * Whether this principal may call the operation on these path parameters, checked before the
+   * body is parsed or validated: a caller without the right learns nothing from validation.
+   */
+  authorize?(principal: A extends 'none' ? Principal | null : Principal, params: Record<string, string>): Promise<void>;
   handler(request: OperationRequest<z.infer<B>, z.infer<Q>, A>): Promise<Record<string, unknown>>;
 }
 
@@ -100,6 +105,7 @@ export function mountOperations(router: Router, operations: readonly Operation[]
         // Authenticate first: a request without valid credentials learns nothing from validation,
         // and sends no file to our disk.
         const principal = requirePrincipal(await authenticate(ctx, deps.auth), op.auth);
+        await op.authorize?.(principal as Principal, ctx.params as Record<string, string>);
         const files = parseMultipart ? await parseMultipart(ctx) : {};
         const body = validate(op.body, ctx.request.body ?? {}, 'request body');
         const query = validate(op.query, ctx.query, 'query parameters');

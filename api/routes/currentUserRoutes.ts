@@ -8,15 +8,16 @@ import { startCheckout } from '../../commands/users/subscriptions';
 import { matchTotp, newRecoveryCodes, newTotpKey, totpUrl } from '../../commands/users/totp';
 import { loadUser, runUserCommand } from '../../commands/users/userCommands';
 import { createDeveloperProfile, startEnterpriseTrial } from '../../commands/users/userOrganizations';
-import { ForbiddenError, NotFoundError, ValidationError } from '../../domain/shared/errors';
+import { ForbiddenError, ValidationError } from '../../domain/shared/errors';
 import type { UserCommand } from '../../domain/user/userDecider';
 import { PROJECTS_SORT_ORDERS } from '../../domain/user/userEvents';
 import type { ProjectDocument } from '../../projections/projects/projectDocument';
 import type { UserDocument } from '../../projections/users/userDocument';
 import type { ApiDeps } from '../apiDeps';
-import { actorOf, type Principal } from '../auth/principal';
+import { actorOf } from '../auth/principal';
 import { isStaff } from '../auth/staff';
-import { intParam, operation, queryBoolean, type Operation, type OperationRequest } from '../http/operation';
+import { authorizeSelfOrStaff, signedInUser, targetUser } from '../auth/userTarget';
+import { operation, queryBoolean, type Operation, type OperationRequest } from '../http/operation';
 import { projectView } from '../views/projectView';
 import { EULAS, USER_EXPERIMENTS, getUserView, organizationView, trialView } from '../views/userView';
 import { Password } from './accountRoutes';
@@ -37,10 +38,6 @@ export async function projectViews(deps: ApiDeps, projects: readonly ProjectDocu
   return projects.map((p) => projectView(p, users, deps.settings));
 }
 
-const signedInUser = (principal: Principal): UserDocument => {
-  if (principal.kind !== 'user') throw new Error('unreachable: a JWT-only operation always has a user');
-  return principal.user;
-};
 
 type Request = OperationRequest<unknown, unknown, 'jwt'>;
 
@@ -485,12 +482,9 @@ export function currentUserOperations(deps: ApiDeps): Operation[] {
           auth: 'jwt',
           body: spec.body,
           query: spec.query,
+          authorize: authorizeSelfOrStaff(deps.settings.staffUsernames),
           async handler(request) {
-            const me = signedInUser(request.principal);
-            const userId = intParam(request.params, 'userId');
-            if (userId !== me.id && !isStaff(me, deps.settings.staffUsernames)) throw new ForbiddenError('You can only act on your own account', 'NOT_YOURSELF');
-            const target = userId === me.id ? me : await deps.users.byId(userId);
-            if (!target) throw new NotFoundError(`User ${userId} not found`, 'USER_NOT_FOUND');
+            const target = await targetUser(deps.users, request.principal, request.params);
             return handle(target, request as never);
           },
         }),

@@ -9,14 +9,14 @@ import type { RouterMiddleware } from '@koa/router';
 import { imageSize } from 'image-size';
 import type { CommandContext } from '../../commands/commandContext';
 import { runUserCommand } from '../../commands/users/userCommands';
-import { ForbiddenError, NotFoundError, ValidationError } from '../../domain/shared/errors';
+import { NotFoundError, ValidationError } from '../../domain/shared/errors';
 import type { UserDocument } from '../../projections/users/userDocument';
 import { BlobNotFoundError } from '../../stores/blobstore/blobStore';
 import type { ApiDeps } from '../apiDeps';
 import { photoUrl } from '../views/userView';
-import { actorOf, type Principal } from '../auth/principal';
-import { isStaff } from '../auth/staff';
-import { intParam, operation, requireFile, type MultipartOptions, type Operation, type OperationRequest } from '../http/operation';
+import { actorOf } from '../auth/principal';
+import { authorizeSelfOrStaff, signedInUser, targetUser } from '../auth/userTarget';
+import { operation, requireFile, type MultipartOptions, type Operation, type OperationRequest } from '../http/operation';
 
 export const PHOTO_MAX_BYTES = 2 * 1024 * 1024;
 const PHOTO_UPLOAD: MultipartOptions = { files: ['photo'], maxFileBytes: PHOTO_MAX_BYTES };
@@ -132,10 +132,6 @@ function jpegProblem(bytes: Buffer): string | null {
  */
 export function userPhotoOperations(deps: ApiDeps): Operation[] {
   type Request = OperationRequest<unknown, unknown, 'jwt'>;
-  const signedInUser = (principal: Principal): UserDocument => {
-    if (principal.kind !== 'user') throw new Error('unreachable: a JWT-only operation always has a user');
-    return principal.user;
-  };
   const ctxOf = (request: Request): CommandContext => ({ actor: actorOf(request.principal), correlationId: request.requestId, now: new Date() });
 
   /** Deletes a photo's blob unless a user still has it; called after the change is in the read model. */
@@ -169,15 +165,6 @@ export function userPhotoOperations(deps: ApiDeps): Operation[] {
     return { url };
   };
 
-  const byIdTarget = async (request: Request): Promise<UserDocument> => {
-    const me = signedInUser(request.principal);
-    const userId = intParam(request.params, 'userId');
-    if (userId !== me.id && !isStaff(me, deps.settings.staffUsernames)) throw new ForbiddenError('You can only act on your own account', 'NOT_YOURSELF');
-    const target = userId === me.id ? me : await deps.users.byId(userId);
-    if (!target) throw new NotFoundError(`User ${userId} not found`, 'USER_NOT_FOUND');
-    return target;
-  };
-
   return [
     operation({
       operationId: 'uploadPhotoCurrentUser',
@@ -209,7 +196,8 @@ export function userPhotoOperations(deps: ApiDeps): Operation[] {
       summary: "Set a user's profile photo, as uploadPhotoCurrentUser (oneself; staff may act on others)",
       auth: 'jwt',
       multipart: PHOTO_UPLOAD,
-      handler: async (request) => upload(request, await byIdTarget(request)),
+      authorize: authorizeSelfOrStaff(deps.settings.staffUsernames),
+      handler: async (request) => upload(request, await targetUser(deps.users, request.principal, request.params)),
     }),
   ];
 }

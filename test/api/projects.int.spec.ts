@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { call, describeOn, setups, signup, startTestService, type TestService } from '../support/testService';
 
 /** Every required top-level field of ProjectInfoResponse (spec and SDK). */

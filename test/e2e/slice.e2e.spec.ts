@@ -1,5 +1,5 @@
 import { EdgeImpulseApi } from 'edge-impulse-api';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeOn, setups, startTestService, type TestService } from '../support/testService';
 
 // The official SDK, unmodified, pointed at the service.

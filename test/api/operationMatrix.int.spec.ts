@@ -1,0 +1,108 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, signup, startTestService, type TestService } from '../support/testService';
+
+interface OpenApiOperation {
+  operationId: string;
+  security?: Record<string, string[]>[];
+  requestBody?: { content: Record<string, unknown> };
+}
+
+/**
+ * Every operation of the OpenAPI document (built from the same table the router mounts), tried
+ * with missing and wrong credentials, another user's id and a bad body. Whatever is refused
+ * appends nothing.
+ */
+describe('every operation, refused the right way', () => {
+  let service: TestService;
+  let operations: { method: string; path: string; op: OpenApiOperation }[] = [];
+  let ada: { id: number; token: string; apiKey: string; projectId: number };
+  let bob: { id: number; token: string };
+
+  const fill = (path: string, userId: number, projectId: number) =>
+    path
+      .replace('{userId}', String(userId))
+      .replace('{projectId}', String(projectId))
+      .replace('{organizationId}', '1')
+      .replace('{usernameOrEmail}', 'nobody')
+      .replace('{whitelabelIdentifier}', '1');
+
+  beforeAll(async () => {
+    service = await startTestService({ mongo: false });
+    const register = async (username: string) => {
+      const id = Number((await call(service, 'POST', '/api-user-create', { body: signup({ username, email: `${username}@example.com` }) })).body.id);
+      const token = String((await call(service, 'POST', '/api-login', { body: { username, password: 'correct horse battery' } })).body.token);
+      return { id, token };
+    };
+    // The first user is staff; the two below are ordinary users.
+    await register('staffer');
+    const a = await register('ada');
+    bob = await register('bob');
+    const project = await call(service, 'POST', '/api/projects/create', { headers: { 'x-jwt-token': a.token }, body: { projectName: 'Matrix' } });
+    ada = { ...a, apiKey: String(project.body.apiKey), projectId: Number(project.body.id) };
+    const doc = await call(service, 'GET', '/openapi.json');
+    for (const [path, methods] of Object.entries(doc.body.paths as Record<string, Record<string, OpenApiOperation>>)) {
+      for (const [method, op] of Object.entries(methods)) operations.push({ method: method.toUpperCase(), path, op });
+    }
+  });
+  afterAll(async () => {
+    await service?.destroy();
+  });
+
+  const bodyFor = (method: string) => (method === 'GET' ? {} : { body: {} });
+  const jwtOnly = (op: OpenApiOperation) => JSON.stringify(op.security ?? null).includes('JWTHttpHeaderAuthentication') && !JSON.stringify(op.security).includes('ApiKey');
+  const needsAuth = (op: OpenApiOperation) => !(Array.isArray(op.security) && op.security.length === 0);
+
+  it('knows the account operations of the spec', () => {
+    const ids = operations.map((o) => o.op.operationId);
+    for (const id of ['login', 'createUser', 'getCurrentUser', 'deleteCurrentUser', 'userSetTotpMfaKey', 'getUser', 'sendUserFeedback', 'listEnterpriseTrialsUser', 'getWhitelabelDomain', 'setUserPassword']) {
+      expect(ids).toContain(id);
+    }
+    expect(operations.length).toBeGreaterThan(50);
+  });
+
+  it('refuses missing and forged credentials with 401 on every authenticated operation, appending nothing', async () => {
+    const before = await service.stores.events.headPosition();
+    for (const { method, path, op } of operations.filter((o) => needsAuth(o.op))) {
+      const url = fill(path, ada.id, ada.projectId);
+      const none = await call(service, method, url, bodyFor(method));
+      expect(none.status, `${op.operationId} without credentials`).toBe(401);
+      expect(none.body.success).toBe(false);
+      const forged = await call(service, method, url, { ...bodyFor(method), headers: { 'x-jwt-token': `${ada.token.slice(0, -4)}AAAA` } });
+      expect(forged.status, `${op.operationId} with a forged token`).toBe(401);
+    }
+    expect(await service.stores.events.headPosition()).toBe(before);
+  });
+
+  it('refuses an API key on every JWT-only operation', async () => {
+    const before = await service.stores.events.headPosition();
+    for (const { method, path, op } of operations.filter((o) => jwtOnly(o.op))) {
+      const res = await call(service, method, fill(path, ada.id, ada.projectId), { ...bodyFor(method), headers: { 'x-api-key': ada.apiKey } });
+      expect(res.status, op.operationId).toBe(401);
+      expect(String(res.body.error), op.operationId).toMatch(/needs a JWT token/);
+    }
+    expect(await service.stores.events.headPosition()).toBe(before);
+  });
+
+  it("refuses a user acting on another user's id with 403", async () => {
+    const before = await service.stores.events.headPosition();
+    const byId = operations.filter((o) => o.path.includes('{userId}') && jwtOnly(o.op));
+    expect(byId.length).toBeGreaterThanOrEqual(12);
+    for (const { method, path, op } of byId) {
+      const res = await call(service, method, fill(path, ada.id, ada.projectId), { ...bodyFor(method), headers: { 'x-jwt-token': bob.token } });
+      expect(res.status, op.operationId).toBe(403);
+    }
+    expect(await service.stores.events.headPosition()).toBe(before);
+  });
+
+  it('refuses a body that is not an object with 400 on every operation that takes a JSON body', async () => {
+    const before = await service.stores.events.headPosition();
+    const withBody = operations.filter((o) => o.op.requestBody?.content['application/json']);
+    expect(withBody.length).toBeGreaterThan(20);
+    for (const { method, path, op } of withBody) {
+      const res = await call(service, method, fill(path, ada.id, ada.projectId), { rawBody: '[1, 2]', headers: { 'x-jwt-token': ada.token } });
+      expect(res.status, op.operationId).toBe(400);
+      expect(String(res.body.error), op.operationId).toMatch(/^Invalid request body/);
+    }
+    expect(await service.stores.events.headPosition()).toBe(before);
+  });
+});
