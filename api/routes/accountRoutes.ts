@@ -5,7 +5,7 @@ import { createProject } from '../../commands/projects/createProject';
 import { hashPassword } from '../../commands/passwords';
 import { passwordResetEmail } from '../../commands/users/accountMail';
 import { login } from '../../commands/users/login';
-import { registerUser } from '../../commands/users/registerUser';
+import { registerUser, type RegisterUserInput } from '../../commands/users/registerUser';
 import { RESET_CODE_LIFETIME_MS, hashCode, newCode } from '../../commands/users/secrets';
 import { loadUser, runUserCommand } from '../../commands/users/userCommands';
 import { ForbiddenError, ValidationError } from '../../domain/shared/errors';
@@ -44,6 +44,25 @@ export const CreateUserRequest = z.object({
 
 const Email = z.string().min(3).max(256);
 const Code = z.string().min(1).max(64);
+
+/** What a sign-up body (createUser and the internal creations) registers. */
+export const registrationInput = (b: {
+  username: string;
+  name: string;
+  email: string;
+  password?: string | undefined;
+  jobTitle?: string | undefined;
+  companyName?: string | undefined;
+  privacyPolicy: boolean;
+}): RegisterUserInput => ({
+  username: b.username,
+  name: b.name,
+  email: b.email,
+  password: b.password ?? null,
+  jobTitle: b.jobTitle ?? null,
+  companyName: b.companyName ?? null,
+  privacyPolicy: b.privacyPolicy,
+});
 
 export const SIGNUP_CLOSED = 'Creating users through the API is no longer publicly available; the web sign-up page is used instead';
 const INVALID_RESET = 'Invalid or expired password reset code';
@@ -102,19 +121,7 @@ export function accountOperations(deps: ApiDeps): Operation[] {
       body: CreateUserRequest,
       async handler({ body, requestId, settle }) {
         if (!deps.settings.signupEnabled) throw new ForbiddenError(SIGNUP_CLOSED, 'SIGNUP_CLOSED');
-        const { userId } = await registerUser(
-          deps,
-          {
-            username: body.username,
-            name: body.name,
-            email: body.email,
-            password: body.password ?? null,
-            jobTitle: body.jobTitle ?? null,
-            companyName: body.companyName ?? null,
-            privacyPolicy: body.privacyPolicy,
-          },
-          context(requestId),
-        );
+        const { userId } = await registerUser(deps, registrationInput(body), context(requestId));
         const { position } = await createProject(
           deps,
           { name: body.projectName ?? `${body.username}-project-1`, ownerUserId: userId, isPublic: false },

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { CommandContext } from '../../commands/commandContext';
 import { hashPassword, verifyPassword } from '../../commands/passwords';
-import { activationEmail, supportRequestEmail } from '../../commands/users/accountMail';
+import { activationEmail, senderOf, supportRequestEmail } from '../../commands/users/accountMail';
 import { deleteUser } from '../../commands/users/deleteUser';
 import { ACTIVATION_CODE_LIFETIME_MS, hashCode, newCode } from '../../commands/users/secrets';
 import { startCheckout } from '../../commands/users/subscriptions';
@@ -21,6 +21,7 @@ import { operation, queryBoolean, type Operation, type OperationRequest } from '
 import { projectView } from '../views/projectView';
 import { EULAS, USER_EXPERIMENTS, getUserView, organizationView, trialView } from '../views/userView';
 import { Password } from './accountRoutes';
+import { EnterpriseUpgradeOrTrialExtensionRequest } from './organizationRoutes';
 
 /** The users a set of projects refers to (owners and collaborators), fetched in one query. */
 export async function usersOfProjects(deps: ApiDeps, projects: readonly ProjectDocument[]): Promise<Map<number, UserDocument>> {
@@ -212,7 +213,7 @@ export function currentUserOperations(deps: ApiDeps): Operation[] {
         );
         await request.settle(position);
         await mailSupport(request as Request, target, `Enterprise trial started by ${target.username}`, {
-          From: `${target.name ?? target.username} (${target.username}, user ${target.id})`,
+          From: senderOf(target),
           Organization: organizationId,
           'Use case': b.useCase,
           'ML models in production': b.userHasMLModelsInProduction,
@@ -275,7 +276,7 @@ export function currentUserOperations(deps: ApiDeps): Operation[] {
       async handler(target, request) {
         const b = request.body;
         return mailSupport(request as Request, target, `Feedback: ${b.subject}`, {
-          From: `${target.name ?? target.username} (${target.username}, user ${target.id})`,
+          From: senderOf(target),
           'Reply to': b.workEmail ?? target.email ?? undefined,
           Company: b.company,
           'Job title': b.jobTitle,
@@ -289,17 +290,11 @@ export function currentUserOperations(deps: ApiDeps): Operation[] {
       byId: { operationId: 'sendUserUpgradeRequest', path: '/api/users/:userId/upgrade' },
       method: 'post',
       summary: 'Ask the support team for an upgrade to enterprise',
-      body: z.object({
-        reason: z.string().max(5000).optional(),
-        useCase: z.string().max(5000).optional(),
-        timeline: z.string().max(1000).optional(),
-        objective: z.string().max(5000).optional(),
-        trialId: z.number().int().optional(),
-      }),
+      body: EnterpriseUpgradeOrTrialExtensionRequest,
       async handler(target, request) {
         const b = request.body;
         return mailSupport(request as Request, target, `Enterprise upgrade request from ${target.username}`, {
-          From: `${target.name ?? target.username} (${target.username}, user ${target.id})`,
+          From: senderOf(target),
           'Reply to': target.email ?? undefined,
           Reason: b.reason,
           'Use case': b.useCase,

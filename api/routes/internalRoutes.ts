@@ -7,7 +7,7 @@ import { startEnterpriseTrial } from '../../commands/users/userOrganizations';
 import { ServiceUnavailableError } from '../../domain/shared/errors';
 import type { ApiDeps } from '../apiDeps';
 import { operation, type Operation, type OperationRequest } from '../http/operation';
-import { CreateUserRequest, Password } from './accountRoutes';
+import { CreateUserRequest, Password, registrationInput } from './accountRoutes';
 
 const CreateProTierUserRequest = CreateUserRequest.extend({ redirectUrlOrigin: z.string().optional(), redirectUrlQueryParams: z.string().optional() });
 
@@ -45,15 +45,6 @@ export function internalOperations(deps: ApiDeps): Operation[] {
     verifyBodySignature(request.ctx.request.rawBody ?? '', request.ctx.get('x-internal-signature'), secret);
     return { actor: 'system:internal', correlationId: request.requestId, now: new Date() };
   };
-  const userInput = (b: { username: string; name: string; email: string; password?: string; jobTitle?: string; companyName?: string; privacyPolicy: boolean }) => ({
-    username: b.username,
-    name: b.name,
-    email: b.email,
-    password: b.password ?? null,
-    jobTitle: b.jobTitle ?? null,
-    companyName: b.companyName ?? null,
-    privacyPolicy: b.privacyPolicy,
-  });
 
   return [
     operation({
@@ -66,7 +57,7 @@ export function internalOperations(deps: ApiDeps): Operation[] {
       async handler(request) {
         const ctx = verified(request);
         const b = request.body;
-        const { userId } = await registerUser(deps, userInput(b), ctx);
+        const { userId } = await registerUser(deps, registrationInput(b), ctx);
         const userCtx = { ...ctx, actor: `user:${userId}` };
         await createProject(deps, { name: b.projectName ?? `${b.username}-project-1`, ownerUserId: userId, isPublic: false }, userCtx);
         const { redirectUrl, position } = await startCheckout(deps.events, userId, deps.settings.paymentPortalUrl, userCtx);
@@ -84,7 +75,7 @@ export function internalOperations(deps: ApiDeps): Operation[] {
       async handler(request) {
         const ctx = verified(request);
         const b = request.body;
-        const { userId } = await registerUser(deps, userInput(b), ctx);
+        const { userId } = await registerUser(deps, registrationInput(b), ctx);
         const { organizationId, position } = await startEnterpriseTrial(
           deps,
           { id: userId, username: b.username },

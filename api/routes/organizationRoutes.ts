@@ -1,9 +1,18 @@
 import { z } from 'zod';
-import { supportRequestEmail } from '../../commands/users/accountMail';
+import { senderOf, supportRequestEmail } from '../../commands/users/accountMail';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../domain/shared/errors';
 import type { ApiDeps } from '../apiDeps';
 import { actorOf } from '../auth/principal';
 import { intParam, operation, type Operation } from '../http/operation';
+
+/** The body of an enterprise upgrade or trial extension request (same type in the SDK). */
+export const EnterpriseUpgradeOrTrialExtensionRequest = z.object({
+  reason: z.string().max(5000).optional(),
+  useCase: z.string().max(5000).optional(),
+  timeline: z.string().max(1000).optional(),
+  objective: z.string().max(5000).optional(),
+  trialId: z.number().int().optional(),
+});
 
 /** Organization operations that the accounts work needs (the organizations issue brings the rest). */
 export function organizationOperations(deps: ApiDeps): Operation[] {
@@ -14,13 +23,7 @@ export function organizationOperations(deps: ApiDeps): Operation[] {
       path: '/api/organizations/:organizationId/trial/request-extension',
       summary: "Ask the support team to extend the organization's enterprise trial",
       auth: 'jwt',
-      body: z.object({
-        reason: z.string().max(5000).optional(),
-        useCase: z.string().max(5000).optional(),
-        timeline: z.string().max(1000).optional(),
-        objective: z.string().max(5000).optional(),
-        trialId: z.number().int().optional(),
-      }),
+      body: EnterpriseUpgradeOrTrialExtensionRequest,
       async handler({ principal, params, body, requestId, settle }) {
         if (principal.kind !== 'user') throw new ForbiddenError('A user must ask for a trial extension');
         const organizationId = intParam(params, 'organizationId');
@@ -30,7 +33,7 @@ export function organizationOperations(deps: ApiDeps): Operation[] {
         const user = principal.user;
         const { position } = await deps.sendEmail(
           supportRequestEmail(user.id, deps.settings.supportEmail, `Trial extension request for ${organization.name}`, {
-            From: `${user.name ?? user.username} (${user.username}, user ${user.id})`,
+            From: senderOf(user),
             'Reply to': user.email ?? undefined,
             Organization: `${organization.name} (${organization.id})`,
             Trial: body.trialId ?? organization.trialId,

@@ -45,3 +45,6 @@ export function supportRequestEmail(userId: number, supportAddress: string, subj
     .map(([k, v]) => `${k}: ${String(v)}`);
   return message(userId, supportAddress, subject, lines);
 }
+
+/** How a support request names who sent it. */
+export const senderOf = (user: { id: number; username: string; name: string | null }): string => `${user.name ?? user.username} (${user.username}, user ${user.id})`;
