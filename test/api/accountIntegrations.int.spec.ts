@@ -39,13 +39,21 @@ for (const setup of setups) {
       const providers = [{ name: 'corp-idp', domains: ['corp.test'], publicKey: await exportSPKI(pair.publicKey), algorithm: 'RS256', issuer: 'https://idp.test' }];
       service = await startTestService({
         mongo: setup.mongo,
-        env: { SSO_IDENTITY_PROVIDERS: JSON.stringify(providers), INTERNAL_API_SECRET: INTERNAL_SECRET, SUPPORT_EMAIL: 'help@support.test' },
+        env: { SSO_IDENTITY_PROVIDERS: JSON.stringify(providers), INTERNAL_API_SECRET: INTERNAL_SECRET, SUPPORT_EMAIL: 'help@support.test', STAFF_USERNAMES: 'Helper, other' },
       });
       await call(service, 'POST', '/api-user-create', { body: signup({ username: 'staff', email: 'staff@example.com' }) });
       staffToken = String((await call(service, 'POST', '/api-login', { body: { username: 'staff', password: PASSWORD } })).body.token);
     });
     afterAll(async () => {
       await service?.destroy();
+    });
+
+    it('makes the users named by STAFF_USERNAMES staff too', async () => {
+      await call(service, 'POST', '/api-user-create', { body: signup({ username: 'helper', email: 'helper@example.com' }) });
+      const token = String((await call(service, 'POST', '/api-login', { body: { username: 'helper', password: PASSWORD } })).body.token);
+      const me = await call(service, 'GET', '/api/user', { headers: jwt(token) });
+      expect(me.body).toMatchObject({ staffInfo: { isStaff: true }, permissions: expect.arrayContaining(['users:emails:read']) });
+      expect((await call(service, 'GET', `/api/users/${String(me.body.id)}/emails`, { headers: jwt(token) })).status).toBe(200);
     });
 
     it('lists identity providers by e-mail domain and lets an SSO user set a password with a signed access token', async () => {
