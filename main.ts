@@ -27,7 +27,9 @@ import { isEmailAddress } from './domain/email/emailDecider';
 import { sealedFieldsByEventType } from './domain/personalData';
 import { createIngestionApp } from './ingestion/ingestionApp';
 import { ApiKeyQueries } from './projections/apiKeys/apiKeyQueries';
+import { DeviceQueries } from './projections/devices/deviceQueries';
 import { EmailQueries } from './projections/emails/emailQueries';
+import { SampleQueries } from './projections/samples/sampleQueries';
 import { OrganizationQueries } from './projections/organizations/organizationQueries';
 import { allProjections } from './projections';
 import { CheckpointPoller, ProjectionRunner, type ReadModelSync } from './projections/projectionRunner';
@@ -347,6 +349,8 @@ export async function startService(config: Config, log: Logger = pino({ level: c
         apiKeys: new ApiKeyQueries(stores.readStore),
         organizations: new OrganizationQueries(stores.readStore),
         emails: new EmailQueries(stores.readStore),
+        devices: new DeviceQueries(stores.readStore),
+        samples: new SampleQueries(stores.readStore),
         tokens: new TokenService(await jwtSecret(config)),
         throttle: new LoginThrottle(),
         sendEmail: (email, ctx) => queueEmail({ events: stores.events, ids }, { ...email, projectId: null, from: config.mailFrom }, ctx),
@@ -366,7 +370,18 @@ export async function startService(config: Config, log: Logger = pino({ level: c
       server.on('request', app.callback());
     }
     if (config.roles.has('ingestion')) {
-      const app = createIngestionApp({ events: stores.events, blobs: stores.blobs, log: log.child({ role: 'ingestion' }) });
+      const app = createIngestionApp({
+        events: stores.events,
+        blobs: stores.blobs,
+        ids: new IdAllocator(stores.events),
+        apiKeys: new ApiKeyQueries(stores.readStore),
+        projects: new ProjectQueries(stores.readStore),
+        samples: new SampleQueries(stores.readStore),
+        sync,
+        settleTimeoutMs: config.settleTimeoutMs,
+        tmpDir: path.join(config.dataDir, 'incoming'),
+        log: log.child({ role: 'ingestion' }),
+      });
       const plain = http.createServer(app.callback());
       servers.push(plain);
       ingestionUrl = local('http', await listen(plain, config.ingestionPort, config.host));

@@ -20,6 +20,7 @@ import { paymentOperations } from './routes/paymentRoutes';
 import { ssoOperations } from './routes/ssoRoutes';
 import { whitelabelOperations } from './routes/whitelabelRoutes';
 import { projectOperations } from './routes/projectRoutes';
+import { rawDataOperations } from './routes/rawDataRoutes';
 import { serveUserPhoto, userPhotoOperations } from './routes/userPhotoRoutes';
 
 export interface ApiAppOptions {
@@ -41,6 +42,7 @@ export function allOperations(deps: ApiDeps): Operation[] {
     ...userPhotoOperations(deps),
     ...currentUserOperations(deps),
     ...organizationOperations(deps),
+    ...rawDataOperations(deps),
     ...projectOperations(deps),
   ];
 }

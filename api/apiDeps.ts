@@ -2,6 +2,8 @@ import type { IdAllocator } from '../commands/idAllocator';
 import type { UniquenessReservations } from '../commands/uniqueness';
 import type { SendEmail } from '../commands/users/accountMail';
 import type { ApiKeyQueries } from '../projections/apiKeys/apiKeyQueries';
+import type { DeviceQueries } from '../projections/devices/deviceQueries';
+import type { SampleQueries } from '../projections/samples/sampleQueries';
 import type { EmailQueries } from '../projections/emails/emailQueries';
 import type { OrganizationQueries } from '../projections/organizations/organizationQueries';
 import type { ProjectQueries } from '../projections/projects/projectQueries';
@@ -43,6 +45,8 @@ export interface ApiDeps {
   apiKeys: ApiKeyQueries;
   organizations: OrganizationQueries;
   emails: EmailQueries;
+  devices: DeviceQueries;
+  samples: SampleQueries;
   tokens: TokenService;
   throttle: LoginThrottle;
   sendEmail: SendEmail;

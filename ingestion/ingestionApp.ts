@@ -1,28 +1,196 @@
+import { mkdir, rm } from 'node:fs/promises';
+import Router from '@koa/router';
+import formidable, { errors as formidableErrors, type File } from 'formidable';
 import Koa from 'koa';
 import type { Logger } from 'pino';
 import { accessLog } from '../api/http/accessLog';
 import { requestId } from '../api/http/requestId';
+import type { IdAllocator } from '../commands/idAllocator';
+import { DomainError, TooLargeError, ValidationError } from '../domain/shared/errors';
+import type { ApiKeyQueries } from '../projections/apiKeys/apiKeyQueries';
+import type { ReadModelSync } from '../projections/projectionRunner';
+import type { ProjectQueries } from '../projections/projects/projectQueries';
+import type { SampleQueries } from '../projections/samples/sampleQueries';
 import type { BlobStore } from '../stores/blobstore/blobStore';
-import type { EventStore } from '../stores/eventstore/eventStore';
+import type { EventStore, Position } from '../stores/eventstore/eventStore';
+import { parseAnnotationFiles } from './annotations';
+import { SampleFormatError } from '../domain/sample/formats/sampleFormat';
+import { ingestFile, type FileAnnotations } from './ingestFile';
+import { FileTooLargeError, MAX_FILE_BYTES, receiveToFile, type ReceivedFile } from './receiveFile';
 import { textErrors } from './textErrors';
+import { MissingHeaderError, uploadOptions } from './uploadHeaders';
+import { uploadTarget } from './uploadTarget';
 
 export interface IngestionDeps {
   events: EventStore;
   blobs: BlobStore;
+  ids: IdAllocator;
+  apiKeys: ApiKeyQueries;
+  projects: ProjectQueries;
+  samples: SampleQueries;
+  sync: ReadModelSync;
+  settleTimeoutMs: number;
+  /** Where uploads are received before they are checked and stored. */
+  tmpDir: string;
   log: Logger;
 }
 
+export const MAX_FILES_PER_REQUEST = 1000;
+
+const declaredTypeOf = (value: string | null | undefined): string | null => value?.split(';')[0]?.trim().toLowerCase() || null;
+
+/** A file's failure as the answer states it: its status and a text that names the problem. */
+function failureOf(error: unknown): { status: number; message: string } | undefined {
+  if (error instanceof SampleFormatError) return { status: 400, message: error.message };
+  if (error instanceof DomainError) return { status: error.status, message: error.message };
+  if (error instanceof FileTooLargeError) return { status: 413, message: error.message };
+  return undefined;
+}
+
 /**
- * The device ingestion API (ports 4810/4811). The foundation serves its text/plain error
- * conventions; the upload endpoints, parsers and signature checks are the ingestion issue's work.
+ * The device ingestion API (ports 4810/4811): text/plain answers, API-key authentication, the
+ * legacy `/data` endpoints (one body, name in X-File-Name) and multipart `/files`.
  */
 export function createIngestionApp(deps: IngestionDeps): Koa {
   const app = new Koa({ proxy: false });
+  const router = new Router();
+  const settle = async (position: Position) => {
+    if (!(await deps.sync.waitFor(position, deps.settleTimeoutMs))) deps.log.warn({ position: position.toString() }, 'read models did not catch up before the answer');
+  };
+
+  router.post('/api/:category/data', async (ctx) => {
+    const target = await uploadTarget(ctx, deps, ctx.params.category ?? '');
+    const options = uploadOptions(ctx);
+    const fileNameHeader = ctx.get('x-file-name');
+    if (!fileNameHeader) throw new MissingHeaderError('X-File-Name');
+    let fileName: string;
+    try {
+      fileName = decodeURIComponent(fileNameHeader);
+    } catch {
+      throw new ValidationError('Header X-File-Name is not valid URI-encoded text');
+    }
+    const declared = declaredTypeOf(ctx.get('content-type'));
+    if (declared !== 'application/json' && declared !== 'application/cbor') {
+      throw new ValidationError(`Unsupported Content-Type "${declared}": /data takes application/json or application/cbor (use /files for other files)`);
+    }
+    await mkdir(deps.tmpDir, { recursive: true });
+    let received: ReceivedFile;
+    try {
+      received = await receiveToFile(ctx.req, deps.tmpDir);
+    } catch (error) {
+      if (error instanceof FileTooLargeError) throw new TooLargeError(error.message);
+      throw error;
+    }
+    try {
+      const result = await ingestFile(deps, target, options, { received, fileName, declaredType: declared });
+      await settle(result.position);
+      ctx.type = 'text/plain';
+      ctx.body = result.fileName;
+    } catch (error) {
+      const failure = failureOf(error);
+      if (!failure) throw error;
+      ctx.status = failure.status;
+      ctx.type = 'text/plain';
+      ctx.body = failure.message;
+    } finally {
+      await received.remove();
+    }
+  });
+
+  router.post('/api/:category/files', async (ctx) => {
+    const target = await uploadTarget(ctx, deps, ctx.params.category ?? '');
+    const options = uploadOptions(ctx);
+    if (!ctx.is('multipart/form-data')) throw new ValidationError('/files takes a multipart/form-data body with every file in a part named "data"');
+    await mkdir(deps.tmpDir, { recursive: true });
+    const form = formidable({
+      uploadDir: deps.tmpDir,
+      maxFiles: MAX_FILES_PER_REQUEST + 3, // the CLI's side files come on top of the data files
+      maxFileSize: MAX_FILE_BYTES,
+      maxTotalFileSize: Number.MAX_SAFE_INTEGER,
+      maxFields: 20,
+      allowEmptyFiles: true,
+      minFileSize: 0,
+      hashAlgorithm: 'sha256',
+    });
+    let files: File[] = [];
+    // Files finish in any order; answers list them in the order they were sent.
+    const order = new Map<string, number>();
+    form.on('fileBegin', (_field, file) => order.set(file.newFilename, order.size));
+    try {
+      const [, parts] = await form.parse(ctx.req);
+      files = Object.values(parts)
+        .flatMap((list) => list ?? [])
+        .sort((a, b) => (order.get(a.newFilename) ?? 0) - (order.get(b.newFilename) ?? 0));
+      const stray = Object.keys(parts).find((field) => field !== 'data');
+      if (stray !== undefined) {
+        await Promise.all(files.map((f) => rm(f.filepath, { force: true })));
+        throw new ValidationError(`Unexpected file field "${stray}": every file part is named "data"`);
+      }
+    } catch (error) {
+      // Whatever formidable wrote before it gave up goes too.
+      const opened = (form as unknown as { openedFiles?: { filepath?: string }[] }).openedFiles ?? [];
+      await Promise.all(opened.map((f) => (f.filepath ? rm(f.filepath, { force: true }) : undefined)));
+      throw formidableError(error);
+    }
+    try {
+      const { annotations, dataFiles } = await parseAnnotationFiles(files);
+      if (dataFiles.length > MAX_FILES_PER_REQUEST) throw new ValidationError(`Too many files: at most ${MAX_FILES_PER_REQUEST} a request (got ${dataFiles.length}); nothing was stored`);
+      if (dataFiles.length === 0) throw new ValidationError('No file in the request: send each file in a part named "data"');
+      const results: { success: boolean; fileName?: string; error?: string }[] = [];
+      let firstFailure: number | undefined;
+      let last: Position | undefined;
+      for (const file of dataFiles) {
+        const name = file.originalFilename ?? '';
+        try {
+          const notes: FileAnnotations | undefined = annotations.get(name);
+          const result = await ingestFile(deps, target, options, {
+            received: { path: file.filepath, size: file.size, sha256: String(file.hash), remove: async () => {} },
+            fileName: name,
+            declaredType: declaredTypeOf(file.mimetype),
+            ...(notes ? { annotations: notes } : {}),
+          });
+          last = result.position;
+          results.push({ success: true, fileName: result.fileName });
+        } catch (error) {
+          const failure = failureOf(error);
+          if (!failure) throw error;
+          firstFailure ??= failure.status;
+          results.push({ success: false, fileName: name, error: failure.message });
+        }
+      }
+      if (last !== undefined) await settle(last);
+      ctx.status = firstFailure ?? 200;
+      ctx.type = 'text/plain';
+      const stored = results.filter((r) => r.success).length;
+      ctx.body = JSON.stringify({
+        success: firstFailure === undefined,
+        ...(firstFailure === undefined ? {} : { error: `${results.length - stored} of ${results.length} files were not stored` }),
+        files: results,
+      });
+    } finally {
+      await Promise.all(files.map((f) => rm(f.filepath, { force: true })));
+    }
+  });
+
   app.on('error', (error: unknown, ctx?: Koa.Context) => {
     deps.log.error({ err: error, requestId: ctx?.state.requestId }, 'ingestion request failed');
   });
   app.use(requestId());
   app.use(accessLog(deps.log));
   app.use(textErrors());
+  app.use(router.routes());
+  app.use(router.allowedMethods({ throw: true }));
   return app;
+}
+
+/** Formidable's refusals as answers that name the problem. */
+function formidableError(error: unknown): unknown {
+  if (error instanceof DomainError) return error;
+  const code = (error as { code?: number }).code;
+  const e = formidableErrors;
+  if (code === e.biggerThanMaxFileSize) return new TooLargeError(`A file is larger than ${MAX_FILE_BYTES / 1e6} MB`);
+  if (code === e.maxFilesExceeded) return new ValidationError(`Too many files: at most ${MAX_FILES_PER_REQUEST} a request; nothing was stored`);
+  if (code === e.aborted) return new ValidationError('The upload was aborted');
+  if (typeof (error as { httpCode?: number }).httpCode === 'number') return new ValidationError(`Malformed multipart/form-data body: ${(error as Error).message}`);
+  return error;
 }

@@ -60,10 +60,12 @@ export function projectOperations(deps: ApiDeps): Operation[] {
       summary: 'Project information',
       auth: 'any',
       query: z.object({ impulseId: queryInteger.optional(), truncateLabels: queryBoolean.optional() }),
-      async handler({ principal, params }) {
+      async handler({ principal, params, query }) {
         const project = await requireProject(deps.projects, principal, intParam(params, 'projectId'), 'read');
         const users = await usersOfProjects(deps, [project]);
         return projectInfoView(project, users, {
+          devices: await deps.devices.forProject(project.id),
+          truncateLabels: query.truncateLabels ?? false,
           showDevelopmentKeys: principal.kind === 'user' && principal.via === 'jwt',
           staffUsernames: deps.settings.staffUsernames,
           studioUrl: deps.settings.publicUrl,

@@ -4,11 +4,10 @@
 import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { Readable } from 'node:stream';
-import { crc32 } from 'node:zlib';
 import type { RouterMiddleware } from '@koa/router';
-import { imageSize } from 'image-size';
 import type { CommandContext } from '../../commands/commandContext';
 import { runUserCommand } from '../../commands/users/userCommands';
+import { claimedImageType, ImageFormatError, inspectImage, type ImageType } from '../../domain/media/imageCheck';
 import { NotFoundError, ValidationError } from '../../domain/shared/errors';
 import type { UserDocument } from '../../projections/users/userDocument';
 import { BlobNotFoundError } from '../../stores/blobstore/blobStore';
@@ -22,108 +21,24 @@ export const PHOTO_MAX_BYTES = 2 * 1024 * 1024;
 const PHOTO_UPLOAD: MultipartOptions = { files: ['photo'], maxFileBytes: PHOTO_MAX_BYTES };
 const SHA256 = /^[0-9a-f]{64}$/;
 
-export type PhotoFormat = 'png' | 'jpeg';
+export type PhotoFormat = ImageType;
 export const PHOTO_CONTENT_TYPES: Record<PhotoFormat, string> = { png: 'image/png', jpeg: 'image/jpeg' };
 
-const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-const JPEG_SOI = Buffer.from([0xff, 0xd8, 0xff]);
-
-/** The format its first bytes claim, without judging the rest. */
-export function claimedPhotoFormat(head: Uint8Array): PhotoFormat | null {
-  const bytes = Buffer.from(head.buffer, head.byteOffset, head.byteLength);
-  if (bytes.subarray(0, 8).equals(PNG_SIGNATURE)) return 'png';
-  if (bytes.subarray(0, 3).equals(JPEG_SOI)) return 'jpeg';
-  return null;
-}
-
-const FORMAT_NAMES: Record<PhotoFormat, string> = { png: 'PNG', jpeg: 'JPEG' };
-
 /**
- * Checks that `bytes` are a whole PNG or JPEG image and answers which. The header (type and
- * dimensions) is decoded by image-size; the structure is then walked to its end (PNG chunks with
- * their CRCs up to IEND, JPEG segments and scans up to EOI), so a truncated or damaged file is
- * refused. Throws a ValidationError that names the problem.
+ * Checks that `bytes` are a whole PNG or JPEG image and answers which (see inspectImage: the header,
+ * then the structure walked to its end, so a truncated or damaged file is refused). Throws a
+ * ValidationError that names the problem.
  */
 export function inspectPhoto(bytes: Buffer): { format: PhotoFormat; width: number; height: number } {
-  const claimed = claimedPhotoFormat(bytes);
-  let decoded: { type?: string | undefined; width: number; height: number } | undefined;
   try {
-    decoded = imageSize(bytes);
-  } catch {
-    decoded = undefined;
+    const { type, width, height } = inspectImage(bytes);
+    return { format: type, width, height };
+  } catch (error) {
+    if (!(error instanceof ImageFormatError)) throw error;
+    if (!error.claimed) throw new ValidationError(`The photo must be a PNG or JPEG image; this file is ${error.detail}`, 'UNSUPPORTED_PHOTO_TYPE');
+    throw new ValidationError(`The photo is ${error.message}`, 'INVALID_PHOTO');
   }
-  if (!claimed) {
-    const what = decoded?.type ? `a ${decoded.type.toUpperCase()} image` : 'not an image';
-    throw new ValidationError(`The photo must be a PNG or JPEG image; this file is ${what}`, 'UNSUPPORTED_PHOTO_TYPE');
-  }
-  const name = FORMAT_NAMES[claimed];
-  const expectedType = claimed === 'png' ? 'png' : 'jpg';
-  if (!decoded || decoded.type !== expectedType || !(decoded.width > 0) || !(decoded.height > 0)) {
-    throw new ValidationError(`The photo is not a valid ${name}: its header is damaged or the file is truncated`, 'INVALID_PHOTO');
-  }
-  const problem = claimed === 'png' ? pngProblem(bytes) : jpegProblem(bytes);
-  if (problem) throw new ValidationError(`The photo is not a valid ${name}: ${problem}`, 'INVALID_PHOTO');
-  return { format: claimed, width: decoded.width, height: decoded.height };
 }
-
-/** Walks the chunks from the signature to IEND; what follows IEND is ignored. */
-function pngProblem(bytes: Buffer): string | null {
-  let pos = PNG_SIGNATURE.length;
-  while (pos + 12 <= bytes.length) {
-    const length = bytes.readUInt32BE(pos);
-    const type = bytes.toString('latin1', pos + 4, pos + 8);
-    const end = pos + 12 + length;
-    if (end > bytes.length) break;
-    if (bytes.readUInt32BE(end - 4) !== crc32(bytes.subarray(pos + 4, end - 4))) return `the checksum of its ${type} chunk is wrong (the file is damaged)`;
-    if (type === 'IEND') return null;
-    pos = end;
-  }
-  return 'the file is truncated (it ends before the IEND chunk)';
-}
-
-/** Walks the segments and entropy-coded scans from SOI to EOI; what follows EOI is ignored. */
-function jpegProblem(bytes: Buffer): string | null {
-  const truncated = 'the file is truncated (it ends before the end-of-image marker)';
-  let pos = 2;
-  while (pos < bytes.length) {
-    if (bytes[pos] !== 0xff) return `unexpected data where a marker should be, at byte ${pos}`;
-    // A marker may be preceded by any number of 0xFF fill bytes.
-    while (bytes[pos + 1] === 0xff) pos += 1;
-    const marker = bytes[pos + 1];
-    if (marker === undefined) return truncated;
-    if (marker === 0xd9) return null;
-    // Markers without a length: TEM and the restart markers.
-    if (marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7)) {
-      pos += 2;
-      continue;
-    }
-    if (pos + 4 > bytes.length) return truncated;
-    const end = pos + 2 + bytes.readUInt16BE(pos + 2);
-    if (end > bytes.length) return truncated;
-    pos = end;
-    if (marker === 0xda) {
-      // Entropy-coded data: 0xFF is followed by 0x00 (a stuffed byte) or a restart marker; any other
-      // marker ends the scan.
-      for (;;) {
-        const ff = bytes.indexOf(0xff, pos);
-        if (ff < 0 || ff + 1 >= bytes.length) return truncated;
-        const next = bytes[ff + 1]!;
-        if (next === 0x00 || (next >= 0xd0 && next <= 0xd7)) {
-          pos = ff + 2;
-          continue;
-        }
-        if (next === 0xff) {
-          pos = ff + 1;
-          continue;
-        }
-        pos = ff;
-        break;
-      }
-    }
-  }
-  return truncated;
-}
-
 
 /**
  * uploadPhotoCurrentUser, deletePhotoCurrentUser and uploadPhotoUser; JWT only. By id, a user sets
@@ -228,7 +143,7 @@ export function serveUserPhoto(deps: ApiDeps): RouterMiddleware {
       throw error;
     }
     const { head, body } = await peek(stream);
-    const format = claimedPhotoFormat(head);
+    const format = claimedImageType(head);
     ctx.type = format ? PHOTO_CONTENT_TYPES[format] : 'application/octet-stream';
     ctx.body = body;
   };

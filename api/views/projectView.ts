@@ -1,4 +1,6 @@
-import type { ProjectDocument } from '../../projections/projects/projectDocument';
+import type { DeviceDocument } from '../../projections/devices/deviceDocument';
+import type { CategorySummary, ProjectDocument } from '../../projections/projects/projectDocument';
+import { labelFromKey } from '../../projections/samples/sampleDocument';
 import type { UserDocument } from '../../projections/users/userDocument';
 import { userView } from './userView';
 
@@ -42,9 +44,39 @@ export function projectView(p: ProjectDocument, users: UsersById, settings: User
   };
 }
 
-const emptySummary = () => ({ totalLengthMs: 0, labels: [], totalLabels: 0, dataCount: 0 });
+/** ProjectDataSummary from the per-label counts the samples projection keeps. */
+function summaryView(summaries: readonly CategorySummary[], truncateLabels: boolean): Record<string, unknown> {
+  const counts = new Map<string, number>();
+  for (const s of summaries) for (const [key, n] of Object.entries(s.labels)) counts.set(key, (counts.get(key) ?? 0) + n);
+  const labels = [...counts].filter(([, n]) => n > 0).map(([key]) => labelFromKey(key)).sort();
+  return {
+    totalLengthMs: summaries.reduce((t, s) => t + s.totalLengthMs, 0),
+    labels: truncateLabels ? labels.slice(0, TRUNCATED_LABELS) : labels,
+    totalLabels: labels.length,
+    dataCount: summaries.reduce((t, s) => t + s.dataCount, 0),
+  };
+}
+
+const TRUNCATED_LABELS = 20;
+
+export function deviceView(d: DeviceDocument): Record<string, unknown> {
+  return {
+    id: d.id,
+    deviceId: d.deviceId,
+    created: d.created,
+    lastSeen: d.lastSeen,
+    name: d.name,
+    deviceType: d.deviceType,
+    sensors: [],
+    remote_mgmt_connected: false,
+    supportsSnapshotStreaming: false,
+    remoteMgmtMode: 'disconnected',
+  };
+}
 
 export interface ProjectInfoOptions {
+  devices: readonly DeviceDocument[];
+  truncateLabels: boolean;
   staffUsernames: ReadonlySet<string>;
   /** Development keys are shown only to a JWT-authenticated user (the spec's rule since January 2026). */
   showDevelopmentKeys: boolean;
@@ -63,13 +95,13 @@ export function projectInfoView(p: ProjectDocument, users: UsersById, options: P
       ? { apiKey: p.developmentApiKey ?? undefined, hmacKey: p.developmentHmacKey ?? undefined }
       : { apiKey: undefined, hmacKey: undefined },
     impulse: { created: false, configured: false, complete: false },
-    devices: [],
-    dataSummary: emptySummary(),
+    devices: options.devices.map(deviceView),
+    dataSummary: summaryView([p.data.training, p.data.testing, p.data.validation, p.data.postProcessing], options.truncateLabels),
     dataSummaryPerCategory: {
-      training: emptySummary(),
-      testing: emptySummary(),
-      validation: emptySummary(),
-      postProcessing: emptySummary(),
+      training: summaryView([p.data.training], options.truncateLabels),
+      testing: summaryView([p.data.testing], options.truncateLabels),
+      validation: summaryView([p.data.validation], options.truncateLabels),
+      postProcessing: summaryView([p.data.postProcessing], options.truncateLabels),
     },
     computeTime: {
       periodStartDate: periodStart.toISOString(),
@@ -109,7 +141,7 @@ export function projectInfoView(p: ProjectDocument, users: UsersById, options: P
     dspJobNotificationUids: [],
     modelTestingJobNotificationUids: [],
     exportJobNotificationUids: [],
-    hasNewTrainingData: false,
+    hasNewTrainingData: p.hasNewTrainingData,
     studioUrl: `${options.studioUrl}/studio/${p.id}`,
     inPretrainedModelFlow: false,
     showSensorDataInAcquisitionGraph: false,

@@ -1,6 +1,6 @@
 import type { ProjectEvent } from '../../domain/project/projectEvents';
 import { defineProjection, insertOnce, updateOnce } from '../projection';
-import { PROJECTS, type ProjectDocument } from './projectDocument';
+import { PROJECTS, emptyData, type ProjectDocument } from './projectDocument';
 
 export const projectsProjection = defineProjection<ProjectEvent>('projects', {
   async ProjectCreated(event, store) {
@@ -19,6 +19,8 @@ export const projectsProjection = defineProjection<ProjectEvent>('projects', {
         collaboratorIds: [],
         developmentApiKey: null,
         developmentHmacKey: null,
+        data: emptyData(),
+        hasNewTrainingData: false,
         lastModified: d.created,
         lastModificationDetails: 'Project created',
         deleted: false,

@@ -35,6 +35,25 @@ describe('every projection handler', () => {
     });
   }
 
+  it('all together (some write each other\'s documents): every event applied twice changes the read models once', async () => {
+    const once = new MemoryReadStore();
+    const twice = new MemoryReadStore();
+    for (const event of log) {
+      for (const p of allProjections) {
+        if (!p.handles.has(event.type)) continue;
+        await p.apply(event, once);
+        await p.apply(event, twice);
+        await p.apply(event, twice);
+      }
+    }
+    const snap = await snapshot(twice);
+    expect(snap).toEqual(await snapshot(once));
+    // The sample summaries really were kept: one sample left in project 10, its label counted once.
+    const project = snap.projects!.find((p) => (p as { _id: number })._id === 10) as { data: { training: { dataCount: number; totalLengthMs: number } } };
+    expect(project.data.training).toMatchObject({ dataCount: 1, totalLengthMs: 50 });
+    expect(snap.devices).toEqual([expect.objectContaining({ projectId: 10, deviceId: 'dev-1', deviceType: 'TEST' })]);
+  });
+
   it('builds the read models the API serves from', async () => {
     const store = new MemoryReadStore();
     for (const event of log) for (const p of allProjections) if (p.handles.has(event.type)) await p.apply(event, store);

@@ -1,5 +1,7 @@
 import { emailDecider, type EmailCommand } from '../../domain/email/emailDecider';
 import { emailStream } from '../../domain/email/emailEvents';
+import { sampleDecider } from '../../domain/sample/sampleDecider';
+import { sampleStream, type SampleIngested } from '../../domain/sample/sampleEvents';
 import { projectDecider } from '../../domain/project/projectDecider';
 import { projectStream } from '../../domain/project/projectEvents';
 import { fold, type DomainEvent } from '../../domain/shared/decider';
@@ -11,12 +13,14 @@ import type { StoredEvent } from '../../stores/eventstore/eventStore';
 import { API_KEYS } from '../../projections/apiKeys/apiKeyDocument';
 import { EMAILS } from '../../projections/emails/emailDocument';
 import { PROJECTS } from '../../projections/projects/projectDocument';
+import { DEVICES } from '../../projections/devices/deviceDocument';
+import { SAMPLES } from '../../projections/samples/sampleDocument';
 import { ORGANIZATIONS } from '../../projections/organizations/organizationDocument';
 import { TRIALS, USERS } from '../../projections/users/userDocument';
 import type { ReadStore } from '../../stores/readstore/readStore';
 
 /** Every collection the projections write, for snapshots. */
-export const READ_MODEL_COLLECTIONS = [USERS, TRIALS, PROJECTS, API_KEYS, EMAILS, ORGANIZATIONS];
+export const READ_MODEL_COLLECTIONS = [USERS, TRIALS, PROJECTS, API_KEYS, EMAILS, ORGANIZATIONS, SAMPLES, DEVICES];
 
 /** A small but complete log, made by the deciders: it holds every event type a projection handles. */
 export function sampleLog(): StoredEvent[] {
@@ -109,6 +113,18 @@ export function sampleLog(): StoredEvent[] {
     const queued = emailDecider.decide(queue, emailDecider.initialState());
     const recorded = emailDecider.decide({ type: 'RecordDelivery', data: { emailId, outcome, now } }, fold(emailDecider, queued));
     batches.push([emailStream(emailId), [...queued, ...recorded]]);
+  }
+  // Two samples in project 10, one from a device; the second is deleted.
+  for (const [sampleId, deviceName, remove] of [[50, 'dev-1', false], [51, null, true]] as const) {
+    const sample: SampleIngested['data'] = {
+      sampleId, projectId: 10, category: 'training', fileName: `s${sampleId}.json`, label: sampleId === 50 ? 'idle.x' : 'wave', sha256: 'ab'.repeat(32), size: 10,
+      contentType: 'application/json', kind: 'time-series', intervalMs: 10, frequency: 100, sensors: [{ name: 'accX', units: 'm/s2' }], valuesCount: 5, totalLengthMs: 50,
+      deviceName, deviceType: deviceName ? 'TEST' : null, width: null, height: null, signatureMethod: 'HS256', signatureValidate: true, signatureKeyId: null,
+      metadata: {}, boundingBoxes: [], structuredLabels: [], uploadSource: null, ingested: now.toISOString(),
+    };
+    const ingested = sampleDecider.decide({ type: 'IngestSample', data: sample }, sampleDecider.initialState());
+    const deleted = remove ? sampleDecider.decide({ type: 'DeleteSample', data: { now } }, fold(sampleDecider, ingested)) : [];
+    batches.push([sampleStream(sampleId), [...ingested, ...deleted]]);
   }
   let position = 0n;
   const log: StoredEvent[] = [];

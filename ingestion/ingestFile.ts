@@ -1,0 +1,105 @@
+import { createReadStream } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import type { IdAllocator } from '../commands/idAllocator';
+import { ingestSample } from '../commands/samples/sampleCommands';
+import type { BoundingBox, IngestionCategory, StructuredLabel } from '../domain/sample/sampleEvents';
+import { ValidationError } from '../domain/shared/errors';
+import type { SampleQueries } from '../projections/samples/sampleQueries';
+import type { BlobStore } from '../stores/blobstore/blobStore';
+import type { EventStore, Position } from '../stores/eventstore/eventStore';
+import { parseSampleFile } from '../domain/sample/formats/detectFormat';
+import { checkFileName, checkStructuredLabels, labelFromFileName } from '../domain/sample/formats/labels';
+import { SampleFormatError } from '../domain/sample/formats/sampleFormat';
+import { fileSource, type ReceivedFile } from './receiveFile';
+import type { UploadOptions } from './uploadHeaders';
+
+export interface IngestDeps {
+  events: EventStore;
+  ids: IdAllocator;
+  blobs: BlobStore;
+  samples: SampleQueries;
+}
+
+export interface UploadTarget {
+  projectId: number;
+  apiKeyId: number;
+  category: IngestionCategory;
+  hmacKeys: readonly string[];
+  requestId: string;
+}
+
+/** What a side file (info.labels, bounding_boxes.labels...) says about one data file. */
+export interface FileAnnotations {
+  label?: string | null;
+  category?: IngestionCategory;
+  metadata?: Record<string, string>;
+  boundingBoxes?: BoundingBox[];
+  structuredLabels?: StructuredLabel[];
+}
+
+/** `name.ext` → `name.<unique id>.ext` (x-add-date-id). */
+function withUniqueId(fileName: string): string {
+  const ext = path.extname(fileName);
+  const id = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+  return ext ? `${fileName.slice(0, -ext.length)}.${id}${ext}` : `${fileName}.${id}`;
+}
+
+/**
+ * One file of an upload: parsed and checked from the received copy, stored in the blob store
+ * (durable), then recorded as a SampleIngested event. Only then is it acknowledged: a crash before
+ * the event leaves at most an unreferenced blob, never a half sample.
+ */
+export async function ingestFile(
+  deps: IngestDeps,
+  target: UploadTarget,
+  options: UploadOptions,
+  file: { received: ReceivedFile; fileName: string; declaredType: string | null; annotations?: FileAnnotations },
+): Promise<{ fileName: string; sampleId: number; position: Position }> {
+  const fileName = checkFileName(file.fileName);
+  const parsed = await parseSampleFile({ source: fileSource(file.received.path, file.received.size), fileName, declaredType: file.declaredType, hmacKeys: target.hmacKeys });
+  const notes = file.annotations ?? {};
+  if (notes.structuredLabels) checkStructuredLabels(notes.structuredLabels, parsed.valuesCount);
+  const category = notes.category ?? target.category;
+  if (options.disallowDuplicates && (await deps.samples.hasContent(target.projectId, file.received.sha256))) {
+    throw new ValidationError(`${fileName}: a file with the same content (SHA-256 ${file.received.sha256}) is already in the project`, 'DUPLICATE_SAMPLE');
+  }
+  const label = notes.label !== undefined ? notes.label : options.label !== undefined ? options.label : labelFromFileName(fileName);
+  const stored = await deps.blobs.put(createReadStream(file.received.path));
+  if (stored.sha256 !== file.received.sha256) throw new Error(`received file changed while stored (${file.received.sha256} became ${stored.sha256})`);
+  const storedName = options.addDateId ? withUniqueId(fileName) : fileName;
+  const signature = parsed.signature;
+  const { sampleId, position } = await ingestSample(
+    deps,
+    {
+      projectId: target.projectId,
+      category,
+      fileName: storedName,
+      label,
+      sha256: stored.sha256,
+      size: stored.size,
+      contentType: parsed.contentType,
+      kind: parsed.kind,
+      intervalMs: parsed.intervalMs,
+      frequency: parsed.frequency,
+      sensors: parsed.sensors,
+      valuesCount: parsed.valuesCount,
+      totalLengthMs: parsed.totalLengthMs,
+      deviceName: parsed.deviceName,
+      deviceType: parsed.deviceType ?? options.deviceType,
+      width: parsed.width,
+      height: parsed.height,
+      signatureMethod: signature.method === 'none-needed' ? null : signature.method,
+      signatureValidate: signature.method === 'HS256' ? signature.valid : false,
+      signatureKeyId: null,
+      metadata: { ...options.metadata, ...notes.metadata },
+      boundingBoxes: notes.boundingBoxes ?? [],
+      structuredLabels: notes.structuredLabels ?? [],
+      uploadSource: options.uploadSource,
+    },
+    { actor: `apikey:${target.apiKeyId}`, correlationId: target.requestId, now: new Date() },
+  );
+  return { fileName: storedName, sampleId, position };
+}
+
+export { SampleFormatError };

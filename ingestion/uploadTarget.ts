@@ -1,0 +1,29 @@
+import type { Context } from 'koa';
+import { INGESTION_CATEGORIES, type IngestionCategory } from '../domain/sample/sampleEvents';
+import { NotFoundError, UnauthorizedError } from '../domain/shared/errors';
+import type { ApiKeyQueries } from '../projections/apiKeys/apiKeyQueries';
+import type { ProjectQueries } from '../projections/projects/projectQueries';
+import type { UploadTarget } from './ingestFile';
+import { MissingHeaderError } from './uploadHeaders';
+
+const INGESTING_ROLES = new Set(['admin', 'ingestiononly', 'ingestion_deployment']);
+
+/** The project an upload goes to, from its API key: a live key of a role that may ingest. */
+export async function uploadTarget(ctx: Context, deps: { apiKeys: ApiKeyQueries; projects: ProjectQueries }, category: string): Promise<UploadTarget> {
+  if (!(INGESTION_CATEGORIES as readonly string[]).includes(category)) throw new NotFoundError(`No such category: ${category} (training, testing or anomaly)`);
+  const key = ctx.get('x-api-key');
+  if (!key) throw new UnauthorizedError('Missing x-api-key header');
+  const apiKey = await deps.apiKeys.live(key, new Date());
+  if (!apiKey) throw new UnauthorizedError('Invalid API key');
+  if (!INGESTING_ROLES.has(apiKey.role)) throw new UnauthorizedError(`An API key with role "${apiKey.role}" cannot ingest data`);
+  const project = await deps.projects.byId(apiKey.projectId);
+  if (!project) throw new UnauthorizedError('Invalid API key: its project no longer exists');
+  if (!ctx.get('content-type')) throw new MissingHeaderError('Content-Type');
+  return {
+    projectId: project.id,
+    apiKeyId: apiKey.apiKeyId,
+    category: category as IngestionCategory,
+    hmacKeys: project.developmentHmacKey ? [project.developmentHmacKey] : [],
+    requestId: String(ctx.state.requestId),
+  };
+}

@@ -1,0 +1,18 @@
+/** The `devices` read model: devices seen in a project's data (and, later, registered ones). */
+export interface DeviceDocument {
+  _id: string;
+  /** The id of the first sample that named the device: an integer, and the same in every rebuild. */
+  id: number;
+  projectId: number;
+  deviceId: string;
+  name: string;
+  deviceType: string;
+  created: string;
+  lastSeen: string;
+  _position: string;
+  [key: string]: unknown;
+}
+
+export const DEVICES = 'devices';
+
+export const deviceDocumentId = (projectId: number, deviceId: string): string => `${projectId}:${deviceId}`;

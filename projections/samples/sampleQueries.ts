@@ -1,0 +1,80 @@
+import type { Filter, ReadStore } from '../../stores/readstore/readStore';
+import { SAMPLES, type SampleDocument } from './sampleDocument';
+
+/** The raw-data listing filters of the SDK's listSamples/countSamples. */
+export interface SampleFilters {
+  category: 'training' | 'testing' | 'validation' | 'post-processing' | 'all';
+  labels?: string[];
+  filename?: string;
+  search?: string;
+  signatureValidity?: 'both' | 'valid' | 'invalid';
+  minLength?: number;
+  maxLength?: number;
+  minFrequency?: number;
+  maxFrequency?: number;
+  dataType?: 'audio' | 'image';
+  minId?: number;
+  maxId?: number;
+  minDate?: Date;
+  maxDate?: Date;
+}
+
+const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+function filterOf(projectId: number, f: SampleFilters): Filter {
+  const range = (min?: number, max?: number) =>
+    min === undefined && max === undefined ? undefined : { ...(min === undefined ? {} : { $gte: min }), ...(max === undefined ? {} : { $lte: max }) };
+  const filter: Filter = {
+    projectId,
+    deleted: false,
+    // Anomaly uploads from deployed devices are not part of the data sets.
+    category: f.category === 'all' ? { $in: ['training', 'testing', 'validation', 'post-processing'] } : f.category,
+  };
+  if (f.labels) filter.label = { $in: f.labels };
+  if (f.filename) filter.fileName = { $regex: `^${escapeRegex(f.filename)}`, $options: 'i' };
+  if (f.search) filter.$or = [{ fileName: { $regex: escapeRegex(f.search), $options: 'i' } }, { label: { $regex: escapeRegex(f.search), $options: 'i' } }];
+  if (f.signatureValidity === 'valid') filter.signatureValidate = true;
+  if (f.signatureValidity === 'invalid') filter.signatureValidate = false;
+  const length = range(f.minLength, f.maxLength);
+  if (length) filter.totalLengthMs = length;
+  const frequency = range(f.minFrequency, f.maxFrequency);
+  if (frequency) filter.frequency = frequency;
+  if (f.dataType) filter.kind = f.dataType;
+  const id = range(f.minId, f.maxId);
+  if (id) filter._id = id;
+  if (f.minDate || f.maxDate) {
+    filter.created = { ...(f.minDate ? { $gte: f.minDate.toISOString() } : {}), ...(f.maxDate ? { $lte: f.maxDate.toISOString() } : {}) };
+  }
+  return filter;
+}
+
+export class SampleQueries {
+  constructor(private readonly store: ReadStore) {}
+
+  private get samples() {
+    return this.store.collection<SampleDocument>(SAMPLES);
+  }
+
+  list(projectId: number, filters: SampleFilters, page: { limit: number; offset: number }): Promise<SampleDocument[]> {
+    return this.samples.find(filterOf(projectId, filters), { sort: { _id: -1 }, skip: page.offset, limit: page.limit });
+  }
+
+  count(projectId: number, filters: SampleFilters): Promise<number> {
+    return this.samples.count(filterOf(projectId, filters));
+  }
+
+  /** A live sample of the project, or null. */
+  byId(projectId: number, sampleId: number): Promise<SampleDocument | null> {
+    return this.samples.findOne({ _id: sampleId, projectId, deleted: false });
+  }
+
+  /** Whether the project's current data set holds this content (x-disallow-duplicates). */
+  async hasContent(projectId: number, sha256: string): Promise<boolean> {
+    return (await this.samples.count({ projectId, sha256, deleted: false, category: { $ne: 'anomaly' } })) > 0;
+  }
+
+  /** Live samples of a category ('all': every data set), for delete-all. */
+  ids(projectId: number, category: SampleFilters['category']): Promise<SampleDocument[]> {
+    return this.samples.find(filterOf(projectId, { category }));
+  }
+}

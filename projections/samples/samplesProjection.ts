@@ -1,0 +1,55 @@
+import type { SampleEvent } from '../../domain/sample/sampleEvents';
+import type { ReadStore } from '../../stores/readstore/readStore';
+import { DEVICES, deviceDocumentId, type DeviceDocument } from '../devices/deviceDocument';
+import { defineProjection, insertOnce, positionKey, updateOnce } from '../projection';
+import { PROJECTS, type ProjectDocument } from '../projects/projectDocument';
+import { SAMPLES, labelKey, summaryKey, type SampleDocument } from './sampleDocument';
+
+const samples = (store: ReadStore) => store.collection<SampleDocument>(SAMPLES);
+
+/**
+ * Samples, the data summaries of their project and the devices seen in the data. Every document
+ * this touches is guarded by the event's position, so a replayed event changes nothing.
+ */
+export const samplesProjection = defineProjection<SampleEvent>('samples', {
+  async SampleIngested(event, store) {
+    const { sampleId, ingested, ...d } = event.data;
+    await insertOnce(samples(store), { ...d, _id: sampleId, id: sampleId, created: ingested, deleted: false, _position: '' }, event);
+    const key = summaryKey(d.category);
+    await updateOnce(
+      store.collection<ProjectDocument>(PROJECTS),
+      d.projectId,
+      {
+        $inc: { [`data.${key}.dataCount`]: 1, [`data.${key}.totalLengthMs`]: d.totalLengthMs, [`data.${key}.labels.${labelKey(d.label)}`]: 1 },
+        $set: { lastModified: ingested, lastModificationDetails: `Sample ${d.fileName} added`, ...(d.category === 'training' ? { hasNewTrainingData: true } : {}) },
+      },
+      event,
+    );
+    if (d.deviceName) {
+      const devices = store.collection<DeviceDocument>(DEVICES);
+      const _id = deviceDocumentId(d.projectId, d.deviceName);
+      await insertOnce(
+        devices,
+        { _id, id: sampleId, projectId: d.projectId, deviceId: d.deviceName, name: d.deviceName, deviceType: d.deviceType ?? 'unknown', created: ingested, lastSeen: ingested, _position: '' },
+        event,
+      );
+      await updateOnce(devices, _id, { $set: { lastSeen: ingested, ...(d.deviceType ? { deviceType: d.deviceType } : {}) } }, event);
+    }
+  },
+  async SampleDeleted(event, store) {
+    const sample = await samples(store).findOne({ _id: event.data.sampleId });
+    // Applied already (replay), or never seen: nothing to take off the summaries.
+    if (!sample || sample.deleted || sample._position >= positionKey(event.position)) return;
+    const key = summaryKey(sample.category);
+    await updateOnce(
+      store.collection<ProjectDocument>(PROJECTS),
+      sample.projectId,
+      {
+        $inc: { [`data.${key}.dataCount`]: -1, [`data.${key}.totalLengthMs`]: -sample.totalLengthMs, [`data.${key}.labels.${labelKey(sample.label)}`]: -1 },
+        $set: { lastModified: event.data.deleted, lastModificationDetails: `Sample ${sample.fileName} deleted` },
+      },
+      event,
+    );
+    await updateOnce(samples(store), event.data.sampleId, { $set: { deleted: true } }, event);
+  },
+});

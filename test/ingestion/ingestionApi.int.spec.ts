@@ -1,0 +1,208 @@
+import { createHmac } from 'node:crypto';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { call, describeOn, setups, signup, startTestService, type TestService } from '../support/testService';
+
+/** A JSON sample signed exactly as the official device library signs it (sdk-reference 4.1). */
+export function signedSample(hmacKey: string, values: number[][], overrides: { deviceName?: string; alg?: 'HS256' | 'none'; intervalMs?: number } = {}): string {
+  const body = {
+    protected: { ver: 'v1', alg: overrides.alg ?? 'HS256', iat: Math.floor(Date.now() / 1000) },
+    signature: '0'.repeat(64),
+    payload: {
+      device_name: overrides.deviceName ?? 'ac:87:a3:0a:2d:1b',
+      device_type: 'LINUX_TEST',
+      interval_ms: overrides.intervalMs ?? 10,
+      sensors: [
+        { name: 'accX', units: 'm/s2' },
+        { name: 'accY', units: 'm/s2' },
+      ],
+      values,
+    },
+  };
+  const json = JSON.stringify(body);
+  if (overrides.alg === 'none') return json;
+  const signature = createHmac('sha256', hmacKey).update(json).digest('hex');
+  return json.replace('0'.repeat(64), signature);
+}
+
+const rows = (n: number) => Array.from({ length: n }, (_, i) => [i, -i]);
+
+for (const setup of setups) {
+  describeOn(setup, 'the ingestion API', () => {
+    let service: TestService;
+    let token: string;
+    let projectId: number;
+    let apiKey: string;
+    let hmacKey: string;
+
+    const ingest = (pathname: string, body: string | Buffer | FormData, headers: Record<string, string> = {}) =>
+      fetch(`${service.ingestionUrl}${pathname}`, { method: 'POST', headers: { 'x-api-key': apiKey, ...headers }, body });
+    const data = (fileName: string, body: string, headers: Record<string, string> = {}) =>
+      ingest('/api/training/data', body, { 'content-type': 'application/json', 'x-file-name': encodeURIComponent(fileName), ...headers });
+    const samples = async (query = 'category=training') =>
+      (await call(service, 'GET', `/api/${projectId}/raw-data?${query}&limit=100`, { headers: { 'x-jwt-token': token } })).body as { samples: Record<string, unknown>[]; totalCount: number };
+    const info = async () => (await call(service, 'GET', `/api/${projectId}`, { headers: { 'x-jwt-token': token } })).body;
+    const head = () => service.stores.events.headPosition();
+
+    beforeAll(async () => {
+      service = await startTestService({ mongo: setup.mongo });
+      await call(service, 'POST', '/api-user-create', { body: signup() });
+      token = String((await call(service, 'POST', '/api-login', { body: { username: 'ada', password: 'correct horse battery' } })).body.token);
+      const project = await call(service, 'POST', '/api/projects/create', { headers: { 'x-jwt-token': token }, body: { projectName: 'Ingest' } });
+      projectId = Number(project.body.id);
+      apiKey = String(project.body.apiKey);
+      hmacKey = String((await call(service, 'GET', `/api/${projectId}/devkeys`, { headers: { 'x-jwt-token': token } })).body.hmacKey);
+    });
+    afterAll(async () => {
+      await service?.destroy();
+    });
+
+    it('stores a signed JSON sample, answers its file name, and verifies the signature', async () => {
+      const res = await data('wave.01.json', signedSample(hmacKey, rows(100)));
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
+      expect(await res.text()).toBe('wave.01.json');
+      const list = await samples();
+      expect(list.totalCount).toBe(1);
+      expect(list.samples[0]).toMatchObject({
+        filename: 'wave.01.json',
+        label: 'wave',
+        category: 'training',
+        signatureValidate: true,
+        signatureMethod: 'HS256',
+        intervalMs: 10,
+        frequency: 100,
+        valuesCount: 100,
+        totalLengthMs: 1000,
+        deviceName: 'ac:87:a3:0a:2d:1b',
+        deviceType: 'LINUX_TEST',
+        sensors: [
+          { index: 0, name: 'accX', units: 'm/s2' },
+          { index: 1, name: 'accY', units: 'm/s2' },
+        ],
+        sha256Hash: expect.stringMatching(/^[0-9a-f]{64}$/),
+      });
+      const sample = await call(service, 'GET', `/api/${projectId}/raw-data/${String(list.samples[0]!.id)}`, { headers: { 'x-jwt-token': token } });
+      expect((sample.body.payload as { values: number[][] }).values.slice(0, 2)).toEqual([[0, 0], [1, -1]]);
+    });
+
+    it('follows every ingest in the project information: summaries, new training data, devices', async () => {
+      const body = await info();
+      expect(body.dataSummaryPerCategory).toMatchObject({ training: { dataCount: 1, totalLengthMs: 1000, labels: ['wave'], totalLabels: 1 } });
+      expect(body.dataSummary).toMatchObject({ dataCount: 1, labels: ['wave'] });
+      expect(body.hasNewTrainingData).toBe(true);
+      expect(body.devices).toEqual([expect.objectContaining({ deviceId: 'ac:87:a3:0a:2d:1b', deviceType: 'LINUX_TEST', lastSeen: expect.any(String), remote_mgmt_connected: false, remoteMgmtMode: 'disconnected' })]);
+    });
+
+    it('stores a sample with a wrong signature marked invalid, and alg none unsigned', async () => {
+      expect((await data('bad.json', signedSample('not-the-key', rows(5)))).status).toBe(200);
+      expect((await data('unsigned.json', signedSample('', rows(5), { alg: 'none' }))).status).toBe(200);
+      const invalid = await samples('category=training&signatureValidity=invalid');
+      expect(invalid.samples.map((s) => s.filename).sort()).toEqual(['bad.json', 'unsigned.json']);
+      expect((await samples('category=training&signatureValidity=valid')).samples.map((s) => s.filename)).toEqual(['wave.01.json']);
+    });
+
+    it('takes the label from x-label (URI-decoded), none with x-no-label, and metadata from x-metadata', async () => {
+      expect((await data('x.json', signedSample(hmacKey, rows(3)), { 'x-label': encodeURIComponent('left turn/é') })).status).toBe(200);
+      expect((await data('named.json', signedSample(hmacKey, rows(3)), { 'x-no-label': '1', 'x-label': '' })).status).toBe(200);
+      expect((await data('meta.json', signedSample(hmacKey, rows(3)), { 'x-metadata': JSON.stringify({ site: 'lab', run: 3 }) })).status).toBe(200);
+      const list = (await samples()).samples;
+      expect(list.find((s) => s.filename === 'x.json')!.label).toBe('left turn/é');
+      expect(list.find((s) => s.filename === 'named.json')!.label).toBe('');
+      expect(list.find((s) => s.filename === 'meta.json')!.metadata).toEqual({ site: 'lab', run: '3' });
+    });
+
+    it('appends a unique id to the stored name with x-add-date-id', async () => {
+      const res = await data('dated.json', signedSample(hmacKey, rows(3)), { 'x-add-date-id': '1' });
+      expect(await res.text()).toMatch(/^dated\.[0-9a-z]+\.json$/);
+    });
+
+    it('refuses a duplicate with x-disallow-duplicates, until the first copy is deleted', async () => {
+      const body = signedSample(hmacKey, rows(7), { deviceName: 'dup-device' });
+      expect((await data('dup.json', body, { 'x-disallow-duplicates': '1' })).status).toBe(200);
+      const again = await data('dup2.json', body, { 'x-disallow-duplicates': '1' });
+      expect(again.status).toBe(400);
+      expect(await again.text()).toMatch(/same content/);
+      const first = (await samples('category=training&filename=dup.json')).samples[0]!;
+      expect((await call(service, 'DELETE', `/api/${projectId}/raw-data/${String(first.id)}`, { headers: { 'x-jwt-token': token } })).status).toBe(200);
+      expect((await data('dup3.json', body, { 'x-disallow-duplicates': '1' })).status).toBe(200);
+    });
+
+    it('answers 401 without or with a bad API key, and 421 without a required header, storing nothing', async () => {
+      const before = await head();
+      const body = signedSample(hmacKey, rows(3));
+      const noKey = await fetch(`${service.ingestionUrl}/api/training/data`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-file-name': 'a.json' }, body });
+      expect(noKey.status).toBe(401);
+      expect(await noKey.text()).toMatch(/x-api-key/);
+      expect((await data('a.json', body, { 'x-api-key': 'ei_' + 'f'.repeat(64) })).status).toBe(401);
+      const noName = await ingest('/api/training/data', body, { 'content-type': 'application/json' });
+      expect(noName.status).toBe(421);
+      expect(await noName.text()).toMatch(/X-File-Name/);
+      const noType = await ingest('/api/training/data', Buffer.from(body), { 'x-file-name': 'a.json' });
+      expect(noType.status).toBe(421);
+      expect(await noType.text()).toMatch(/Content-Type/);
+      expect(await head()).toBe(before);
+    });
+
+    it('answers 400 naming the problem for malformed or invalid content, storing nothing', async () => {
+      const before = await head();
+      const cases: [string, string, RegExp][] = [
+        ['broken.json', '{"protected": {"ver": "v1", "alg": "none"}, "payload": ', /JSON/i],
+        ['rows.json', signedSample(hmacKey, [[1, 2], [3]]), /row/i],
+        ['nan.json', signedSample(hmacKey, rows(2)).replace('[1,-1]', '[1,"x"]'), /number|numeric/i],
+        ['../escape.json', signedSample(hmacKey, rows(2)), /name/i],
+      ];
+      for (const [name, body, message] of cases) {
+        const res = await data(name, body);
+        expect(res.status, name).toBe(400);
+        expect(await res.text(), name).toMatch(message);
+      }
+      expect(await head()).toBe(before);
+    });
+
+    it('answers multipart /files with the JSON the CLI reads: each file on its own', async () => {
+      const form = new FormData();
+      form.append('data', new Blob([signedSample(hmacKey, rows(4))], { type: 'application/json' }), 'idle.01.json');
+      form.append('data', new Blob(['timestamp,accX,accY\n0,1,2\n10,3,4\n20,5,6\n'], { type: 'text/csv' }), 'idle.02.csv');
+      const ok = await ingest('/api/training/files', form, { 'x-upload-source': 'EDGE_IMPULSE_CLI_UPLOADER' });
+      expect(ok.status).toBe(200);
+      expect(JSON.parse(await ok.text())).toEqual({ success: true, files: [{ success: true, fileName: 'idle.01.json' }, { success: true, fileName: 'idle.02.csv' }] });
+
+      const mixed = new FormData();
+      mixed.append('data', new Blob([signedSample(hmacKey, rows(4))], { type: 'application/json' }), 'good.json');
+      mixed.append('data', new Blob([''], { type: 'application/json' }), 'empty.json');
+      const res = await ingest('/api/testing/files', mixed);
+      expect(res.status).toBe(400);
+      const answer = JSON.parse(await res.text()) as { success: boolean; files: { success: boolean; fileName: string; error?: string }[] };
+      expect(answer.success).toBe(false);
+      expect(answer.files).toEqual([
+        { success: true, fileName: 'good.json' },
+        { success: false, fileName: 'empty.json', error: expect.stringMatching(/empty/) },
+      ]);
+      expect((await samples('category=testing')).samples.map((s) => s.filename)).toEqual(['good.json']);
+    });
+
+    it('refuses more than 1000 files in one request, storing none', async () => {
+      const before = await head();
+      const form = new FormData();
+      for (let i = 0; i < 1001; i++) form.append('data', new Blob([signedSample(hmacKey, rows(1))], { type: 'application/json' }), `many.${i}.json`);
+      const res = await ingest('/api/training/files', form);
+      expect(res.status).toBe(400);
+      expect(await res.text()).toMatch(/1000/);
+      expect(await head()).toBe(before);
+    });
+
+    it('keeps anomaly uploads apart from the data sets', async () => {
+      const res = await ingest('/api/anomaly/data', signedSample(hmacKey, rows(3)), { 'content-type': 'application/json', 'x-file-name': 'field.json' });
+      expect(res.status).toBe(200);
+      expect((await samples('category=all')).samples.map((s) => s.filename)).not.toContain('field.json');
+    });
+
+    it('follows deletes in the summaries, and delete-all empties a category', async () => {
+      expect((await call(service, 'POST', `/api/${projectId}/raw-data/delete-all/testing`, { headers: { 'x-jwt-token': token } })).status).toBe(200);
+      expect((await info()).dataSummaryPerCategory).toMatchObject({ testing: { dataCount: 0, totalLengthMs: 0, labels: [] } });
+      expect((await call(service, 'POST', `/api/${projectId}/raw-data/delete-all`, { headers: { 'x-jwt-token': token } })).status).toBe(200);
+      expect((await info()).dataSummary).toMatchObject({ dataCount: 0, totalLengthMs: 0, labels: [], totalLabels: 0 });
+      expect((await call(service, 'GET', `/api/${projectId}/raw-data/count?category=all`, { headers: { 'x-jwt-token': token } })).body.count).toBe(0);
+    });
+  });
+}
