@@ -25,6 +25,8 @@ export interface UploadTarget {
   projectId: number;
   apiKeyId: number;
   category: IngestionCategory;
+  /** Divide files between training and testing, 80/20, by their content hash (stable for a given file). */
+  split: boolean;
   hmacKeys: readonly string[];
   requestId: string;
 }
@@ -37,6 +39,8 @@ export interface FileAnnotations {
   boundingBoxes?: BoundingBox[];
   structuredLabels?: StructuredLabel[];
 }
+
+const splitCategory = (sha256: string): IngestionCategory => (parseInt(sha256.slice(0, 2), 16) < 205 ? 'training' : 'testing');
 
 /** `name.ext` → `name.<unique id>.ext` (x-add-date-id). */
 function withUniqueId(fileName: string): string {
@@ -60,7 +64,7 @@ export async function ingestFile(
   const parsed = await parseSampleFile({ source: fileSource(file.received.path, file.received.size), fileName, declaredType: file.declaredType, hmacKeys: target.hmacKeys });
   const notes = file.annotations ?? {};
   if (notes.structuredLabels) checkStructuredLabels(notes.structuredLabels, parsed.valuesCount);
-  const category = notes.category ?? target.category;
+  const category = notes.category ?? (target.split ? splitCategory(file.received.sha256) : target.category);
   if (options.disallowDuplicates && (await deps.samples.hasContent(target.projectId, file.received.sha256))) {
     throw new ValidationError(`${fileName}: a file with the same content (SHA-256 ${file.received.sha256}) is already in the project`, 'DUPLICATE_SAMPLE');
   }

@@ -10,7 +10,9 @@ const INGESTING_ROLES = new Set(['admin', 'ingestiononly', 'ingestion_deployment
 
 /** The project an upload goes to, from its API key: a live key of a role that may ingest. */
 export async function uploadTarget(ctx: Context, deps: { apiKeys: ApiKeyQueries; projects: ProjectQueries }, category: string): Promise<UploadTarget> {
-  if (!(INGESTION_CATEGORIES as readonly string[]).includes(category)) throw new NotFoundError(`No such category: ${category} (training, testing or anomaly)`);
+  // `split`: the device library's choice of letting the service divide files between training and testing.
+  const split = category === 'split';
+  if (!split && !(INGESTION_CATEGORIES as readonly string[]).includes(category)) throw new NotFoundError(`No such category: ${category} (training, testing, anomaly or split)`);
   const key = ctx.get('x-api-key');
   if (!key) throw new UnauthorizedError('Missing x-api-key header');
   const apiKey = await deps.apiKeys.live(key, new Date());
@@ -22,7 +24,8 @@ export async function uploadTarget(ctx: Context, deps: { apiKeys: ApiKeyQueries;
   return {
     projectId: project.id,
     apiKeyId: apiKey.apiKeyId,
-    category: category as IngestionCategory,
+    category: split ? 'training' : (category as IngestionCategory),
+    split,
     hmacKeys: project.developmentHmacKey ? [project.developmentHmacKey] : [],
     requestId: String(ctx.state.requestId),
   };
