@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { JPEG, png } from '../support/images';
+import { avi, mp4, wav } from '../support/mediaFiles';
 import { signedSample } from '../support/signedSample';
 import { call, describeOn, setups, signup, startTestService, type TestService } from '../support/testService';
 
@@ -157,6 +159,41 @@ for (const setup of setups) {
         { success: false, fileName: 'empty.json', error: expect.stringMatching(/empty/) },
       ]);
       expect((await samples('category=testing')).samples.map((s) => s.filename)).toEqual(['good.json']);
+    });
+
+    it('stores every file type with what its content says, and shows WAV values in the raw view', async () => {
+      const form = new FormData();
+      form.append('data', new Blob([wav({ sampleRate: 16000, frames: Array.from({ length: 1600 }, (_, i) => [i % 100]) })], { type: 'audio/wav' }), 'yes.01.wav');
+      form.append('data', new Blob([png([1, 2, 3, 255], 4, 3)], { type: 'image/png' }), 'cat.01.png');
+      form.append('data', new Blob([JPEG], { type: 'image/jpeg' }), 'dog.01.jpg');
+      form.append('data', new Blob([mp4({ duration: 2500 })], { type: 'video/mp4' }), 'clip.01.mp4');
+      form.append('data', new Blob([avi({ microsPerFrame: 40000, totalFrames: 50 })], { type: 'video/avi' }), 'clip.02.avi');
+      form.append('data', new Blob([png([1, 2, 3, 255])], { type: 'audio/wav' }), 'liar.wav');
+      const res = await ingest('/api/training/files', form);
+      const answer = JSON.parse(await res.text()) as { files: { success: boolean; fileName: string; error?: string }[] };
+      expect(res.status).toBe(400);
+      expect(answer.files.map((f) => f.success)).toEqual([true, true, true, true, true, false]);
+      expect(answer.files[5]!.error).toMatch(/declared audio\/wav/);
+      const list = (await samples('category=training')).samples;
+      const byName = (name: string) => list.find((s) => s.filename === name)!;
+      expect(byName('yes.01.wav')).toMatchObject({ label: 'yes', frequency: 16000, valuesCount: 1600, totalLengthMs: 100, chartType: 'chart' });
+      expect(byName('cat.01.png')).toMatchObject({ label: 'cat', chartType: 'image', imageDimensions: { width: 4, height: 3 } });
+      expect(byName('dog.01.jpg')).toMatchObject({ chartType: 'image', imageDimensions: expect.any(Object) });
+      expect(byName('clip.01.mp4')).toMatchObject({ chartType: 'video', totalLengthMs: 2500 });
+      expect(byName('clip.02.avi')).toMatchObject({ chartType: 'video', totalLengthMs: 2000 });
+      const audio = await call(service, 'GET', `/api/${projectId}/raw-data/${String(byName('yes.01.wav').id)}?limitPayloadValues=3`, { headers: { 'x-jwt-token': token } });
+      expect((audio.body.payload as { values: number[][] }).values).toEqual([[0], [1], [2]]);
+    });
+
+    it('takes CBOR acquisition files on /data', async () => {
+      const cbor = await import('cbor');
+      const body = cbor.encode({ protected: { ver: 'v1', alg: 'none' }, signature: '0'.repeat(64), payload: { device_type: 'MCU', interval_ms: 5, sensors: [{ name: 'x', units: 'g' }], values: [[1], [2], [3]] } });
+      const res = await ingest('/api/training/data', body, { 'content-type': 'application/cbor', 'x-file-name': 'tiny.cbor' });
+      expect(res.status).toBe(200);
+      const sample = (await samples('category=training&filename=tiny')).samples[0]!;
+      expect(sample).toMatchObject({ valuesCount: 3, intervalMs: 5, signatureValidate: false });
+      const full = await call(service, 'GET', `/api/${projectId}/raw-data/${String(sample.id)}`, { headers: { 'x-jwt-token': token } });
+      expect((full.body.payload as { values: number[][] }).values).toEqual([[1], [2], [3]]);
     });
 
     it('refuses more than 1000 files in one request, storing none', async () => {
