@@ -2,7 +2,7 @@
 // `tsx main.ts` runs the service; `tsx main.ts rebuild` rebuilds the read models from the log.
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -370,6 +370,10 @@ export async function startService(config: Config, log: Logger = pino({ level: c
       server.on('request', app.callback());
     }
     if (config.roles.has('ingestion')) {
+      // Uploads that were being received when the process stopped were never acknowledged.
+      const incoming = path.join(config.dataDir, 'incoming');
+      await rm(incoming, { recursive: true, force: true });
+      await mkdir(incoming, { recursive: true });
       const app = createIngestionApp({
         events: stores.events,
         blobs: stores.blobs,
@@ -379,7 +383,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
         samples: new SampleQueries(stores.readStore),
         sync,
         settleTimeoutMs: config.settleTimeoutMs,
-        tmpDir: path.join(config.dataDir, 'incoming'),
+        tmpDir: incoming,
         log: log.child({ role: 'ingestion' }),
       });
       const plain = http.createServer(app.callback());
