@@ -1,3 +1,4 @@
+import type { BoundingBox, IngestionCategory, StructuredLabel as SampleStructuredLabel } from '../sampleEvents';
 import { SampleFormatError } from './sampleFormat';
 
 // File names, labels taken from them, and the `.labels` side files the official tools send in the
@@ -40,21 +41,11 @@ export function isLabelsFile(fileName: string): boolean {
   return fileName.toLowerCase().endsWith('.labels');
 }
 
-export type LabelsCategory = 'training' | 'testing' | 'anomaly';
+export type LabelsCategory = IngestionCategory;
+export type { BoundingBox };
 
-export interface BoundingBox {
-  label: string;
-  x: number;
-  y: number;
-  width: number;
-  height: number;
-}
-
-export interface StructuredLabel {
-  label: string;
-  /** Row indexes, both inclusive. */
-  startIndex: number;
-  endIndex: number;
+/** A structured label as side files give it: row indexes, both inclusive, and an optional label map. */
+export interface StructuredLabel extends SampleStructuredLabel {
   labelMap?: Record<string, string>;
 }
 
