@@ -131,7 +131,7 @@ export function currentUserOperations(deps: ApiDeps): Operation[] {
         );
         await request.settle(position);
         // Blobs are addressed by content: another user may have the very same picture.
-        if (target.photo && !(await deps.users.byPhoto(target.photo))) await deps.blobs.delete(target.photo);
+        if (target.photo && !(await deps.users.byPhoto(target.photo)) && !(await deps.samples.referencesBlob(target.photo))) await deps.blobs.delete(target.photo);
         return {};
       },
     }),

@@ -51,7 +51,8 @@ export function userPhotoOperations(deps: ApiDeps): Operation[] {
 
   /** Deletes a photo's blob unless a user still has it; called after the change is in the read model. */
   const release = async (sha256: string): Promise<void> => {
-    if (!(await deps.users.byPhoto(sha256))) await deps.blobs.delete(sha256);
+    // Blobs are shared by content: another user's photo or a sample may be the very same bytes.
+    if (!(await deps.users.byPhoto(sha256)) && !(await deps.samples.referencesBlob(sha256))) await deps.blobs.delete(sha256);
   };
 
   const changePhoto = async (request: Request, target: UserDocument, photo: string | null): Promise<void> => {

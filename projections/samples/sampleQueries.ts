@@ -73,6 +73,11 @@ export class SampleQueries {
     return (await this.samples.count({ projectId, sha256, deleted: false, category: { $ne: 'anomaly' } })) > 0;
   }
 
+  /** Whether any sample, of any project, deleted or not, is stored under this content address. */
+  async referencesBlob(sha256: string): Promise<boolean> {
+    return (await this.samples.count({ sha256 })) > 0;
+  }
+
   /** Live samples of a category ('all': every data set), for delete-all. */
   ids(projectId: number, category: SampleFilters['category']): Promise<SampleDocument[]> {
     return this.samples.find(filterOf(projectId, { category }));

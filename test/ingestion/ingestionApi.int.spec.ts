@@ -185,6 +185,17 @@ for (const setup of setups) {
       expect((audio.body.payload as { values: number[][] }).values).toEqual([[0], [1], [2]]);
     });
 
+    it('keeps a sample\'s file when a profile photo with the same bytes is removed', async () => {
+      const bytes = png([1, 2, 3, 255], 4, 3);
+      const form = new FormData();
+      form.append('photo', new Blob([bytes], { type: 'image/png' }), 'me.png');
+      const upload = await fetch(`${service.apiUrl}/v1/api/user/photo`, { method: 'POST', headers: { 'x-jwt-token': token }, body: form });
+      expect(upload.status).toBe(200);
+      expect((await call(service, 'DELETE', '/api/user/photo', { headers: { 'x-jwt-token': token } })).status).toBe(200);
+      const sample = (await samples('category=training&filename=cat.01')).samples[0]!;
+      expect(await service.stores.blobs.stat(String(sample.sha256Hash))).toBeDefined();
+    });
+
     it('takes CBOR acquisition files on /data', async () => {
       const cbor = await import('cbor');
       const body = cbor.encode({ protected: { ver: 'v1', alg: 'none' }, signature: '0'.repeat(64), payload: { device_type: 'MCU', interval_ms: 5, sensors: [{ name: 'x', units: 'g' }], values: [[1], [2], [3]] } });
