@@ -227,9 +227,11 @@ export async function benchIngestion(): Promise<BenchResult> {
       if (list.some((c) => c.writeBytes < 0)) return 'unknown (/proc/self/io unreadable)';
       const written = sum(list.map((c) => c.writeBytes)) / list.length;
       const cancelled = sum(list.map((c) => c.cancelledWriteBytes)) / list.length;
-      return `${mb(written)} (${(written / FILE_BYTES).toFixed(2)}x the file), of which ${mb(cancelled)} cancelled (deleted before it reached the disk)`;
+      return `${mb(written)} (${(written / FILE_BYTES).toFixed(2)}x the file, ${mb(cancelled)} of it cancelled)`;
     };
-    lines.push(`  bytes this process handed to storage (/proc/self/io write_bytes), per round: upload ${io(uploadIo)}; disk ${io(diskIo)}`);
+    lines.push(
+      `  bytes written to files per round (/proc/self/io write_bytes; cancelled = deleted before writeback): upload ${io(uploadIo)}, disk ${io(diskIo)}`,
+    );
     lines.push(
       `3. RSS: ${mb(rssBefore)} before the uploads; peak ${mb(rssPeak)} during them (sampled every ${RSS_SAMPLE_MS} ms, +${mb(rssPeak - rssBefore)}); ` +
         `process maxRSS ${mb(maxRssBefore)} before, ${mb(maxRssAfter)} after`,

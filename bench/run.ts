@@ -4,8 +4,9 @@
 import type { BenchResult } from './benchResult';
 import { benchAccounts } from './accounts';
 import { benchEventStoreAppend } from './eventStoreAppend';
+import { benchIngestion } from './ingestion';
 
-const benchmarks: Array<() => Promise<BenchResult>> = [benchEventStoreAppend, benchAccounts];
+const benchmarks: Array<() => Promise<BenchResult>> = [benchEventStoreAppend, benchAccounts, benchIngestion];
 
 for (const bench of benchmarks) {
   const result = await bench();

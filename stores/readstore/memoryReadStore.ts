@@ -112,6 +112,25 @@ function applyFindOptions<T>(docs: T[], filter: Filter, options: FindOptions): T
   return cursor.all();
 }
 
+/**
+ * The hot lookups (by id, by key hash, by owner) are equalities on top-level fields: tested here
+ * without building a mingo Query, whose setup dominates a single-document read. The semantics are
+ * MongoDB's for such filters (an array field matches when it holds the value); anything else
+ * (operators, dotted paths, nulls, objects) goes to mingo.
+ */
+function equalityMatcher(filter: Filter): ((doc: Document) => boolean) | undefined {
+  const entries = Object.entries(filter);
+  for (const [key, value] of entries) {
+    if (key.startsWith('$') || key.includes('.')) return undefined;
+    if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') return undefined;
+  }
+  return (doc) =>
+    entries.every(([key, value]) => {
+      const field = doc[key];
+      return field === value || (Array.isArray(field) && field.includes(value));
+    });
+}
+
 class MemoryCollection implements Collection<Document> {
   // Insertion order stands in for MongoDB's natural order (ties in sort, updateOne's pick).
   private readonly docs = new Map<DocumentId, Document>();
@@ -127,8 +146,8 @@ class MemoryCollection implements Collection<Document> {
   }
 
   private matching(filter: Filter): Document[] {
-    const query = new Query(filter, {});
-    return this.candidates(filter).filter((doc) => query.test(doc));
+    const test = equalityMatcher(filter) ?? ((q: Query) => (doc: Document) => q.test(doc))(new Query(filter, {}));
+    return this.candidates(filter).filter(test);
   }
 
   async find(filter: Filter = {}, options: FindOptions = {}): Promise<Document[]> {
