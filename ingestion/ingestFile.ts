@@ -61,7 +61,8 @@ export async function ingestFile(
   file: { received: ReceivedFile; fileName: string; declaredType: string | null; annotations?: FileAnnotations },
 ): Promise<{ fileName: string; sampleId: number; position: Position }> {
   const fileName = checkFileName(file.fileName);
-  const parsed = await parseSampleFile({ source: fileSource(file.received.path, file.received.size), fileName, declaredType: file.declaredType, hmacKeys: target.hmacKeys });
+  const source = fileSource(file.received.path, file.received.size);
+  const parsed = await parseSampleFile({ source, fileName, declaredType: file.declaredType, hmacKeys: target.hmacKeys }).finally(() => source.close());
   const notes = file.annotations ?? {};
   if (notes.structuredLabels) checkStructuredLabels(notes.structuredLabels, parsed.valuesCount);
   const category = notes.category ?? (target.split ? splitCategory(file.received.sha256) : target.category);

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { open, rm } from 'node:fs/promises';
+import { open, rm, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Transform, type Readable } from 'node:stream';
@@ -49,26 +49,24 @@ export async function receiveToFile(body: Readable, dir: string, maxBytes = MAX_
 }
 
 /** Random access to a received file for the format parsers. */
-export function fileSource(filePath: string, size: number): SampleSource {
+export function fileSource(filePath: string, size: number): SampleSource & { close(): Promise<void> } {
+  // One handle for all the parser's reads, opened on the first.
+  let handle: Promise<FileHandle> | undefined;
+  const file = () => (handle ??= open(filePath, 'r'));
   return {
     size,
     async read(offset, length) {
-      const handle = await open(filePath, 'r');
-      try {
-        const buffer = Buffer.alloc(Math.max(0, Math.min(length, size - offset)));
-        const { bytesRead } = await handle.read(buffer, 0, buffer.length, offset);
-        return buffer.subarray(0, bytesRead);
-      } finally {
-        await handle.close();
-      }
+      const buffer = Buffer.alloc(Math.max(0, Math.min(length, size - offset)));
+      const { bytesRead } = await (await file()).read(buffer, 0, buffer.length, offset);
+      return buffer.subarray(0, bytesRead);
     },
     async readAll() {
-      const handle = await open(filePath, 'r');
-      try {
-        return await handle.readFile();
-      } finally {
-        await handle.close();
-      }
+      const all = Buffer.alloc(size);
+      const { bytesRead } = await (await file()).read(all, 0, size, 0);
+      return all.subarray(0, bytesRead);
+    },
+    async close() {
+      if (handle) await (await handle).close();
     },
   };
 }

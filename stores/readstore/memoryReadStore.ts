@@ -118,17 +118,31 @@ function applyFindOptions<T>(docs: T[], filter: Filter, options: FindOptions): T
  * MongoDB's for such filters (an array field matches when it holds the value); anything else
  * (operators, dotted paths, nulls, objects) goes to mingo.
  */
+type Scalar = string | number | boolean;
+const isScalar = (v: unknown): v is Scalar => typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
+
 function equalityMatcher(filter: Filter): ((doc: Document) => boolean) | undefined {
-  const entries = Object.entries(filter);
-  for (const [key, value] of entries) {
+  const tests: ((doc: Document) => boolean)[] = [];
+  for (const [key, value] of Object.entries(filter)) {
     if (key.startsWith('$') || key.includes('.')) return undefined;
-    if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') return undefined;
-  }
-  return (doc) =>
-    entries.every(([key, value]) => {
+    if (isScalar(value)) {
+      tests.push((doc) => {
+        const field = doc[key];
+        return field === value || (Array.isArray(field) && field.includes(value));
+      });
+      continue;
+    }
+    // `{ _position: { $lt: p } }`, the projections' replay guard: a comparison of same-typed scalars.
+    const ops = value !== null && typeof value === 'object' && !Array.isArray(value) ? Object.entries(value) : [];
+    const [op] = ops;
+    if (ops.length !== 1 || !op || op[0] !== '$lt' || (typeof op[1] !== 'string' && typeof op[1] !== 'number')) return undefined;
+    const bound = op[1];
+    tests.push((doc) => {
       const field = doc[key];
-      return field === value || (Array.isArray(field) && field.includes(value));
+      return typeof field === typeof bound && (field as typeof bound) < bound;
     });
+  }
+  return (doc) => tests.every((t) => t(doc));
 }
 
 class MemoryCollection implements Collection<Document> {
