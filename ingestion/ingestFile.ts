@@ -1,4 +1,3 @@
-import { createReadStream } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type { IdAllocator } from '../commands/idAllocator';
@@ -11,7 +10,7 @@ import type { EventStore, Position } from '../stores/eventstore/eventStore';
 import { parseSampleFile } from '../domain/sample/formats/detectFormat';
 import { checkFileName, checkStructuredLabels, labelFromFileName } from '../domain/sample/formats/labels';
 import { SampleFormatError } from '../domain/sample/formats/sampleFormat';
-import { fileSource, type ReceivedFile } from './receiveFile';
+import type { ReceivedFile } from './receiveFile';
 import type { UploadOptions } from './uploadHeaders';
 
 export interface IngestDeps {
@@ -61,7 +60,7 @@ export async function ingestFile(
   file: { received: ReceivedFile; fileName: string; declaredType: string | null; annotations?: FileAnnotations },
 ): Promise<{ fileName: string; sampleId: number; position: Position }> {
   const fileName = checkFileName(file.fileName);
-  const source = fileSource(file.received.path, file.received.size);
+  const source = file.received.source();
   const parsed = await parseSampleFile({ source, fileName, declaredType: file.declaredType, hmacKeys: target.hmacKeys }).finally(() => source.close());
   const notes = file.annotations ?? {};
   if (notes.structuredLabels) checkStructuredLabels(notes.structuredLabels, parsed.valuesCount);
@@ -70,7 +69,7 @@ export async function ingestFile(
     throw new ValidationError(`${fileName}: a file with the same content (SHA-256 ${file.received.sha256}) is already in the project`, 'DUPLICATE_SAMPLE');
   }
   const label = notes.label !== undefined ? notes.label : options.label !== undefined ? options.label : labelFromFileName(fileName);
-  const stored = await deps.blobs.put(createReadStream(file.received.path));
+  const stored = await deps.blobs.put(file.received.content());
   if (stored.sha256 !== file.received.sha256) throw new Error(`received file changed while stored (${file.received.sha256} became ${stored.sha256})`);
   const storedName = options.addDateId ? withUniqueId(fileName) : fileName;
   const signature = parsed.signature;

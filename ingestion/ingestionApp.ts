@@ -16,7 +16,7 @@ import type { EventStore, Position } from '../stores/eventstore/eventStore';
 import { parseAnnotationFiles } from './annotations';
 import { SampleFormatError } from '../domain/sample/formats/sampleFormat';
 import { ingestFile, type FileAnnotations } from './ingestFile';
-import { FileTooLargeError, MAX_FILE_BYTES, receiveToFile, type ReceivedFile } from './receiveFile';
+import { FileTooLargeError, MAX_FILE_BYTES, receiveBody, receivedOnDisk, type ReceivedFile } from './receiveFile';
 import { textErrors } from './textErrors';
 import { MissingHeaderError, uploadOptions } from './uploadHeaders';
 import { uploadTarget } from './uploadTarget';
@@ -76,7 +76,8 @@ export function createIngestionApp(deps: IngestionDeps): Koa {
     await mkdir(deps.tmpDir, { recursive: true });
     let received: ReceivedFile;
     try {
-      received = await receiveToFile(ctx.req, deps.tmpDir);
+      const declaredLength = ctx.request.length;
+      received = await receiveBody(ctx.req, declaredLength, deps.tmpDir);
     } catch (error) {
       if (error instanceof FileTooLargeError) throw new TooLargeError(error.message);
       throw error;
@@ -144,7 +145,7 @@ export function createIngestionApp(deps: IngestionDeps): Koa {
         try {
           const notes: FileAnnotations | undefined = annotations.get(name);
           const result = await ingestFile(deps, target, options, {
-            received: { path: file.filepath, size: file.size, sha256: String(file.hash), remove: async () => {} },
+            received: receivedOnDisk(file.filepath, file.size, String(file.hash)),
             fileName: name,
             declaredType: declaredTypeOf(file.mimetype),
             ...(notes ? { annotations: notes } : {}),

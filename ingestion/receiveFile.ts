@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { open, rm, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -17,10 +17,53 @@ export class FileTooLargeError extends Error {
 }
 
 export interface ReceivedFile {
-  path: string;
   size: number;
   sha256: string;
+  /** Random access for the format parsers; close it after parsing. */
+  source(): SampleSource & { close(): Promise<void> };
+  /** The content, for the blob store. */
+  content(): Buffer | Readable;
   remove(): Promise<void>;
+}
+
+/** A file already on disk (formidable's parts, large bodies). */
+export function receivedOnDisk(filePath: string, size: number, sha256: string): ReceivedFile {
+  return {
+    size,
+    sha256,
+    source: () => fileSource(filePath, size),
+    content: () => createReadStream(filePath),
+    remove: () => rm(filePath, { force: true }),
+  };
+}
+
+/** Bodies up to this size are received in memory: small samples skip the temporary file. */
+export const IN_MEMORY_BODY_BYTES = 1024 * 1024;
+
+/**
+ * Receives a body: in memory when its declared length is small, else streamed to a temporary
+ * file. Either way hashed and counted on the way, and refused past `maxBytes`.
+ */
+export async function receiveBody(body: Readable, declaredLength: number | undefined, dir: string, maxBytes = MAX_FILE_BYTES): Promise<ReceivedFile> {
+  if (declaredLength === undefined || declaredLength > IN_MEMORY_BODY_BYTES) return receiveToFile(body, dir, maxBytes);
+  const hash = createHash('sha256');
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += (chunk as Buffer).length;
+    // A body longer than it declared is cut off by Node's HTTP parser; this bounds the rest.
+    if (size > Math.min(maxBytes, IN_MEMORY_BODY_BYTES)) throw new FileTooLargeError(Math.min(maxBytes, IN_MEMORY_BODY_BYTES));
+    hash.update(chunk as Buffer);
+    chunks.push(chunk as Buffer);
+  }
+  const bytes = Buffer.concat(chunks, size);
+  return {
+    size,
+    sha256: hash.digest('hex'),
+    source: () => ({ size, read: async (offset, length) => bytes.subarray(offset, offset + length), readAll: async () => bytes, close: async () => {} }),
+    content: () => bytes,
+    remove: async () => {},
+  };
 }
 
 /**
@@ -45,7 +88,7 @@ export async function receiveToFile(body: Readable, dir: string, maxBytes = MAX_
     await rm(file, { force: true });
     throw error;
   }
-  return { path: file, size, sha256: hash.digest('hex'), remove: () => rm(file, { force: true }) };
+  return receivedOnDisk(file, size, hash.digest('hex'));
 }
 
 /** Random access to a received file for the format parsers. */
