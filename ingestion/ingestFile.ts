@@ -69,7 +69,7 @@ export async function ingestFile(
     throw new ValidationError(`${fileName}: a file with the same content (SHA-256 ${file.received.sha256}) is already in the project`, 'DUPLICATE_SAMPLE');
   }
   const label = notes.label !== undefined ? notes.label : options.label !== undefined ? options.label : labelFromFileName(fileName);
-  const stored = await deps.blobs.put(file.received.content());
+  const stored = await file.received.store(deps.blobs);
   if (stored.sha256 !== file.received.sha256) throw new Error(`received file changed while stored (${file.received.sha256} became ${stored.sha256})`);
   const storedName = options.addDateId ? withUniqueId(fileName) : fileName;
   const signature = parsed.signature;

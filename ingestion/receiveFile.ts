@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { open, rm, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { SampleSource } from '../domain/sample/formats/sampleFormat';
+import type { BlobInfo, BlobStore } from '../stores/blobstore/blobStore';
 
 /** 100 MB a file, as the spec's limits say. */
 export const MAX_FILE_BYTES = 100 * 1000 * 1000;
@@ -21,8 +22,8 @@ export interface ReceivedFile {
   sha256: string;
   /** Random access for the format parsers; close it after parsing. */
   source(): SampleSource & { close(): Promise<void> };
-  /** The content, for the blob store. */
-  content(): Buffer | Readable;
+  /** Hands the content to the blob store: moved in when it is a file on disk, else written from memory. */
+  store(blobs: BlobStore): Promise<BlobInfo>;
   remove(): Promise<void>;
 }
 
@@ -32,7 +33,7 @@ export function receivedOnDisk(filePath: string, size: number, sha256: string): 
     size,
     sha256,
     source: () => fileSource(filePath, size),
-    content: () => createReadStream(filePath),
+    store: (blobs) => blobs.putFile(filePath, { sha256, size }),
     remove: () => rm(filePath, { force: true }),
   };
 }
@@ -61,7 +62,7 @@ export async function receiveBody(body: Readable, declaredLength: number | undef
     size,
     sha256: hash.digest('hex'),
     source: () => ({ size, read: async (offset, length) => bytes.subarray(offset, offset + length), readAll: async () => bytes, close: async () => {} }),
-    content: () => bytes,
+    store: (blobs) => blobs.put(bytes),
     remove: async () => {},
   };
 }

@@ -17,6 +17,12 @@ export interface BlobStore {
    * Throws BlobTooLargeError (and keeps nothing) past `maxBytes`.
    */
   put(source: BlobSource, options?: { maxBytes?: number }): Promise<BlobInfo>;
+  /**
+   * Takes over a file already written (and hashed) by the caller, e.g. an upload received to disk:
+   * a store on the same file system moves it into place instead of copying it. The file is gone
+   * from `path` afterwards, whether it was moved, copied, or its content was already stored.
+   */
+  putFile(path: string, known: BlobInfo): Promise<BlobInfo>;
   /** The content as a stream; throws BlobNotFoundError for an unknown address. */
   open(sha256: string): Promise<Readable>;
   stat(sha256: string): Promise<BlobInfo | undefined>;

@@ -1,7 +1,9 @@
-// The embedded blob store: one file per blob at `dir/ab/cd/<sha256>`. A put writes into `dir/tmp/`
+// The embedded blob store: one file per blob at `dir/ab/<sha256>` (256 folders, made at open, so a
+// put never creates one). A put writes into `dir/tmp/`
 // and renames into place only once the bytes and the directory entry are fsynced, so a blob that is
 // visible is whole and durable; a crash leaves at most a temp file, which the next open removes.
 import { createHash, randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import { mkdir, open, rename, rm, stat, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -41,11 +43,13 @@ export class FileBlobStore implements BlobStore {
     // Whatever is in tmp/ is an unfinished put from an earlier process: it was never acknowledged.
     await rm(tmp, { recursive: true, force: true });
     await mkdir(tmp, { recursive: true });
+    for (let i = 0; i < 256; i++) await mkdir(join(dir, i.toString(16).padStart(2, '0')), { recursive: true });
+    await fsyncDir(dir);
     return new FileBlobStore(dir);
   }
 
   private pathOf(sha256: string): string {
-    return join(this.dir, sha256.slice(0, 2), sha256.slice(2, 4), sha256);
+    return join(this.dir, sha256.slice(0, 2), sha256);
   }
 
   async put(source: BlobSource, options: { maxBytes?: number } = {}): Promise<BlobInfo> {
@@ -72,20 +76,44 @@ export class FileBlobStore implements BlobStore {
       } finally {
         await handle.close();
       }
-      const target = this.pathOf(sha256);
-      const created = await mkdir(dirname(target), { recursive: true });
-      await rename(tmpPath, target);
+      await this.place(tmpPath, sha256);
       placed = true;
-      // A rename is durable once its directory is synced; a directory just made, once its parent is.
-      await fsyncDir(dirname(target));
-      if (created !== undefined) {
-        await fsyncDir(dirname(dirname(target)));
-        await fsyncDir(this.dir);
-      }
       return { sha256, size };
     } finally {
       if (!placed) await rm(tmpPath, { force: true });
     }
+  }
+
+  async putFile(path: string, known: BlobInfo): Promise<BlobInfo> {
+    if (!SHA256.test(known.sha256)) throw new Error(`Not a SHA-256: ${known.sha256}`);
+    if (await this.exists(this.pathOf(known.sha256))) {
+      await rm(path, { force: true });
+      return { sha256: known.sha256, size: known.size };
+    }
+    const handle = await open(path, 'r+');
+    try {
+      if ((await handle.stat()).size !== known.size) throw new Error(`${path} is not ${known.size} bytes long`);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    try {
+      await this.place(path, known.sha256);
+    } catch (error) {
+      // Another file system: copy it in the ordinary way.
+      if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error;
+      const info = await this.put(createReadStream(path));
+      await rm(path, { force: true });
+      return info;
+    }
+    return { sha256: known.sha256, size: known.size };
+  }
+
+  /** Renames a synced file into place; a rename is durable once its folder is synced. */
+  private async place(file: string, sha256: string): Promise<void> {
+    const target = this.pathOf(sha256);
+    await rename(file, target);
+    await fsyncDir(dirname(target));
   }
 
   private async exists(path: string): Promise<boolean> {

@@ -3,6 +3,8 @@
 // and then renames; no transactions are needed. Two concurrent puts of the same content may both
 // rename, leaving two files with the same name and bytes: reads take either, delete removes all.
 import { createHash, randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { GridFSBucket, MongoClient, type GridFSBucketWriteStream, type GridFSFile } from 'mongodb';
@@ -82,6 +84,13 @@ export class GridFsBlobStore implements BlobStore {
     } finally {
       upload.destroy();
     }
+  }
+
+  /** GridFS is another store: the file is copied in, then removed. */
+  async putFile(path: string, _known: BlobInfo): Promise<BlobInfo> {
+    const info = await this.put(createReadStream(path));
+    await rm(path, { force: true });
+    return info;
   }
 
   async open(sha256: string): Promise<Readable> {

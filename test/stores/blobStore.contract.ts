@@ -1,6 +1,10 @@
 // The blob store contract: every adapter (files on disk, GridFS) answers these alike. Tests use random
 // content, so they do not depend on what earlier tests left in a shared store.
 import { createHash, randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BlobNotFoundError, BlobTooLargeError, type BlobStore } from '../../stores/blobstore/blobStore';
@@ -31,6 +35,25 @@ export function blobStoreContract(name: string, open: () => Promise<BlobStore>, 
       const info = await store.put(content);
       expect(info).toEqual({ sha256: sha256(content), size: 1000 });
       expect(await readAll(await store.open(info.sha256))).toEqual(content);
+    });
+
+    it('takes over a file written by the caller: stored, readable, and gone from where it was', async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'blob-putfile-'));
+      try {
+        const content = randomBytes(5000);
+        const file = join(dir, 'upload.part');
+        await writeFile(file, content);
+        const info = await store.putFile(file, { sha256: sha256(content), size: content.length });
+        expect(info).toEqual({ sha256: sha256(content), size: 5000 });
+        expect(await readAll(await store.open(info.sha256))).toEqual(content);
+        expect(existsSync(file)).toBe(false);
+        // Content already stored: the file still goes, the answer is the same.
+        await writeFile(file, content);
+        expect(await store.putFile(file, info)).toEqual(info);
+        expect(existsSync(file)).toBe(false);
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
     });
 
     it('stores a stream and an async iterable and reads them back', async () => {
