@@ -11,7 +11,6 @@
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Koa from 'koa';
@@ -19,11 +18,11 @@ import { hashPassword, verifyPassword } from '../commands/passwords';
 import { loadUser } from '../commands/users/userCommands';
 import { loadConfig, startService, type RunningService } from '../main';
 import type { BenchResult } from './benchResult';
+import { HOST, JSON_HEADERS, add, describe, empty, expectOk, listen, measure, ms, pct, perSecond, ratio, request, spread, type Op } from './benchKit';
 
 /** Concurrent clients; each logs in as its own user, so no two logins race on one stream. */
 const CLIENTS = 4;
 const PASSWORD = 'correct horse battery';
-const HOST = '127.0.0.1';
 
 const LOGIN_ROUNDS = 8;
 /** Logins and hashes take tens of ms each: rounds long enough to hold a few dozen. */
@@ -32,20 +31,8 @@ const FAST_ROUND_MS = 200;
 const USER_ROUNDS = 10;
 const WARMUP_MS = 300;
 
-interface Rate {
-  ops: number;
-  seconds: number;
-  /** Sum of each call's own duration, for the mean latency. */
-  latencySeconds: number;
-}
 
-/** One call by client `client` (0 ≤ client < CLIENTS); throws unless it succeeded. */
-type Op = (client: number) => Promise<void>;
 
-interface Reply {
-  status: number;
-  text: string;
-}
 
 export async function benchAccounts(): Promise<BenchResult> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-accounts-'));
@@ -133,18 +120,18 @@ export async function benchAccounts(): Promise<BenchResult> {
     const single = await measure(hash, 1_000, 1);
 
     // 1. Logins, next to the bare handler and the hash alone.
-    await measure(login, WARMUP_MS);
-    await measure(bareLogin, WARMUP_MS);
-    await measure(hash, WARMUP_MS);
+    await measure(login, WARMUP_MS, CLIENTS);
+    await measure(bareLogin, WARMUP_MS, CLIENTS);
+    await measure(hash, WARMUP_MS, CLIENTS);
     const loginRate = empty();
     const bareLoginRate = empty();
     const hashRate = empty();
     const loginVsBare: number[] = [];
     const loginVsHash: number[] = [];
     for (let round = 0; round < LOGIN_ROUNDS; round++) {
-      const l = await measure(login, SLOW_ROUND_MS);
-      const b = await measure(bareLogin, FAST_ROUND_MS);
-      const h = await measure(hash, SLOW_ROUND_MS);
+      const l = await measure(login, SLOW_ROUND_MS, CLIENTS);
+      const b = await measure(bareLogin, FAST_ROUND_MS, CLIENTS);
+      const h = await measure(hash, SLOW_ROUND_MS, CLIENTS);
       add(loginRate, l);
       add(bareLoginRate, b);
       add(hashRate, h);
@@ -177,14 +164,14 @@ export async function benchAccounts(): Promise<BenchResult> {
     lines.push(`  each login reads and folds its user's stream once: ${streamLength} events after ${audited} logins of that user; one read takes ${msPerRead.toFixed(2)} ms`);
 
     // 2. GET /v1/api/user with a JWT, next to the bare handler.
-    await measure(getUser, WARMUP_MS);
-    await measure(bareUser, WARMUP_MS);
+    await measure(getUser, WARMUP_MS, CLIENTS);
+    await measure(bareUser, WARMUP_MS, CLIENTS);
     const userRate = empty();
     const bareUserRate = empty();
     const userVsBare: number[] = [];
     for (let round = 0; round < USER_ROUNDS; round++) {
-      const u = await measure(getUser, FAST_ROUND_MS);
-      const b = await measure(bareUser, FAST_ROUND_MS);
+      const u = await measure(getUser, FAST_ROUND_MS, CLIENTS);
+      const b = await measure(bareUser, FAST_ROUND_MS, CLIENTS);
       add(userRate, u);
       add(bareUserRate, b);
       userVsBare.push(perSecond(u) / perSecond(b));
@@ -207,92 +194,15 @@ export async function benchAccounts(): Promise<BenchResult> {
   }
 }
 
-const JSON_HEADERS = { 'content-type': 'application/json' };
 
-function request(agent: http.Agent, url: URL, method: string, headers: Record<string, string>, body?: string): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      url,
-      { method, agent, headers: body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
-function expectOk(reply: Reply, what: string): string {
-  if (reply.status !== 200) throw new Error(`${what} answered ${reply.status}: ${reply.text.slice(0, 300)}`);
-  return reply.text;
-}
 
-function listen(server: http.Server): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, HOST, () => resolve((server.address() as AddressInfo).port));
-  });
-}
 
-/** `clients` loops calling `op` until the deadline; the round ends when the last call returns. */
-async function measure(op: Op, roundMs: number, clients = CLIENTS): Promise<Rate> {
-  const start = process.hrtime.bigint();
-  const deadline = start + BigInt(roundMs) * 1_000_000n;
-  let ops = 0;
-  let latency = 0n;
-  await Promise.all(
-    Array.from({ length: clients }, async (_, client) => {
-      while (process.hrtime.bigint() < deadline) {
-        const t = process.hrtime.bigint();
-        await op(client);
-        latency += process.hrtime.bigint() - t;
-        ops += 1;
-      }
-    }),
-  );
-  return { ops, seconds: Number(process.hrtime.bigint() - start) / 1e9, latencySeconds: Number(latency) / 1e9 };
-}
 
-function empty(): Rate {
-  return { ops: 0, seconds: 0, latencySeconds: 0 };
-}
 
-function add(total: Rate, rate: Rate): void {
-  total.ops += rate.ops;
-  total.seconds += rate.seconds;
-  total.latencySeconds += rate.latencySeconds;
-}
 
-function perSecond(rate: Rate): number {
-  return rate.ops / rate.seconds;
-}
 
-function ratio(a: Rate, b: Rate): string {
-  const r = perSecond(a) / perSecond(b);
-  return r < 0.01 ? r.toFixed(4) : r.toFixed(3);
-}
 
-function spread(ratios: readonly number[]): string {
-  const sorted = [...ratios].sort((x, y) => x - y);
-  const q = (p: number) => {
-    const v = sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? Number.NaN;
-    return v < 0.01 ? v.toFixed(4) : v.toFixed(3);
-  };
-  return `per round median ${q(0.5)}, middle half ${q(0.25)}-${q(0.75)}`;
-}
 
-function describe(rate: Rate): string {
-  return `${Math.round(perSecond(rate)).toLocaleString('en-US')}/s`;
-}
 
-function ms(seconds: number): string {
-  return `${(seconds * 1000).toFixed(1)} ms`;
-}
 
-function pct(fraction: number): string {
-  return `${Math.round(fraction * 100)}%`;
-}

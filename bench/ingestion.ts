@@ -15,7 +15,6 @@ import { createReadStream, createWriteStream, mkdtempSync, readFileSync, rmSync 
 import { open, rm } from 'node:fs/promises';
 import { once } from 'node:events';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -23,8 +22,8 @@ import Koa from 'koa';
 import { MAX_FILE_BYTES } from '../ingestion/receiveFile';
 import { loadConfig, startService, type RunningService } from '../main';
 import type { BenchResult } from './benchResult';
+import { HOST, JSON_HEADERS, add, describe, empty, expectOk, listen, measure, ms, perSecond, ratio, request, spread, type Op, type Reply } from './benchKit';
 
-const HOST = '127.0.0.1';
 const PASSWORD = 'correct horse battery';
 
 /** 1. Keep-alive connections, one request in flight on each. */
@@ -46,20 +45,8 @@ const CHUNK_BYTES = 1024 * 1024;
 /** 3. How often RSS is sampled during the uploads. */
 const RSS_SAMPLE_MS = 20;
 
-interface Rate {
-  ops: number;
-  seconds: number;
-  /** Sum of each call's own duration, for the mean latency. */
-  latencySeconds: number;
-}
 
-/** One call on connection `client` (0 ≤ client < CONNECTIONS); throws unless it succeeded. */
-type Op = (client: number) => Promise<void>;
 
-interface Reply {
-  status: number;
-  text: string;
-}
 
 /** Storage-layer bytes of this process (Linux /proc/self/io), undefined where it cannot be read. */
 interface IoCounters {
@@ -139,14 +126,14 @@ export async function benchIngestion(): Promise<BenchResult> {
     };
     const ingest = dataOp(ingestion, 'POST /api/training/data');
     const bareIngest = dataOp(bareUrl, 'bare Koa');
-    await measure(ingest, WARMUP_MS);
-    await measure(bareIngest, WARMUP_MS);
+    await measure(ingest, WARMUP_MS, CONNECTIONS);
+    await measure(bareIngest, WARMUP_MS, CONNECTIONS);
     const serviceRate = empty();
     const bareRate = empty();
     const perRound: number[] = [];
     for (let round = 0; round < SMALL_ROUNDS; round++) {
-      const s = await measure(ingest, SERVICE_ROUND_MS);
-      const b = await measure(bareIngest, BARE_ROUND_MS);
+      const s = await measure(ingest, SERVICE_ROUND_MS, CONNECTIONS);
+      const b = await measure(bareIngest, BARE_ROUND_MS, CONNECTIONS);
       add(serviceRate, s);
       add(bareRate, b);
       perRound.push(perSecond(s) / perSecond(b));
@@ -250,7 +237,6 @@ export async function benchIngestion(): Promise<BenchResult> {
   }
 }
 
-const JSON_HEADERS = { 'content-type': 'application/json' };
 
 /** A JSON sample signed as the device library signs it (sdk-reference 4.1); `n` makes it unique. */
 function smallSample(hmacKey: string, n: number): string {
@@ -370,89 +356,16 @@ function ioSince(before: IoCounters): IoCounters {
   return { writeBytes: d(now.writeBytes, before.writeBytes), cancelledWriteBytes: d(now.cancelledWriteBytes, before.cancelledWriteBytes) };
 }
 
-function request(agent: http.Agent, url: URL, method: string, headers: Record<string, string>, body?: string): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      url,
-      { method, agent, headers: body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
-function expectOk(reply: Reply, what: string): string {
-  if (reply.status !== 200) throw new Error(`${what} answered ${reply.status}: ${reply.text.slice(0, 300)}`);
-  return reply.text;
-}
 
-function listen(server: http.Server): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, HOST, () => resolve((server.address() as AddressInfo).port));
-  });
-}
 
-/** `CONNECTIONS` loops calling `op` until the deadline; the round ends when the last call returns. */
-async function measure(op: Op, roundMs: number): Promise<Rate> {
-  const start = process.hrtime.bigint();
-  const deadline = start + BigInt(roundMs) * 1_000_000n;
-  let ops = 0;
-  let latency = 0n;
-  await Promise.all(
-    Array.from({ length: CONNECTIONS }, async (_, client) => {
-      while (process.hrtime.bigint() < deadline) {
-        const t = process.hrtime.bigint();
-        await op(client);
-        latency += process.hrtime.bigint() - t;
-        ops += 1;
-      }
-    }),
-  );
-  return { ops, seconds: Number(process.hrtime.bigint() - start) / 1e9, latencySeconds: Number(latency) / 1e9 };
-}
 
-function empty(): Rate {
-  return { ops: 0, seconds: 0, latencySeconds: 0 };
-}
 
-function add(total: Rate, rate: Rate): void {
-  total.ops += rate.ops;
-  total.seconds += rate.seconds;
-  total.latencySeconds += rate.latencySeconds;
-}
 
-function perSecond(rate: Rate): number {
-  return rate.ops / rate.seconds;
-}
 
-function ratio(a: Rate, b: Rate): string {
-  const r = perSecond(a) / perSecond(b);
-  return r < 0.01 ? r.toFixed(4) : r.toFixed(3);
-}
 
-function spread(ratios: readonly number[]): string {
-  const sorted = [...ratios].sort((x, y) => x - y);
-  const q = (p: number) => {
-    const v = sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? Number.NaN;
-    return v < 0.01 ? v.toFixed(4) : v.toFixed(3);
-  };
-  return `per round median ${q(0.5)}, middle half ${q(0.25)}-${q(0.75)}`;
-}
 
-function describe(rate: Rate): string {
-  return `${Math.round(perSecond(rate)).toLocaleString('en-US')}/s`;
-}
 
-function ms(seconds: number): string {
-  return `${(seconds * 1000).toFixed(1)} ms`;
-}
 
 function mb(bytes: number): string {
   return `${(bytes / 1e6).toFixed(0)} MB`;

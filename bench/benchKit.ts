@@ -1,0 +1,110 @@
+// What the HTTP benchmarks share: a keep-alive client, timed rounds of concurrent calls, and the
+// way figures and ratios are printed.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export const HOST = '127.0.0.1';
+export const JSON_HEADERS = { 'content-type': 'application/json' };
+
+export interface Rate {
+  ops: number;
+  seconds: number;
+  /** Sum of each call's own duration, for the mean latency. */
+  latencySeconds: number;
+}
+
+/** One call by client `client`; throws unless it succeeded. */
+export type Op = (client: number) => Promise<void>;
+
+export interface Reply {
+  status: number;
+  text: string;
+}
+
+export function request(agent: http.Agent, url: URL, method: string, headers: Record<string, string>, body?: string): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      url,
+      { method, agent, headers: body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+export function expectOk(reply: Reply, what: string): string {
+  if (reply.status !== 200) throw new Error(`${what} answered ${reply.status}: ${reply.text.slice(0, 300)}`);
+  return reply.text;
+}
+
+export function listen(server: http.Server): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, HOST, () => resolve((server.address() as AddressInfo).port));
+  });
+}
+
+/** `clients` loops calling `op` until the deadline; the round ends when the last call returns. */
+export async function measure(op: Op, roundMs: number, clients: number): Promise<Rate> {
+  const start = process.hrtime.bigint();
+  const deadline = start + BigInt(roundMs) * 1_000_000n;
+  let ops = 0;
+  let latency = 0n;
+  await Promise.all(
+    Array.from({ length: clients }, async (_, client) => {
+      while (process.hrtime.bigint() < deadline) {
+        const t = process.hrtime.bigint();
+        await op(client);
+        latency += process.hrtime.bigint() - t;
+        ops += 1;
+      }
+    }),
+  );
+  return { ops, seconds: Number(process.hrtime.bigint() - start) / 1e9, latencySeconds: Number(latency) / 1e9 };
+}
+
+export function empty(): Rate {
+  return { ops: 0, seconds: 0, latencySeconds: 0 };
+}
+
+export function add(total: Rate, rate: Rate): void {
+  total.ops += rate.ops;
+  total.seconds += rate.seconds;
+  total.latencySeconds += rate.latencySeconds;
+}
+
+export function perSecond(rate: Rate): number {
+  return rate.ops / rate.seconds;
+}
+
+export function ratio(a: Rate, b: Rate): string {
+  const r = perSecond(a) / perSecond(b);
+  return r < 0.01 ? r.toFixed(4) : r.toFixed(3);
+}
+
+export function spread(ratios: readonly number[]): string {
+  const sorted = [...ratios].sort((x, y) => x - y);
+  const q = (p: number) => {
+    const v = sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? Number.NaN;
+    return v < 0.01 ? v.toFixed(4) : v.toFixed(3);
+  };
+  return `per round median ${q(0.5)}, middle half ${q(0.25)}-${q(0.75)}`;
+}
+
+export function describe(rate: Rate): string {
+  return `${Math.round(perSecond(rate)).toLocaleString('en-US')}/s`;
+}
+
+export function ms(seconds: number): string {
+  return `${(seconds * 1000).toFixed(1)} ms`;
+}
+
+export function pct(fraction: number): string {
+  return `${Math.round(fraction * 100)}%`;
+}
