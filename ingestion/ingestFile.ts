@@ -4,12 +4,14 @@ import type { IdAllocator } from '../commands/idAllocator';
 import { ingestSample } from '../commands/samples/sampleCommands';
 import type { BoundingBox, IngestionCategory, StructuredLabel } from '../domain/sample/sampleEvents';
 import { ValidationError } from '../domain/shared/errors';
+import type { ReadModelSync } from '../projections/projectionRunner';
 import type { SampleQueries } from '../projections/samples/sampleQueries';
 import type { BlobStore } from '../stores/blobstore/blobStore';
 import type { EventStore, Position } from '../stores/eventstore/eventStore';
 import { parseSampleFile } from '../domain/sample/formats/detectFormat';
 import { checkFileName, checkStructuredLabels, labelFromFileName } from '../domain/sample/formats/labels';
-import { SampleFormatError } from '../domain/sample/formats/sampleFormat';
+import { SampleFormatError, type ParsedSample } from '../domain/sample/formats/sampleFormat';
+import type { KeyedLock } from './keyedLock';
 import type { ReceivedFile } from './receiveFile';
 import type { UploadOptions } from './uploadHeaders';
 
@@ -18,6 +20,10 @@ export interface IngestDeps {
   ids: IdAllocator;
   blobs: BlobStore;
   samples: SampleQueries;
+  /** Read your writes: the duplicate check below must see the samples recorded just before. */
+  sync: ReadModelSync;
+  settleTimeoutMs: number;
+  contentLocks: KeyedLock;
 }
 
 export interface UploadTarget {
@@ -65,9 +71,28 @@ export async function ingestFile(
   const notes = file.annotations ?? {};
   if (notes.structuredLabels) checkStructuredLabels(notes.structuredLabels, parsed.valuesCount);
   const category = notes.category ?? (target.split ? splitCategory(file.received.sha256) : target.category);
-  if (options.disallowDuplicates && (await deps.samples.hasContent(target.projectId, file.received.sha256))) {
-    throw new ValidationError(`${fileName}: a file with the same content (SHA-256 ${file.received.sha256}) is already in the project`, 'DUPLICATE_SAMPLE');
-  }
+  if (!options.disallowDuplicates) return store(deps, target, options, file, fileName, parsed, category, notes);
+  // Checked and recorded under a lock, and the read model waited for before the next holder checks.
+  return deps.contentLocks.run(`${target.projectId}:${file.received.sha256}`, async () => {
+    if (await deps.samples.hasContent(target.projectId, file.received.sha256)) {
+      throw new ValidationError(`${fileName}: a file with the same content (SHA-256 ${file.received.sha256}) is already in the project`, 'DUPLICATE_SAMPLE');
+    }
+    const result = await store(deps, target, options, file, fileName, parsed, category, notes);
+    await deps.sync.waitFor(result.position, deps.settleTimeoutMs);
+    return result;
+  });
+}
+
+async function store(
+  deps: IngestDeps,
+  target: UploadTarget,
+  options: UploadOptions,
+  file: { received: ReceivedFile },
+  fileName: string,
+  parsed: ParsedSample,
+  category: IngestionCategory,
+  notes: FileAnnotations,
+): Promise<{ fileName: string; sampleId: number; position: Position }> {
   const label = notes.label !== undefined ? notes.label : options.label !== undefined ? options.label : labelFromFileName(fileName);
   const stored = await file.received.store(deps.blobs);
   if (stored.sha256 !== file.received.sha256) throw new Error(`received file changed while stored (${file.received.sha256} became ${stored.sha256})`);

@@ -17,6 +17,7 @@ import { parseAnnotationFiles } from './annotations';
 import { SampleFormatError } from '../domain/sample/formats/sampleFormat';
 import { ingestFile, type FileAnnotations } from './ingestFile';
 import { FileTooLargeError, MAX_FILE_BYTES, receiveBody, receivedOnDisk, type ReceivedFile } from './receiveFile';
+import { KeyedLock } from './keyedLock';
 import { textErrors } from './textErrors';
 import { MissingHeaderError, uploadOptions } from './uploadHeaders';
 import { uploadTarget } from './uploadTarget';
@@ -54,6 +55,7 @@ function failureOf(error: unknown): { status: number; message: string } | undefi
 export function createIngestionApp(deps: IngestionDeps): Koa {
   const app = new Koa({ proxy: false });
   const router = new Router();
+  const ingest = { ...deps, contentLocks: new KeyedLock() };
   const settle = async (position: Position) => {
     if (!(await deps.sync.waitFor(position, deps.settleTimeoutMs))) deps.log.warn({ position: position.toString() }, 'read models did not catch up before the answer');
   };
@@ -83,7 +85,7 @@ export function createIngestionApp(deps: IngestionDeps): Koa {
       throw error;
     }
     try {
-      const result = await ingestFile(deps, target, options, { received, fileName, declaredType: declared });
+      const result = await ingestFile(ingest, target, options, { received, fileName, declaredType: declared });
       await settle(result.position);
       ctx.type = 'text/plain';
       ctx.body = result.fileName;
@@ -144,7 +146,7 @@ export function createIngestionApp(deps: IngestionDeps): Koa {
         const name = file.originalFilename ?? '';
         try {
           const notes: FileAnnotations | undefined = annotations.get(name);
-          const result = await ingestFile(deps, target, options, {
+          const result = await ingestFile(ingest, target, options, {
             received: receivedOnDisk(file.filepath, file.size, String(file.hash)),
             fileName: name,
             declaredType: declaredTypeOf(file.mimetype),

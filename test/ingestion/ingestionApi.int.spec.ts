@@ -107,6 +107,19 @@ for (const setup of setups) {
       expect((await data('dup3.json', body, { 'x-disallow-duplicates': '1' })).status).toBe(200);
     });
 
+    it('stores one of two identical files sent at once with x-disallow-duplicates, in one request or two', async () => {
+      const body = signedSample(hmacKey, rows(9), { deviceName: 'twins' });
+      const both = await Promise.all([data('twin.a.json', body, { 'x-disallow-duplicates': '1' }), data('twin.b.json', body, { 'x-disallow-duplicates': '1' })]);
+      expect(both.map((r) => r.status).sort()).toEqual([200, 400]);
+      const form = new FormData();
+      const other = signedSample(hmacKey, rows(11), { deviceName: 'twins' });
+      form.append('data', new Blob([other], { type: 'application/json' }), 'pair.a.json');
+      form.append('data', new Blob([other], { type: 'application/json' }), 'pair.b.json');
+      const res = await ingest('/api/training/files', form, { 'x-disallow-duplicates': '1' });
+      const answer = JSON.parse(await res.text()) as { files: { success: boolean }[] };
+      expect(answer.files.map((f) => f.success)).toEqual([true, false]);
+    });
+
     it('answers 401 without or with a bad API key, and 421 without a required header, storing nothing', async () => {
       const before = await head();
       const body = signedSample(hmacKey, rows(3));
