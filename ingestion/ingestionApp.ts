@@ -1,4 +1,4 @@
-import { mkdir, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import Router from '@koa/router';
 import formidable, { errors as formidableErrors, type File } from 'formidable';
 import Koa from 'koa';
@@ -31,7 +31,7 @@ export interface IngestionDeps {
   samples: SampleQueries;
   sync: ReadModelSync;
   settleTimeoutMs: number;
-  /** Where uploads are received before they are checked and stored. */
+  /** Where uploads are received before they are checked and stored; made by the caller. */
   tmpDir: string;
   log: Logger;
 }
@@ -75,7 +75,6 @@ export function createIngestionApp(deps: IngestionDeps): Koa {
     if (declared !== 'application/json' && declared !== 'application/cbor') {
       throw new ValidationError(`Unsupported Content-Type "${declared}": /data takes application/json or application/cbor (use /files for other files)`);
     }
-    await mkdir(deps.tmpDir, { recursive: true });
     let received: ReceivedFile;
     try {
       const declaredLength = ctx.request.length;
@@ -104,7 +103,6 @@ export function createIngestionApp(deps: IngestionDeps): Koa {
     const target = await uploadTarget(ctx, deps, ctx.params.category ?? '');
     const options = uploadOptions(ctx);
     if (!ctx.is('multipart/form-data')) throw new ValidationError('/files takes a multipart/form-data body with every file in a part named "data"');
-    await mkdir(deps.tmpDir, { recursive: true });
     const form = formidable({
       uploadDir: deps.tmpDir,
       maxFiles: MAX_FILES_PER_REQUEST + 3, // the CLI's side files come on top of the data files
