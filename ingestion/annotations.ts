@@ -1,6 +1,6 @@
-import { readFile, stat } from 'node:fs/promises';
-import type { File } from 'formidable';
 import { ValidationError } from '../domain/shared/errors';
+import { FileTooLargeError } from './receiveFile';
+import type { ReceivedPart } from './receiveMultipart';
 import { isLabelsFile, parseInfoLabels, type FileLabels } from '../domain/sample/formats/labels';
 import { SampleFormatError } from '../domain/sample/formats/sampleFormat';
 import type { FileAnnotations } from './ingestFile';
@@ -17,21 +17,24 @@ function merge(into: Map<string, FileLabels>, from: Map<string, FileLabels>): vo
  * `structured_labels.labels`, `bounding_boxes.labels`, ...) say about them. A side file that
  * cannot be read refuses the whole batch: storing the files without their labels would be wrong.
  */
-export async function parseAnnotationFiles(files: readonly File[]): Promise<{ annotations: Map<string, FileAnnotations>; dataFiles: File[] }> {
+export async function parseAnnotationFiles(parts: readonly ReceivedPart[]): Promise<{ annotations: Map<string, FileAnnotations>; dataParts: ReceivedPart[] }> {
   const labels = new Map<string, FileLabels>();
-  const dataFiles: File[] = [];
-  for (const file of files) {
-    const name = file.originalFilename ?? '';
+  const dataParts: ReceivedPart[] = [];
+  for (const part of parts) {
+    const name = part.fileName;
     if (!isLabelsFile(name)) {
-      dataFiles.push(file);
+      dataParts.push(part);
       continue;
     }
-    if ((await stat(file.filepath)).size > MAX_LABELS_FILE_BYTES) throw new ValidationError(`${name} is too large for a labels file`);
+    if (part.file instanceof FileTooLargeError || part.file.size > MAX_LABELS_FILE_BYTES) throw new ValidationError(`${name} is too large for a labels file`);
+    const source = part.file.source();
     try {
-      merge(labels, parseInfoLabels(await readFile(file.filepath), name));
+      merge(labels, parseInfoLabels(await source.readAll(), name));
     } catch (error) {
       if (error instanceof SampleFormatError) throw new ValidationError(error.message, 'BAD_LABELS_FILE');
       throw error;
+    } finally {
+      await source.close();
     }
   }
   const annotations = new Map<string, FileAnnotations>();
@@ -44,5 +47,5 @@ export async function parseAnnotationFiles(files: readonly File[]): Promise<{ an
       ...(l.structuredLabels ? { structuredLabels: l.structuredLabels.map(({ label, startIndex, endIndex }) => ({ label, startIndex, endIndex })) } : {}),
     });
   }
-  return { annotations, dataFiles };
+  return { annotations, dataParts };
 }

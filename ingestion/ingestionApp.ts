@@ -1,6 +1,4 @@
-import { rm } from 'node:fs/promises';
 import Router from '@koa/router';
-import formidable, { errors as formidableErrors, type File } from 'formidable';
 import Koa from 'koa';
 import type { Logger } from 'pino';
 import { accessLog } from '../api/http/accessLog';
@@ -16,7 +14,8 @@ import type { EventStore, Position } from '../stores/eventstore/eventStore';
 import { parseAnnotationFiles } from './annotations';
 import { SampleFormatError } from '../domain/sample/formats/sampleFormat';
 import { ingestFile, type FileAnnotations } from './ingestFile';
-import { FileTooLargeError, MAX_FILE_BYTES, receiveBody, receivedOnDisk, type ReceivedFile } from './receiveFile';
+import { FileTooLargeError, MAX_FILE_BYTES, receiveBody, type ReceivedFile } from './receiveFile';
+import { receiveMultipart } from './receiveMultipart';
 import { KeyedLock } from './keyedLock';
 import { textErrors } from './textErrors';
 import { MissingHeaderError, uploadOptions } from './uploadHeaders';
@@ -103,51 +102,25 @@ export function createIngestionApp(deps: IngestionDeps): Koa {
     const target = await uploadTarget(ctx, deps, ctx.params.category ?? '');
     const options = uploadOptions(ctx);
     if (!ctx.is('multipart/form-data')) throw new ValidationError('/files takes a multipart/form-data body with every file in a part named "data"');
-    const form = formidable({
-      uploadDir: deps.tmpDir,
-      maxFiles: MAX_FILES_PER_REQUEST + 3, // the CLI's side files come on top of the data files
-      maxFileSize: MAX_FILE_BYTES,
-      maxTotalFileSize: Number.MAX_SAFE_INTEGER,
-      maxFields: 20,
-      allowEmptyFiles: true,
-      minFileSize: 0,
-      hashAlgorithm: 'sha256',
-    });
-    let files: File[] = [];
-    // Files finish in any order; answers list them in the order they were sent.
-    const order = new Map<string, number>();
-    form.on('fileBegin', (_field, file) => order.set(file.newFilename, order.size));
+    // The CLI's side files come on top of the data files.
+    const parts = await receiveMultipart(ctx.req, ctx.req.headers, { dir: deps.tmpDir, maxFiles: MAX_FILES_PER_REQUEST + 3, maxFileBytes: MAX_FILE_BYTES });
     try {
-      const [, parts] = await form.parse(ctx.req);
-      files = Object.values(parts)
-        .flatMap((list) => list ?? [])
-        .sort((a, b) => (order.get(a.newFilename) ?? 0) - (order.get(b.newFilename) ?? 0));
-      const stray = Object.keys(parts).find((field) => field !== 'data');
-      if (stray !== undefined) {
-        await Promise.all(files.map((f) => rm(f.filepath, { force: true })));
-        throw new ValidationError(`Unexpected file field "${stray}": every file part is named "data"`);
-      }
-    } catch (error) {
-      // Whatever formidable wrote before it gave up goes too.
-      const opened = (form as unknown as { openedFiles?: { filepath?: string }[] }).openedFiles ?? [];
-      await Promise.all(opened.map((f) => (f.filepath ? rm(f.filepath, { force: true }) : undefined)));
-      throw formidableError(error);
-    }
-    try {
-      const { annotations, dataFiles } = await parseAnnotationFiles(files);
-      if (dataFiles.length > MAX_FILES_PER_REQUEST) throw new ValidationError(`Too many files: at most ${MAX_FILES_PER_REQUEST} a request (got ${dataFiles.length}); nothing was stored`);
-      if (dataFiles.length === 0) throw new ValidationError('No file in the request: send each file in a part named "data"');
+      const stray = parts.find((p) => p.field !== 'data');
+      if (stray) throw new ValidationError(`Unexpected file field "${stray.field}": every file part is named "data"`);
+      const { annotations, dataParts } = await parseAnnotationFiles(parts);
+      if (dataParts.length > MAX_FILES_PER_REQUEST) throw new ValidationError(`Too many files: at most ${MAX_FILES_PER_REQUEST} a request (got ${dataParts.length}); nothing was stored`);
+      if (dataParts.length === 0) throw new ValidationError('No file in the request: send each file in a part named "data"');
       const results: { success: boolean; fileName?: string; error?: string }[] = [];
       let firstFailure: number | undefined;
       let last: Position | undefined;
-      for (const file of dataFiles) {
-        const name = file.originalFilename ?? '';
+      for (const part of dataParts) {
         try {
-          const notes: FileAnnotations | undefined = annotations.get(name);
+          if (part.file instanceof FileTooLargeError) throw part.file;
+          const notes: FileAnnotations | undefined = annotations.get(part.fileName);
           const result = await ingestFile(ingest, target, options, {
-            received: receivedOnDisk(file.filepath, file.size, String(file.hash)),
-            fileName: name,
-            declaredType: declaredTypeOf(file.mimetype),
+            received: part.file,
+            fileName: part.fileName,
+            declaredType: part.declaredType,
             ...(notes ? { annotations: notes } : {}),
           });
           last = result.position;
@@ -156,7 +129,7 @@ export function createIngestionApp(deps: IngestionDeps): Koa {
           const failure = failureOf(error);
           if (!failure) throw error;
           firstFailure ??= failure.status;
-          results.push({ success: false, fileName: name, error: failure.message });
+          results.push({ success: false, fileName: part.fileName, error: failure.message });
         }
       }
       if (last !== undefined) await settle(last);
@@ -169,7 +142,8 @@ export function createIngestionApp(deps: IngestionDeps): Koa {
         files: results,
       });
     } finally {
-      await Promise.all(files.map((f) => rm(f.filepath, { force: true })));
+      // Stored files were moved into the blob store; whatever is left goes.
+      await Promise.all(parts.map((p) => (p.file instanceof FileTooLargeError ? undefined : p.file.remove())));
     }
   });
 
@@ -182,16 +156,4 @@ export function createIngestionApp(deps: IngestionDeps): Koa {
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: true }));
   return app;
-}
-
-/** Formidable's refusals as answers that name the problem. */
-function formidableError(error: unknown): unknown {
-  if (error instanceof DomainError) return error;
-  const code = (error as { code?: number }).code;
-  const e = formidableErrors;
-  if (code === e.biggerThanMaxFileSize) return new TooLargeError(`A file is larger than ${MAX_FILE_BYTES / 1e6} MB`);
-  if (code === e.maxFilesExceeded) return new ValidationError(`Too many files: at most ${MAX_FILES_PER_REQUEST} a request; nothing was stored`);
-  if (code === e.aborted) return new ValidationError('The upload was aborted');
-  if (typeof (error as { httpCode?: number }).httpCode === 'number') return new ValidationError(`Malformed multipart/form-data body: ${(error as Error).message}`);
-  return error;
 }

@@ -220,6 +220,19 @@ for (const setup of setups) {
       expect((full.body.payload as { values: number[][] }).values).toEqual([[1], [2], [3]]);
     });
 
+    it('refuses a file over 100 MB on its own: the other files of the request are stored', async () => {
+      const form = new FormData();
+      form.append('data', new Blob([Buffer.alloc(100_000_001, 0x20)], { type: 'text/csv' }), 'huge.csv');
+      form.append('data', new Blob([signedSample(hmacKey, rows(6), { deviceName: 'beside-huge' })], { type: 'application/json' }), 'beside.json');
+      const res = await ingest('/api/training/files', form);
+      expect(res.status).toBe(413);
+      const answer = JSON.parse(await res.text()) as { files: { success: boolean; fileName: string; error?: string }[] };
+      expect(answer.files).toEqual([
+        { success: false, fileName: 'huge.csv', error: expect.stringMatching(/larger than 100 MB/) },
+        { success: true, fileName: 'beside.json' },
+      ]);
+    }, 60_000);
+
     it('refuses more than 1000 files in one request, storing none', async () => {
       const before = await head();
       const form = new FormData();

@@ -1,0 +1,109 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import type { IncomingHttpHeaders } from 'node:http';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import busboy from 'busboy';
+import { ValidationError } from '../domain/shared/errors';
+import { FileTooLargeError, receivedOnDisk, type ReceivedFile } from './receiveFile';
+
+export interface ReceivedPart {
+  field: string;
+  fileName: string;
+  /** Declared content type, lowercased without parameters. */
+  declaredType: string | null;
+  /** The part's file on disk, or why it was not kept (too large). */
+  file: ReceivedFile | FileTooLargeError;
+}
+
+const end = (stream: WriteStream) => new Promise<void>((resolve, reject) => stream.end((error?: Error | null) => (error ? reject(error) : resolve())));
+
+/**
+ * One part to disk, hashed and counted on the way. A part over `maxBytes` is dropped on its own
+ * (the rest of it is read and discarded), so the other parts of the request still go through.
+ */
+async function receivePart(stream: Readable, dir: string, maxBytes: number): Promise<ReceivedFile | FileTooLargeError> {
+  const file = path.join(dir, `${randomUUID()}.part`);
+  const out = createWriteStream(file, { highWaterMark: 1024 * 1024 });
+  const hash = createHash('sha256');
+  let size = 0;
+  let tooLarge = false;
+  try {
+    for await (const chunk of stream) {
+      size += (chunk as Buffer).length;
+      if (tooLarge) continue;
+      if (size > maxBytes) {
+        tooLarge = true;
+        continue;
+      }
+      hash.update(chunk as Buffer);
+      // Backpressure is the write stream's: only wait when its buffer is full.
+      if (!out.write(chunk)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
+    }
+    await end(out);
+  } catch (error) {
+    out.destroy();
+    await rm(file, { force: true });
+    throw error;
+  }
+  if (tooLarge) {
+    await rm(file, { force: true });
+    return new FileTooLargeError(maxBytes);
+  }
+  return receivedOnDisk(file, size, hash.digest('hex'));
+}
+
+/**
+ * Reads a multipart body part by part (busboy), each file streamed to disk. More than `maxFiles`
+ * files refuse the whole request: nothing of it is kept.
+ */
+export async function receiveMultipart(
+  body: Readable,
+  headers: IncomingHttpHeaders,
+  options: { dir: string; maxFiles: number; maxFileBytes: number },
+): Promise<ReceivedPart[]> {
+  const parts: Promise<ReceivedPart>[] = [];
+  let tooMany = false;
+  let parser: busboy.Busboy;
+  try {
+    parser = busboy({ headers, limits: { files: options.maxFiles, fields: 20, fieldSize: 64 * 1024 } });
+  } catch (error) {
+    throw new ValidationError(`Malformed multipart/form-data request: ${(error as Error).message}`);
+  }
+  const done = new Promise<void>((resolve, reject) => {
+    parser.on('file', (field, stream, info) => {
+      parts.push(
+        receivePart(stream, options.dir, options.maxFileBytes).then((file) => ({
+          field,
+          fileName: info.filename ?? '',
+          declaredType: info.mimeType ? info.mimeType.split(';')[0]!.trim().toLowerCase() || null : null,
+          file,
+        })),
+      );
+    });
+    parser.on('filesLimit', () => {
+      tooMany = true;
+    });
+    parser.on('close', resolve);
+    parser.on('error', (error: Error) => reject(new ValidationError(`Malformed multipart/form-data body: ${error.message}`)));
+    body.on('error', reject);
+    body.on('aborted', () => reject(new ValidationError('The upload was aborted')));
+  });
+  body.pipe(parser);
+  const parseError = await done.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+  // Every part started is finished (or failed) before anything is decided, so nothing is left behind.
+  const settled = await Promise.allSettled(parts);
+  const received = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+  const partError = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected')?.reason as unknown;
+  if (parseError !== undefined || partError !== undefined || tooMany) {
+    await Promise.all(received.map((p) => (p.file instanceof FileTooLargeError ? undefined : p.file.remove())));
+    if (parseError !== undefined) throw parseError;
+    if (partError !== undefined) throw partError;
+    throw new ValidationError(`Too many files: at most ${options.maxFiles} a request; nothing was stored`);
+  }
+  return received;
+}
