@@ -95,6 +95,8 @@ export async function receiveMultipart(
     () => undefined,
     (error: unknown) => error,
   );
+  // An aborted or malformed body: the part being read is ended with an error, so its wait ends too.
+  if (parseError !== undefined) parser.destroy();
   // Every part started is finished (or failed) before anything is decided, so nothing is left behind.
   const settled = await Promise.allSettled(parts);
   const received = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));

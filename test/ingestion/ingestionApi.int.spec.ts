@@ -233,6 +233,26 @@ for (const setup of setups) {
       ]);
     }, 60_000);
 
+    it('leaves nothing behind when an upload is cut off in the middle', async () => {
+      const before = await head();
+      const http = await import('node:http');
+      const boundary = 'cut-off-boundary';
+      const req = http.request(`${service.ingestionUrl}/api/training/files`, {
+        method: 'POST',
+        headers: { 'x-api-key': apiKey, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': '10000000' },
+      });
+      req.on('error', () => {});
+      req.write(`--${boundary}\r\nContent-Disposition: form-data; name="data"; filename="cut.csv"\r\nContent-Type: text/csv\r\n\r\n`);
+      req.write('timestamp,accX\n0,1\n10,2\n'.repeat(1000));
+      await new Promise((r) => setTimeout(r, 100));
+      req.destroy();
+      const { readdir } = await import('node:fs/promises');
+      const incoming = `${service.config.dataDir}/incoming`;
+      for (let i = 0; i < 50 && (await readdir(incoming)).length > 0; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(await readdir(incoming)).toEqual([]);
+      expect(await head()).toBe(before);
+    });
+
     it('refuses more than 1000 files in one request, storing none', async () => {
       const before = await head();
       const form = new FormData();
