@@ -3,8 +3,7 @@ import Koa from 'koa';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import type { Logger } from 'pino';
 import { DomainError, ValidationError } from '../domain/shared/errors';
-import type { ReadModelSync } from '../projections/projectionRunner';
-import type { Position } from '../stores/eventstore/eventStore';
+import { settler, type ReadModelSync } from '../projections/projectionRunner';
 import type { ApiDeps } from './apiDeps';
 import { accessLog } from './http/accessLog';
 import { jsonEnvelope } from './http/envelope';
@@ -59,10 +58,7 @@ export function createApiApp(deps: ApiDeps, options: ApiAppOptions): Koa {
   router.get('getUserPhoto', '/user-photos/:sha256', serveUserPhoto(deps));
   mountOperations(router, operations, {
     auth: deps,
-    async settle(position: Position) {
-      const caughtUp = await options.sync.waitFor(position, options.settleTimeoutMs);
-      if (!caughtUp) options.log.warn({ position: position.toString() }, 'read models did not catch up before the response');
-    },
+    settle: settler(options.sync, options.settleTimeoutMs, options.log),
   });
 
   app.on('error', (error: unknown, ctx?: Koa.Context) => {

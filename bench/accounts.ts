@@ -9,16 +9,12 @@
 // synchronous=FULL, so one fsync per login): that is part of what is measured.
 // Contenders take turns round by round, so drift in the machine's speed hits all alike.
 
-import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import Koa from 'koa';
 import { hashPassword, verifyPassword } from '../commands/passwords';
 import { loadUser } from '../commands/users/userCommands';
-import { loadConfig, startService, type RunningService } from '../main';
 import type { BenchResult } from './benchResult';
-import { HOST, JSON_HEADERS, add, describe, empty, expectOk, listen, measure, ms, pct, perSecond, ratio, request, spread, type Op } from './benchKit';
+import { HOST, JSON_HEADERS, add, describe, empty, expectOk, listen, measure, ms, pct, perSecond, ratio, request, spread, type Op, closeServer, startBenchService } from './benchKit';
 
 /** Concurrent clients; each logs in as its own user, so no two logins race on one stream. */
 const CLIENTS = 4;
@@ -35,21 +31,12 @@ const WARMUP_MS = 300;
 
 
 export async function benchAccounts(): Promise<BenchResult> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'bench-accounts-'));
   const agent = new http.Agent({ keepAlive: true, maxSockets: CLIENTS });
-  let service: RunningService | undefined;
+  let started: Awaited<ReturnType<typeof startBenchService>> | undefined;
   let bare: http.Server | undefined;
   try {
-    service = await startService(
-      loadConfig({
-        API_PORT: '0',
-        INGESTION_PORT: '0',
-        INGESTION_TLS_PORT: '0',
-        HOST,
-        DATA_DIR: dataDir,
-        LOG_LEVEL: 'silent',
-      }),
-    );
+    started = await startBenchService('accounts');
+    const { service, dataDir } = started;
     const api = service.apiUrl;
     if (!api) throw new Error('the service started without its api role');
     const send = (base: string, method: string, path: string, headers: Record<string, string> = {}, body?: string) =>
@@ -185,12 +172,8 @@ export async function benchAccounts(): Promise<BenchResult> {
     return { name: 'accounts: logins and GET /v1/api/user over HTTP (embedded default)', lines };
   } finally {
     agent.destroy();
-    if (bare) {
-      bare.closeAllConnections();
-      await new Promise<void>((resolve) => bare!.close(() => resolve()));
-    }
-    await service?.stop();
-    rmSync(dataDir, { recursive: true, force: true });
+    await closeServer(bare);
+    await started?.stop();
   }
 }
 

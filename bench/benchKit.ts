@@ -1,7 +1,11 @@
 // What the HTTP benchmarks share: a keep-alive client, timed rounds of concurrent calls, and the
 // way figures and ratios are printed.
+import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig, startService, type RunningService } from '../main';
 
 export const HOST = '127.0.0.1';
 export const JSON_HEADERS = { 'content-type': 'application/json' };
@@ -107,4 +111,32 @@ export function ms(seconds: number): string {
 
 export function pct(fraction: number): string {
   return `${Math.round(fraction * 100)}%`;
+}
+
+/** The whole service on the embedded default, in this process, on a fresh data folder and free ports. */
+export async function startBenchService(name: string): Promise<{ service: RunningService; dataDir: string; stop(): Promise<void> }> {
+  const dataDir = mkdtempSync(join(tmpdir(), `bench-${name}-`));
+  try {
+    const service = await startService(
+      loadConfig({ API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', HOST, DATA_DIR: dataDir, LOG_LEVEL: 'silent' }),
+    );
+    return {
+      service,
+      dataDir,
+      async stop() {
+        await service.stop();
+        rmSync(dataDir, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    rmSync(dataDir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+/** Closes a bare comparison server and its keep-alive connections. */
+export async function closeServer(server: http.Server | undefined): Promise<void> {
+  if (!server) return;
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
 }

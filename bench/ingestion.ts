@@ -11,18 +11,16 @@
 // Contenders take turns round by round, so drift in the machine's speed hits all alike.
 
 import { createHmac, randomUUID } from 'node:crypto';
-import { createReadStream, createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createReadStream, createWriteStream, readFileSync } from 'node:fs';
 import { open, rm } from 'node:fs/promises';
 import { once } from 'node:events';
 import http from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import Koa from 'koa';
 import { MAX_FILE_BYTES } from '../ingestion/receiveFile';
-import { loadConfig, startService, type RunningService } from '../main';
 import type { BenchResult } from './benchResult';
-import { HOST, JSON_HEADERS, add, describe, empty, expectOk, listen, measure, ms, perSecond, ratio, request, spread, type Op, type Reply } from './benchKit';
+import { HOST, JSON_HEADERS, add, describe, empty, expectOk, listen, measure, ms, perSecond, ratio, request, spread, type Op, type Reply, closeServer, startBenchService } from './benchKit';
 
 const PASSWORD = 'correct horse battery';
 
@@ -55,22 +53,13 @@ interface IoCounters {
 }
 
 export async function benchIngestion(): Promise<BenchResult> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'bench-ingestion-'));
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
-  let service: RunningService | undefined;
+  let started: Awaited<ReturnType<typeof startBenchService>> | undefined;
   let bare: http.Server | undefined;
   let rssTimer: NodeJS.Timeout | undefined;
   try {
-    service = await startService(
-      loadConfig({
-        API_PORT: '0',
-        INGESTION_PORT: '0',
-        INGESTION_TLS_PORT: '0',
-        HOST,
-        DATA_DIR: dataDir,
-        LOG_LEVEL: 'silent',
-      }),
-    );
+    started = await startBenchService('ingestion');
+    const { service, dataDir } = started;
     const api = service.apiUrl;
     const ingestion = service.ingestionUrl;
     if (!api || !ingestion) throw new Error('the service started without its api and ingestion roles');
@@ -228,12 +217,8 @@ export async function benchIngestion(): Promise<BenchResult> {
   } finally {
     if (rssTimer) clearInterval(rssTimer);
     agent.destroy();
-    if (bare) {
-      bare.closeAllConnections();
-      await new Promise<void>((resolve) => bare!.close(() => resolve()));
-    }
-    await service?.stop();
-    rmSync(dataDir, { recursive: true, force: true });
+    await closeServer(bare);
+    await started?.stop();
   }
 }
 

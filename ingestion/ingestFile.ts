@@ -10,7 +10,7 @@ import type { BlobStore } from '../stores/blobstore/blobStore';
 import type { EventStore, Position } from '../stores/eventstore/eventStore';
 import { parseSampleFile } from '../domain/sample/formats/detectFormat';
 import { checkFileName, checkStructuredLabels, labelFromFileName } from '../domain/sample/formats/labels';
-import { SampleFormatError, type ParsedSample } from '../domain/sample/formats/sampleFormat';
+import type { ParsedSample } from '../domain/sample/formats/sampleFormat';
 import type { KeyedLock } from './keyedLock';
 import type { ReceivedFile } from './receiveFile';
 import type { UploadOptions } from './uploadHeaders';
@@ -131,4 +131,3 @@ async function store(
   return { fileName: storedName, sampleId, position };
 }
 
-export { SampleFormatError };

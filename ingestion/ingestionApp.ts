@@ -6,7 +6,7 @@ import { requestId } from '../api/http/requestId';
 import type { IdAllocator } from '../commands/idAllocator';
 import { DomainError, TooLargeError, ValidationError } from '../domain/shared/errors';
 import type { ApiKeyQueries } from '../projections/apiKeys/apiKeyQueries';
-import type { ReadModelSync } from '../projections/projectionRunner';
+import { settler, type ReadModelSync } from '../projections/projectionRunner';
 import type { ProjectQueries } from '../projections/projects/projectQueries';
 import type { SampleQueries } from '../projections/samples/sampleQueries';
 import type { BlobStore } from '../stores/blobstore/blobStore';
@@ -55,9 +55,7 @@ export function createIngestionApp(deps: IngestionDeps): Koa {
   const app = new Koa({ proxy: false });
   const router = new Router();
   const ingest = { ...deps, contentLocks: new KeyedLock() };
-  const settle = async (position: Position) => {
-    if (!(await deps.sync.waitFor(position, deps.settleTimeoutMs))) deps.log.warn({ position: position.toString() }, 'read models did not catch up before the answer');
-  };
+  const settle = settler(deps.sync, deps.settleTimeoutMs, deps.log);
 
   router.post('/api/:category/data', async (ctx) => {
     const target = await uploadTarget(ctx, deps, ctx.params.category ?? '');

@@ -10,6 +10,16 @@ export interface ReadModelSync {
   waitFor(position: Position, timeoutMs: number): Promise<boolean>;
 }
 
+/**
+ * Read your writes for an answer: waits until the read models have applied `position`, bounded by
+ * `timeoutMs`. Past it the answer goes anyway (the write is durable) and the delay is logged.
+ */
+export function settler(sync: ReadModelSync, timeoutMs: number, log: Logger): (position: Position) => Promise<void> {
+  return async (position) => {
+    if (!(await sync.waitFor(position, timeoutMs))) log.warn({ position: position.toString() }, 'read models did not catch up before the answer');
+  };
+}
+
 interface Waiter {
   position: Position;
   resolve(caughtUp: boolean): void;
