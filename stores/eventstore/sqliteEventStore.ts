@@ -41,6 +41,14 @@ interface EventRow {
   metadata: string;
 }
 
+interface QueuedAppend {
+  streamId: string;
+  events: readonly NewEvent[];
+  expected: ExpectedRevision;
+  resolve: (result: AppendResult) => void;
+  reject: (error: unknown) => void;
+}
+
 type StoredRef = Pick<EventRow, 'position' | 'stream_id' | 'revision' | 'event_id'>;
 
 /** Exported so the append benchmark's raw-insert ceiling writes to the very same table and indexes. */
@@ -75,6 +83,8 @@ export class SqliteEventStore implements EventStore {
   private readonly selectHeadPosition;
   private readonly insert;
   private readonly appendTx;
+  private readonly batchTx;
+  private queued: QueuedAppend[] = [];
 
   private constructor(private readonly db: Database.Database) {
     // Every INTEGER comes back as a bigint, so positions past 2^53 stay exact.
@@ -105,6 +115,7 @@ export class SqliteEventStore implements EventStore {
       (streamId: string, events: readonly NewEvent[], expected: ExpectedRevision): AppendResult =>
         this.appendInTransaction(streamId, events, expected),
     );
+    this.batchTx = db.transaction((batch: readonly QueuedAppend[]) => batch.map((append) => this.appendOne(append)));
   }
 
   /** Opens (creating when needed) the store in `file`; `:memory:` gives a private in-memory store. */
@@ -131,16 +142,49 @@ export class SqliteEventStore implements EventStore {
 
   async appendToStream(streamId: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     if (events.length === 0) throw new Error(`Stream ${streamId}: an append needs at least one event`);
-    let result: AppendResult;
+    if (this.closed) throw new Error('The event store is closed');
+    return new Promise((resolve, reject) => {
+      this.queued.push({ streamId, events, expected, resolve, reject });
+      if (this.queued.length === 1) setImmediate(() => this.commitQueued());
+    });
+  }
+
+  /**
+   * Group commit: the appends queued during one turn of the event loop share one transaction, so one
+   * WAL sync makes them all durable. Each runs in its own savepoint: a wrong expected revision fails
+   * that append alone. A failure of the commit itself fails them all, and none is stored.
+   */
+  private commitQueued(): void {
+    const batch = this.queued;
+    this.queued = [];
+    if (batch.length === 0) return;
+    let outcomes: (AppendResult | Error)[];
     try {
-      // IMMEDIATE takes the write lock before the revision is read, so a writer in another
-      // process cannot slip in between the check and the insert.
-      result = this.appendTx.immediate(streamId, events, expected);
+      // IMMEDIATE takes the write lock before any revision is read, so a writer in another
+      // process cannot slip in between a check and its insert.
+      outcomes = this.batchTx.immediate(batch);
     } catch (error) {
-      throw this.duplicateIdError(error, streamId, events) ?? error;
+      for (const append of batch) append.reject(error);
+      return;
     }
-    for (const listener of [...this.listeners]) listener();
-    return result;
+    if (outcomes.some((o) => !(o instanceof Error))) for (const listener of [...this.listeners]) listener();
+    batch.forEach((append, i) => {
+      const outcome = outcomes[i]!;
+      if (outcome instanceof Error) append.reject(outcome);
+      else append.resolve(outcome);
+    });
+  }
+
+  /** One queued append inside the batch's transaction; its own failure is its answer, a storage failure ends the batch. */
+  private appendOne(append: QueuedAppend): AppendResult | Error {
+    try {
+      return this.appendTx(append.streamId, append.events, append.expected);
+    } catch (error) {
+      const duplicate = this.duplicateIdError(error, append.streamId, append.events);
+      if (duplicate) return duplicate;
+      if (error instanceof Database.SqliteError) throw error;
+      return error instanceof Error ? error : new Error(String(error));
+    }
   }
 
   private appendInTransaction(streamId: string, events: readonly NewEvent[], expected: ExpectedRevision): AppendResult {
@@ -244,6 +288,8 @@ export class SqliteEventStore implements EventStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // Appends already accepted are committed, not dropped.
+    this.commitQueued();
     // Subscriptions first: they must not read from a closed connection.
     await Promise.all([...this.subscriptions].map((s) => s.close()));
     this.db.close();

@@ -3,6 +3,7 @@
 // one answer alike; the contract suite holds both to it.
 import { randomUUID } from 'node:crypto';
 import { find, Query, update as applyUpdate } from 'mingo';
+import { applyPlainUpdate } from './plainUpdate';
 import type { Collection, Document, DocumentId, Filter, FindOptions, ReadStore, Update, UpdateResult } from './readStore';
 
 /** The collection both adapters keep checkpoints in; reserved so a read model cannot collide with it. */
@@ -63,11 +64,12 @@ export function buildUpsertDoc(filter: Filter, update: Update): Document {
   const { $setOnInsert = {}, $set = {}, ...others } = update;
   const { _id: _fromSetOnInsert, ...setOnInsert } = $setOnInsert;
   const { _id: _fromSet, ...set } = $set;
-  const doc: Record<string, unknown> = {};
+  let doc: Record<string, unknown> = {};
   const apply = (modifier: Update): void => {
-    if (Object.values(modifier).some((fields) => fields && Object.keys(fields).length > 0)) {
-      applyUpdate(doc, modifier as Modifier, undefined, undefined, { cloneMode: 'deep' });
-    }
+    if (!Object.values(modifier).some((fields) => fields && Object.keys(fields).length > 0)) return;
+    const plain = applyPlainUpdate(doc as Document, modifier);
+    if (plain) doc = plain.next;
+    else applyUpdate(doc, modifier as Modifier, undefined, undefined, { cloneMode: 'deep' });
   };
   apply({ $set: seed });
   apply({ $set: setOnInsert });
@@ -209,6 +211,11 @@ class MemoryCollection implements Collection<Document> {
 
   /** Applies the update to a copy and swaps it in, so a throwing operator leaves the stored doc whole. */
   private apply(doc: Document, update: Update): boolean {
+    const plain = applyPlainUpdate(doc, update);
+    if (plain) {
+      if (plain.changed) this.docs.set(doc._id, plain.next);
+      return plain.changed;
+    }
     const next = copyDoc(doc);
     const changed = applyUpdate(next, operators(update), undefined, undefined, { cloneMode: 'deep' });
     if (changed.length === 0) return false;

@@ -96,6 +96,17 @@ export function eventStoreContract(name: string, open: () => Promise<EventStore>
         expect(await store.readStream(stream)).toHaveLength(2);
       });
 
+      it('fails only the conflicting one of many appends made at once, and stores the others whole', async () => {
+        const streams = Array.from({ length: 20 }, () => streamName());
+        await store.appendToStream(streams[7]!, [newEvent('A')], 'no_stream');
+        const outcomes = await Promise.allSettled(streams.map((s) => store.appendToStream(s, [newEvent('X'), newEvent('Y')], 'no_stream')));
+        outcomes.forEach((outcome, i) => expect(outcome.status).toBe(i === 7 ? 'rejected' : 'fulfilled'));
+        expect((outcomes[7] as PromiseRejectedResult).reason).toBeInstanceOf(WrongExpectedRevisionError);
+        for (const [i, s] of streams.entries()) expect((await store.readStream(s)).map((e) => e.type)).toEqual(i === 7 ? ['A'] : ['X', 'Y']);
+        const positions = outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value.position] : []));
+        expect(new Set(positions).size).toBe(19);
+      });
+
       it('stores none of the events of a batch that conflicts', async () => {
         const stream = streamName();
         await store.appendToStream(stream, [newEvent('A')], 'no_stream');

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -41,6 +41,54 @@ describe('SqliteEventStore', () => {
     } finally {
       raw.close();
     }
+  });
+
+  it('commits the appends made in one turn of the event loop in one transaction', async () => {
+    const file = freshFile();
+    const store = open(file);
+    // Every commit appends at least one frame per changed page to the WAL (no checkpoint runs below
+    // 1000 pages), so WAL growth counts commits: one at a time, then 50 at once.
+    const frame = Number((store as unknown as { db: Database.Database }).db.pragma('page_size', { simple: true })) + 24;
+    const walFrames = () => statSync(`${file}-wal`).size / frame;
+    await store.appendToStream(streamName(), [newEvent('A')], 'no_stream');
+    let before = walFrames();
+    for (let i = 0; i < 10; i++) await store.appendToStream(streamName(), [newEvent('A')], 'no_stream');
+    expect(walFrames() - before).toBeGreaterThanOrEqual(10);
+    before = walFrames();
+    await Promise.all(Array.from({ length: 50 }, () => store.appendToStream(streamName(), [newEvent('A')], 'no_stream')));
+    expect(walFrames() - before).toBeLessThan(10);
+    expect(await collect(store.readAll())).toHaveLength(61);
+  });
+
+  it('commits appends still queued when closed', async () => {
+    const file = freshFile();
+    const store = SqliteEventStore.open(file);
+    const stream = streamName();
+    const appended = store.appendToStream(stream, [newEvent('A')], 'no_stream');
+    await store.close();
+    await expect(appended).resolves.toMatchObject({ nextExpectedRevision: 0n });
+    const reopened = open(file);
+    expect((await reopened.readStream(stream)).map((e) => e.type)).toEqual(['A']);
+  });
+
+  it('answers a storage failure to every append of the group, storing none', async () => {
+    const file = freshFile();
+    const store = open(file);
+    // Another connection holds the write lock past the busy timeout.
+    const blocker = new Database(file, { timeout: 0 });
+    const streams = [streamName(), streamName()];
+    try {
+      blocker.exec('BEGIN IMMEDIATE');
+      const db = (store as unknown as { db: Database.Database }).db;
+      db.pragma('busy_timeout = 0');
+      const outcomes = await Promise.allSettled(streams.map((s) => store.appendToStream(s, [newEvent('A')], 'no_stream')));
+      expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected']);
+      expect((outcomes[0] as PromiseRejectedResult).reason).toBeInstanceOf(Database.SqliteError);
+    } finally {
+      blocker.exec('ROLLBACK');
+      blocker.close();
+    }
+    for (const s of streams) expect(await store.readStream(s)).toEqual([]);
   });
 
   it('keeps its events across close and reopen, and positions keep increasing', async () => {

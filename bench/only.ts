@@ -1,0 +1,10 @@
+// `npx tsx bench/only.ts <name>`: one benchmark alone (for profiling).
+import { benchAccounts } from './accounts';
+import { benchEventStoreAppend } from './eventStoreAppend';
+import { benchIngestion } from './ingestion';
+const all = { accounts: benchAccounts, eventStoreAppend: benchEventStoreAppend, ingestion: benchIngestion } as const;
+const name = process.argv[2] as keyof typeof all;
+if (!all[name]) throw new Error(`name one of: ${Object.keys(all).join(', ')}`);
+const result = await all[name]();
+console.log(result.name);
+for (const line of result.lines) console.log(`  ${line}`);
