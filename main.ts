@@ -26,6 +26,7 @@ import { UniquenessReservations } from './commands/uniqueness';
 import { isEmailAddress } from './domain/email/emailDecider';
 import { sealedFieldsByEventType } from './domain/personalData';
 import { createIngestionApp } from './ingestion/ingestionApp';
+import { SampleParser } from './ingestion/sampleParser';
 import { ApiKeyQueries } from './projections/apiKeys/apiKeyQueries';
 import { DeviceQueries } from './projections/devices/deviceQueries';
 import { EmailQueries } from './projections/emails/emailQueries';
@@ -303,9 +304,11 @@ export async function startService(config: Config, log: Logger = pino({ level: c
   let projections: ProjectionRunner | undefined;
   let sagas: RunningSagas | undefined;
   let subscriptionEnd: ReturnType<typeof startSubscriptionEnd> | undefined;
+  let parser: SampleParser | undefined;
   const stop = async () => {
     await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
     for (const s of servers) s.closeAllConnections();
+    await parser?.close();
     await subscriptionEnd?.stop();
     await sagas?.stop();
     await projections?.stop();
@@ -374,7 +377,9 @@ export async function startService(config: Config, log: Logger = pino({ level: c
       const incoming = path.join(config.dataDir, 'incoming');
       await rm(incoming, { recursive: true, force: true });
       await mkdir(incoming, { recursive: true });
+      parser = new SampleParser();
       const app = createIngestionApp({
+        parser,
         events: stores.events,
         blobs: stores.blobs,
         ids: new IdAllocator(stores.events),

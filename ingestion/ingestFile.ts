@@ -8,10 +8,10 @@ import type { ReadModelSync } from '../projections/projectionRunner';
 import type { SampleQueries } from '../projections/samples/sampleQueries';
 import type { BlobStore } from '../stores/blobstore/blobStore';
 import type { EventStore, Position } from '../stores/eventstore/eventStore';
-import { parseSampleFile } from '../domain/sample/formats/detectFormat';
 import { checkFileName, checkStructuredLabels, labelFromFileName } from '../domain/sample/formats/labels';
 import type { ParsedSample } from '../domain/sample/formats/sampleFormat';
 import type { KeyedLock } from './keyedLock';
+import type { SampleParser } from './sampleParser';
 import type { ReceivedFile } from './receiveFile';
 import type { UploadOptions } from './uploadHeaders';
 
@@ -24,6 +24,7 @@ export interface IngestDeps {
   sync: ReadModelSync;
   settleTimeoutMs: number;
   contentLocks: KeyedLock;
+  parser: SampleParser;
 }
 
 export interface UploadTarget {
@@ -66,8 +67,7 @@ export async function ingestFile(
   file: { received: ReceivedFile; fileName: string; declaredType: string | null; annotations?: FileAnnotations },
 ): Promise<{ fileName: string; sampleId: number; position: Position }> {
   const fileName = checkFileName(file.fileName);
-  const source = file.received.source();
-  const parsed = await parseSampleFile({ source, fileName, declaredType: file.declaredType, hmacKeys: target.hmacKeys }).finally(() => source.close());
+  const parsed = await deps.parser.parse(file.received, fileName, file.declaredType, target.hmacKeys);
   const notes = file.annotations ?? {};
   if (notes.structuredLabels) checkStructuredLabels(notes.structuredLabels, parsed.valuesCount);
   const category = notes.category ?? (target.split ? splitCategory(file.received.sha256) : target.category);

@@ -17,6 +17,7 @@ import { ingestFile, type FileAnnotations } from './ingestFile';
 import { FileTooLargeError, MAX_FILE_BYTES, receiveBody, type ReceivedFile } from './receiveFile';
 import { receiveMultipart } from './receiveMultipart';
 import { KeyedLock } from './keyedLock';
+import type { SampleParser } from './sampleParser';
 import { textErrors } from './textErrors';
 import { MissingHeaderError, uploadOptions } from './uploadHeaders';
 import { uploadTarget } from './uploadTarget';
@@ -32,6 +33,8 @@ export interface IngestionDeps {
   settleTimeoutMs: number;
   /** Where uploads are received before they are checked and stored; made by the caller. */
   tmpDir: string;
+  /** Parses files received on disk in a worker thread. */
+  parser: SampleParser;
   log: Logger;
 }
 

@@ -19,6 +19,8 @@ export class FileTooLargeError extends Error {
 
 export interface ReceivedFile {
   size: number;
+  /** Where it is on disk; undefined for a body received in memory. */
+  path?: string;
   sha256: string;
   /** Random access for the format parsers; close it after parsing. */
   source(): SampleSource & { close(): Promise<void> };
@@ -32,6 +34,7 @@ export function receivedOnDisk(filePath: string, size: number, sha256: string): 
   return {
     size,
     sha256,
+    path: filePath,
     source: () => fileSource(filePath, size),
     store: (blobs) => blobs.putFile(filePath, { sha256, size }),
     remove: () => rm(filePath, { force: true }),

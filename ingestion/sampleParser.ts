@@ -1,0 +1,115 @@
+// Parsing a sample file can take long and much memory (a 50 MB CBOR or JSON acquisition file is
+// decoded whole). Files received on disk (over 1 MB) are parsed in a worker thread instead: the
+// event loop keeps serving other requests, one large parse runs at a time, and the worker's heap
+// is capped, so a file too big to parse fails alone with a clear error instead of stalling or
+// exhausting the service. Small bodies, already in memory, are parsed in place.
+import { Worker } from 'node:worker_threads';
+import { parseSampleFile } from '../domain/sample/formats/detectFormat';
+import { SampleFormatError, type ParsedSample } from '../domain/sample/formats/sampleFormat';
+import type { ReceivedFile } from './receiveFile';
+
+export interface ParseJob {
+  id: number;
+  path: string;
+  size: number;
+  fileName: string;
+  declaredType: string | null;
+  hmacKeys: string[];
+}
+
+export type ParseReply =
+  | { id: number; ok: true; parsed: ParsedSample }
+  | { id: number; ok: false; formatError: string }
+  | { id: number; ok: false; failure: string };
+
+/** Heap of the parse worker; the largest acquisition files (100 MB of JSON) need about 1.2 GB. */
+export const PARSE_WORKER_HEAP_MB = 2048;
+
+interface Pending {
+  job: ParseJob;
+  resolve: (parsed: ParsedSample) => void;
+  reject: (error: unknown) => void;
+}
+
+export class SampleParser {
+  private worker: Worker | undefined;
+  private running: Pending | undefined;
+  private readonly queue: Pending[] = [];
+  private nextId = 1;
+  private closed = false;
+
+  constructor(private readonly heapMb = PARSE_WORKER_HEAP_MB) {}
+
+  async parse(file: ReceivedFile, fileName: string, declaredType: string | null, hmacKeys: readonly string[]): Promise<ParsedSample> {
+    if (file.path === undefined) {
+      const source = file.source();
+      return parseSampleFile({ source, fileName, declaredType, hmacKeys }).finally(() => source.close());
+    }
+    if (this.closed) throw new Error('The sample parser is closed');
+    const job: ParseJob = { id: this.nextId++, path: file.path, size: file.size, fileName, declaredType, hmacKeys: [...hmacKeys] };
+    return new Promise<ParsedSample>((resolve, reject) => {
+      this.queue.push({ job, resolve, reject });
+      this.startNext();
+    });
+  }
+
+  private startNext(): void {
+    if (this.running) return;
+    const next = this.queue.shift();
+    if (!next) {
+      this.worker?.unref();
+      return;
+    }
+    this.running = next;
+    const worker = this.workerForJobs();
+    worker.ref();
+    worker.postMessage(next.job);
+  }
+
+  private workerForJobs(): Worker {
+    if (this.worker) return this.worker;
+    const worker = new Worker(new URL('./parseWorker.mjs', import.meta.url), {
+      resourceLimits: { maxOldGenerationSizeMb: this.heapMb },
+    });
+    worker.on('message', (reply: ParseReply) => {
+      const pending = this.running;
+      if (!pending || pending.job.id !== reply.id) return;
+      this.running = undefined;
+      if (reply.ok) pending.resolve(reply.parsed);
+      else if ('formatError' in reply) pending.reject(new SampleFormatError(reply.formatError));
+      else pending.reject(new Error(`Parsing ${pending.job.fileName} failed in the parse worker: ${reply.failure}`));
+      this.startNext();
+    });
+    // The worker died (out of memory, most likely): the file it was parsing fails, the next job gets a new worker.
+    const died = (error: unknown): void => {
+      if (this.worker !== worker) return;
+      this.worker = undefined;
+      const pending = this.running;
+      this.running = undefined;
+      if (pending) {
+        const outOfMemory = (error as { code?: string } | undefined)?.code === 'ERR_WORKER_OUT_OF_MEMORY';
+        pending.reject(
+          outOfMemory
+            ? new SampleFormatError(`${pending.job.fileName} is too complex to parse within the ${this.heapMb} MB allowed for one file; split it into smaller samples`)
+            : new Error(`The parse worker stopped while parsing ${pending.job.fileName}: ${String(error)}`),
+        );
+      }
+      if (!this.closed) this.startNext();
+    };
+    worker.on('error', died);
+    worker.on('exit', (code) => died(new Error(`exit code ${code}`)));
+    this.worker = worker;
+    return worker;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const waiting = this.queue.splice(0);
+    for (const pending of waiting) pending.reject(new Error('The sample parser is closed'));
+    const worker = this.worker;
+    this.worker = undefined;
+    this.running?.reject(new Error('The sample parser is closed'));
+    this.running = undefined;
+    await worker?.terminate();
+  }
+}

@@ -1,0 +1,76 @@
+// Files received on disk are parsed in a worker thread: the same answers as parsing in place,
+// format errors as format errors, and a file too big for the worker's heap fails alone.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { SampleFormatError } from '../../domain/sample/formats/sampleFormat';
+import { receivedOnDisk, type ReceivedFile } from '../../ingestion/receiveFile';
+import { SampleParser } from '../../ingestion/sampleParser';
+import { signedSample } from '../support/signedSample';
+
+const dir = mkdtempSync(join(tmpdir(), 'sample-parser-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const HMAC = 'a'.repeat(32);
+let n = 0;
+function onDisk(text: string): ReceivedFile {
+  const path = join(dir, `${n++}.part`);
+  writeFileSync(path, text);
+  return receivedOnDisk(path, Buffer.byteLength(text), '0'.repeat(64));
+}
+function inMemory(text: string): ReceivedFile {
+  const bytes = Buffer.from(text);
+  return { ...onDisk(text), path: undefined, source: () => ({ size: bytes.length, read: async (o, l) => bytes.subarray(o, o + l), readAll: async () => bytes, close: async () => {} }) };
+}
+const rows = (count: number) => Array.from({ length: count }, (_, i) => [i, -i / 2]);
+
+describe('SampleParser', () => {
+  const parsers: SampleParser[] = [];
+  const parser = (heapMb?: number) => {
+    const p = new SampleParser(heapMb);
+    parsers.push(p);
+    return p;
+  };
+  afterEach(async () => {
+    await Promise.all(parsers.splice(0).map((p) => p.close()));
+  });
+
+  it('answers in the worker what it answers in place, signature check included', async () => {
+    const text = signedSample(HMAC, rows(80_000));
+    expect(text.length).toBeGreaterThan(1024 * 1024);
+    const p = parser();
+    const inWorker = await p.parse(onDisk(text), 'big.json', 'application/json', [HMAC]);
+    const inPlace = await p.parse(inMemory(text), 'big.json', 'application/json', [HMAC]);
+    expect(inWorker).toEqual(inPlace);
+    expect(inWorker).toMatchObject({ valuesCount: 80_000, signature: { method: 'HS256', valid: true } });
+  });
+
+  it('turns a format error in the worker into a SampleFormatError, and goes on', async () => {
+    const p = parser();
+    const bad = p.parse(onDisk('{"protected": '), 'bad.json', 'application/json', []);
+    await expect(bad).rejects.toBeInstanceOf(SampleFormatError);
+    await expect(bad).rejects.toThrow(/Malformed JSON/);
+    await expect(p.parse(onDisk(signedSample(HMAC, rows(3))), 'ok.json', null, [HMAC])).resolves.toMatchObject({ valuesCount: 3 });
+  });
+
+  it('fails a file too big for the worker heap with a clear error, and parses the next in a new worker', async () => {
+    const p = parser(96);
+    const huge = p.parse(onDisk(signedSample(HMAC, rows(1_500_000))), 'huge.json', 'application/json', [HMAC]);
+    await expect(huge).rejects.toBeInstanceOf(SampleFormatError);
+    await expect(huge).rejects.toThrow(/huge\.json is too complex to parse within the 96 MB/);
+    await expect(p.parse(onDisk(signedSample(HMAC, rows(5))), 'next.json', null, [HMAC])).resolves.toMatchObject({ valuesCount: 5 });
+  });
+
+  it('keeps the event loop free while a large file is parsed', async () => {
+    const p = parser();
+    const file = onDisk(signedSample(HMAC, rows(400_000)));
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 5);
+    const started = Date.now();
+    await p.parse(file, 'large.json', null, [HMAC]);
+    clearInterval(timer);
+    // A parse on this thread would allow no tick at all until it ended.
+    expect(ticks).toBeGreaterThan(((Date.now() - started) / 5) * 0.3);
+  });
+});
