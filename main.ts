@@ -22,13 +22,16 @@ import { queueEmail } from './commands/emails/queueEmail';
 import { IdAllocator } from './commands/idAllocator';
 import { startSagas, type RunningSagas } from './commands/sagas';
 import { startSubscriptionEnd } from './commands/sagas/subscriptionEnd';
+import { startProjectDeletion } from './commands/sagas/projectDeletion';
 import { UniquenessReservations } from './commands/uniqueness';
 import { isEmailAddress } from './domain/email/emailDecider';
 import { sealedFieldsByEventType } from './domain/personalData';
 import { createIngestionApp } from './ingestion/ingestionApp';
 import { SampleParser } from './ingestion/sampleParser';
+import { ApiKeyUsageRecorder } from './commands/projects/projectCommands';
 import { ApiKeyQueries } from './projections/apiKeys/apiKeyQueries';
 import { DeviceQueries } from './projections/devices/deviceQueries';
+import { ImpulseQueries } from './projections/impulses/impulseQueries';
 import { EmailQueries } from './projections/emails/emailQueries';
 import { SampleQueries } from './projections/samples/sampleQueries';
 import { OrganizationQueries } from './projections/organizations/organizationQueries';
@@ -83,6 +86,8 @@ export interface Config {
   /** Shared with internal callers: their requests carry an HMAC of the body made with it. */
   internalApiSecret: string | undefined;
   identityProviders: IdentityProviderConfig[];
+  /** How long a deleted project's data is kept before its full deletion. */
+  projectDeletionDelayMs: number;
 }
 
 export class ConfigError extends Error {
@@ -147,6 +152,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const settle = text('SETTLE_TIMEOUT_MS') ?? '5000';
   if (!/^\d+$/.test(settle)) throw new ConfigError('SETTLE_TIMEOUT_MS', `must be a number of milliseconds, got "${settle}"`);
 
+  const deletionDelay = text('PROJECT_DELETION_DELAY_HOURS') ?? '168';
+  if (!/^\d+(\.\d+)?$/.test(deletionDelay)) throw new ConfigError('PROJECT_DELETION_DELAY_HOURS', `must be a number of hours, got "${deletionDelay}"`);
+
   const mongoDb = text('MONGO_DB') ?? 'edge_ml';
   if (!/^[A-Za-z0-9_-]{1,38}$/.test(mongoDb)) throw new ConfigError('MONGO_DB', 'must be a database name of letters, digits, "_" or "-"');
 
@@ -201,6 +209,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tlsCertFile,
     tlsKeyFile,
     settleTimeoutMs: Number(settle),
+    projectDeletionDelayMs: Math.round(Number(deletionDelay) * 3600_000),
   };
 }
 
@@ -295,6 +304,8 @@ export interface RunningService {
   projections: ProjectionRunner | undefined;
   /** Ends due subscriptions now, rather than at the next interval (tests, operators). */
   endDueSubscriptions(now?: Date): Promise<void>;
+  /** Runs the full deletion of deleted projects due by `now` (normally done every minute). */
+  fullyDeleteDueProjects(now?: Date): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -304,16 +315,19 @@ export async function startService(config: Config, log: Logger = pino({ level: c
   let projections: ProjectionRunner | undefined;
   let sagas: RunningSagas | undefined;
   let subscriptionEnd: ReturnType<typeof startSubscriptionEnd> | undefined;
+  let projectDeletion: ReturnType<typeof startProjectDeletion> | undefined;
   let parser: SampleParser | undefined;
   const stop = async () => {
     await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
     for (const s of servers) s.closeAllConnections();
     await parser?.close();
     await subscriptionEnd?.stop();
+    await projectDeletion?.stop();
     await sagas?.stop();
     await projections?.stop();
     await stores.close();
   };
+  const apiKeyUsage = new ApiKeyUsageRecorder(stores.events, (error) => log.warn({ err: error }, 'could not record an API key use'));
   try {
     if (config.roles.has('projections')) {
       projections = new ProjectionRunner(stores.events, stores.readStore, allProjections, log.child({ role: 'projections' }));
@@ -325,6 +339,17 @@ export async function startService(config: Config, log: Logger = pino({ level: c
       subscriptionEnd = startSubscriptionEnd({
         events: stores.events,
         due: async (now) => (await users.endedSubscriptions(now)).map((u) => ({ userId: u.id, periodEnd: u.subscription.periodEnd ?? '' })),
+        log: log.child({ role: 'sagas' }),
+      });
+      const projectQueries = new ProjectQueries(stores.readStore);
+      const sampleQueries = new SampleQueries(stores.readStore);
+      projectDeletion = startProjectDeletion({
+        events: stores.events,
+        due: (now) => projectQueries.dueForFullDeletion(now),
+        contentsOf: (projectId) => sampleQueries.contentsOf(projectId),
+        usedElsewhere: async (projectId, sha256) => (await sampleQueries.referencedOutside(projectId, sha256)) || (await users.byPhoto(sha256)) !== null,
+        deleteBlob: (sha256) => stores.blobs.delete(sha256),
+        destroyProjectKey: (projectId) => stores.events.destroySubject(`project-${projectId}`),
         log: log.child({ role: 'sagas' }),
       });
     }
@@ -353,9 +378,11 @@ export async function startService(config: Config, log: Logger = pino({ level: c
         organizations: new OrganizationQueries(stores.readStore),
         emails: new EmailQueries(stores.readStore),
         devices: new DeviceQueries(stores.readStore),
+        impulses: new ImpulseQueries(stores.readStore),
         samples: new SampleQueries(stores.readStore),
         tokens: new TokenService(await jwtSecret(config)),
         throttle: new LoginThrottle(),
+        apiKeyUsage,
         sendEmail: (email, ctx) => queueEmail({ events: stores.events, ids }, { ...email, projectId: null, from: config.mailFrom }, ctx),
         settings: {
           signupEnabled: config.signupEnabled,
@@ -367,6 +394,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
           identityProviders: await loadIdentityProviders(config.identityProviders),
           supportEmail: config.supportEmail,
           mailFrom: config.mailFrom,
+          projectDeletionDelayMs: config.projectDeletionDelayMs,
         },
       };
       const app: Koa = createApiApp(deps, { log: log.child({ role: 'api' }), sync, settleTimeoutMs: config.settleTimeoutMs });
@@ -380,6 +408,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
       parser = new SampleParser();
       const app = createIngestionApp({
         parser,
+        apiKeyUsage,
         events: stores.events,
         blobs: stores.blobs,
         ids: new IdAllocator(stores.events),
@@ -399,7 +428,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
       ingestionTlsUrl = local('https', await listen(secure, config.ingestionTlsPort, config.host));
     }
     log.info({ apiUrl, ingestionUrl, ingestionTlsUrl, roles: [...config.roles], eventStore: config.eventStoreUrl ? 'eventstoredb' : 'sqlite', readStore: config.mongoUrl ? 'mongodb' : 'memory' }, 'service started');
-    return { config, stores, apiUrl, ingestionUrl, ingestionTlsUrl, projections, stop, endDueSubscriptions: async (now) => subscriptionEnd?.runOnce(now) };
+    return { config, stores, apiUrl, ingestionUrl, ingestionTlsUrl, projections, stop, endDueSubscriptions: async (now) => subscriptionEnd?.runOnce(now), fullyDeleteDueProjects: async (now) => projectDeletion?.runOnce(now) };
   } catch (error) {
     await stop();
     throw error;

@@ -19,7 +19,12 @@ import { paymentOperations } from './routes/paymentRoutes';
 import { ssoOperations } from './routes/ssoRoutes';
 import { whitelabelOperations } from './routes/whitelabelRoutes';
 import { projectOperations } from './routes/projectRoutes';
+import { projectKeyOperations } from './routes/projectKeyRoutes';
+import { collaboratorOperations } from './routes/collaboratorRoutes';
+import { deviceOperations } from './routes/deviceRoutes';
 import { rawDataOperations } from './routes/rawDataRoutes';
+import { impulseOperations } from './routes/impulseRoutes';
+import { dspOperations } from './routes/dspRoutes';
 import { serveUserPhoto, userPhotoOperations } from './routes/userPhotoRoutes';
 
 export interface ApiAppOptions {
@@ -41,7 +46,12 @@ export function allOperations(deps: ApiDeps): Operation[] {
     ...userPhotoOperations(deps),
     ...currentUserOperations(deps),
     ...organizationOperations(deps),
+    ...deviceOperations(deps),
+    ...impulseOperations(deps),
+    ...dspOperations(deps),
     ...rawDataOperations(deps),
+    ...projectKeyOperations(deps),
+    ...collaboratorOperations(deps),
     ...projectOperations(deps),
   ];
 }

@@ -1,8 +1,10 @@
 import type { IdAllocator } from '../commands/idAllocator';
+import type { ApiKeyUsageRecorder } from '../commands/projects/projectCommands';
 import type { UniquenessReservations } from '../commands/uniqueness';
 import type { SendEmail } from '../commands/users/accountMail';
 import type { ApiKeyQueries } from '../projections/apiKeys/apiKeyQueries';
 import type { DeviceQueries } from '../projections/devices/deviceQueries';
+import type { ImpulseQueries } from '../projections/impulses/impulseQueries';
 import type { SampleQueries } from '../projections/samples/sampleQueries';
 import type { EmailQueries } from '../projections/emails/emailQueries';
 import type { OrganizationQueries } from '../projections/organizations/organizationQueries';
@@ -32,6 +34,8 @@ export interface ApiSettings {
   supportEmail: string;
   /** Sender of every e-mail. */
   mailFrom: string;
+  /** How long a deleted project's data is kept before its full deletion. */
+  projectDeletionDelayMs: number;
 }
 
 /** What the route factories need; built once by the composition root. */
@@ -46,9 +50,11 @@ export interface ApiDeps {
   organizations: OrganizationQueries;
   emails: EmailQueries;
   devices: DeviceQueries;
+  impulses: ImpulseQueries;
   samples: SampleQueries;
   tokens: TokenService;
   throttle: LoginThrottle;
   sendEmail: SendEmail;
+  apiKeyUsage: ApiKeyUsageRecorder;
   settings: ApiSettings;
 }

@@ -6,7 +6,7 @@ export function openApiDocument(operations: readonly Operation[]): Record<string
   const paths: Record<string, Record<string, unknown>> = {};
   for (const op of operations) {
     const path = op.path.replace(/:(\w+)/g, '{$1}');
-    const parameters = [...op.path.matchAll(/:(\w+)/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'integer' } }));
+    const parameters = [...op.path.matchAll(/:(\w+)/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: m[1] === 'deviceId' ? 'string' : 'integer' } }));
     if (op.query) {
       const schema = z.toJSONSchema(op.query, { io: 'input', unrepresentable: 'any' }) as { properties?: Record<string, unknown>; required?: string[] };
       for (const [name, s] of Object.entries(schema.properties ?? {})) {

@@ -34,6 +34,8 @@ export interface UploadTarget {
   /** Divide files between training and testing, 80/20, by their content hash (stable for a given file). */
   split: boolean;
   hmacKeys: readonly string[];
+  /** The ids of `hmacKeys`, in the same order. */
+  hmacKeyIds: readonly number[];
   requestId: string;
 }
 
@@ -120,7 +122,7 @@ async function store(
       height: parsed.height,
       signatureMethod: signature.method === 'none-needed' ? null : signature.method,
       signatureValidate: signature.method === 'HS256' ? signature.valid : false,
-      signatureKeyId: null,
+      signatureKeyId: signature.method === 'HS256' && signature.valid && signature.keyIndex !== null ? (target.hmacKeyIds[signature.keyIndex] ?? null) : null,
       metadata: { ...options.metadata, ...notes.metadata },
       boundingBoxes: notes.boundingBoxes ?? [],
       structuredLabels: notes.structuredLabels ?? [],

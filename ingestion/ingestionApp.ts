@@ -18,6 +18,7 @@ import { FileTooLargeError, MAX_FILE_BYTES, receiveBody, type ReceivedFile } fro
 import { receiveMultipart } from './receiveMultipart';
 import { KeyedLock } from './keyedLock';
 import type { SampleParser } from './sampleParser';
+import type { ApiKeyUsageRecorder } from '../commands/projects/projectCommands';
 import { textErrors } from './textErrors';
 import { MissingHeaderError, uploadOptions } from './uploadHeaders';
 import { uploadTarget } from './uploadTarget';
@@ -35,6 +36,8 @@ export interface IngestionDeps {
   tmpDir: string;
   /** Parses files received on disk in a worker thread. */
   parser: SampleParser;
+  /** Keeps the keys' `lastUsed`. */
+  apiKeyUsage?: ApiKeyUsageRecorder;
   log: Logger;
 }
 
@@ -86,6 +89,7 @@ export function createIngestionApp(deps: IngestionDeps): Koa {
     try {
       const result = await ingestFile(ingest, target, options, { received, fileName, declaredType: declared });
       await settle(result.position);
+      deps.apiKeyUsage?.note(target.projectId, target.apiKeyId);
       ctx.type = 'text/plain';
       ctx.body = result.fileName;
     } catch (error) {
@@ -133,7 +137,10 @@ export function createIngestionApp(deps: IngestionDeps): Koa {
           results.push({ success: false, fileName: part.fileName, error: failure.message });
         }
       }
-      if (last !== undefined) await settle(last);
+      if (last !== undefined) {
+        await settle(last);
+        deps.apiKeyUsage?.note(target.projectId, target.apiKeyId);
+      }
       ctx.status = firstFailure ?? 200;
       ctx.type = 'text/plain';
       const stored = results.filter((r) => r.success).length;

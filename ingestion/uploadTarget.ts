@@ -2,11 +2,20 @@ import type { Context } from 'koa';
 import { INGESTION_CATEGORIES, type IngestionCategory } from '../domain/sample/sampleEvents';
 import { NotFoundError, UnauthorizedError } from '../domain/shared/errors';
 import type { ApiKeyQueries } from '../projections/apiKeys/apiKeyQueries';
+import type { ProjectDocument } from '../projections/projects/projectDocument';
 import type { ProjectQueries } from '../projections/projects/projectQueries';
 import type { UploadTarget } from './ingestFile';
 import { MissingHeaderError } from './uploadHeaders';
 
 const INGESTING_ROLES = new Set(['admin', 'ingestiononly', 'ingestion_deployment']);
+
+/** Every live HMAC key of the project verifies signatures; the matching one's id is recorded. */
+function liveHmacKeys(project: ProjectDocument): { hmacKeys: string[]; hmacKeyIds: number[] } {
+  const keys = Object.values(project.hmacKeys ?? {})
+    .filter((k) => !k.revoked)
+    .sort((a, b) => a.id - b.id);
+  return { hmacKeys: keys.map((k) => k.hmacKey), hmacKeyIds: keys.map((k) => k.id) };
+}
 
 /** The project an upload goes to, from its API key: a live key of a role that may ingest. */
 export async function uploadTarget(ctx: Context, deps: { apiKeys: ApiKeyQueries; projects: ProjectQueries }, category: string): Promise<UploadTarget> {
@@ -26,7 +35,7 @@ export async function uploadTarget(ctx: Context, deps: { apiKeys: ApiKeyQueries;
     apiKeyId: apiKey.apiKeyId,
     category: split ? 'training' : (category as IngestionCategory),
     split,
-    hmacKeys: project.developmentHmacKey ? [project.developmentHmacKey] : [],
+    ...liveHmacKeys(project),
     requestId: String(ctx.state.requestId),
   };
 }

@@ -1,5 +1,7 @@
 import { apiKeysProjection } from './apiKeys/apiKeysProjection';
+import { devicesProjection } from './devices/devicesProjection';
 import { emailsProjection } from './emails/emailsProjection';
+import { impulsesProjection } from './impulses/impulsesProjection';
 import { organizationsProjection } from './organizations/organizationsProjection';
 import type { Projection } from './projection';
 import { samplesProjection } from './samples/samplesProjection';
@@ -7,4 +9,4 @@ import { projectsProjection } from './projects/projectsProjection';
 import { usersProjection } from './users/usersProjection';
 
 /** Every read model the API serves from. */
-export const allProjections: readonly Projection[] = [usersProjection, projectsProjection, apiKeysProjection, emailsProjection, organizationsProjection, samplesProjection];
+export const allProjections: readonly Projection[] = [usersProjection, projectsProjection, apiKeysProjection, emailsProjection, organizationsProjection, samplesProjection, devicesProjection, impulsesProjection];

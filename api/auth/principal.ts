@@ -7,6 +7,7 @@ import type { ProjectQueries } from '../../projections/projects/projectQueries';
 import type { UserDocument } from '../../projections/users/userDocument';
 import type { UserQueries } from '../../projections/users/userQueries';
 import type { TokenService } from './tokens';
+import type { ApiKeyUsageRecorder } from '../../commands/projects/projectCommands';
 
 export type Principal =
   | { kind: 'user'; user: UserDocument; via: 'jwt' | 'bearer' }
@@ -16,6 +17,8 @@ export interface AuthDeps {
   tokens: TokenService;
   apiKeys: ApiKeyQueries;
   users: UserQueries;
+  /** Keeps the keys' `lastUsed`. */
+  apiKeyUsage?: ApiKeyUsageRecorder;
 }
 
 /** `user:<id>` or `apikey:<id>`: the actor recorded in event metadata. */

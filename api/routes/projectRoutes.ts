@@ -1,9 +1,13 @@
 import { z } from 'zod';
 import { createProject } from '../../commands/projects/createProject';
-import { ForbiddenError } from '../../domain/shared/errors';
+import { deleteProject, updateProject } from '../../commands/projects/projectCommands';
+import { ForbiddenError, NotFoundError, ValidationError } from '../../domain/shared/errors';
 import { PROJECT_NAME_MAX } from '../../domain/project/projectDecider';
+import type { ProjectSettingsChange } from '../../domain/project/projectSettings';
 import type { ApiDeps } from '../apiDeps';
-import { actorOf, requireProject } from '../auth/principal';
+import { actorOf, requireProject, type Principal } from '../auth/principal';
+import { isStaff } from '../auth/staff';
+import { PERFORMANCE_FIELDS, TargetConstraintsSchema, UpdateProjectRequest, UpdateProjectTagsRequest, type UpdateProjectBody } from './projectSettingsSchemas';
 import { intParam, operation, queryBoolean, queryInteger, type Operation } from '../http/operation';
 import { projectInfoView } from '../views/projectView';
 import { projectViews, usersOfProjects } from './currentUserRoutes';
@@ -17,7 +21,29 @@ const CreateProjectRequest = z.object({
   createApiKey: z.boolean().optional(),
 });
 
+/** The request's fields as settings: visibility as `isPublic`, the limits grouped as `performance`. */
+function settingsChange(body: UpdateProjectBody, principal: Principal, deps: ApiDeps): ProjectSettingsChange {
+  const { projectVisibility, useGpu, computeTimeLimitM, dspFileSizeMb, enterprisePerformance, trainJobRamMb, ...rest } = body;
+  const performance = Object.fromEntries(
+    Object.entries({ useGpu, computeTimeLimitM, dspFileSizeMb, enterprisePerformance, trainJobRamMb }).filter(([, v]) => v !== undefined),
+  );
+  if (Object.keys(performance).length > 0 && !(principal.kind === 'user' && isStaff(principal.user, deps.settings.staffUsernames))) {
+    throw new ForbiddenError(`Only staff may change a project's limits (${PERFORMANCE_FIELDS.join(', ')})`);
+  }
+  if (rest.experiments !== undefined && !(principal.kind === 'user' && principal.via === 'jwt')) {
+    throw new ForbiddenError('Experiments may be enabled only by a user logged in with a JWT');
+  }
+  return {
+    ...(rest as ProjectSettingsChange),
+    ...(projectVisibility === undefined ? {} : { isPublic: projectVisibility === 'public' }),
+    ...(Object.keys(performance).length > 0 ? { performance } : {}),
+  };
+}
+
 export function projectOperations(deps: ApiDeps): Operation[] {
+  const ctx = (principal: Principal, requestId: string) => ({ actor: actorOf(principal), correlationId: requestId, now: new Date() });
+  const writable = async (principal: Principal, params: Record<string, string>) =>
+    void (await requireProject(deps.projects, principal, intParam(params, 'projectId'), 'write'));
   return [
     operation({
       operationId: 'createProject',
@@ -63,7 +89,16 @@ export function projectOperations(deps: ApiDeps): Operation[] {
       async handler({ principal, params, query }) {
         const project = await requireProject(deps.projects, principal, intParam(params, 'projectId'), 'read');
         const users = await usersOfProjects(deps, [project]);
+        if (query.impulseId !== undefined && !(await deps.impulses.byId(project.id, query.impulseId))) {
+          throw new NotFoundError(`Impulse ${query.impulseId} not found in project ${project.id}`, 'IMPULSE_NOT_FOUND');
+        }
+        // The project's chosen default impulse while it exists, else the impulses' own default.
+        const chosen = project.settings?.defaultImpulseId;
+        const chosenExists = chosen !== undefined && chosen !== null && (await deps.impulses.byId(project.id, chosen)) !== null;
+        const status = await deps.impulses.statusOf(project.id, query.impulseId ?? (chosenExists ? chosen : undefined));
+        const defaultImpulseId = chosenExists ? chosen : (await deps.impulses.statusOf(project.id)).defaultImpulseId;
         return projectInfoView(project, users, {
+          impulse: { ...status, defaultImpulseId },
           devices: await deps.devices.forProject(project.id),
           truncateLabels: query.truncateLabels ?? false,
           showDevelopmentKeys: principal.kind === 'user' && principal.via === 'jwt',
@@ -83,6 +118,78 @@ export function projectOperations(deps: ApiDeps): Operation[] {
         const project = await requireProject(deps.projects, principal, intParam(params, 'projectId'), 'read');
         if (!(principal.kind === 'user' && principal.via === 'jwt')) return { apiKey: undefined, hmacKey: undefined };
         return { apiKey: project.developmentApiKey ?? undefined, hmacKey: project.developmentHmacKey ?? undefined };
+      },
+    }),
+    operation({
+      operationId: 'updateProject',
+      method: 'post',
+      path: '/api/:projectId',
+      summary: "Change the project's settings; only the fields given change",
+      auth: 'any',
+      body: UpdateProjectRequest,
+      authorize: writable,
+      async handler({ principal, params, body, requestId, settle }) {
+        const change = settingsChange(body, principal, deps);
+        if (change.defaultImpulseId !== undefined && change.defaultImpulseId !== null) {
+          const impulse = await deps.impulses.byId(intParam(params, 'projectId'), change.defaultImpulseId);
+          if (!impulse) throw new ValidationError(`"defaultImpulseId": impulse ${change.defaultImpulseId} does not exist in this project`);
+        }
+        const position = await updateProject(deps, intParam(params, 'projectId'), change, ctx(principal, requestId));
+        if (position !== undefined) await settle(position);
+        return {};
+      },
+    }),
+    operation({
+      operationId: 'updateProjectTags',
+      method: 'post',
+      path: '/api/:projectId/tags',
+      summary: "Replace the project's tags",
+      auth: 'any',
+      body: UpdateProjectTagsRequest,
+      authorize: writable,
+      async handler({ principal, params, body, requestId, settle }) {
+        const position = await updateProject(deps, intParam(params, 'projectId'), { tags: body.tags }, ctx(principal, requestId));
+        if (position !== undefined) await settle(position);
+        return {};
+      },
+    }),
+    operation({
+      operationId: 'getTargetConstraints',
+      method: 'get',
+      path: '/api/:projectId/target-constraints',
+      summary: "The project's target devices and application budgets",
+      auth: 'any',
+      async handler({ principal, params }) {
+        const project = await requireProject(deps.projects, principal, intParam(params, 'projectId'), 'read');
+        return { targetConstraints: project.settings?.targetConstraints ?? { targetDevices: [], applicationBudgets: [] } };
+      },
+    }),
+    operation({
+      operationId: 'setTargetConstraints',
+      method: 'post',
+      path: '/api/:projectId/target-constraints',
+      summary: "Set the project's target devices and application budgets",
+      auth: 'any',
+      body: TargetConstraintsSchema,
+      authorize: writable,
+      async handler({ principal, params, body, requestId, settle }) {
+        const position = await updateProject(deps, intParam(params, 'projectId'), { targetConstraints: body }, ctx(principal, requestId));
+        if (position !== undefined) await settle(position);
+        return {};
+      },
+    }),
+    operation({
+      operationId: 'deleteProject',
+      method: 'delete',
+      path: '/api/:projectId',
+      summary: 'Delete the project (its owner only): it is gone at once, its data is removed for good at the scheduled full deletion',
+      auth: 'any',
+      async handler({ principal, params, requestId, settle }) {
+        const project = await requireProject(deps.projects, principal, intParam(params, 'projectId'), 'write');
+        if (!(principal.kind === 'user' && principal.user.id === project.ownerUserId)) throw new ForbiddenError('Only the owner of a project can delete it');
+        const position = await deleteProject(deps, project.id, deps.settings.projectDeletionDelayMs, ctx(principal, requestId));
+        if (position !== undefined) await settle(position);
+        return {};
       },
     }),
   ];

@@ -1,3 +1,4 @@
+import { impulseBlockCatalog } from '../../domain/impulse/blockCatalog';
 import { NotFoundError } from '../../domain/shared/errors';
 import type { ApiDeps } from '../apiDeps';
 import { intParam, operation, type Operation } from '../http/operation';
@@ -14,6 +15,18 @@ export function whitelabelOperations(_deps: ApiDeps): Operation[] {
       async handler({ params }) {
         const id = intParam(params, 'whitelabelIdentifier');
         throw new NotFoundError(`White label ${id} not found`, 'WHITELABEL_NOT_FOUND');
+      },
+    }),
+    operation({
+      operationId: 'getAllImpulseBlocks',
+      method: 'get',
+      path: '/api/whitelabel/:whitelabelIdentifier/impulse/blocks',
+      summary: "The impulse blocks a white label's projects can use",
+      auth: 'any',
+      async handler({ params }) {
+        intParam(params, 'whitelabelIdentifier');
+        // White labels cannot restrict the catalog yet: every one offers the official blocks.
+        return impulseBlockCatalog();
       },
     }),
   ];

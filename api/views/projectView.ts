@@ -14,8 +14,9 @@ export type UsersById = ReadonlyMap<number, UserDocument>;
 const displayName = (u: UserDocument | undefined): string => u?.name ?? u?.username ?? 'Unknown user';
 
 /** The SDK's Project, as listed and as nested in project information. */
-export function projectView(p: ProjectDocument, users: UsersById, settings: UserViewSettings): Record<string, unknown> {
+export function projectView(p: ProjectDocument, users: UsersById, viewSettings: UserViewSettings): Record<string, unknown> {
   const owner = users.get(p.ownerUserId);
+  const settings = p.settings ?? {};
   return {
     id: p.id,
     name: p.name,
@@ -28,19 +29,23 @@ export function projectView(p: ProjectDocument, users: UsersById, settings: User
     ownerIsDeveloperProfile: false,
     collaborators: p.collaborators.flatMap((c) => {
       const u = users.get(c.userId);
-      return u ? [{ ...userView(u, settings.staffUsernames, settings.publicUrl), isOwner: c.isOwner }] : [];
+      return u ? [{ ...userView(u, viewSettings.staffUsernames, viewSettings.publicUrl), isOwner: c.isOwner }] : [];
     }),
-    labelingMethod: 'single_label',
-    metadata: {},
+    labelingMethod: settings.labelingMethod ?? 'single_label',
+    metadata: settings.metadata ?? {},
     isEnterpriseProject: false,
     whitelabelId: null,
-    tags: [],
+    tags: settings.tags ?? [],
     tier: 'free',
     hasPublicVersion: false,
     isPublic: p.isPublic,
     allowsLivePublicAccess: false,
-    indPauseProcessingSamples: false,
-    publicProjectListed: false,
+    indPauseProcessingSamples: settings.indPauseProcessingSamples ?? false,
+    publicProjectListed: settings.publicProjectListed ?? false,
+    ...(settings.logo ? { logo: settings.logo } : {}),
+    ...(p.deletedDate ? { deletedDate: p.deletedDate } : {}),
+    ...(p.scheduledFullDeletionDate ? { scheduledFullDeletionDate: p.scheduledFullDeletionDate } : {}),
+    ...(p.fullDeletionDate ? { fullDeletionDate: p.fullDeletionDate } : {}),
   };
 }
 
@@ -81,20 +86,36 @@ export interface ProjectInfoOptions {
   /** Development keys are shown only to a JWT-authenticated user (the spec's rule since January 2026). */
   showDevelopmentKeys: boolean;
   studioUrl: string;
+  /** The selected impulse's progress and the project's default impulse. */
+  impulse: { created: boolean; configured: boolean; complete: boolean; defaultImpulseId: number | null };
   now: Date;
 }
 
+/** The limits a project has unless staff set others. */
+export const DEFAULT_LIMITS = { gpu: false, jobLimitM: 20, dspFileSizeMb: 100, enterprisePerformance: false, trainJobRamMb: 4096 };
+
 /** ProjectInfoResponse (without `success`): every required field, from the read models. */
 export function projectInfoView(p: ProjectDocument, users: UsersById, options: ProjectInfoOptions): Record<string, unknown> {
+  const s = p.settings ?? {};
+  const limits = {
+    gpu: s.performance?.useGpu ?? DEFAULT_LIMITS.gpu,
+    jobLimitM: s.performance?.computeTimeLimitM ?? DEFAULT_LIMITS.jobLimitM,
+    dspFileSizeMb: s.performance?.dspFileSizeMb ?? DEFAULT_LIMITS.dspFileSizeMb,
+    enterprisePerformance: s.performance?.enterprisePerformance ?? DEFAULT_LIMITS.enterprisePerformance,
+    trainJobRamMb: s.performance?.trainJobRamMb ?? DEFAULT_LIMITS.trainJobRamMb,
+  };
+  // Compute time is counted per calendar month; no job has run yet, so none is used.
   const periodStart = new Date(Date.UTC(options.now.getUTCFullYear(), options.now.getUTCMonth(), 1));
   const periodEnd = new Date(Date.UTC(options.now.getUTCFullYear(), options.now.getUTCMonth() + 1, 1));
-  const jobLimitM = 20;
+  const timeUsedMs = 0;
+  const training = p.data.training;
+  const labels = Object.keys(training.labels).filter((k) => (training.labels[k] ?? 0) > 0).map(labelFromKey).sort();
   return {
     project: projectView(p, users, { staffUsernames: options.staffUsernames, publicUrl: options.studioUrl }),
     developmentKeys: options.showDevelopmentKeys
       ? { apiKey: p.developmentApiKey ?? undefined, hmacKey: p.developmentHmacKey ?? undefined }
       : { apiKey: undefined, hmacKey: undefined },
-    impulse: { created: false, configured: false, complete: false },
+    impulse: { created: options.impulse.created, configured: options.impulse.configured, complete: options.impulse.complete },
     devices: options.devices.map(deviceView),
     dataSummary: summaryView([p.data.training, p.data.testing, p.data.validation, p.data.postProcessing], options.truncateLabels),
     dataSummaryPerCategory: {
@@ -106,51 +127,75 @@ export function projectInfoView(p: ProjectDocument, users: UsersById, options: P
     computeTime: {
       periodStartDate: periodStart.toISOString(),
       periodEndDate: periodEnd.toISOString(),
-      timeUsedMs: 0,
-      timeLeftMs: jobLimitM * 60_000,
+      timeUsedMs,
+      timeLeftMs: Math.max(0, limits.jobLimitM * 60_000 - timeUsedMs),
     },
     acquisitionSettings: {
       intervalMs: 16,
       lengthMs: 10_000,
       segmentShift: false,
-      defaultPageSize: 20,
-      viewType: 'list',
-      gridColumnCount: 3,
-      gridColumnCountDetailed: 2,
-      showExactSampleLength: false,
-      inlineEditBoundingBoxes: false,
+      defaultPageSize: s.dataAcquisitionPageSize ?? 20,
+      viewType: s.dataAcquisitionViewType ?? 'list',
+      gridColumnCount: s.dataAcquisitionGridColumnCount ?? 3,
+      gridColumnCountDetailed: s.dataAcquisitionGridColumnCountDetailed ?? 2,
+      showExactSampleLength: s.showExactSampleLength ?? false,
+      inlineEditBoundingBoxes: s.inlineEditBoundingBoxes ?? false,
+      ...(s.lastAcquisitionLabel !== undefined ? { label: s.lastAcquisitionLabel } : {}),
     },
     collaborators: p.collaborators.flatMap((c) => {
       const u = users.get(c.userId);
       return u ? [userView(u, options.staffUsernames, options.studioUrl)] : [];
     }),
     deploySettings: {
-      eonCompiler: true,
-      sensor: 'unknown',
+      eonCompiler: s.lastDeployEonCompiler ?? true,
+      sensor: deploySensor(p),
       arduinoLibraryName: libraryName(p.name),
       tinkergenLibraryName: libraryName(p.name),
       particleLibraryName: libraryName(p.name),
+      ...(s.lastDeployModelEngine ? { lastDeployModelEngine: s.lastDeployModelEngine } : {}),
     },
-    experiments: [],
+    experiments: (s.experiments ?? []).map((type) => ({ type, title: type, enabled: true, showToUser: true })),
     latencyDevices: [],
     urls: {},
-    showCreateFirstImpulse: true,
-    showGettingStartedWizard: { showWizard: false, step: 1 },
-    performance: { gpu: false, jobLimitM, dspFileSizeMb: 100, enterprisePerformance: false, trainJobRamMb: 4096 },
-    trainJobNotificationUids: [],
-    dspJobNotificationUids: [],
-    modelTestingJobNotificationUids: [],
-    exportJobNotificationUids: [],
+    showCreateFirstImpulse: (s.showCreateFirstImpulse ?? true) && !options.impulse.created,
+    showGettingStartedWizard: {
+      showWizard: false,
+      step: s.gettingStartedStep ?? 1,
+      ...(s.gettingStartedTutorial ? { tutorial: s.gettingStartedTutorial } : {}),
+      classes: s.gettingStartedClasses ?? labels,
+    },
+    performance: limits,
+    trainJobNotificationUids: s.trainJobNotificationUids ?? [],
+    dspJobNotificationUids: s.dspJobNotificationUids ?? [],
+    modelTestingJobNotificationUids: s.modelTestingJobNotificationUids ?? [],
+    exportJobNotificationUids: s.exportJobNotificationUids ?? [],
     hasNewTrainingData: p.hasNewTrainingData,
     studioUrl: `${options.studioUrl}/studio/${p.id}`,
-    inPretrainedModelFlow: false,
-    showSensorDataInAcquisitionGraph: false,
+    inPretrainedModelFlow: s.inPretrainedModelFlow ?? false,
+    showSensorDataInAcquisitionGraph: s.showSensorDataInAcquisitionGraph ?? false,
     notifications: [],
-    dspPageSize: 20,
-    anomalyLabelsConfig: { anomalyLabels: ['anomaly'], noAnomalyLabels: ['no anomaly'] },
-    datasetSplitOptions: { trainingSplitRatio: 0.8, testingSplitRatio: 0.2 },
-    explicitValidationEnabled: false,
+    ...(p.readme ? { readme: { markdown: p.readme.markdown, html: p.readme.html } } : {}),
+    ...(s.csvImportConfig ? { csvImportConfig: s.csvImportConfig } : {}),
+    dspPageSize: s.dspPageSize ?? 20,
+    ...(s.windowJobConcurrency !== undefined ? { windowJobConcurrency: s.windowJobConcurrency } : {}),
+    ...(s.targetConstraints ? { targetConstraints: s.targetConstraints } : {}),
+    ...(options.impulse.defaultImpulseId !== null ? { defaultImpulseId: options.impulse.defaultImpulseId } : {}),
+    ...(s.lastShownModelEngine ? { lastShownModelEngine: s.lastShownModelEngine } : {}),
+    ...(s.versioningStorageSizeMib !== undefined ? { versioningStorageSizeMib: s.versioningStorageSizeMib } : {}),
+    anomalyLabelsConfig: s.anomalyLabelsConfig ?? { anomalyLabels: ['anomaly'], noAnomalyLabels: ['no anomaly'] },
+    datasetSplitOptions: s.datasetSplitOptions ?? { trainingSplitRatio: 0.8, testingSplitRatio: 0.2 },
+    explicitValidationEnabled: s.explicitValidationEnabled ?? false,
   };
+}
+
+/** The kind of sensor the project's data comes from, from what its samples are. */
+function deploySensor(p: ProjectDocument): string {
+  const kinds: Record<string, number> = p.sampleKinds ?? {};
+  const present = Object.keys(kinds).filter((k) => (kinds[k] ?? 0) > 0);
+  if (present.length === 0) return 'unknown';
+  if (present.length > 1) return 'fusion';
+  const sensors: Record<string, string> = { image: 'camera', video: 'camera', audio: 'microphone', 'time-series': 'accelerometer' };
+  return sensors[present[0]!] ?? 'unknown';
 }
 
 /** Library names as the deployment targets want them: letters, digits and underscores. */

@@ -1,25 +1,81 @@
-import { ConflictError, ValidationError, assertNever } from '../shared/errors';
+import { ConflictError, NotFoundError, ValidationError, assertNever } from '../shared/errors';
 import type { Decider } from '../shared/decider';
-import type { ProjectEvent } from './projectEvents';
+import type { ApiKeyRole, ProjectEvent } from './projectEvents';
+import { PROJECT_NAME_MAX, checkSettingsChange, type ProjectSettingsChange } from './projectSettings';
 
-export const PROJECT_NAME_MAX = 128;
+export { PROJECT_NAME_MAX };
+export const KEY_NAME_MAX = 128;
+export const HMAC_KEY_MAX = 256;
 
-export type ProjectCommand = {
-  type: 'CreateProject';
-  data: {
-    projectId: number;
-    name: string;
-    ownerUserId: number;
-    isPublic: boolean;
-    developmentApiKey: { id: number; key: string; hash: string };
-    developmentHmacKey: { id: number; key: string };
-    now: Date;
-  };
-};
+export type ProjectCommand =
+  | {
+      type: 'CreateProject';
+      data: {
+        projectId: number;
+        name: string;
+        ownerUserId: number;
+        isPublic: boolean;
+        developmentApiKey: { id: number; key: string; hash: string };
+        developmentHmacKey: { id: number; key: string };
+        now: Date;
+      };
+    }
+  | { type: 'UpdateProject'; data: { changes: ProjectSettingsChange; now: Date } }
+  | {
+      type: 'AddApiKey';
+      data: {
+        apiKeyId: number;
+        name: string;
+        role: ApiKeyRole;
+        key: string;
+        hash: string;
+        isDevelopmentKey: boolean;
+        expires: Date | null;
+        createdByUserId: number | null;
+        now: Date;
+      };
+    }
+  | { type: 'RevokeApiKey'; data: { apiKeyId: number; now: Date } }
+  | { type: 'AddHmacKey'; data: { hmacKeyId: number; name: string; hmacKey: string; isDevelopmentKey: boolean; createdByUserId: number | null; now: Date } }
+  | { type: 'RevokeHmacKey'; data: { hmacKeyId: number; now: Date } }
+  | { type: 'AddCollaborator'; data: { userId: number; now: Date } }
+  | { type: 'RemoveCollaborator'; data: { userId: number; now: Date } }
+  | { type: 'DeleteProject'; data: { scheduledFullDeletionDate: Date; now: Date } }
+  | { type: 'FullyDeleteProject'; data: { now: Date } };
+
+interface KeyState {
+  isDevelopmentKey: boolean;
+  revoked: boolean;
+}
+
+interface ProjectFacts {
+  projectId: number;
+  ownerUserId: number;
+  collaboratorIds: number[];
+  apiKeys: Record<number, KeyState>;
+  /** Hashes of every API key the project ever had: a key value is never used twice. */
+  apiKeyHashes: string[];
+  hmacKeys: Record<number, KeyState>;
+}
 
 export type ProjectState =
   | { status: 'none' }
-  | { status: 'active'; projectId: number; ownerUserId: number; collaboratorIds: number[] };
+  | ({ status: 'active' } & ProjectFacts)
+  | ({ status: 'deleted'; scheduledFullDeletionDate: string } & ProjectFacts)
+  | ({ status: 'fullyDeleted' } & ProjectFacts);
+
+function keyName(name: string, what: string): string {
+  const trimmed = name.trim();
+  if (trimmed === '') throw new ValidationError(`"name": ${what} needs a name`);
+  if (trimmed.length > KEY_NAME_MAX) throw new ValidationError(`"name": at most ${KEY_NAME_MAX} characters`);
+  return trimmed;
+}
+
+function active(state: ProjectState): { status: 'active' } & ProjectFacts {
+  if (state.status === 'none') throw new NotFoundError('Project not found', 'PROJECT_NOT_FOUND');
+  if (state.status !== 'active') throw new NotFoundError(`Project ${state.projectId} not found (it was deleted)`, 'PROJECT_NOT_FOUND');
+  return state;
+}
 
 export const projectDecider: Decider<ProjectCommand, ProjectEvent, ProjectState> = {
   initialState: () => ({ status: 'none' }),
@@ -69,20 +125,146 @@ export const projectDecider: Decider<ProjectCommand, ProjectEvent, ProjectState>
           },
         ];
       }
+      case 'UpdateProject': {
+        const project = active(state);
+        const changes = checkSettingsChange(command.data.changes, project.collaboratorIds);
+        if (Object.keys(changes).length === 0) return [];
+        return [{ type: 'ProjectUpdated', data: { projectId: project.projectId, changes, updated: command.data.now.toISOString() } }];
+      }
+      case 'AddApiKey': {
+        const project = active(state);
+        const c = command.data;
+        if (project.apiKeys[c.apiKeyId]) throw new ConflictError(`API key ${c.apiKeyId} already exists`);
+        if (project.apiKeyHashes.includes(c.hash)) throw new ConflictError('This API key is already in use; choose another');
+        if (c.expires !== null && c.expires.getTime() <= c.now.getTime()) throw new ValidationError('"ttl": the key would expire at once; give a positive number of seconds');
+        return [
+          {
+            type: 'ApiKeyAdded',
+            data: {
+              projectId: project.projectId,
+              apiKeyId: c.apiKeyId,
+              name: keyName(c.name, 'an API key'),
+              role: c.role,
+              keyHash: c.hash,
+              keyHint: c.key.slice(0, 10),
+              isDevelopmentKey: c.isDevelopmentKey,
+              // Only the development key is shown again (to collaborators); others are shown once.
+              apiKey: c.isDevelopmentKey ? c.key : null,
+              createdByUserId: c.createdByUserId,
+              created: c.now.toISOString(),
+              expires: c.expires?.toISOString() ?? null,
+            },
+          },
+        ];
+      }
+      case 'RevokeApiKey': {
+        const project = active(state);
+        const key = project.apiKeys[command.data.apiKeyId];
+        if (!key || key.revoked) throw new NotFoundError(`API key ${command.data.apiKeyId} not found in project ${project.projectId}`, 'API_KEY_NOT_FOUND');
+        return [{ type: 'ApiKeyRevoked', data: { projectId: project.projectId, apiKeyId: command.data.apiKeyId, revoked: command.data.now.toISOString() } }];
+      }
+      case 'AddHmacKey': {
+        const project = active(state);
+        const c = command.data;
+        if (project.hmacKeys[c.hmacKeyId]) throw new ConflictError(`HMAC key ${c.hmacKeyId} already exists`);
+        if (c.hmacKey.trim() === '' || c.hmacKey.length > HMAC_KEY_MAX) throw new ValidationError(`"hmacKey": 1 to ${HMAC_KEY_MAX} characters`);
+        return [
+          {
+            type: 'HmacKeyAdded',
+            data: {
+              projectId: project.projectId,
+              hmacKeyId: c.hmacKeyId,
+              name: keyName(c.name, 'an HMAC key'),
+              hmacKey: c.hmacKey,
+              isDevelopmentKey: c.isDevelopmentKey,
+              createdByUserId: c.createdByUserId,
+              created: c.now.toISOString(),
+            },
+          },
+        ];
+      }
+      case 'RevokeHmacKey': {
+        const project = active(state);
+        const key = project.hmacKeys[command.data.hmacKeyId];
+        if (!key || key.revoked) throw new NotFoundError(`HMAC key ${command.data.hmacKeyId} not found in project ${project.projectId}`, 'HMAC_KEY_NOT_FOUND');
+        return [{ type: 'HmacKeyRevoked', data: { projectId: project.projectId, hmacKeyId: command.data.hmacKeyId, revoked: command.data.now.toISOString() } }];
+      }
+      case 'AddCollaborator': {
+        const project = active(state);
+        if (project.collaboratorIds.includes(command.data.userId)) throw new ConflictError('This user is already a collaborator on the project');
+        return [{ type: 'CollaboratorAdded', data: { projectId: project.projectId, userId: command.data.userId, isOwner: false, added: command.data.now.toISOString() } }];
+      }
+      case 'RemoveCollaborator': {
+        const project = active(state);
+        const { userId } = command.data;
+        if (!project.collaboratorIds.includes(userId)) throw new NotFoundError('This user is not a collaborator on the project', 'COLLABORATOR_NOT_FOUND');
+        if (project.collaboratorIds.length === 1) throw new ValidationError('The last collaborator cannot be removed: a project needs at least one');
+        if (userId === project.ownerUserId) throw new ValidationError('The owner cannot be removed from the project');
+        return [{ type: 'CollaboratorRemoved', data: { projectId: project.projectId, userId, removed: command.data.now.toISOString() } }];
+      }
+      case 'DeleteProject': {
+        const project = active(state);
+        return [
+          {
+            type: 'ProjectDeleted',
+            data: {
+              projectId: project.projectId,
+              deletedDate: command.data.now.toISOString(),
+              scheduledFullDeletionDate: command.data.scheduledFullDeletionDate.toISOString(),
+            },
+          },
+        ];
+      }
+      case 'FullyDeleteProject': {
+        if (state.status === 'fullyDeleted') return [];
+        if (state.status !== 'deleted') throw new ConflictError('Only a deleted project can be fully deleted');
+        if (Date.parse(state.scheduledFullDeletionDate) > command.data.now.getTime()) {
+          throw new ConflictError(`Project ${state.projectId} is scheduled for full deletion at ${state.scheduledFullDeletionDate}, not before`);
+        }
+        return [{ type: 'ProjectFullyDeleted', data: { projectId: state.projectId, fullDeletionDate: command.data.now.toISOString() } }];
+      }
       default:
-        return assertNever(command.type);
+        return assertNever(command);
     }
   },
 
   evolve(state, event) {
+    if (event.type === 'ProjectCreated') {
+      return { status: 'active', projectId: event.data.projectId, ownerUserId: event.data.ownerUserId, collaboratorIds: [], apiKeys: {}, apiKeyHashes: [], hmacKeys: {} };
+    }
+    if (state.status === 'none') return state;
     switch (event.type) {
-      case 'ProjectCreated':
-        return { status: 'active', projectId: event.data.projectId, ownerUserId: event.data.ownerUserId, collaboratorIds: [] };
       case 'CollaboratorAdded':
-        return state.status === 'active' ? { ...state, collaboratorIds: [...state.collaboratorIds, event.data.userId] } : state;
-      case 'ApiKeyAdded':
-      case 'HmacKeyAdded':
+        return { ...state, collaboratorIds: [...state.collaboratorIds, event.data.userId] };
+      case 'CollaboratorRemoved':
+        return { ...state, collaboratorIds: state.collaboratorIds.filter((id) => id !== event.data.userId) };
+      case 'ApiKeyAdded': {
+        // The development flag moves to a new development key.
+        const apiKeys = event.data.isDevelopmentKey
+          ? Object.fromEntries(Object.entries(state.apiKeys).map(([id, k]) => [id, { ...k, isDevelopmentKey: false }]))
+          : { ...state.apiKeys };
+        apiKeys[event.data.apiKeyId] = { isDevelopmentKey: event.data.isDevelopmentKey, revoked: false };
+        return { ...state, apiKeys, apiKeyHashes: [...state.apiKeyHashes, event.data.keyHash] };
+      }
+      case 'ApiKeyRevoked':
+        return { ...state, apiKeys: { ...state.apiKeys, [event.data.apiKeyId]: { isDevelopmentKey: false, revoked: true } } };
+      case 'HmacKeyAdded': {
+        const hmacKeys = event.data.isDevelopmentKey
+          ? Object.fromEntries(Object.entries(state.hmacKeys).map(([id, k]) => [id, { ...k, isDevelopmentKey: false }]))
+          : { ...state.hmacKeys };
+        hmacKeys[event.data.hmacKeyId] = { isDevelopmentKey: event.data.isDevelopmentKey, revoked: false };
+        return { ...state, hmacKeys };
+      }
+      case 'HmacKeyRevoked':
+        return { ...state, hmacKeys: { ...state.hmacKeys, [event.data.hmacKeyId]: { isDevelopmentKey: false, revoked: true } } };
+      case 'ProjectUpdated':
         return state;
+      case 'ProjectDeleted':
+        return { ...state, status: 'deleted', scheduledFullDeletionDate: event.data.scheduledFullDeletionDate };
+      case 'ProjectFullyDeleted': {
+        const { scheduledFullDeletionDate: _done, ...facts } = state as ProjectFacts & { scheduledFullDeletionDate?: string };
+        return { ...facts, status: 'fullyDeleted' };
+      }
       default:
         return assertNever(event);
     }

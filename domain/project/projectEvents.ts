@@ -1,4 +1,5 @@
 import type { DomainEvent } from '../shared/decider';
+import type { ProjectSettingsChange } from './projectSettings';
 
 export const projectStream = (projectId: number): string => `project-${projectId}`;
 
@@ -49,4 +50,33 @@ export type HmacKeyAdded = DomainEvent<
   }
 >;
 
-export type ProjectEvent = ProjectCreated | CollaboratorAdded | ApiKeyAdded | HmacKeyAdded;
+export type CollaboratorRemoved = DomainEvent<'CollaboratorRemoved', { projectId: number; userId: number; removed: string }>;
+
+export type ApiKeyRevoked = DomainEvent<'ApiKeyRevoked', { projectId: number; apiKeyId: number; revoked: string }>;
+
+export type HmacKeyRevoked = DomainEvent<'HmacKeyRevoked', { projectId: number; hmacKeyId: number; revoked: string }>;
+
+/** Settings changed through updateProject, tags or target constraints: only the fields that changed. */
+export type ProjectUpdated = DomainEvent<'ProjectUpdated', { projectId: number; changes: ProjectSettingsChange; updated: string }>;
+
+/** The project is gone from listings and routes; its data stays until `scheduledFullDeletionDate`. */
+export type ProjectDeleted = DomainEvent<'ProjectDeleted', { projectId: number; deletedDate: string; scheduledFullDeletionDate: string }>;
+
+/** Its samples and their blobs are removed and its key destroyed; this event stays for auditors. */
+export type ProjectFullyDeleted = DomainEvent<'ProjectFullyDeleted', { projectId: number; fullDeletionDate: string }>;
+
+export type ProjectEvent =
+  | ProjectCreated
+  | CollaboratorAdded
+  | CollaboratorRemoved
+  | ApiKeyAdded
+  | ApiKeyRevoked
+  | HmacKeyAdded
+  | HmacKeyRevoked
+  | ProjectUpdated
+  | ProjectDeleted
+  | ProjectFullyDeleted;
+
+/** Recorded when an API key is used, at most once an hour per key, on its own stream (`apikey-usage-{id}`). */
+export type ApiKeyUsed = DomainEvent<'ApiKeyUsed', { projectId: number; apiKeyId: number; date: string }>;
+export const apiKeyUsageStream = (apiKeyId: number): string => `apikey-usage-${apiKeyId}`;

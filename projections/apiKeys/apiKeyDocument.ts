@@ -12,7 +12,10 @@ export interface ApiKeyDocument {
   created: string;
   createdByUserId: number | null;
   expires: string | null;
+  /** When the key was last used (recorded at most hourly). */
+  lastUsed: string | null;
   revoked: boolean;
+  projectDeleted: boolean;
   _position: string;
   [key: string]: unknown;
 }

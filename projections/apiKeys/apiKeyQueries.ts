@@ -5,9 +5,18 @@ import { API_KEYS, type ApiKeyDocument } from './apiKeyDocument';
 export class ApiKeyQueries {
   constructor(private readonly store: ReadStore) {}
 
+  private get keys() {
+    return this.store.collection<ApiKeyDocument>(API_KEYS);
+  }
+
+  /** The project's keys that are not revoked (expired ones included: they are listed with their date). */
+  forProject(projectId: number): Promise<ApiKeyDocument[]> {
+    return this.keys.find({ projectId, revoked: false }, { sort: { created: 1, apiKeyId: 1 } });
+  }
+
   /** The live key with this value, or null when unknown, revoked or expired. */
   async live(key: string, now: Date): Promise<ApiKeyDocument | null> {
-    const doc = await this.store.collection<ApiKeyDocument>(API_KEYS).findOne({ _id: hashApiKey(key), revoked: false });
+    const doc = await this.keys.findOne({ _id: hashApiKey(key), revoked: false, projectDeleted: false });
     if (!doc || (doc.expires !== null && Date.parse(doc.expires) <= now.getTime())) return null;
     return doc;
   }

@@ -1,7 +1,10 @@
-/** The `devices` read model: devices seen in a project's data (and, later, registered ones). */
+/** The `devices` read model: devices seen in a project's data and devices registered through the API. */
 export interface DeviceDocument {
   _id: string;
-  /** The id of the first sample that named the device: an integer, and the same in every rebuild. */
+  /**
+   * The id of the first sample that named the device, or the id drawn when it was registered: an
+   * integer, and the same in every rebuild.
+   */
   id: number;
   projectId: number;
   deviceId: string;

@@ -1,3 +1,16 @@
+import type { ProjectSettingsChange } from '../../domain/project/projectSettings';
+
+/** An HMAC key as listed; the value is needed in clear to verify signatures (it is sealed in the log). */
+export interface HmacKeyEntry {
+  id: number;
+  name: string;
+  hmacKey: string;
+  isDevelopmentKey: boolean;
+  created: string;
+  createdByUserId: number | null;
+  revoked: boolean;
+}
+
 export interface ProjectCollaboratorEntry {
   userId: number;
   isOwner: boolean;
@@ -29,8 +42,19 @@ export interface ProjectDocument {
   /** For "which projects can this user see" queries. */
   collaboratorIds: number[];
   developmentApiKey: string | null;
+  developmentApiKeyId: number | null;
   developmentHmacKey: string | null;
+  /** By id (as a string): keys are changed in place by id. */
+  hmacKeys: Record<string, HmacKeyEntry>;
+  /** Every setting changed since creation; the view fills in the defaults of the others. */
+  settings: ProjectSettingsChange;
+  readme: { markdown: string; html: string } | null;
+  deletedDate: string | null;
+  scheduledFullDeletionDate: string | null;
+  fullDeletionDate: string | null;
   data: Record<(typeof SUMMARY_KEYS)[number], CategorySummary>;
+  /** Live samples by kind (time-series, audio, image, video): what sensor the project is about. */
+  sampleKinds?: Record<string, number>;
   /** Training data arrived since the last training. */
   hasNewTrainingData: boolean;
   lastModified: string;

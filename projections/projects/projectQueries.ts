@@ -13,6 +13,11 @@ export class ProjectQueries {
     return this.projects.findOne({ _id: id, deleted: false });
   }
 
+  /** Deleted projects whose full deletion is due by `now` and not done. */
+  dueForFullDeletion(now: Date): Promise<ProjectDocument[]> {
+    return this.projects.find({ deleted: true, fullDeletionDate: null, scheduledFullDeletionDate: { $lte: now.toISOString() } }, { sort: { _id: 1 } });
+  }
+
   forCollaborator(userId: number): Promise<ProjectDocument[]> {
     return this.projects.find({ collaboratorIds: userId, deleted: false }, { sort: { created: -1, _id: -1 } });
   }

@@ -1,12 +1,20 @@
 import type { ProjectEvent } from '../../domain/project/projectEvents';
+import { describeChange } from '../../domain/project/projectSettings';
+import type { ReadStore } from '../../stores/readstore/readStore';
 import { defineProjection, insertOnce, updateOnce } from '../projection';
 import { PROJECTS, emptyData, type ProjectDocument } from './projectDocument';
+import { readmeHtml } from './readmeHtml';
+
+const projects = (store: ReadStore) => store.collection<ProjectDocument>(PROJECTS);
+
+/** `lastModified` and its details follow every change of the project. */
+const modified = (when: string, details: string) => ({ lastModified: when, lastModificationDetails: details });
 
 export const projectsProjection = defineProjection<ProjectEvent>('projects', {
   async ProjectCreated(event, store) {
     const d = event.data;
     await insertOnce(
-      store.collection<ProjectDocument>(PROJECTS),
+      projects(store),
       {
         _id: d.projectId,
         id: d.projectId,
@@ -18,12 +26,19 @@ export const projectsProjection = defineProjection<ProjectEvent>('projects', {
         collaborators: [],
         collaboratorIds: [],
         developmentApiKey: null,
+        developmentApiKeyId: null,
         developmentHmacKey: null,
+        hmacKeys: {},
+        settings: {},
+        readme: null,
         data: emptyData(),
         hasNewTrainingData: false,
         lastModified: d.created,
         lastModificationDetails: 'Project created',
         deleted: false,
+        deletedDate: null,
+        scheduledFullDeletionDate: null,
+        fullDeletionDate: null,
         _position: '',
       },
       event,
@@ -33,22 +48,150 @@ export const projectsProjection = defineProjection<ProjectEvent>('projects', {
   async CollaboratorAdded(event, store) {
     const d = event.data;
     await updateOnce(
-      store.collection<ProjectDocument>(PROJECTS),
+      projects(store),
       d.projectId,
-      { $push: { collaborators: { userId: d.userId, isOwner: d.isOwner, added: d.added }, collaboratorIds: d.userId } },
+      {
+        $push: { collaborators: { userId: d.userId, isOwner: d.isOwner, added: d.added }, collaboratorIds: d.userId },
+        ...(d.isOwner ? {} : { $set: modified(d.added, 'Collaborator added') }),
+      },
+      event,
+    );
+  },
+
+  async CollaboratorRemoved(event, store) {
+    const d = event.data;
+    const project = await projects(store).findOne({ _id: d.projectId });
+    if (!project) return;
+    const settings = project.settings ?? {};
+    // Someone who leaves the project is no longer notified by it.
+    const lists = (['trainJobNotificationUids', 'dspJobNotificationUids', 'modelTestingJobNotificationUids', 'exportJobNotificationUids'] as const).flatMap((list) => {
+      const uids = settings[list];
+      return uids?.includes(d.userId) ? [[`settings.${list}`, uids.filter((u) => u !== d.userId)] as const] : [];
+    });
+    await updateOnce(
+      projects(store),
+      d.projectId,
+      {
+        $set: {
+          collaborators: project.collaborators.filter((c) => c.userId !== d.userId),
+          collaboratorIds: project.collaboratorIds.filter((id) => id !== d.userId),
+          ...Object.fromEntries(lists),
+          ...modified(d.removed, 'Collaborator removed'),
+        },
+      },
       event,
     );
   },
 
   async ApiKeyAdded(event, store) {
     const d = event.data;
-    if (!d.isDevelopmentKey) return;
-    await updateOnce(store.collection<ProjectDocument>(PROJECTS), d.projectId, { $set: { developmentApiKey: d.apiKey } }, event);
+    const project = await projects(store).findOne({ _id: d.projectId });
+    if (!project) return;
+    await updateOnce(
+      projects(store),
+      d.projectId,
+      {
+        $set: {
+          ...(d.isDevelopmentKey ? { developmentApiKey: d.apiKey, developmentApiKeyId: d.apiKeyId } : {}),
+          // The keys made with the project are part of "Project created".
+          ...(d.created === project.created ? {} : modified(d.created, `API key "${d.name}" added`)),
+        },
+      },
+      event,
+    );
+  },
+
+  async ApiKeyRevoked(event, store) {
+    const d = event.data;
+    const project = await projects(store).findOne({ _id: d.projectId });
+    if (!project) return;
+    const wasDevelopmentKey = project.developmentApiKeyId === d.apiKeyId;
+    await updateOnce(
+      projects(store),
+      d.projectId,
+      { $set: { ...(wasDevelopmentKey ? { developmentApiKey: null, developmentApiKeyId: null } : {}), ...modified(d.revoked, 'API key revoked') } },
+      event,
+    );
   },
 
   async HmacKeyAdded(event, store) {
     const d = event.data;
-    if (!d.isDevelopmentKey) return;
-    await updateOnce(store.collection<ProjectDocument>(PROJECTS), d.projectId, { $set: { developmentHmacKey: d.hmacKey } }, event);
+    const project = await projects(store).findOne({ _id: d.projectId });
+    if (!project) return;
+    const demoted = d.isDevelopmentKey
+      ? Object.values(project.hmacKeys ?? {})
+          .filter((k) => k.isDevelopmentKey)
+          .map((k) => [`hmacKeys.${k.id}.isDevelopmentKey`, false] as const)
+      : [];
+    await updateOnce(
+      projects(store),
+      d.projectId,
+      {
+        $set: {
+          [`hmacKeys.${d.hmacKeyId}`]: { id: d.hmacKeyId, name: d.name, hmacKey: d.hmacKey, isDevelopmentKey: d.isDevelopmentKey, created: d.created, createdByUserId: d.createdByUserId, revoked: false },
+          ...Object.fromEntries(demoted),
+          ...(d.isDevelopmentKey ? { developmentHmacKey: d.hmacKey } : {}),
+          ...(d.created === project.created ? {} : modified(d.created, `HMAC key "${d.name}" added`)),
+        },
+      },
+      event,
+    );
+  },
+
+  async HmacKeyRevoked(event, store) {
+    const d = event.data;
+    const project = await projects(store).findOne({ _id: d.projectId });
+    const key = project?.hmacKeys?.[String(d.hmacKeyId)];
+    if (!project || !key) return;
+    await updateOnce(
+      projects(store),
+      d.projectId,
+      {
+        $set: {
+          [`hmacKeys.${d.hmacKeyId}.revoked`]: true,
+          [`hmacKeys.${d.hmacKeyId}.isDevelopmentKey`]: false,
+          ...(key.isDevelopmentKey ? { developmentHmacKey: null } : {}),
+          ...modified(d.revoked, `HMAC key "${key.name}" revoked`),
+        },
+      },
+      event,
+    );
+  },
+
+  async ProjectUpdated(event, store) {
+    const d = event.data;
+    const { name, description, isPublic, readme, ...rest } = d.changes;
+    const set: Record<string, unknown> = { ...modified(d.updated, describeChange(d.changes)) };
+    if (name !== undefined) set.name = name;
+    if (description !== undefined) set.description = description;
+    if (isPublic !== undefined) set.isPublic = isPublic;
+    if (readme !== undefined) set.readme = readme === null || readme === '' ? null : { markdown: readme, html: readmeHtml(readme) };
+    for (const [key, value] of Object.entries(rest)) {
+      // Objects are replaced whole, as the request gives them; performance limits one by one.
+      if (key === 'performance') for (const [limit, v] of Object.entries(value as object)) set[`settings.performance.${limit}`] = v;
+      else set[`settings.${key}`] = value;
+    }
+    await updateOnce(projects(store), d.projectId, { $set: set }, event);
+  },
+
+  async ProjectDeleted(event, store) {
+    const d = event.data;
+    await updateOnce(
+      projects(store),
+      d.projectId,
+      { $set: { deleted: true, deletedDate: d.deletedDate, scheduledFullDeletionDate: d.scheduledFullDeletionDate, ...modified(d.deletedDate, 'Project deleted') } },
+      event,
+    );
+  },
+
+  async ProjectFullyDeleted(event, store) {
+    const d = event.data;
+    // The keys' values go; the record of the project stays for the deletion saga and auditors.
+    await updateOnce(
+      projects(store),
+      d.projectId,
+      { $set: { fullDeletionDate: d.fullDeletionDate, developmentApiKey: null, developmentHmacKey: null, hmacKeys: {}, readme: null, ...modified(d.fullDeletionDate, 'Project fully deleted') } },
+      event,
+    );
   },
 });

@@ -73,6 +73,16 @@ export class SampleQueries {
     return (await this.samples.count({ projectId, sha256, deleted: false, category: { $ne: 'anomaly' } })) > 0;
   }
 
+  /** The distinct contents of a project's samples, deleted ones included. */
+  async contentsOf(projectId: number): Promise<string[]> {
+    return [...new Set((await this.samples.find({ projectId })).map((s) => s.sha256))];
+  }
+
+  /** Whether a sample of another project, deleted or not, is stored under this content address. */
+  async referencedOutside(projectId: number, sha256: string): Promise<boolean> {
+    return (await this.samples.count({ sha256, projectId: { $ne: projectId } })) > 0;
+  }
+
   /** Whether any sample, of any project, deleted or not, is stored under this content address. */
   async referencesBlob(sha256: string): Promise<boolean> {
     return (await this.samples.count({ sha256 })) > 0;

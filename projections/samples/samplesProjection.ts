@@ -1,3 +1,4 @@
+import type { ProjectFullyDeleted } from '../../domain/project/projectEvents';
 import type { SampleEvent } from '../../domain/sample/sampleEvents';
 import type { ReadStore } from '../../stores/readstore/readStore';
 import { DEVICES, deviceDocumentId, type DeviceDocument } from '../devices/deviceDocument';
@@ -11,7 +12,7 @@ const samples = (store: ReadStore) => store.collection<SampleDocument>(SAMPLES);
  * Samples, the data summaries of their project and the devices seen in the data. Every document
  * this touches is guarded by the event's position, so a replayed event changes nothing.
  */
-export const samplesProjection = defineProjection<SampleEvent>('samples', {
+export const samplesProjection = defineProjection<SampleEvent | ProjectFullyDeleted>('samples', {
   async SampleIngested(event, store) {
     const { sampleId, ingested, ...d } = event.data;
     await insertOnce(samples(store), { ...d, _id: sampleId, id: sampleId, created: ingested, deleted: false, _position: '' }, event);
@@ -20,7 +21,7 @@ export const samplesProjection = defineProjection<SampleEvent>('samples', {
       store.collection<ProjectDocument>(PROJECTS),
       d.projectId,
       {
-        $inc: { [`data.${key}.dataCount`]: 1, [`data.${key}.totalLengthMs`]: d.totalLengthMs, [`data.${key}.labels.${labelKey(d.label)}`]: 1 },
+        $inc: { [`data.${key}.dataCount`]: 1, [`data.${key}.totalLengthMs`]: d.totalLengthMs, [`data.${key}.labels.${labelKey(d.label)}`]: 1, [`sampleKinds.${d.kind}`]: 1 },
         $set: { lastModified: ingested, lastModificationDetails: `Sample ${d.fileName} added`, ...(d.category === 'training' ? { hasNewTrainingData: true } : {}) },
       },
       event,
@@ -45,11 +46,16 @@ export const samplesProjection = defineProjection<SampleEvent>('samples', {
       store.collection<ProjectDocument>(PROJECTS),
       sample.projectId,
       {
-        $inc: { [`data.${key}.dataCount`]: -1, [`data.${key}.totalLengthMs`]: -sample.totalLengthMs, [`data.${key}.labels.${labelKey(sample.label)}`]: -1 },
+        $inc: { [`data.${key}.dataCount`]: -1, [`data.${key}.totalLengthMs`]: -sample.totalLengthMs, [`data.${key}.labels.${labelKey(sample.label)}`]: -1, [`sampleKinds.${sample.kind}`]: -1 },
         $set: { lastModified: event.data.deleted, lastModificationDetails: `Sample ${sample.fileName} deleted` },
       },
       event,
     );
     await updateOnce(samples(store), event.data.sampleId, { $set: { deleted: true } }, event);
+  },
+  // A fully deleted project's samples and devices leave the read models (the events stay in the log).
+  async ProjectFullyDeleted(event, store) {
+    await samples(store).deleteMany({ projectId: event.data.projectId });
+    await store.collection<DeviceDocument>(DEVICES).deleteMany({ projectId: event.data.projectId });
   },
 });

@@ -55,6 +55,6 @@ describe('an existing project', () => {
   it('knows its owner and collaborators after folding its events', () => {
     const history = projectDecider.decide(create(), projectDecider.initialState());
     const state = history.reduce(projectDecider.evolve, projectDecider.initialState());
-    expect(state).toEqual({ status: 'active', projectId: 3, ownerUserId: 7, collaboratorIds: [7] });
+    expect(state).toMatchObject({ status: 'active', projectId: 3, ownerUserId: 7, collaboratorIds: [7], apiKeyHashes: ['hash-of-key'] });
   });
 });

@@ -63,12 +63,30 @@ describe('every projection handler', () => {
       expect.objectContaining({ _id: 2, username: 'bob' }),
     ]);
     expect(s.projects).toEqual([
-      expect.objectContaining({ _id: 10, collaboratorIds: [1], developmentApiKey: 'ei_key10', developmentHmacKey: 'hmac10' }),
+      expect.objectContaining({
+        _id: 10,
+        name: 'Gestures',
+        collaboratorIds: [1],
+        developmentApiKey: 'ei_dev_key_for_project_10_0123456789',
+        developmentApiKeyId: 103,
+        developmentHmacKey: 'fleet-secret',
+        readme: { markdown: '# Gestures\n\nData from *wrists*.', html: '<h1>Gestures</h1>\n<p>Data from <em>wrists</em>.</p>\n' },
+        // Bob left, so he is no longer notified.
+        settings: { trainJobNotificationUids: [1], tags: ['motion'], performance: { useGpu: true } },
+        hmacKeys: {
+          '101': expect.objectContaining({ id: 101, revoked: true, isDevelopmentKey: false }),
+          '104': expect.objectContaining({ id: 104, name: 'Fleet', hmacKey: 'fleet-secret', isDevelopmentKey: true, revoked: false }),
+        },
+      }),
       expect.objectContaining({ _id: 11, collaboratorIds: [2] }),
+      expect.objectContaining({ _id: 12, deleted: true, fullDeletionDate: expect.any(String), developmentApiKey: null, hmacKeys: {} }),
     ]);
     expect(s.apiKeys).toEqual([
-      expect.objectContaining({ _id: 'hash10', projectId: 10, role: 'admin', revoked: false }),
+      expect.objectContaining({ _id: 'hash10', projectId: 10, role: 'admin', revoked: false, isDevelopmentKey: false }),
+      expect.objectContaining({ _id: 'hash10ci', apiKeyId: 102, role: 'readonly', revoked: true }),
+      expect.objectContaining({ _id: 'hash10dev', apiKeyId: 103, isDevelopmentKey: true, lastUsed: expect.any(String) }),
       expect.objectContaining({ _id: 'hash11', projectId: 11 }),
+      expect.objectContaining({ _id: 'hash12', projectId: 12, projectDeleted: true }),
     ]);
   });
 });

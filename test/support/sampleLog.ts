@@ -1,15 +1,20 @@
 import { emailDecider, type EmailCommand } from '../../domain/email/emailDecider';
 import { emailStream } from '../../domain/email/emailEvents';
+import { deviceDecider, type DeviceCommand } from '../../domain/device/deviceDecider';
+import { deviceStream } from '../../domain/device/deviceEvents';
 import { sampleDecider } from '../../domain/sample/sampleDecider';
 import { sampleStream, type SampleIngested } from '../../domain/sample/sampleEvents';
-import { projectDecider } from '../../domain/project/projectDecider';
-import { projectStream } from '../../domain/project/projectEvents';
+import { projectDecider, type ProjectCommand } from '../../domain/project/projectDecider';
+import { apiKeyUsageStream, projectStream, type ProjectEvent } from '../../domain/project/projectEvents';
 import { fold, type DomainEvent } from '../../domain/shared/decider';
 import { organizationDecider } from '../../domain/organization/organizationDecider';
 import { organizationStream } from '../../domain/organization/organizationEvents';
 import { userDecider, type UserCommand } from '../../domain/user/userDecider';
 import { userStream } from '../../domain/user/userEvents';
 import type { StoredEvent } from '../../stores/eventstore/eventStore';
+import { impulseSampleEvents } from './impulseSampleLog';
+import { impulsesStream } from '../../domain/impulse/impulseEvents';
+import { IMPULSES } from '../../projections/impulses/impulseDocument';
 import { API_KEYS } from '../../projections/apiKeys/apiKeyDocument';
 import { EMAILS } from '../../projections/emails/emailDocument';
 import { PROJECTS } from '../../projections/projects/projectDocument';
@@ -20,7 +25,7 @@ import { TRIALS, USERS } from '../../projections/users/userDocument';
 import type { ReadStore } from '../../stores/readstore/readStore';
 
 /** Every collection the projections write, for snapshots. */
-export const READ_MODEL_COLLECTIONS = [USERS, TRIALS, PROJECTS, API_KEYS, EMAILS, ORGANIZATIONS, SAMPLES, DEVICES];
+export const READ_MODEL_COLLECTIONS = [USERS, TRIALS, PROJECTS, API_KEYS, EMAILS, ORGANIZATIONS, SAMPLES, DEVICES, IMPULSES];
 
 /** A small but complete log, made by the deciders: it holds every event type a projection handles. */
 export function sampleLog(): StoredEvent[] {
@@ -81,26 +86,47 @@ export function sampleLog(): StoredEvent[] {
       ),
     ]);
   }
-  for (const [projectId, owner] of [[10, 1], [11, 2]] as const) {
-    batches.push([
-      projectStream(projectId),
-      projectDecider.decide(
-        {
-          type: 'CreateProject',
-          data: {
-            projectId,
-            name: `project ${projectId}`,
-            ownerUserId: owner,
-            isPublic: false,
-            developmentApiKey: { id: projectId * 10, key: `ei_key${projectId}`, hash: `hash${projectId}` },
-            developmentHmacKey: { id: projectId * 10 + 1, key: `hmac${projectId}` },
-            now,
-          },
+  // Projects 10 and 11 live; project 10 goes through every settings, key and collaborator step;
+  // project 12 is deleted and fully deleted.
+  const later = new Date(now.getTime() + 1000);
+  for (const [projectId, owner] of [[10, 1], [11, 2], [12, 1]] as const) {
+    const commands: ProjectCommand[] = [
+      {
+        type: 'CreateProject',
+        data: {
+          projectId,
+          name: `project ${projectId}`,
+          ownerUserId: owner,
+          isPublic: false,
+          developmentApiKey: { id: projectId * 10, key: `ei_key${projectId}`, hash: `hash${projectId}` },
+          developmentHmacKey: { id: projectId * 10 + 1, key: `hmac${projectId}` },
+          now,
         },
-        projectDecider.initialState(),
-      ),
-    ]);
+      },
+    ];
+    if (projectId === 10) {
+      commands.push(
+        { type: 'AddCollaborator', data: { userId: 2, now: later } },
+        { type: 'UpdateProject', data: { changes: { name: 'Gestures', readme: '# Gestures\n\nData from *wrists*.', trainJobNotificationUids: [1, 2], tags: ['motion'], performance: { useGpu: true } }, now: later } },
+        { type: 'RemoveCollaborator', data: { userId: 2, now: later } },
+        { type: 'AddApiKey', data: { apiKeyId: 102, name: 'CI', role: 'readonly', key: 'ei_ci_key_for_project_10_0123456789', hash: 'hash10ci', isDevelopmentKey: false, expires: null, createdByUserId: 1, now: later } },
+        { type: 'AddApiKey', data: { apiKeyId: 103, name: 'New development key', role: 'admin', key: 'ei_dev_key_for_project_10_0123456789', hash: 'hash10dev', isDevelopmentKey: true, expires: null, createdByUserId: 1, now: later } },
+        { type: 'RevokeApiKey', data: { apiKeyId: 102, now: later } },
+        { type: 'AddHmacKey', data: { hmacKeyId: 104, name: 'Fleet', hmacKey: 'fleet-secret', isDevelopmentKey: true, createdByUserId: 1, now: later } },
+        { type: 'RevokeHmacKey', data: { hmacKeyId: 101, now: later } },
+      );
+    }
+    if (projectId === 12) {
+      commands.push(
+        { type: 'DeleteProject', data: { scheduledFullDeletionDate: later, now } },
+        { type: 'FullyDeleteProject', data: { now: later } },
+      );
+    }
+    const events: ProjectEvent[] = [];
+    for (const command of commands) events.push(...projectDecider.decide(command, fold(projectDecider, events)));
+    batches.push([projectStream(projectId), events]);
   }
+  batches.push([apiKeyUsageStream(103), [{ type: 'ApiKeyUsed', data: { projectId: 10, apiKeyId: 103, date: later.toISOString() } }]]);
   // One e-mail sent to a user, one to an address without an account that could not be sent.
   for (const [emailId, userId, outcome] of [
     [20, 1, { sent: true, providerResponse: '250 OK: queued as 20' }],
@@ -126,6 +152,27 @@ export function sampleLog(): StoredEvent[] {
     const deleted = remove ? sampleDecider.decide({ type: 'DeleteSample', data: { now } }, fold(sampleDecider, ingested)) : [];
     batches.push([sampleStream(sampleId), [...ingested, ...deleted]]);
   }
+  // Devices of project 10: dev-1 (seen in data) renamed; reg-2 registered, renamed and deleted.
+  for (const [deviceId, commands] of [
+    ['dev-1', [{ type: 'RenameDevice', data: { projectId: 10, deviceId: 'dev-1', name: 'Bench rig', seenInData: { lastSeen: now.toISOString() } } }]],
+    ['reg-2', [
+      { type: 'CreateDevice', data: { projectId: 10, deviceId: 'reg-2', deviceType: 'LINUX', ifNotExists: true, id: 60, seenInData: null, now } },
+      { type: 'RenameDevice', data: { projectId: 10, deviceId: 'reg-2', name: 'Spare', seenInData: null } },
+      { type: 'DeleteDevice', data: { projectId: 10, deviceId: 'reg-2', seenInData: null, now } },
+    ]],
+  ] as [string, DeviceCommand[]][]) {
+    let state = deviceDecider.initialState();
+    const events: DomainEvent[] = [];
+    for (const command of commands) {
+      for (const e of deviceDecider.decide(command, state)) {
+        events.push(e);
+        state = deviceDecider.evolve(state, e);
+      }
+    }
+    batches.push([deviceStream(10, deviceId), events]);
+  }
+  // Impulses of project 10: every impulse event (see impulseSampleLog.ts).
+  batches.push([impulsesStream(10), impulseSampleEvents(10, now)]);
   let position = 0n;
   const log: StoredEvent[] = [];
   for (const [streamId, events] of batches) {

@@ -1,0 +1,58 @@
+import { deviceDecider, type DeviceCommand, type SeenInData } from '../../domain/device/deviceDecider';
+import { deviceStream } from '../../domain/device/deviceEvents';
+import type { EventStore, Position } from '../../stores/eventstore/eventStore';
+import type { CommandContext } from '../commandContext';
+import { handleCommand } from '../handleCommand';
+import type { IdAllocator } from '../idAllocator';
+
+/**
+ * The devices read model as the commands need it: whether a device was seen in ingested data.
+ * (The API passes its DeviceQueries; commands never import the read side.)
+ */
+export interface SeenDevices {
+  byId(projectId: number, deviceId: string): Promise<SeenInData | null>;
+}
+
+export interface DeviceCommandDeps {
+  events: EventStore;
+  ids: IdAllocator;
+  devices: SeenDevices;
+}
+
+/**
+ * Device ids come from the samples' sequence: a device first seen in data takes the id of that
+ * sample, so drawing from the same sequence keeps every device id of a project distinct.
+ */
+export const DEVICE_ID_SEQUENCE = 'sample';
+
+async function seenInData(deps: Pick<DeviceCommandDeps, 'devices'>, projectId: number, deviceId: string): Promise<SeenInData | null> {
+  const seen = await deps.devices.byId(projectId, deviceId);
+  return seen ? { lastSeen: seen.lastSeen } : null;
+}
+
+async function run(deps: DeviceCommandDeps, projectId: number, deviceId: string, command: DeviceCommand, ctx: CommandContext): Promise<Position | undefined> {
+  const { appended } = await handleCommand(deps.events, deviceStream(projectId, deviceId), deviceDecider, command, ctx);
+  return appended?.position;
+}
+
+/** Registers a device. Undefined when it existed already and `ifNotExists` made that a success. */
+export async function createDevice(
+  deps: DeviceCommandDeps,
+  input: { projectId: number; deviceId: string; deviceType: string; ifNotExists: boolean },
+  ctx: CommandContext,
+): Promise<Position | undefined> {
+  const seen = await seenInData(deps, input.projectId, input.deviceId);
+  // Drawn before deciding (the decider is pure): unused when the device exists, which leaves a gap.
+  const id = await deps.ids.next(DEVICE_ID_SEQUENCE);
+  return run(deps, input.projectId, input.deviceId, { type: 'CreateDevice', data: { ...input, id, seenInData: seen, now: ctx.now } }, ctx);
+}
+
+export async function renameDevice(deps: DeviceCommandDeps, input: { projectId: number; deviceId: string; name: string }, ctx: CommandContext): Promise<Position | undefined> {
+  const seen = await seenInData(deps, input.projectId, input.deviceId);
+  return run(deps, input.projectId, input.deviceId, { type: 'RenameDevice', data: { ...input, seenInData: seen } }, ctx);
+}
+
+export async function deleteDevice(deps: DeviceCommandDeps, input: { projectId: number; deviceId: string }, ctx: CommandContext): Promise<Position | undefined> {
+  const seen = await seenInData(deps, input.projectId, input.deviceId);
+  return run(deps, input.projectId, input.deviceId, { type: 'DeleteDevice', data: { ...input, seenInData: seen, now: ctx.now } }, ctx);
+}

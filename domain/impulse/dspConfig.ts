@@ -1,0 +1,133 @@
+// A DSP block's config: parameter values as strings (DSPConfigRequest sends them so), checked
+// against the block's descriptors and the cross-field rules of dsp-reference.md.
+import type { DspBlockDefinition } from './blockCatalog';
+import type { DspGroupItem, DspParameter } from './dspParameters';
+
+export type DspConfigValues = Record<string, string>;
+
+/** What the checks that depend on the impulse need: the block's version and its input's window. */
+export interface DspConfigContext {
+  implementationVersion: number;
+  /** The input block's sampling frequency, when it has one. */
+  frequencyHz?: number;
+  windowSizeMs?: number;
+}
+
+const parametersOf = (def: DspBlockDefinition): DspParameter[] => def.parameters.flatMap((g) => g.items);
+
+/**
+ * Every parameter with its default. The block's generate_features receives every parameter,
+ * whatever its implementation version shows, so a stored config holds them all.
+ */
+export function defaultDspConfig(def: DspBlockDefinition): DspConfigValues {
+  return Object.fromEntries(parametersOf(def).map((p) => [p.param, p.defaultValue]));
+}
+
+/** Only the keys present in `changes` overwrite; the rest keep their saved (or default) value. */
+export function resolveDspConfig(def: DspBlockDefinition, saved: DspConfigValues | null, changes: DspConfigValues): DspConfigValues {
+  return { ...defaultDspConfig(def), ...saved, ...changes };
+}
+
+/** The SDK's config groups of DSPConfigResponse, each item with its current value. */
+export function dspConfigGroups(def: DspBlockDefinition, context: DspConfigContext, saved: DspConfigValues | null): { group: string; items: DspGroupItem[] }[] {
+  const values = { ...defaultDspConfig(def), ...saved };
+  return def.parameters.map((g) => ({
+    group: g.group,
+    items: g.items.map(({ versions, ...item }) => ({
+      ...item,
+      value: values[item.param] ?? item.defaultValue,
+      shouldShow: item.shouldShow && (versions === undefined || versions.includes(context.implementationVersion)),
+    })),
+  }));
+}
+
+const isPowerOfTwo = (n: number): boolean => Number.isInteger(n) && n > 0 && (n & (n - 1)) === 0;
+
+/** `"fft_length": must be a power of 2, got "100"`: one message per refused parameter. */
+export function validateDspConfig(def: DspBlockDefinition, config: DspConfigValues, context: DspConfigContext): string[] {
+  const errors: string[] = [];
+  const descriptors = new Map(parametersOf(def).map((p) => [p.param, p]));
+  for (const key of Object.keys(config)) {
+    if (!descriptors.has(key)) errors.push(`"${key}": unknown parameter of the ${def.info.type} block (known: ${[...descriptors.keys()].join(', ')})`);
+  }
+  const numbers: Record<string, number> = {};
+  for (const p of descriptors.values()) {
+    const raw = config[p.param] ?? p.defaultValue;
+    const error = checkValue(p, raw);
+    if (error) errors.push(`"${p.param}": ${error}`);
+    else if (p.type === 'int' || p.type === 'float') numbers[p.param] = Number(raw);
+  }
+  if (errors.length > 0) return errors;
+  return crossFieldErrors(def.info.type, config, numbers, context);
+}
+
+function checkValue(p: DspParameter, raw: string): string | undefined {
+  switch (p.type) {
+    case 'int':
+    case 'float': {
+      const pattern = p.type === 'int' ? /^-?\d+$/ : /^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/;
+      const value = Number(raw);
+      if (!pattern.test(raw.trim()) || !Number.isFinite(value)) return `expected ${p.type === 'int' ? 'an integer' : 'a number'}, got "${raw}"`;
+      if (p.minVal !== undefined && value < p.minVal) return `must be at least ${p.minVal}, got ${value}`;
+      if (p.maxVal !== undefined && value > p.maxVal) return `must be at most ${p.maxVal}, got ${value}`;
+      return undefined;
+    }
+    case 'boolean':
+      return raw === 'true' || raw === 'false' ? undefined : `expected "true" or "false", got "${raw}"`;
+    case 'select': {
+      const allowed = (p.selectOptions ?? []).map((o) => o.value);
+      return allowed.includes(raw) ? undefined : `expected one of ${allowed.map((v) => `"${v}"`).join(', ')}, got "${raw}"`;
+    }
+    case 'string':
+      return undefined;
+  }
+}
+
+/** Frames of `frameLength`/`frameStride` seconds in the window (dsp-reference §1.1, v ≥ 2). */
+function frameCount(frequencyHz: number, windowSizeMs: number, frameLength: number, frameStride: number, version: number): number {
+  const ceilNC = (v: number) => (v - Math.floor(v) > 0 && v - Math.floor(v) < 0.001 ? Math.floor(v) : Math.ceil(v));
+  const samples = Math.floor((frequencyHz * windowSizeMs) / 1000);
+  const length = version === 1 ? Math.round(frequencyHz * frameLength) : ceilNC(frequencyHz * frameLength);
+  const stride = ceilNC(frequencyHz * frameStride);
+  return version === 1 ? Math.floor((samples - length) / stride) : Math.floor((samples - (length - stride)) / stride);
+}
+
+function crossFieldErrors(type: string, config: DspConfigValues, n: Record<string, number>, context: DspConfigContext): string[] {
+  const errors: string[] = [];
+  const fs = context.frequencyHz;
+  const version = context.implementationVersion;
+  const audio = type === 'mfe' || type === 'mfcc' || type === 'spectrogram';
+  if (type === 'spectral-analysis') {
+    const filtered = config['filter-type'] !== undefined && config['filter-type'] !== 'none';
+    const order = n['filter-order']!;
+    const ratio = Number(config['input-decimation-ratio'] ?? '1');
+    if (!isPowerOfTwo(n['fft-length']!)) errors.push(`"fft-length": must be a power of 2, got ${n['fft-length']}`);
+    if (ratio > 1 && version !== 4) errors.push(`"input-decimation-ratio": a ratio above 1 needs implementation version 4 (this block is version ${version})`);
+    if (filtered && order > 0 && order % 2 !== 0) errors.push(`"filter-order": must be 0 or an even number from 2 to 8, got ${order}`);
+    if (filtered && fs !== undefined) {
+      const nyquist = fs / 2 / ratio;
+      if (ratio > 1 && n['filter-cutoff']! > 0.9 * nyquist) errors.push(`"filter-cutoff": must be at most ${0.9 * nyquist} Hz with decimation ratio ${ratio}, got ${n['filter-cutoff']}`);
+      else if (order > 0 && n['filter-cutoff']! >= nyquist) errors.push(`"filter-cutoff": cut-off frequency is above Nyquist (${nyquist} Hz), got ${n['filter-cutoff']}`);
+    }
+  }
+  if (audio) {
+    if (!isPowerOfTwo(n.fft_length!)) errors.push(`"fft_length": must be a power of 2, got ${n.fft_length}`);
+    if (fs !== undefined && type === 'spectrogram') {
+      if (n.frame_length! < 4 / fs) errors.push(`"frame_length": must be at least ${4 / fs} s (4 samples), got ${n.frame_length}`);
+      if (n.frame_stride! < 4 / fs) errors.push(`"frame_stride": must be at least ${4 / fs} s (4 samples), got ${n.frame_stride}`);
+    }
+    if (fs !== undefined && context.windowSizeMs !== undefined && errors.length === 0) {
+      const frames = frameCount(fs, context.windowSizeMs, n.frame_length!, n.frame_stride!, version);
+      if (frames < 1) errors.push(`"frame_length": frame length is larger than your window size (${context.windowSizeMs} ms)`);
+      else if (frames > 500) errors.push(`"frame_stride": ${frames} frames in a window, at most 500 are allowed; increase the frame stride`);
+    }
+  }
+  if (type === 'mfe' || type === 'mfcc') {
+    if (fs !== undefined && n.high_frequency! > fs / 2) errors.push(`"high_frequency": must be at most half the sampling frequency (${fs / 2} Hz), got ${n.high_frequency}`);
+    if (n.high_frequency! !== 0 && n.high_frequency! <= n.low_frequency!) errors.push(`"high_frequency": must be above "low_frequency" (${n.low_frequency}), got ${n.high_frequency}`);
+    const winSizeUsed = type === 'mfcc' ? n.win_size! > 0 : version <= 2;
+    if (winSizeUsed && n.win_size! % 2 === 0) errors.push(`"win_size": must be odd${type === 'mfcc' ? ' (or 0 to disable normalization)' : ''}, got ${n.win_size}`);
+  }
+  if (type === 'mfcc' && n.num_cepstral! > n.num_filters!) errors.push(`"num_cepstral": must be at most "num_filters" (${n.num_filters}), got ${n.num_cepstral}`);
+  return errors;
+}

@@ -1,0 +1,35 @@
+import type { DeviceEvent } from '../../domain/device/deviceEvents';
+import type { ReadStore } from '../../stores/readstore/readStore';
+import { defineProjection, insertOnce, positionKey, updateOnce } from '../projection';
+import { DEVICES, deviceDocumentId, type DeviceDocument } from './deviceDocument';
+
+const devices = (store: ReadStore) => store.collection<DeviceDocument>(DEVICES);
+
+/**
+ * Devices registered, renamed and deleted through the API. The same documents are written by the
+ * samples projection when a device shows up in data; both run in log order over one subscription,
+ * and every write is guarded by the event's position, so a replayed event changes nothing.
+ */
+export const devicesProjection = defineProjection<DeviceEvent>('devices', {
+  async DeviceCreated(event, store) {
+    const d = event.data;
+    const _id = deviceDocumentId(d.projectId, d.deviceId);
+    // A device seen in data in the meantime keeps its id, creation time and last seen; the
+    // registration still sets its type and name.
+    await insertOnce(
+      devices(store),
+      { _id, id: d.id, projectId: d.projectId, deviceId: d.deviceId, name: d.name, deviceType: d.deviceType, created: d.created, lastSeen: d.created, _position: '' },
+      event,
+    );
+    await updateOnce(devices(store), _id, { $set: { name: d.name, deviceType: d.deviceType } }, event);
+  },
+  async DeviceRenamed(event, store) {
+    const d = event.data;
+    await updateOnce(devices(store), deviceDocumentId(d.projectId, d.deviceId), { $set: { name: d.name } }, event);
+  },
+  async DeviceDeleted(event, store) {
+    const d = event.data;
+    // Only a document older than the delete: one made again by later data (a replay) stays.
+    await devices(store).deleteOne({ _id: deviceDocumentId(d.projectId, d.deviceId), _position: { $lt: positionKey(event.position) } });
+  },
+});

@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import type { DeviceEvent } from '../../domain/device/deviceEvents';
+import type { SampleIngested } from '../../domain/sample/sampleEvents';
+import { allProjections } from '../../projections';
+import { DEVICES, type DeviceDocument } from '../../projections/devices/deviceDocument';
+import type { StoredEvent } from '../../stores/eventstore/eventStore';
+import { MemoryReadStore } from '../../stores/readstore/memoryReadStore';
+
+const at = (minute: number) => `2026-11-25T12:${String(minute).padStart(2, '0')}:00.000Z`;
+
+const ingested = (sampleId: number, minute: number, deviceType = 'TEST'): SampleIngested => ({
+  type: 'SampleIngested',
+  data: {
+    sampleId, projectId: 10, category: 'training', fileName: `s${sampleId}.json`, label: 'idle', sha256: 'ab'.repeat(32), size: 10,
+    contentType: 'application/json', kind: 'time-series', intervalMs: 10, frequency: 100, sensors: [{ name: 'accX', units: 'm/s2' }], valuesCount: 5, totalLengthMs: 50,
+    deviceName: 'dev-1', deviceType, width: null, height: null, signatureMethod: 'HS256', signatureValidate: true, signatureKeyId: null,
+    metadata: {}, boundingBoxes: [], structuredLabels: [], uploadSource: null, ingested: at(minute),
+  },
+});
+const created = (id: number, minute: number): DeviceEvent => ({ type: 'DeviceCreated', data: { projectId: 10, deviceId: 'dev-1', id, deviceType: 'LINUX', name: 'dev-1', created: at(minute) } });
+const renamed = (name: string): DeviceEvent => ({ type: 'DeviceRenamed', data: { projectId: 10, deviceId: 'dev-1', name } });
+const deleted = (minute: number): DeviceEvent => ({ type: 'DeviceDeleted', data: { projectId: 10, deviceId: 'dev-1', deleted: at(minute) } });
+
+/** Applies the events in order, each one twice (at-least-once delivery), through every projection. */
+async function project(events: (SampleIngested | DeviceEvent)[]): Promise<DeviceDocument[]> {
+  const store = new MemoryReadStore();
+  let position = 0n;
+  for (const e of events) {
+    position += 1n;
+    const stored: StoredEvent = {
+      id: `00000000-0000-4000-8000-${position.toString().padStart(12, '0')}`,
+      type: e.type,
+      data: { ...e.data },
+      metadata: { actor: 'system:test', correlationId: 'devices', time: at(0) },
+      streamId: 'test',
+      revision: 0n,
+      position,
+    };
+    for (const p of allProjections) {
+      if (!p.handles.has(e.type)) continue;
+      await p.apply(stored, store);
+      await p.apply(stored, store);
+    }
+  }
+  return store.collection<DeviceDocument>(DEVICES).find({});
+}
+
+describe('the devices read model', () => {
+  it('keeps the name of a renamed device when it is seen again in data', async () => {
+    const [d] = await project([ingested(5, 1), renamed('Greenhouse'), ingested(6, 2, 'NEW_TYPE')]);
+    expect(d).toMatchObject({ id: 5, name: 'Greenhouse', deviceType: 'NEW_TYPE', created: at(1), lastSeen: at(2) });
+  });
+
+  it('drops a deleted device, which comes back with its next data, with that sample\'s id and its own name', async () => {
+    expect(await project([ingested(5, 1), renamed('Greenhouse'), deleted(2)])).toEqual([]);
+    const [d] = await project([ingested(5, 1), renamed('Greenhouse'), deleted(2), ingested(7, 3)]);
+    expect(d).toMatchObject({ id: 7, name: 'dev-1', created: at(3), lastSeen: at(3) });
+  });
+
+  it('gives a registered device its allocated id, and keeps it when data names the device later', async () => {
+    const [d] = await project([created(40, 1), ingested(8, 2)]);
+    expect(d).toMatchObject({ id: 40, name: 'dev-1', deviceType: 'TEST', created: at(1), lastSeen: at(2) });
+  });
+
+  it('keeps the id and times of a device seen in data before its registration was applied', async () => {
+    const [d] = await project([ingested(5, 1), created(40, 2)]);
+    expect(d).toMatchObject({ id: 5, deviceType: 'LINUX', created: at(1), lastSeen: at(1) });
+  });
+
+  it('creates a deleted device again with its new id', async () => {
+    const [d] = await project([created(40, 1), renamed('Old'), deleted(2), created(41, 3)]);
+    expect(d).toMatchObject({ id: 41, name: 'dev-1', created: at(3) });
+  });
+});
