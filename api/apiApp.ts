@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { DomainError, ValidationError } from '../domain/shared/errors';
 import { settler, type ReadModelSync } from '../projections/projectionRunner';
 import type { ApiDeps } from './apiDeps';
+import { requireProject } from './auth/principal';
 import { accessLog } from './http/accessLog';
 import { jsonEnvelope } from './http/envelope';
 import { mountOperations, type Operation } from './http/operation';
@@ -68,6 +69,7 @@ export function createApiApp(deps: ApiDeps, options: ApiAppOptions): Koa {
   router.get('getUserPhoto', '/user-photos/:sha256', serveUserPhoto(deps));
   mountOperations(router, operations, {
     auth: deps,
+    projectAccess: async (principal, projectId, access) => void (await requireProject(deps.projects, principal, projectId, access)),
     settle: settler(options.sync, options.settleTimeoutMs, options.log),
   });
 

@@ -140,3 +140,9 @@ export async function closeServer(server: http.Server | undefined): Promise<void
   server.closeAllConnections();
   await new Promise<void>((resolve) => server.close(() => resolve()));
 }
+
+/** Nearest-rank quantiles (each p in 0..1) of `values`, sorted once; NaN for no values. */
+export function quantiles(values: readonly number[], ps: readonly number[]): number[] {
+  const sorted = Float64Array.from(values).sort();
+  return ps.map((p) => (sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!));
+}

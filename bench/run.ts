@@ -5,8 +5,9 @@ import type { BenchResult } from './benchResult';
 import { benchAccounts } from './accounts';
 import { benchEventStoreAppend } from './eventStoreAppend';
 import { benchIngestion } from './ingestion';
+import { benchProjectInfo } from './projectInfo';
 
-const benchmarks: Array<() => Promise<BenchResult>> = [benchEventStoreAppend, benchAccounts, benchIngestion];
+const benchmarks: Array<() => Promise<BenchResult>> = [benchEventStoreAppend, benchAccounts, benchProjectInfo, benchIngestion];
 
 for (const bench of benchmarks) {
   const result = await bench();

@@ -95,6 +95,12 @@ function validate<S extends AnySchema>(schema: S | undefined, value: unknown, wh
 export interface MountDeps {
   auth: AuthDeps;
   settle(position: Position): Promise<void>;
+  /**
+   * Whether the principal may reach the project of a `:projectId` path (reading for GET, changing
+   * otherwise), checked for every such operation before its body is read: another project's key,
+   * a stranger or a read-only key learns nothing from validation.
+   */
+  projectAccess?(principal: Principal, projectId: number, access: 'read' | 'write'): Promise<void>;
 }
 
 export function mountOperations(router: Router, operations: readonly Operation[], deps: MountDeps): void {
@@ -105,6 +111,9 @@ export function mountOperations(router: Router, operations: readonly Operation[]
         // Authenticate first: a request without valid credentials learns nothing from validation,
         // and sends no file to our disk.
         const principal = requirePrincipal(await authenticate(ctx, deps.auth), op.auth);
+        if (principal && deps.projectAccess && op.path.includes('/:projectId')) {
+          await deps.projectAccess(principal, intParam(ctx.params as Record<string, string>, 'projectId'), op.method === 'get' ? 'read' : 'write');
+        }
         await op.authorize?.(principal as Principal, ctx.params as Record<string, string>);
         const files = parseMultipart ? await parseMultipart(ctx) : {};
         const body = validate(op.body, ctx.request.body ?? {}, 'request body');

@@ -1,0 +1,92 @@
+// Every project route of the OpenAPI document, tried by callers who must not get in: another
+// project's admin key, a user who is not a collaborator, and this project's keys whose role does
+// not allow the operation. Each gets 403 before its body is even validated, and nothing is appended.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, signup, startTestService, type TestService } from '../support/testService';
+
+interface Route {
+  method: string;
+  path: string;
+  operationId: string;
+}
+
+describe('every project route, refused to those without access', () => {
+  let service: TestService;
+  let routes: Route[] = [];
+  let projectId: number;
+  let strangerToken: string;
+  let otherProjectKey: string;
+  let readonlyKey: string;
+  let ingestionOnlyKey: string;
+
+  const fill = (path: string) =>
+    path
+      .replace('{projectId}', String(projectId))
+      .replace(/\{(apiKeyId|hmacId|sampleId|dspId|impulseId|versionId)\}/g, '1')
+      .replace('{deviceId}', 'some-device')
+      .replace('{category}', 'training');
+  // A body that is not valid for any operation: the refusal must come before validation.
+  const bodyFor = (method: string) => (method === 'GET' || method === 'DELETE' ? {} : { body: { notAField: true } });
+
+  beforeAll(async () => {
+    service = await startTestService({ mongo: false });
+    const login = async (username: string) => {
+      await call(service, 'POST', '/api-user-create', { body: signup({ username, email: `${username}@example.com` }) });
+      return String((await call(service, 'POST', '/api-login', { body: { username, password: 'correct horse battery' } })).body.token);
+    };
+    await login('staffer');
+    const ada = await login('ada');
+    strangerToken = await login('mallory');
+    const created = await call(service, 'POST', '/api/projects/create', { headers: { 'x-jwt-token': ada }, body: { projectName: 'Guarded' } });
+    projectId = Number(created.body.id);
+    const other = await call(service, 'POST', '/api/projects/create', { headers: { 'x-jwt-token': strangerToken }, body: { projectName: 'Elsewhere' } });
+    otherProjectKey = String(other.body.apiKey);
+    const addKey = async (role: string) =>
+      String((await call(service, 'POST', `/api/${projectId}/apikeys`, { headers: { 'x-jwt-token': ada }, body: { name: role, role, isDevelopmentKey: false } })).body.apiKey);
+    readonlyKey = await addKey('readonly');
+    ingestionOnlyKey = await addKey('ingestiononly');
+    const doc = await call(service, 'GET', '/openapi.json');
+    for (const [path, methods] of Object.entries(doc.body.paths as Record<string, Record<string, { operationId: string }>>)) {
+      if (!path.includes('{projectId}')) continue;
+      for (const [method, op] of Object.entries(methods)) routes.push({ method: method.toUpperCase(), path, operationId: op.operationId });
+    }
+  });
+  afterAll(async () => {
+    await service?.destroy();
+  });
+
+  it('covers the project routes of this issue', () => {
+    const ids = routes.map((r) => r.operationId);
+    for (const id of ['getProjectInfo', 'updateProject', 'deleteProject', 'listProjectApiKeys', 'addProjectApiKey', 'revokeProjectApiKey', 'listProjectHmacKeys', 'addProjectHmacKey', 'addCollaborator', 'removeCollaborator', 'getImpulse', 'createImpulse', 'getDspConfig', 'listDevices', 'createDevice', 'listSamples']) {
+      expect(ids).toContain(id);
+    }
+  });
+
+  it("refuses another project's API key and a user who is not a collaborator, on every route", async () => {
+    const before = await service.stores.events.headPosition();
+    for (const { method, path, operationId } of routes) {
+      const url = fill(path);
+      const byKey = await call(service, method, url, { ...bodyFor(method), headers: { 'x-api-key': otherProjectKey } });
+      expect(byKey.status, `${operationId} with another project's key: ${JSON.stringify(byKey.body)}`).toBe(403);
+      const byStranger = await call(service, method, url, { ...bodyFor(method), headers: { 'x-jwt-token': strangerToken } });
+      expect(byStranger.status, `${operationId} by a stranger: ${JSON.stringify(byStranger.body)}`).toBe(403);
+      expect(byStranger.body.success).toBe(false);
+    }
+    expect(await service.stores.events.headPosition()).toBe(before);
+  });
+
+  it('lets a read-only key read but change nothing, and an ingestion-only key do nothing here', async () => {
+    const before = await service.stores.events.headPosition();
+    for (const { method, path, operationId } of routes) {
+      const url = fill(path);
+      const ingestionOnly = await call(service, method, url, { ...bodyFor(method), headers: { 'x-api-key': ingestionOnlyKey } });
+      expect(ingestionOnly.status, `${operationId} with an ingestion-only key`).toBe(403);
+      if (method === 'GET') continue;
+      const readonly = await call(service, method, url, { ...bodyFor(method), headers: { 'x-api-key': readonlyKey } });
+      expect(readonly.status, `${operationId} with a read-only key: ${JSON.stringify(readonly.body)}`).toBe(403);
+    }
+    expect(await service.stores.events.headPosition()).toBe(before);
+    const read = await call(service, 'GET', `/api/${projectId}`, { headers: { 'x-api-key': readonlyKey } });
+    expect(read.status).toBe(200);
+  });
+});
