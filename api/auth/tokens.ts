@@ -30,13 +30,31 @@ export class TokenService {
   }
 
   /** The claims of a valid token, or a reason why it is not one. */
+  /**
+   * Tokens whose signature was checked, until they expire: a signature check costs more than the
+   * rest of a small GET. Only the signature and expiry are remembered; the session version is
+   * still compared with the user's on every request, so a logout or password change ends it.
+   */
+  private readonly verified = new Map<string, { claims: TokenClaims; expires: number }>();
+  private static readonly REMEMBERED = 10_000;
+
+  private remember(token: string, claims: TokenClaims, expires: number): void {
+    // Oldest first out: Map keeps insertion order.
+    if (this.verified.size >= TokenService.REMEMBERED) this.verified.delete(this.verified.keys().next().value!);
+    this.verified.set(token, { claims, expires: Math.min(expires, Date.now() + 3600_000) });
+  }
+
   async verify(token: string): Promise<TokenClaims | { invalid: string }> {
+    const known = this.verified.get(token);
+    if (known && known.expires > Date.now()) return known.claims;
     try {
       const { payload } = await jwtVerify(token, this.key, { issuer: ISSUER, algorithms: ['HS256'] });
       const userId = Number(payload.sub);
       const sessionVersion = payload.sv;
       if (!Number.isSafeInteger(userId) || userId <= 0 || payload.iat === undefined || typeof sessionVersion !== 'number') return { invalid: 'Invalid token' };
-      return { userId, sessionVersion, issuedAt: new Date(payload.iat * 1000) };
+      const claims = { userId, sessionVersion, issuedAt: new Date(payload.iat * 1000) };
+      this.remember(token, claims, payload.exp === undefined ? Number.POSITIVE_INFINITY : payload.exp * 1000);
+      return claims;
     } catch (error) {
       if (error instanceof errors.JWTExpired) return { invalid: 'Token has expired, log in again' };
       return { invalid: 'Invalid token' };

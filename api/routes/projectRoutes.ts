@@ -96,7 +96,7 @@ export function projectOperations(deps: ApiDeps): Operation[] {
         const chosen = project.settings?.defaultImpulseId;
         const chosenExists = chosen !== undefined && chosen !== null && (await deps.impulses.byId(project.id, chosen)) !== null;
         const status = await deps.impulses.statusOf(project.id, query.impulseId ?? (chosenExists ? chosen : undefined));
-        const defaultImpulseId = chosenExists ? chosen : (await deps.impulses.statusOf(project.id)).defaultImpulseId;
+        const defaultImpulseId = chosenExists ? chosen : status.defaultImpulseId;
         return projectInfoView(project, users, {
           impulse: { ...status, defaultImpulseId },
           devices: await deps.devices.forProject(project.id),

@@ -119,7 +119,8 @@ const TAGS_MAX = 50;
 
 /** Rules across fields and against the project; throws ValidationError naming the field. */
 export function checkSettingsChange(change: ProjectSettingsChange, collaboratorIds: readonly number[]): ProjectSettingsChange {
-  const checked: ProjectSettingsChange = { ...change };
+  // Only fields that carry a value count: `{ name: undefined }` changes nothing.
+  const checked = Object.fromEntries(Object.entries(change).filter(([, v]) => v !== undefined)) as ProjectSettingsChange;
   if (change.name !== undefined) {
     const name = change.name.trim();
     if (name === '') throw new ValidationError('"name": a project name must not be empty');
@@ -144,7 +145,10 @@ export function checkSettingsChange(change: ProjectSettingsChange, collaboratorI
     if (Math.abs(t + s + v - 1) > 1e-6) throw new ValidationError('"datasetSplitOptions": the training, testing and validation ratios must add up to 1');
   }
   if (change.anomalyLabelsConfig) {
-    const { anomalyLabels, noAnomalyLabels } = change.anomalyLabelsConfig;
+    const clean = (labels: string[]) => [...new Set(labels.map((l) => l.trim()).filter((l) => l !== ''))];
+    const anomalyLabels = clean(change.anomalyLabelsConfig.anomalyLabels);
+    const noAnomalyLabels = clean(change.anomalyLabelsConfig.noAnomalyLabels);
+    checked.anomalyLabelsConfig = { anomalyLabels, noAnomalyLabels };
     if (anomalyLabels.length === 0 || noAnomalyLabels.length === 0) throw new ValidationError('"anomalyLabelsConfig": both label lists need at least one label');
     const both = anomalyLabels.find((l) => noAnomalyLabels.includes(l));
     if (both !== undefined) throw new ValidationError(`"anomalyLabelsConfig": label "${both}" cannot be both an anomaly and not one`);

@@ -134,9 +134,18 @@ function equalityMatcher(filter: Filter): ((doc: Document) => boolean) | undefin
       });
       continue;
     }
-    // `{ _position: { $lt: p } }`, the projections' replay guard: a comparison of same-typed scalars.
     const ops = value !== null && typeof value === 'object' && !Array.isArray(value) ? Object.entries(value) : [];
     const [op] = ops;
+    // `{ _id: { $in: [...] } }`, lookups of several documents by id, with scalar values only.
+    if (ops.length === 1 && op && op[0] === '$in' && Array.isArray(op[1]) && op[1].every(isScalar)) {
+      const wanted = new Set<unknown>(op[1]);
+      tests.push((doc) => {
+        const field = doc[key];
+        return wanted.has(field) || (Array.isArray(field) && field.some((v) => wanted.has(v)));
+      });
+      continue;
+    }
+    // `{ _position: { $lt: p } }`, the projections' replay guard: a comparison of same-typed scalars.
     if (ops.length !== 1 || !op || op[0] !== '$lt' || (typeof op[1] !== 'string' && typeof op[1] !== 'number')) return undefined;
     const bound = op[1];
     tests.push((doc) => {
@@ -145,6 +154,36 @@ function equalityMatcher(filter: Filter): ((doc: Document) => boolean) | undefin
     });
   }
   return (doc) => tests.every((t) => t(doc));
+}
+
+/** MongoDB's order between the scalar types read models sort on: null < numbers < strings < booleans. */
+const typeRank = (v: unknown): number | undefined =>
+  v === null || v === undefined ? 0 : typeof v === 'number' ? 1 : typeof v === 'string' ? 2 : typeof v === 'boolean' ? 3 : undefined;
+
+/**
+ * Sort, skip and limit without mingo for matches of an equality filter, when every sort key is a
+ * top-level field holding a scalar; undefined sends the query to mingo.
+ */
+function plainFind(docs: Document[], options: FindOptions): Document[] | undefined {
+  const keys = Object.entries(options.sort ?? {});
+  if (keys.some(([key]) => key.includes('.') || key.startsWith('$'))) return undefined;
+  if (keys.length > 0) {
+    for (const doc of docs) for (const [key] of keys) if (typeRank(doc[key]) === undefined) return undefined;
+    // Array.prototype.sort is stable: ties keep insertion order, as mingo's sort does.
+    docs = [...docs].sort((a, b) => {
+      for (const [key, direction] of keys) {
+        const x = a[key];
+        const y = b[key];
+        const rx = typeRank(x)!;
+        const ry = typeRank(y)!;
+        const order = rx !== ry ? rx - ry : rx === 0 ? 0 : (x as string | number | boolean) < (y as string | number | boolean) ? -1 : (x as string | number | boolean) > (y as string | number | boolean) ? 1 : 0;
+        if (order !== 0) return order * direction;
+      }
+      return 0;
+    });
+  }
+  const start = options.skip ?? 0;
+  return options.limit ? docs.slice(start, start + options.limit) : docs.slice(start);
 }
 
 class MemoryCollection implements Collection<Document> {
@@ -158,6 +197,12 @@ class MemoryCollection implements Collection<Document> {
       const doc = this.docs.get(id);
       return doc ? [doc] : [];
     }
+    const ids = isPlainObject(id) && Object.keys(id).length === 1 && Array.isArray(id.$in) && id.$in.every(isScalar) ? id.$in : undefined;
+    if (ids) {
+      // In insertion order, as a scan would give them.
+      const wanted = new Set<unknown>(ids);
+      return [...this.docs.values()].filter((doc) => wanted.has(doc._id));
+    }
     return [...this.docs.values()];
   }
 
@@ -167,7 +212,9 @@ class MemoryCollection implements Collection<Document> {
   }
 
   async find(filter: Filter = {}, options: FindOptions = {}): Promise<Document[]> {
-    return applyFindOptions(this.candidates(filter), filter, options).map((doc) => copyDoc(doc));
+    const test = equalityMatcher(filter);
+    const sorted = test ? plainFind(this.candidates(filter).filter(test), options) : undefined;
+    return (sorted ?? applyFindOptions(this.candidates(filter), filter, options)).map((doc) => copyDoc(doc));
   }
 
   async findOne(filter: Filter): Promise<Document | null> {

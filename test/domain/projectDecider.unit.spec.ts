@@ -517,3 +517,18 @@ describe('the state of a project, folded from its events', () => {
     expect(fold(projectDecider, deleted)).toMatchObject({ status: 'deleted', scheduledFullDeletionDate: scheduled.toISOString() });
   });
 });
+
+describe('a change of settings with nothing in it', () => {
+  it('decides nothing when every field it names is undefined', () => {
+    spec.given(created).when(update({ name: undefined, tags: undefined })).then([]);
+  });
+
+  it('trims anomaly labels and drops blank ones before comparing the two lists', () => {
+    spec.given(created).when(update({ anomalyLabelsConfig: { anomalyLabels: ['ok '], noAnomalyLabels: ['ok'] } })).thenThrows(ValidationError, /both an anomaly and not/);
+    spec.given(created).when(update({ anomalyLabelsConfig: { anomalyLabels: [' '], noAnomalyLabels: ['fine'] } })).thenThrows(ValidationError, /at least one label/);
+    spec
+      .given(created)
+      .when(update({ anomalyLabelsConfig: { anomalyLabels: [' broken ', 'broken'], noAnomalyLabels: ['fine'] } }))
+      .thenMatches((events) => expect(events[0]?.data).toMatchObject({ changes: { anomalyLabelsConfig: { anomalyLabels: ['broken'], noAnomalyLabels: ['fine'] } } }));
+  });
+});
