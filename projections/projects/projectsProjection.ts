@@ -1,4 +1,7 @@
+import type { DeviceEvent } from '../../domain/device/deviceEvents';
+import type { ImpulseEvent } from '../../domain/impulse/impulseEvents';
 import type { ProjectEvent } from '../../domain/project/projectEvents';
+import type { StoredEvent } from '../../stores/eventstore/eventStore';
 import { describeChange } from '../../domain/project/projectSettings';
 import type { ReadStore } from '../../stores/readstore/readStore';
 import { defineProjection, insertOnce, updateOnce } from '../projection';
@@ -10,7 +13,24 @@ const projects = (store: ReadStore) => store.collection<ProjectDocument>(PROJECT
 /** `lastModified` and its details follow every change of the project. */
 const modified = (when: string, details: string) => ({ lastModified: when, lastModificationDetails: details });
 
-export const projectsProjection = defineProjection<ProjectEvent>('projects', {
+/** Changes made elsewhere that still change the project, for `lastModified`. */
+const touch = (details: (data: Record<string, unknown>) => string) =>
+  async (event: StoredEvent, store: ReadStore): Promise<void> => {
+    const data = event.data as Record<string, unknown>;
+    await updateOnce(projects(store), Number(data.projectId), { $set: modified(event.metadata.time, details(data)) }, event);
+  };
+
+export const projectsProjection = defineProjection<ProjectEvent | ImpulseEvent | DeviceEvent>('projects', {
+  ImpulseCreated: touch((d) => `Impulse "${String(d.name)}" created`),
+  ImpulseBlocksReplaced: touch((d) => `Impulse "${String(d.name)}" changed`),
+  ImpulseUpdated: touch((d) => `Impulse ${String(d.impulseId)} updated`),
+  ImpulseDeleted: touch((d) => `Impulse ${String(d.impulseId)} deleted`),
+  DspConfigSet: touch((d) => `DSP block ${String(d.dspId)} configured`),
+  DspBlockCleared: touch((d) => `DSP block ${String(d.dspId)} cleared`),
+  DeviceCreated: touch((d) => `Device ${String(d.deviceId)} added`),
+  DeviceRenamed: touch((d) => `Device ${String(d.deviceId)} renamed`),
+  DeviceDeleted: touch((d) => `Device ${String(d.deviceId)} deleted`),
+
   async ProjectCreated(event, store) {
     const d = event.data;
     await insertOnce(

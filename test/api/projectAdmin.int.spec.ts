@@ -151,6 +151,35 @@ for (const setup of setups) {
       expect((await call(service, 'GET', `/api/${projectId}`, { headers: jwt(ada) })).body.readme).toBeUndefined();
     });
 
+    it('reports the impulse in project information as it is created, configured and chosen as default', async () => {
+      const info = async (query = '') => (await call(service, 'GET', `/api/${projectId}${query}`, { headers: jwt(ada) })).body;
+      expect(await info()).toMatchObject({ impulse: { created: false, configured: false, complete: false }, showCreateFirstImpulse: true });
+      const body = {
+        inputBlocks: [{ id: 1, type: 'time-series', name: 'Time series', title: 'Time series data', axes: ['accX', 'accY'], windowSizeMs: 1000, windowIncreaseMs: 500, frequencyHz: 100 }],
+        dspBlocks: [{ id: 2, type: 'spectral-analysis', name: 'Spectral', title: 'Spectral Analysis', axes: ['accX', 'accY'], input: 1, implementationVersion: 4 }],
+        learnBlocks: [{ id: 3, type: 'keras', name: 'Classifier', title: 'Classification', dsp: [2] }],
+      };
+      const created = await call(service, 'POST', `/api/${projectId}/impulse`, { headers: jwt(ada), body });
+      expect(created.status).toBe(200);
+      const first = Number(created.body.id);
+      let now = await info();
+      expect(now).toMatchObject({ impulse: { created: true, configured: false, complete: false }, showCreateFirstImpulse: false, defaultImpulseId: first });
+      expect((now.project as Record<string, unknown>).lastModificationDetails).toMatch(/Impulse/);
+      const config = await call(service, 'GET', `/api/${projectId}/dsp/2`, { headers: jwt(ada) });
+      const items = (config.body.config as { items: { param: string; value?: string; defaultValue: string }[] }[]).flatMap((g) => g.items);
+      const values = Object.fromEntries(items.map((i) => [i.param, i.value ?? i.defaultValue]));
+      expect((await call(service, 'POST', `/api/${projectId}/dsp/2`, { headers: jwt(ada), body: { config: values } })).status).toBe(200);
+      now = await info();
+      expect(now.impulse).toEqual({ created: true, configured: true, complete: false });
+      // A second, empty impulse: chosen as the default, project information follows it.
+      const second = Number((await call(service, 'POST', `/api/${projectId}/impulse/new`, { headers: jwt(ada), body: {} })).body.id);
+      expect((await call(service, 'POST', `/api/${projectId}`, { headers: jwt(ada), body: { defaultImpulseId: second } })).status).toBe(200);
+      now = await info();
+      expect(now).toMatchObject({ defaultImpulseId: second, impulse: { created: false, configured: false } });
+      expect((await info(`?impulseId=${first}`)).impulse).toEqual({ created: true, configured: true, complete: false });
+      expect((await call(service, 'GET', `/api/${projectId}?impulseId=9999`, { headers: jwt(ada) })).status).toBe(404);
+    });
+
     it('deletes a project at once and fully at the scheduled time, keeping content another project holds', async () => {
       const a = await call(service, 'POST', '/api/projects/create', { headers: jwt(ada), body: { projectName: 'Doomed' } });
       const doomed = Number(a.body.id);
