@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { EventStore } from '../../stores/eventstore/eventStore';
 import { fullyDeleteProject } from '../projects/projectCommands';
+import { startPeriodic, type Periodic } from './periodic';
 
 export interface ProjectDeletionDeps {
   events: EventStore;
@@ -24,35 +25,19 @@ export interface ProjectDeletionDeps {
  * half way is finished by the next one; the command id is fixed per project, so the event is
  * appended once. Time, not an event, triggers it: at start and then every interval.
  */
-export function startProjectDeletion(deps: ProjectDeletionDeps): { runOnce(now?: Date): Promise<void>; stop(): Promise<void> } {
-  let running: Promise<void> = Promise.resolve();
-  const runOnce = (now = new Date()): Promise<void> => {
-    running = running
-      .then(async () => {
-        for (const { id } of await deps.due(now)) {
-          let removed = 0;
-          for (const sha256 of await deps.contentsOf(id)) {
-            if (await deps.usedElsewhere(id, sha256)) continue;
-            await deps.deleteBlob(sha256);
-            removed++;
-          }
-          await deps.destroyProjectKey(id);
-          const commandId = `project-full-deletion-${id}`;
-          await fullyDeleteProject(deps, id, { actor: 'system:project-deletion', correlationId: commandId, commandId, now });
-          deps.log.info({ projectId: id, blobsRemoved: removed }, 'project fully deleted');
-        }
-      })
-      .catch((error: unknown) => deps.log.error({ err: error }, 'fully deleting projects failed; retrying at the next interval'));
-    return running;
-  };
-  const timer = setInterval(() => void runOnce(), deps.intervalMs ?? 60_000);
-  timer.unref();
-  void runOnce();
-  return {
-    runOnce,
-    async stop() {
-      clearInterval(timer);
-      await running;
-    },
-  };
+export function startProjectDeletion(deps: ProjectDeletionDeps): Periodic {
+  return startPeriodic('fully deleting projects', deps.log, deps.intervalMs ?? 60_000, async (now) => {
+    for (const { id } of await deps.due(now)) {
+      let removed = 0;
+      for (const sha256 of await deps.contentsOf(id)) {
+        if (await deps.usedElsewhere(id, sha256)) continue;
+        await deps.deleteBlob(sha256);
+        removed++;
+      }
+      await deps.destroyProjectKey(id);
+      const commandId = `project-full-deletion-${id}`;
+      await fullyDeleteProject(deps, id, { actor: 'system:project-deletion', correlationId: commandId, commandId, now });
+      deps.log.info({ projectId: id, blobsRemoved: removed }, 'project fully deleted');
+    }
+  });
 }

@@ -1,21 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { call, describeOn, setups, signup, startTestService, type TestService } from '../support/testService';
-
-/** Every required top-level field of ProjectInfoResponse (spec and SDK). */
-const REQUIRED_PROJECT_INFO_FIELDS = [
-  'success', 'project', 'developmentKeys', 'impulse', 'devices', 'dataSummary', 'dataSummaryPerCategory', 'computeTime',
-  'acquisitionSettings', 'collaborators', 'deploySettings', 'experiments', 'latencyDevices', 'urls', 'showCreateFirstImpulse',
-  'showGettingStartedWizard', 'performance', 'trainJobNotificationUids', 'dspJobNotificationUids',
-  'modelTestingJobNotificationUids', 'exportJobNotificationUids', 'hasNewTrainingData', 'studioUrl', 'inPretrainedModelFlow',
-  'showSensorDataInAcquisitionGraph', 'notifications',
-];
-
-/** Required fields of the SDK's Project. */
-const REQUIRED_PROJECT_FIELDS = [
-  'id', 'name', 'description', 'created', 'owner', 'ownerIsDeveloperProfile', 'collaborators', 'labelingMethod', 'metadata',
-  'isEnterpriseProject', 'whitelabelId', 'tier', 'hasPublicVersion', 'isPublic', 'allowsLivePublicAccess',
-  'indPauseProcessingSamples', 'publicProjectListed',
-];
+import { REQUIRED_PROJECT_FIELDS, REQUIRED_PROJECT_INFO_FIELDS } from '../support/projectFields';
 
 const emptySummary = { totalLengthMs: 0, labels: [], totalLabels: 0, dataCount: 0 };
 

@@ -1,27 +1,12 @@
 import { EdgeImpulseApi } from 'edge-impulse-api';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { call, describeOn, setups, startTestService, type TestService } from '../support/testService';
+import { REQUIRED_PROJECT_FIELDS, REQUIRED_PROJECT_INFO_FIELDS } from '../support/projectFields';
 
 // The official SDK's projects namespace (ProjectsApi), unmodified, pointed at the service.
 //
 // The SDK throws a plain Error whose message is the body's `error` and carries no status code, so
 // where a status matters the same request is repeated without the SDK (`call`) to read it.
-
-/** Required fields of the SDK's ProjectInfoResponse (the same list as test/api/projects.int.spec.ts). */
-const REQUIRED_PROJECT_INFO_FIELDS = [
-  'success', 'project', 'developmentKeys', 'impulse', 'devices', 'dataSummary', 'dataSummaryPerCategory', 'computeTime',
-  'acquisitionSettings', 'collaborators', 'deploySettings', 'experiments', 'latencyDevices', 'urls', 'showCreateFirstImpulse',
-  'showGettingStartedWizard', 'performance', 'trainJobNotificationUids', 'dspJobNotificationUids',
-  'modelTestingJobNotificationUids', 'exportJobNotificationUids', 'hasNewTrainingData', 'studioUrl', 'inPretrainedModelFlow',
-  'showSensorDataInAcquisitionGraph', 'notifications',
-];
-
-/** Required fields of the SDK's Project. */
-const REQUIRED_PROJECT_FIELDS = [
-  'id', 'name', 'description', 'created', 'owner', 'ownerIsDeveloperProfile', 'collaborators', 'labelingMethod', 'metadata',
-  'isEnterpriseProject', 'whitelabelId', 'tier', 'hasPublicVersion', 'isPublic', 'allowsLivePublicAccess',
-  'indPauseProcessingSamples', 'publicProjectListed',
-];
 
 /** An acquisition-format sample without a signature (alg none). */
 const UNSIGNED_SAMPLE = JSON.stringify({
