@@ -36,7 +36,8 @@ export function projectView(p: ProjectDocument, users: UsersById, viewSettings: 
     isEnterpriseProject: false,
     whitelabelId: null,
     tags: settings.tags ?? [],
-    tier: 'free',
+    // A personal project has its owner's plan.
+    tier: owner?.tier ?? 'free',
     hasPublicVersion: false,
     isPublic: p.isPublic,
     allowsLivePublicAccess: false,
