@@ -16,7 +16,12 @@ export interface HandledCommand<Event extends DomainEvent, State> {
   appended: AppendResult | undefined;
 }
 
-const MAX_ATTEMPTS = 4;
+/**
+ * Racing commands on one aggregate each lose a round to one winner (appends made at once are
+ * committed together, so they also conflict together): enough attempts, with random backoff
+ * spreading the retries, for a dozen at once.
+ */
+const MAX_ATTEMPTS = 8;
 
 /**
  * Reads the stream, folds it, decides and appends with the revision just read (or "no stream"
@@ -43,7 +48,7 @@ export async function handleCommand<Command, Event extends DomainEvent, State>(
       return { events, state: newState, appended };
     } catch (error) {
       if (!(error instanceof WrongExpectedRevisionError) || attempt >= MAX_ATTEMPTS) throw error;
-      await sleep(5 * 2 ** attempt * Math.random());
+      await sleep(5 * 2 ** Math.min(attempt, 5) * Math.random());
     }
   }
 }

@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type { IdAllocator } from '../commands/idAllocator';
-import { ingestSample } from '../commands/samples/sampleCommands';
+import { SAMPLE_CONTENT, ingestSample, sampleContentValue } from '../commands/samples/sampleCommands';
+import type { UniquenessReservations } from '../commands/uniqueness';
+import { sampleStream } from '../domain/sample/sampleEvents';
 import type { BoundingBox, IngestionCategory, StructuredLabel } from '../domain/sample/sampleEvents';
-import { ValidationError } from '../domain/shared/errors';
+import { ConflictError, ValidationError } from '../domain/shared/errors';
 import type { ReadModelSync } from '../projections/projectionRunner';
 import type { SampleQueries } from '../projections/samples/sampleQueries';
 import type { BlobStore } from '../stores/blobstore/blobStore';
@@ -25,6 +27,7 @@ export interface IngestDeps {
   settleTimeoutMs: number;
   contentLocks: KeyedLock;
   parser: SampleParser;
+  reservations: UniquenessReservations;
 }
 
 export interface UploadTarget {
@@ -74,12 +77,22 @@ export async function ingestFile(
   if (notes.structuredLabels) checkStructuredLabels(notes.structuredLabels, parsed.valuesCount);
   const category = notes.category ?? (target.split ? splitCategory(file.received.sha256) : target.category);
   if (!options.disallowDuplicates) return store(deps, target, options, file, fileName, parsed, category, notes);
-  // Checked and recorded under a lock, and the read model waited for before the next holder checks.
+  // Checked against the read model (content stored before, with or without this header), then
+  // reserved for the new sample: two processes receiving the same file cannot both take it.
+  // The lock keeps this process's own racing requests from reserving in vain.
   return deps.contentLocks.run(`${target.projectId}:${file.received.sha256}`, async () => {
-    if (await deps.samples.hasContent(target.projectId, file.received.sha256)) {
-      throw new ValidationError(`${fileName}: a file with the same content (SHA-256 ${file.received.sha256}) is already in the project`, 'DUPLICATE_SAMPLE');
+    const duplicate = () =>
+      new ValidationError(`${fileName}: a file with the same content (SHA-256 ${file.received.sha256}) is already in the project`, 'DUPLICATE_SAMPLE');
+    if (await deps.samples.hasContent(target.projectId, file.received.sha256)) throw duplicate();
+    const sampleId = await deps.ids.next('sample');
+    const ctx = { actor: `apikey:${target.apiKeyId}`, correlationId: target.requestId, now: new Date() };
+    try {
+      await deps.reservations.reserve(SAMPLE_CONTENT, sampleContentValue(target.projectId, file.received.sha256), sampleStream(sampleId), ctx, 'duplicate');
+    } catch (error) {
+      if (error instanceof ConflictError) throw duplicate();
+      throw error;
     }
-    const result = await store(deps, target, options, file, fileName, parsed, category, notes);
+    const result = await store(deps, target, options, file, fileName, parsed, category, notes, sampleId);
     await deps.sync.waitFor(result.position, deps.settleTimeoutMs);
     return result;
   });
@@ -94,6 +107,7 @@ async function store(
   parsed: ParsedSample,
   category: IngestionCategory,
   notes: FileAnnotations,
+  reservedSampleId?: number,
 ): Promise<{ fileName: string; sampleId: number; position: Position }> {
   const label = notes.label !== undefined ? notes.label : options.label !== undefined ? options.label : labelFromFileName(fileName);
   const stored = await file.received.store(deps.blobs);
@@ -129,6 +143,7 @@ async function store(
       uploadSource: options.uploadSource,
     },
     { actor: `apikey:${target.apiKeyId}`, correlationId: target.requestId, now: new Date() },
+    reservedSampleId,
   );
   return { fileName: storedName, sampleId, position };
 }

@@ -17,6 +17,7 @@ import { ingestFile, type FileAnnotations } from './ingestFile';
 import { FileTooLargeError, MAX_FILE_BYTES, receiveBody, type ReceivedFile } from './receiveFile';
 import { receiveMultipart } from './receiveMultipart';
 import { KeyedLock } from './keyedLock';
+import { UniquenessReservations } from '../commands/uniqueness';
 import type { SampleParser } from './sampleParser';
 import type { ApiKeyUsageRecorder } from '../commands/projects/projectCommands';
 import { textErrors } from './textErrors';
@@ -60,7 +61,7 @@ function failureOf(error: unknown): { status: number; message: string } | undefi
 export function createIngestionApp(deps: IngestionDeps): Koa {
   const app = new Koa({ proxy: false });
   const router = new Router();
-  const ingest = { ...deps, contentLocks: new KeyedLock() };
+  const ingest = { ...deps, contentLocks: new KeyedLock(), reservations: new UniquenessReservations(deps.events) };
   const settle = settler(deps.sync, deps.settleTimeoutMs, deps.log);
 
   router.post('/api/:category/data', async (ctx) => {

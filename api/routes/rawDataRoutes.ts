@@ -117,7 +117,7 @@ export function rawDataOperations(deps: ApiDeps): Operation[] {
   const deleteAll = async (projectId: number, category: SampleFilters['category'], actor: string, requestId: string, settle: (p: Position) => Promise<void>) => {
     let last: Position | undefined;
     for (const sample of await deps.samples.ids(projectId, category)) {
-      const position = await deleteSample(deps.events, sample.id, { actor, correlationId: requestId, now: new Date() });
+      const position = await deleteSample(deps, sample.id, { actor, correlationId: requestId, now: new Date() });
       if (position !== undefined) last = position;
     }
     if (last !== undefined) await settle(last);
@@ -223,7 +223,7 @@ export function rawDataOperations(deps: ApiDeps): Operation[] {
         const project = await requireProject(deps.projects, principal, intParam(params, 'projectId'), 'write');
         const sample = await deps.samples.byId(project.id, intParam(params, 'sampleId'));
         if (!sample) throw new NotFoundError(`Sample ${params.sampleId} not found in project ${project.id}`, 'SAMPLE_NOT_FOUND');
-        const position = await deleteSample(deps.events, sample.id, { actor: actorOf(principal), correlationId: requestId, now: new Date() });
+        const position = await deleteSample(deps, sample.id, { actor: actorOf(principal), correlationId: requestId, now: new Date() });
         if (position !== undefined) await settle(position);
         return {};
       },

@@ -8,8 +8,8 @@ export type SampleCommand =
 
 export type SampleState =
   | { status: 'none' }
-  | { status: 'stored'; sampleId: number; projectId: number }
-  | { status: 'deleted'; sampleId: number; projectId: number };
+  | { status: 'stored'; sampleId: number; projectId: number; sha256: string }
+  | { status: 'deleted'; sampleId: number; projectId: number; sha256: string };
 
 export const sampleDecider: Decider<SampleCommand, SampleEvent, SampleState> = {
   initialState: () => ({ status: 'none' }),
@@ -30,7 +30,7 @@ export const sampleDecider: Decider<SampleCommand, SampleEvent, SampleState> = {
   evolve(state, event) {
     switch (event.type) {
       case 'SampleIngested':
-        return { status: 'stored', sampleId: event.data.sampleId, projectId: event.data.projectId };
+        return { status: 'stored', sampleId: event.data.sampleId, projectId: event.data.projectId, sha256: event.data.sha256 };
       case 'SampleDeleted':
         return state.status === 'none' ? state : { ...state, status: 'deleted' };
       default:
