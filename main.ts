@@ -317,6 +317,8 @@ export async function startService(config: Config, log: Logger = pino({ level: c
   let subscriptionEnd: ReturnType<typeof startSubscriptionEnd> | undefined;
   let projectDeletion: ReturnType<typeof startProjectDeletion> | undefined;
   let parser: SampleParser | undefined;
+  // One parse worker for the roles that read sample files (ingestion, and the api's raw-data view).
+  const sampleParser = (): SampleParser => (parser ??= new SampleParser());
   const stop = async () => {
     await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
     for (const s of servers) s.closeAllConnections();
@@ -383,6 +385,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
         tokens: new TokenService(await jwtSecret(config)),
         throttle: new LoginThrottle(),
         apiKeyUsage,
+        decodeValues: (bytes, contentType, max) => sampleParser().values(bytes, contentType, max),
         sendEmail: (email, ctx) => queueEmail({ events: stores.events, ids }, { ...email, projectId: null, from: config.mailFrom }, ctx),
         settings: {
           signupEnabled: config.signupEnabled,
@@ -405,9 +408,8 @@ export async function startService(config: Config, log: Logger = pino({ level: c
       const incoming = path.join(config.dataDir, 'incoming');
       await rm(incoming, { recursive: true, force: true });
       await mkdir(incoming, { recursive: true });
-      parser = new SampleParser();
       const app = createIngestionApp({
-        parser,
+        parser: sampleParser(),
         apiKeyUsage,
         events: stores.events,
         blobs: stores.blobs,

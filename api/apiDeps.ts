@@ -13,6 +13,7 @@ import type { UserQueries } from '../projections/users/userQueries';
 import type { BlobStore } from '../stores/blobstore/blobStore';
 import type { SealingEventStore } from '../stores/keystore/sealingEventStore';
 import type { IdentityProvider } from './auth/identityProviders';
+import type { ValuesDecoder } from './routes/sampleValues';
 import type { LoginThrottle } from './auth/loginThrottle';
 import type { TokenService } from './auth/tokens';
 
@@ -56,5 +57,7 @@ export interface ApiDeps {
   throttle: LoginThrottle;
   sendEmail: SendEmail;
   apiKeyUsage: ApiKeyUsageRecorder;
+  /** Decodes stored JSON, CBOR and CSV samples for the raw-data view, large ones off the event loop. */
+  decodeValues: ValuesDecoder;
   settings: ApiSettings;
 }

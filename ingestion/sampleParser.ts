@@ -4,11 +4,13 @@
 // is capped, so a file too big to parse fails alone with a clear error instead of stalling or
 // exhausting the service. Small bodies, already in memory, are parsed in place.
 import { Worker } from 'node:worker_threads';
+import { decodeValues } from '../domain/sample/formats/decodeValues';
 import { parseSampleFile } from '../domain/sample/formats/detectFormat';
 import { SampleFormatError, type ParsedSample } from '../domain/sample/formats/sampleFormat';
 import type { ReceivedFile } from './receiveFile';
 
 export interface ParseJob {
+  kind: 'parse';
   id: number;
   path: string;
   size: number;
@@ -17,8 +19,18 @@ export interface ParseJob {
   hmacKeys: string[];
 }
 
+/** The first `max` value rows of a stored JSON, CBOR or CSV file, for the raw-data view. */
+export interface ValuesJob {
+  kind: 'values';
+  id: number;
+  bytes: ArrayBuffer;
+  contentType: string;
+  max: number;
+}
+
 export type ParseReply =
   | { id: number; ok: true; parsed: ParsedSample }
+  | { id: number; ok: true; values: number[][] }
   | { id: number; ok: false; formatError: string }
   | { id: number; ok: false; failure: string };
 
@@ -26,10 +38,15 @@ export type ParseReply =
 export const PARSE_WORKER_HEAP_MB = 2048;
 
 interface Pending {
-  job: ParseJob;
-  resolve: (parsed: ParsedSample) => void;
+  job: ParseJob | ValuesJob;
+  /** Named in errors. */
+  what: string;
+  resolve: (result: ParsedSample | number[][]) => void;
   reject: (error: unknown) => void;
 }
+
+/** Bodies this small are decoded in place: a worker round trip would cost more. */
+const IN_PLACE_BYTES = 1024 * 1024;
 
 export class SampleParser {
   private worker: Worker | undefined;
@@ -46,9 +63,23 @@ export class SampleParser {
       return parseSampleFile({ source, fileName, declaredType, hmacKeys }).finally(() => source.close());
     }
     if (this.closed) throw new Error('The sample parser is closed');
-    const job: ParseJob = { id: this.nextId++, path: file.path, size: file.size, fileName, declaredType, hmacKeys: [...hmacKeys] };
-    return new Promise<ParsedSample>((resolve, reject) => {
-      this.queue.push({ job, resolve, reject });
+    const job: ParseJob = { kind: 'parse', id: this.nextId++, path: file.path, size: file.size, fileName, declaredType, hmacKeys: [...hmacKeys] };
+    return this.submit(job, fileName) as Promise<ParsedSample>;
+  }
+
+  /** The first `max` value rows of a whole JSON, CBOR or CSV file; large ones are decoded in the worker. */
+  async values(bytes: Buffer, contentType: string, max: number): Promise<number[][]> {
+    if (bytes.length <= IN_PLACE_BYTES) return decodeValues(bytes, contentType, max);
+    if (this.closed) throw new Error('The sample parser is closed');
+    // A copy the worker can own (the Buffer may share a larger pool).
+    const owned = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+    const job: ValuesJob = { kind: 'values', id: this.nextId++, bytes: owned, contentType, max };
+    return this.submit(job, 'the stored sample') as Promise<number[][]>;
+  }
+
+  private submit(job: ParseJob | ValuesJob, what: string): Promise<ParsedSample | number[][]> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ job, what, resolve, reject });
       this.startNext();
     });
   }
@@ -63,7 +94,7 @@ export class SampleParser {
     this.running = next;
     const worker = this.workerForJobs();
     worker.ref();
-    worker.postMessage(next.job);
+    worker.postMessage(next.job, next.job.kind === 'values' ? [next.job.bytes] : []);
   }
 
   private workerForJobs(): Worker {
@@ -75,9 +106,9 @@ export class SampleParser {
       const pending = this.running;
       if (!pending || pending.job.id !== reply.id) return;
       this.running = undefined;
-      if (reply.ok) pending.resolve(reply.parsed);
+      if (reply.ok) pending.resolve('parsed' in reply ? reply.parsed : reply.values);
       else if ('formatError' in reply) pending.reject(new SampleFormatError(reply.formatError));
-      else pending.reject(new Error(`Parsing ${pending.job.fileName} failed in the parse worker: ${reply.failure}`));
+      else pending.reject(new Error(`Parsing ${pending.what} failed in the parse worker: ${reply.failure}`));
       this.startNext();
     });
     // The worker died (out of memory, most likely): the file it was parsing fails, the next job gets a new worker.
@@ -90,8 +121,8 @@ export class SampleParser {
         const outOfMemory = (error as { code?: string } | undefined)?.code === 'ERR_WORKER_OUT_OF_MEMORY';
         pending.reject(
           outOfMemory
-            ? new SampleFormatError(`${pending.job.fileName} is too complex to parse within the ${this.heapMb} MB allowed for one file; split it into smaller samples`)
-            : new Error(`The parse worker stopped while parsing ${pending.job.fileName}: ${String(error)}`),
+            ? new SampleFormatError(`${pending.what} is too complex to parse within the ${this.heapMb} MB allowed for one file; split it into smaller samples`)
+            : new Error(`The parse worker stopped while parsing ${pending.what}: ${String(error)}`),
         );
       }
       if (!this.closed) this.startNext();

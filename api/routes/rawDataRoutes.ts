@@ -197,7 +197,7 @@ export function rawDataOperations(deps: ApiDeps): Operation[] {
         const project = await requireProject(deps.projects, principal, intParam(params, 'projectId'), 'read');
         const sample = await deps.samples.byId(project.id, intParam(params, 'sampleId'));
         if (!sample) throw new NotFoundError(`Sample ${params.sampleId} not found in project ${project.id}`, 'SAMPLE_NOT_FOUND');
-        const values = await readSampleValues(deps.blobs, sample, query.limitPayloadValues);
+        const values = await readSampleValues(deps.blobs, deps.decodeValues, sample, query.limitPayloadValues);
         return {
           sample: sampleView(sample),
           payload: {
