@@ -2,7 +2,7 @@
 // `tsx main.ts` runs the service; `tsx main.ts rebuild` rebuilds the read models from the log.
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -28,6 +28,7 @@ import { isEmailAddress } from './domain/email/emailDecider';
 import { sealedFieldsByEventType } from './domain/personalData';
 import { createIngestionApp } from './ingestion/ingestionApp';
 import { SampleParser } from './ingestion/sampleParser';
+import { incomingFolder } from './ingestion/incomingFolder';
 import { ApiKeyUsageRecorder } from './commands/projects/projectCommands';
 import { ApiKeyQueries } from './projections/apiKeys/apiKeyQueries';
 import { DeviceQueries } from './projections/devices/deviceQueries';
@@ -405,9 +406,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
     }
     if (config.roles.has('ingestion')) {
       // Uploads that were being received when the process stopped were never acknowledged.
-      const incoming = path.join(config.dataDir, 'incoming');
-      await rm(incoming, { recursive: true, force: true });
-      await mkdir(incoming, { recursive: true });
+      const incoming = await incomingFolder(config.dataDir);
       const app = createIngestionApp({
         parser: sampleParser(),
         apiKeyUsage,

@@ -247,9 +247,11 @@ for (const setup of setups) {
       await new Promise((r) => setTimeout(r, 100));
       req.destroy();
       const { readdir } = await import('node:fs/promises');
+      // Each service receives into its own folder under incoming/: no file may be left in any.
       const incoming = `${service.config.dataDir}/incoming`;
-      for (let i = 0; i < 50 && (await readdir(incoming)).length > 0; i++) await new Promise((r) => setTimeout(r, 20));
-      expect(await readdir(incoming)).toEqual([]);
+      const files = async () => (await readdir(incoming, { recursive: true, withFileTypes: true })).filter((e) => e.isFile());
+      for (let i = 0; i < 50 && (await files()).length > 0; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(await files()).toEqual([]);
       expect(await head()).toBe(before);
     });
 
