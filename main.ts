@@ -42,6 +42,8 @@ import { ProjectQueries } from './projections/projects/projectQueries';
 import { UserQueries } from './projections/users/userQueries';
 import type { BlobStore } from './stores/blobstore/blobStore';
 import { FileBlobStore } from './stores/blobstore/fileBlobStore';
+import { SqliteBlobStore } from './stores/blobstore/sqliteBlobStore';
+import { TieredBlobStore } from './stores/blobstore/tieredBlobStore';
 import { GridFsBlobStore } from './stores/blobstore/gridFsBlobStore';
 import { EsdbEventStore } from './stores/eventstore/esdbEventStore';
 import type { EventStore } from './stores/eventstore/eventStore';
@@ -234,7 +236,7 @@ export async function openStores(config: Config): Promise<Stores> {
   const readStore: ReadStore = config.mongoUrl ? await MongoReadStore.connect(config.mongoUrl, config.mongoDb) : new MemoryReadStore();
   const blobs: BlobStore = config.mongoUrl
     ? await GridFsBlobStore.connect(config.mongoUrl, `${config.mongoDb}_blobs`)
-    : await FileBlobStore.open(path.join(config.dataDir, 'blobs'));
+    : new TieredBlobStore(SqliteBlobStore.open(path.join(config.dataDir, 'blobs.sqlite')), await FileBlobStore.open(path.join(config.dataDir, 'blobs')));
   const events = new SealingEventStore(rawEvents, keys, sealedFieldsByEventType);
   return {
     events,

@@ -1,0 +1,23 @@
+import http from 'node:http';
+import { JSON_HEADERS, expectOk, measure, request, startBenchService, perSecond } from '../benchKit';
+const agent = new http.Agent({ keepAlive: true, maxSockets: 32 });
+const started = await startBenchService('ingestonly');
+const api = started.service.apiUrl!; const ing = started.service.ingestionUrl!;
+const send = (base: string, m: string, p: string, h: Record<string, string> = {}, b?: string) => request(agent, new URL(p, base), m, h, b);
+expectOk(await send(api, 'POST', '/v1/api-user-create', JSON_HEADERS, JSON.stringify({ name: 'B', username: 'bench', email: 'b@example.com', password: 'correct horse battery', privacyPolicy: true, turnstileResponse: 't' })), 'signup');
+const token = JSON.parse(expectOk(await send(api, 'POST', '/v1/api-login', JSON_HEADERS, JSON.stringify({ username: 'bench', password: 'correct horse battery' })), 'login')).token;
+const project = JSON.parse(expectOk(await send(api, 'POST', '/v1/api/projects/create', { ...JSON_HEADERS, 'x-jwt-token': token }, JSON.stringify({ projectName: 'x' })), 'p'));
+let n = 0;
+const op = async () => {
+  const i = n++;
+  const body = JSON.stringify({ protected: { ver: 'v1', alg: 'none' }, signature: '0', payload: { device_name: 'd', device_type: 'T', interval_ms: 10, sensors: [{ name: 'a', units: 'x' }, { name: 'b', units: 'x' }, { name: 'c', units: 'x' }], values: Array.from({ length: 10 }, (_, r) => [i, r, -r]) } });
+  const reply = await request(agent, new URL('/api/training/data', ing), 'POST', { 'x-api-key': project.apiKey, 'content-type': 'application/json', 'x-file-name': `s.${i}.json` }, body);
+  if (reply.status !== 200) throw new Error(reply.text);
+};
+await measure(op, 500, 32);
+const cpu0 = process.cpuUsage();
+const rate = await measure(op, Number(process.env.MS ?? 3000), 32);
+const cpu = process.cpuUsage(cpu0);
+console.log('rate', perSecond(rate).toFixed(0), '/s; cpu per request us', ((cpu.user + cpu.system) / rate.ops).toFixed(0), 'user', (cpu.user / rate.ops).toFixed(0), 'sys', (cpu.system / rate.ops).toFixed(0));
+agent.destroy();
+await started.stop();

@@ -1,0 +1,76 @@
+// The SQLite small-blob store and the embedded default's tiered store hold to the blob store
+// contract; the tiered store puts small content in SQLite and large content in files.
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FileBlobStore } from '../../stores/blobstore/fileBlobStore';
+import { SqliteBlobStore } from '../../stores/blobstore/sqliteBlobStore';
+import { TieredBlobStore } from '../../stores/blobstore/tieredBlobStore';
+import { blobStoreContract } from './blobStore.contract';
+
+let dir: string;
+let n = 0;
+const fresh = () => join(dir, `blobs-${n++}`);
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'sqlite-blob-store-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+blobStoreContract('SqliteBlobStore', async () => SqliteBlobStore.open(`${fresh()}.sqlite`));
+// A small threshold, so the contract's contents exercise both tiers.
+blobStoreContract('TieredBlobStore', async () => {
+  const base = fresh();
+  return new TieredBlobStore(SqliteBlobStore.open(`${base}.sqlite`), await FileBlobStore.open(base), 64);
+});
+
+const sha = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+
+describe('TieredBlobStore', () => {
+  it('keeps small content in SQLite and large content as files, and reads and deletes both', async () => {
+    const base = fresh();
+    const files = await FileBlobStore.open(base);
+    const store = new TieredBlobStore(SqliteBlobStore.open(`${base}.sqlite`), files, 1024);
+    const small = randomBytes(1000);
+    const large = randomBytes(5000);
+    await store.put(small);
+    await store.put(large);
+    expect(existsSync(join(base, sha(small).slice(0, 2), sha(small)))).toBe(false);
+    expect(existsSync(join(base, sha(large).slice(0, 2), sha(large)))).toBe(true);
+    // An upload received to disk: small ones go to SQLite and the file is gone either way.
+    const received = join(dir, 'received.part');
+    const smallFile = randomBytes(500);
+    await writeFile(received, smallFile);
+    await store.putFile(received, { sha256: sha(smallFile), size: smallFile.length });
+    expect(existsSync(received)).toBe(false);
+    expect(existsSync(join(base, sha(smallFile).slice(0, 2), sha(smallFile)))).toBe(false);
+    for (const content of [small, large, smallFile]) {
+      const chunks: Buffer[] = [];
+      for await (const chunk of await store.open(sha(content))) chunks.push(chunk as Buffer);
+      expect(Buffer.concat(chunks)).toEqual(content);
+    }
+    // Content put once as a stream (a file) and once as bytes (SQLite) is one blob to its users.
+    await store.put(Readable.from([small]));
+    expect(await store.stat(sha(small))).toEqual({ sha256: sha(small), size: 1000 });
+    expect(await store.delete(sha(small))).toBe(true);
+    expect(await store.stat(sha(small))).toBeUndefined();
+    await store.close();
+  });
+
+  it('commits the puts made at once together, each durable when it resolves', async () => {
+    const file = `${fresh()}.sqlite`;
+    const store = SqliteBlobStore.open(file);
+    const contents = Array.from({ length: 40 }, () => randomBytes(300));
+    await Promise.all(contents.map((c) => store.put(c)));
+    await store.close();
+    const reopened = SqliteBlobStore.open(file);
+    for (const c of contents) expect(await reopened.stat(sha(c))).toEqual({ sha256: sha(c), size: 300 });
+    await reopened.close();
+  });
+});
