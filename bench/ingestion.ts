@@ -98,7 +98,7 @@ export async function benchIngestion(): Promise<BenchResult> {
     const bareUrl = `http://${HOST}:${await listen(bare)}`;
 
     const lines = [
-      `service in-process on ${HOST} (embedded default: SQLite event store, file blob store, memory read models, all roles), temp dir ${dataDir}`,
+      `service in-process on ${HOST} (embedded default: SQLite event store, blob store of SQLite for small files and files for large ones, memory read models, all roles), temp dir ${dataDir}`,
       'client, service and bare Koa share this one Node process (one event loop, the libuv thread pool, the same disk): every figure includes the client\'s own work',
     ];
 
