@@ -90,7 +90,7 @@ export function createIngestionApp(deps: IngestionDeps): Koa {
     try {
       const result = await ingestFile(ingest, target, options, { received, fileName, declaredType: declared });
       await settle(result.position);
-      deps.apiKeyUsage?.note(target.projectId, target.apiKeyId);
+      await deps.apiKeyUsage?.note(target.projectId, target.apiKeyId);
       ctx.type = 'text/plain';
       ctx.body = result.fileName;
     } catch (error) {
@@ -140,7 +140,7 @@ export function createIngestionApp(deps: IngestionDeps): Koa {
       }
       if (last !== undefined) {
         await settle(last);
-        deps.apiKeyUsage?.note(target.projectId, target.apiKeyId);
+        await deps.apiKeyUsage?.note(target.projectId, target.apiKeyId);
       }
       ctx.status = firstFailure ?? 200;
       ctx.type = 'text/plain';

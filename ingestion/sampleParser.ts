@@ -5,7 +5,7 @@
 // exhausting the service. Small bodies, already in memory, are parsed in place.
 import { Worker } from 'node:worker_threads';
 import { decodeValues } from '../domain/sample/formats/decodeValues';
-import { parseSampleFile } from '../domain/sample/formats/detectFormat';
+import { detectContent, parseSampleFile } from '../domain/sample/formats/detectFormat';
 import { SampleFormatError, type ParsedSample } from '../domain/sample/formats/sampleFormat';
 import type { ReceivedFile } from './receiveFile';
 
@@ -58,7 +58,7 @@ export class SampleParser {
   constructor(private readonly heapMb = PARSE_WORKER_HEAP_MB) {}
 
   async parse(file: ReceivedFile, fileName: string, declaredType: string | null, hmacKeys: readonly string[]): Promise<ParsedSample> {
-    if (file.path === undefined) {
+    if (file.path === undefined || !(await this.decodedWhole(file))) {
       const source = file.source();
       return parseSampleFile({ source, fileName, declaredType, hmacKeys }).finally(() => source.close());
     }
@@ -75,6 +75,23 @@ export class SampleParser {
     const owned = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
     const job: ValuesJob = { kind: 'values', id: this.nextId++, bytes: owned, contentType, max };
     return this.submit(job, 'the stored sample') as Promise<number[][]>;
+  }
+
+  /**
+   * Whether the file's format is decoded whole (JSON, CBOR, CSV): only those go to the worker.
+   * WAV, images and videos are read by their headers, cheaply, in place; a file that is none of
+   * these is refused in place too, by the same parser.
+   */
+  private async decodedWhole(file: ReceivedFile): Promise<boolean> {
+    const source = file.source();
+    try {
+      const detection = await detectContent(source);
+      return detection.format === 'json' || detection.format === 'cbor' || detection.format === 'csv';
+    } catch {
+      return false;
+    } finally {
+      await source.close();
+    }
   }
 
   private submit(job: ParseJob | ValuesJob, what: string): Promise<ParsedSample | number[][]> {

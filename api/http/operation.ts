@@ -134,7 +134,7 @@ export function mountOperations(router: Router, operations: readonly Operation[]
         ctx.status = redirect ? 302 : 200;
         ctx.body = { success: true, ...result };
         // A key's `lastUsed` counts what it was accepted for: a refused call records nothing.
-        if (principal?.kind === 'apiKey') deps.auth.apiKeyUsage?.note(principal.projectId, principal.apiKeyId);
+        if (principal?.kind === 'apiKey') await deps.auth.apiKeyUsage?.note(principal.projectId, principal.apiKeyId);
       } finally {
         if (parseMultipart) await removeUploads(ctx.request.files);
       }

@@ -113,13 +113,18 @@ export class ApiKeyUsageRecorder {
     private readonly onError: (error: unknown) => void,
   ) {}
 
-  /** For request paths: records in the background; a failure is reported, never thrown. */
-  note(projectId: number, apiKeyId: number, now = new Date()): void {
-    this.used(projectId, apiKeyId, now).catch((error: unknown) => {
+  /**
+   * For request paths, awaited before the answer (so a client's next request never races it; it
+   * writes at most once an hour per key): a failure is reported, never thrown.
+   */
+  async note(projectId: number, apiKeyId: number, now = new Date()): Promise<void> {
+    try {
+      await this.used(projectId, apiKeyId, now);
+    } catch (error) {
       // Not recorded: let the next use try again.
       this.recorded.delete(apiKeyId);
       this.onError(error);
-    });
+    }
   }
 
   /** Records the use unless one was recorded within the hour; never fails the request. */
