@@ -60,14 +60,18 @@ export function requirePrincipal(principal: Principal | null, requirement: AuthR
   return principal;
 }
 
-export type ProjectAccess = 'read' | 'write';
+/** `devices`: registering and renaming devices, which the device tools do with the key they are given. */
+export type ProjectAccess = 'read' | 'write' | 'devices';
 
 const ROLE_ACCESS: Record<ApiKeyRole, readonly ProjectAccess[]> = {
-  admin: ['read', 'write'],
+  admin: ['read', 'write', 'devices'],
   readonly: ['read'],
-  ingestion_deployment: ['read'],
+  // The key the official CLI makes for a device: it sends data, reads the project, registers itself.
+  ingestion_deployment: ['read', 'devices'],
   ingestiononly: [],
 };
+
+const ACCESS_WORDS: Record<ProjectAccess, string> = { read: 'read', write: 'change', devices: 'register devices in' };
 
 /**
  * The project, if the principal may reach it: an API key reaches only its own project, a user
@@ -84,7 +88,7 @@ export async function requireProject(
   if (principal.kind === 'apiKey') {
     if (principal.projectId !== projectId) throw new ForbiddenError(`This API key does not give access to project ${projectId}`);
     if (!ROLE_ACCESS[principal.role].includes(access)) {
-      throw new ForbiddenError(`An API key with role "${principal.role}" cannot ${access === 'read' ? 'read' : 'change'} this project`);
+      throw new ForbiddenError(`An API key with role "${principal.role}" cannot ${ACCESS_WORDS[access]} this project`);
     }
   } else if (!project.collaboratorIds.includes(principal.user.id)) {
     throw new ForbiddenError(`You are not a collaborator on project ${projectId}`);

@@ -60,6 +60,11 @@ export interface Operation<B extends AnySchema = AnySchema, Q extends AnySchema 
   auth: A;
   body?: B;
   query?: Q;
+  /**
+   * For `:projectId` paths: what the principal must be allowed on the project, checked before the
+   * body is read. Reading for GET and changing otherwise, unless set.
+   */
+  projectAccess?: 'read' | 'write' | 'devices';
   /** Set for operations that take files; their text fields are validated by `body`. */
   multipart?: MultipartOptions;
   /**
@@ -100,7 +105,7 @@ export interface MountDeps {
    * otherwise), checked for every such operation before its body is read: another project's key,
    * a stranger or a read-only key learns nothing from validation.
    */
-  projectAccess?(principal: Principal, projectId: number, access: 'read' | 'write'): Promise<void>;
+  projectAccess?(principal: Principal, projectId: number, access: 'read' | 'write' | 'devices'): Promise<void>;
 }
 
 export function mountOperations(router: Router, operations: readonly Operation[], deps: MountDeps): void {
@@ -112,7 +117,7 @@ export function mountOperations(router: Router, operations: readonly Operation[]
         // and sends no file to our disk.
         const principal = requirePrincipal(await authenticate(ctx, deps.auth), op.auth);
         if (principal && deps.projectAccess && op.path.includes('/:projectId')) {
-          await deps.projectAccess(principal, intParam(ctx.params as Record<string, string>, 'projectId'), op.method === 'get' ? 'read' : 'write');
+          await deps.projectAccess(principal, intParam(ctx.params as Record<string, string>, 'projectId'), op.projectAccess ?? (op.method === 'get' ? 'read' : 'write'));
         }
         await op.authorize?.(principal as Principal, ctx.params as Record<string, string>);
         const files = parseMultipart ? await parseMultipart(ctx) : {};

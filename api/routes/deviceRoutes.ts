@@ -30,7 +30,7 @@ function deviceIdParam(params: Record<string, string>): string {
 /** DevicesApi: devices seen in data or registered (sdk-reference 2.9). Remote management comes later. */
 export function deviceOperations(deps: ApiDeps): Operation[] {
   // Checked before the body is validated: a caller without access learns nothing from validation.
-  const access = (level: 'read' | 'write') => async (principal: Principal, params: Record<string, string>) => {
+  const access = (level: 'read' | 'write' | 'devices') => async (principal: Principal, params: Record<string, string>) => {
     await requireProject(deps.projects, principal, intParam(params, 'projectId'), level);
   };
   const context = (principal: Principal, requestId: string) => ({ actor: actorOf(principal), correlationId: requestId, now: new Date() });
@@ -73,7 +73,8 @@ export function deviceOperations(deps: ApiDeps): Operation[] {
       path: '/api/:projectId/devices/create',
       summary: 'Register a device; with ifNotExists an existing device is a success',
       auth: 'any',
-      authorize: access('write'),
+      projectAccess: 'devices',
+      authorize: access('devices'),
       body: CreateDeviceRequest,
       async handler({ principal, params, body, requestId, settle }) {
         const position = await createDevice(deps, { projectId: intParam(params, 'projectId'), ...body }, context(principal, requestId));
@@ -86,7 +87,8 @@ export function deviceOperations(deps: ApiDeps): Operation[] {
       path: '/api/:projectId/devices/:deviceId/rename',
       summary: 'Rename a device',
       auth: 'any',
-      authorize: access('write'),
+      projectAccess: 'devices',
+      authorize: access('devices'),
       body: RenameDeviceRequest,
       async handler({ principal, params, body, requestId, settle }) {
         const input = { projectId: intParam(params, 'projectId'), deviceId: deviceIdParam(params), name: body.name };

@@ -77,6 +77,21 @@ for (const setup of setups) {
       expect(byKey.every((k) => String(k.apiKey).endsWith('...'))).toBe(true);
     });
 
+    it("gives the key the CLI makes for a device (ingestion_deployment) what the device needs, and no more", async () => {
+      const made = await call(service, 'POST', `/api/${projectId}/apikeys`, { headers: jwt(ada), body: { name: 'Device', role: 'ingestion_deployment', isDevelopmentKey: false } });
+      const key = { 'x-api-key': String(made.body.apiKey) };
+      // The CLI's connect sequence: register, read back, rename, read the project; then upload.
+      expect((await call(service, 'POST', `/api/${projectId}/devices/create`, { headers: key, body: { deviceId: 'cli-device', deviceType: 'RASPBERRY_PI', ifNotExists: true } })).status).toBe(200);
+      expect((await call(service, 'GET', `/api/${projectId}/device/cli-device`, { headers: key })).status).toBe(200);
+      expect((await call(service, 'POST', `/api/${projectId}/devices/cli-device/rename`, { headers: key, body: { name: 'Kitchen' } })).status).toBe(200);
+      expect((await call(service, 'GET', `/api/${projectId}`, { headers: key })).status).toBe(200);
+      expect((await ingest(String(made.body.apiKey), signedSample('none', [[9, 9]], { alg: 'none' }), 'from.device.json')).status).toBe(200);
+      // Not the project itself, nor its devices' removal.
+      const refused = await call(service, 'POST', `/api/${projectId}`, { headers: key, body: { description: 'no' } });
+      expect(refused.status).toBe(403);
+      expect((await call(service, 'DELETE', `/api/${projectId}/device/cli-device`, { headers: key })).status).toBe(403);
+    });
+
     it('keeps when a key was last used', async () => {
       const before = ((await call(service, 'GET', `/api/${projectId}/apikeys`, { headers: jwt(ada) })).body.apiKeys as Record<string, unknown>[]).find((k) => k.name === 'Development key');
       expect(before?.lastUsed).toBeUndefined();
