@@ -1,9 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { handleCommand } from '../../commands/handleCommand';
 import { impulsesStream } from '../../domain/impulse/impulseEvents';
-import { hashApiKey } from '../../domain/project/apiKeys';
-import { projectDecider } from '../../domain/project/projectDecider';
-import { projectStream } from '../../domain/project/projectEvents';
 import { call, describeOn, setups, signup, startTestService, type TestService } from '../support/testService';
 
 const motion = (ids = { input: 1, dsp: 2, learn: 3 }, dspType = 'spectral-analysis') => ({
@@ -40,17 +36,8 @@ for (const setup of setups) {
       adaKey = { 'x-api-key': String(mine.body.apiKey) };
       const bobs = await call(service, 'POST', '/api/projects/create', { headers: bob, body: { projectName: 'Bob things' } });
       bobKey = { 'x-api-key': String(bobs.body.apiKey) };
-      // No operation adds a readonly key yet: add one the way such an operation would.
-      const key = `ei_${'ab'.repeat(32)}`;
-      const { appended } = await handleCommand(
-        service.stores.events,
-        projectStream(projectId),
-        projectDecider,
-        { type: 'AddApiKey', data: { apiKeyId: 999_999, name: 'ci', role: 'readonly', key, hash: hashApiKey(key), isDevelopmentKey: false, expires: null, createdByUserId: null, now: new Date() } },
-        { actor: 'system:test', correlationId: 'test', now: new Date() },
-      );
-      await service.projections!.waitFor(appended!.position, 5000);
-      readonlyKey = { 'x-api-key': key };
+      const readonly = await call(service, 'POST', `/api/${projectId}/apikeys`, { headers: ada, body: { name: 'ci', role: 'readonly', isDevelopmentKey: false } });
+      readonlyKey = { 'x-api-key': String(readonly.body.apiKey) };
     });
     afterAll(async () => {
       await service?.destroy();
