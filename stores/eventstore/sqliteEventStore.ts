@@ -125,6 +125,8 @@ export class SqliteEventStore implements EventStore {
       db.pragma('journal_mode = WAL');
       // FULL syncs the WAL on every commit: an acknowledged append survives a power cut.
       db.pragma('synchronous = FULL');
+      // Appends committed together each run in a savepoint, whose journal is then kept in memory.
+      db.pragma('temp_store = MEMORY');
       return new SqliteEventStore(db);
     } catch (error) {
       db.close();
@@ -161,8 +163,9 @@ export class SqliteEventStore implements EventStore {
     let outcomes: (AppendResult | Error)[];
     try {
       // IMMEDIATE takes the write lock before any revision is read, so a writer in another
-      // process cannot slip in between a check and its insert.
-      outcomes = this.batchTx.immediate(batch);
+      // process cannot slip in between a check and its insert. An append alone needs no
+      // savepoint: its failure rolls back the whole (its own) transaction.
+      outcomes = batch.length === 1 ? [this.appendOne(batch[0]!, true)] : this.batchTx.immediate(batch);
     } catch (error) {
       for (const append of batch) append.reject(error);
       return;
@@ -175,10 +178,14 @@ export class SqliteEventStore implements EventStore {
     });
   }
 
-  /** One queued append inside the batch's transaction; its own failure is its answer, a storage failure ends the batch. */
-  private appendOne(append: QueuedAppend): AppendResult | Error {
+  /**
+   * One queued append, inside the batch's transaction (a savepoint) or `alone` in its own; its own
+   * failure is its answer, a storage failure ends the batch.
+   */
+  private appendOne(append: QueuedAppend, alone = false): AppendResult | Error {
     try {
-      return this.appendTx(append.streamId, append.events, append.expected);
+      const run = alone ? this.appendTx.immediate : this.appendTx;
+      return run(append.streamId, append.events, append.expected);
     } catch (error) {
       const duplicate = this.duplicateIdError(error, append.streamId, append.events);
       if (duplicate) return duplicate;
