@@ -160,7 +160,7 @@ export async function benchProjectInfo(): Promise<BenchResult> {
 
     const count = (category: string) => info.dataSummaryPerCategory?.[category]?.dataCount ?? '?';
     const lines = [
-      `service in-process on ${HOST} (embedded default: SQLite event store, file blob store, memory read models, all roles), temp dir ${dataDir}`,
+      `service in-process on ${HOST} (embedded default: SQLite event store, SQLite and file blob store, memory read models, all roles), temp dir ${dataDir}`,
       'client, service and bare Koa share this one Node process (one event loop): every figure includes the client\'s own work',
       `project: ${info.dataSummary?.dataCount ?? '?'} samples (${count('training')} training, ${count('testing')} testing), ` +
         `${info.dataSummary?.labels?.length ?? '?'} labels, ${info.project?.collaborators?.length ?? '?'} collaborators (owner included), impulse created: ${info.impulse?.created ?? '?'}; ` +
