@@ -1,5 +1,5 @@
 // The ingestion API through the whole service, started in-process on the embedded default (SQLite
-// event store, file blob store, in-memory read models, every role) in a temp data folder, talking
+// event store, SQLite-and-file blob store, in-memory read models, every role) in a temp data folder, talking
 // only to 127.0.0.1. Client, service and ceilings all run in this one Node process, on its one
 // event loop: the client's own work is part of every figure. Three things are measured:
 // 1. small signed JSON samples per second through `POST /api/training/data` over 32 keep-alive
