@@ -351,9 +351,10 @@ export async function startService(config: Config, log: Logger = pino({ level: c
       projectDeletion = startProjectDeletion({
         events: stores.events,
         due: (now) => projectQueries.dueForFullDeletion(now),
+        duePurges: async (before) => (await projectQueries.dueForBlobPurge(before)).map((p) => ({ id: p.id, quarantinedBlobs: p.quarantinedBlobs ?? [] })),
         contentsOf: (projectId) => sampleQueries.contentsOf(projectId),
         usedElsewhere: async (projectId, sha256) => (await sampleQueries.referencedOutside(projectId, sha256)) || (await users.byPhoto(sha256)) !== null,
-        deleteBlob: (sha256) => stores.blobs.delete(sha256),
+        blobs: stores.blobs,
         destroyProjectKey: (projectId) => stores.events.destroySubject(`project-${projectId}`),
         log: log.child({ role: 'sagas' }),
       });

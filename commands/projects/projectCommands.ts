@@ -97,8 +97,11 @@ export const removeCollaborator = (deps: { events: EventStore }, projectId: numb
 export const deleteProject = (deps: { events: EventStore }, projectId: number, fullDeletionDelayMs: number, ctx: CommandContext) =>
   decide(deps, projectId, { type: 'DeleteProject', data: { scheduledFullDeletionDate: new Date(ctx.now.getTime() + fullDeletionDelayMs), now: ctx.now } }, ctx);
 
-export const fullyDeleteProject = (deps: { events: EventStore }, projectId: number, ctx: CommandContext) =>
-  decide(deps, projectId, { type: 'FullyDeleteProject', data: { now: ctx.now } }, ctx);
+export const fullyDeleteProject = (deps: { events: EventStore }, projectId: number, quarantinedBlobs: string[], ctx: CommandContext) =>
+  decide(deps, projectId, { type: 'FullyDeleteProject', data: { quarantinedBlobs, now: ctx.now } }, ctx);
+
+export const purgeProjectBlobs = (deps: { events: EventStore }, projectId: number, outcome: { purged: string[]; restored: string[] }, ctx: CommandContext) =>
+  decide(deps, projectId, { type: 'PurgeProjectBlobs', data: { ...outcome, now: ctx.now } }, ctx);
 
 /**
  * `lastUsed` of API keys: recorded on the key's own usage stream at most once an hour per key and

@@ -41,7 +41,8 @@ export type ProjectCommand =
   | { type: 'AddCollaborator'; data: { userId: number; now: Date } }
   | { type: 'RemoveCollaborator'; data: { userId: number; now: Date } }
   | { type: 'DeleteProject'; data: { scheduledFullDeletionDate: Date; now: Date } }
-  | { type: 'FullyDeleteProject'; data: { now: Date } };
+  | { type: 'FullyDeleteProject'; data: { quarantinedBlobs: string[]; now: Date } }
+  | { type: 'PurgeProjectBlobs'; data: { purged: string[]; restored: string[]; now: Date } };
 
 interface KeyState {
   isDevelopmentKey: boolean;
@@ -62,7 +63,7 @@ export type ProjectState =
   | { status: 'none' }
   | ({ status: 'active' } & ProjectFacts)
   | ({ status: 'deleted'; scheduledFullDeletionDate: string } & ProjectFacts)
-  | ({ status: 'fullyDeleted' } & ProjectFacts);
+  | ({ status: 'fullyDeleted'; blobsPurged: boolean } & ProjectFacts);
 
 function keyName(name: string, what: string): string {
   const trimmed = name.trim();
@@ -221,7 +222,19 @@ export const projectDecider: Decider<ProjectCommand, ProjectEvent, ProjectState>
         if (Date.parse(state.scheduledFullDeletionDate) > command.data.now.getTime()) {
           throw new ConflictError(`Project ${state.projectId} is scheduled for full deletion at ${state.scheduledFullDeletionDate}, not before`);
         }
-        return [{ type: 'ProjectFullyDeleted', data: { projectId: state.projectId, fullDeletionDate: command.data.now.toISOString() } }];
+        return [
+          {
+            type: 'ProjectFullyDeleted',
+            data: { projectId: state.projectId, fullDeletionDate: command.data.now.toISOString(), quarantinedBlobs: command.data.quarantinedBlobs },
+          },
+        ];
+      }
+      case 'PurgeProjectBlobs': {
+        if (state.status !== 'fullyDeleted') throw new ConflictError('Only a fully deleted project has blobs to purge');
+        // Done once: a saga that repeats it after a restart changes nothing.
+        if (state.blobsPurged) return [];
+        const c = command.data;
+        return [{ type: 'ProjectBlobsPurged', data: { projectId: state.projectId, purged: c.purged, restored: c.restored, purgedDate: c.now.toISOString() } }];
       }
       default:
         return assertNever(command);
@@ -263,8 +276,10 @@ export const projectDecider: Decider<ProjectCommand, ProjectEvent, ProjectState>
         return { ...state, status: 'deleted', scheduledFullDeletionDate: event.data.scheduledFullDeletionDate };
       case 'ProjectFullyDeleted': {
         const { scheduledFullDeletionDate: _done, ...facts } = state as ProjectFacts & { scheduledFullDeletionDate?: string };
-        return { ...facts, status: 'fullyDeleted' };
+        return { ...facts, status: 'fullyDeleted', blobsPurged: false };
       }
+      case 'ProjectBlobsPurged':
+        return state.status === 'fullyDeleted' ? { ...state, blobsPurged: true } : state;
       default:
         return assertNever(event);
     }

@@ -62,8 +62,14 @@ export type ProjectUpdated = DomainEvent<'ProjectUpdated', { projectId: number; 
 /** The project is gone from listings and routes; its data stays until `scheduledFullDeletionDate`. */
 export type ProjectDeleted = DomainEvent<'ProjectDeleted', { projectId: number; deletedDate: string; scheduledFullDeletionDate: string }>;
 
-/** Its samples and their blobs are removed and its key destroyed; this event stays for auditors. */
-export type ProjectFullyDeleted = DomainEvent<'ProjectFullyDeleted', { projectId: number; fullDeletionDate: string }>;
+/**
+ * Its samples leave the read models and its key is destroyed; the blobs only it held are set aside
+ * (quarantined), to be purged once nothing else turned out to need them. Stays for auditors.
+ */
+export type ProjectFullyDeleted = DomainEvent<'ProjectFullyDeleted', { projectId: number; fullDeletionDate: string; quarantinedBlobs: string[] }>;
+
+/** The set-aside blobs are gone for good, except any content another sample took meanwhile. */
+export type ProjectBlobsPurged = DomainEvent<'ProjectBlobsPurged', { projectId: number; purged: string[]; restored: string[]; purgedDate: string }>;
 
 export type ProjectEvent =
   | ProjectCreated
@@ -75,7 +81,8 @@ export type ProjectEvent =
   | HmacKeyRevoked
   | ProjectUpdated
   | ProjectDeleted
-  | ProjectFullyDeleted;
+  | ProjectFullyDeleted
+  | ProjectBlobsPurged;
 
 /** Recorded when an API key is used, at most once an hour per key, on its own stream (`apikey-usage-{id}`). */
 export type ApiKeyUsed = DomainEvent<'ApiKeyUsed', { projectId: number; apiKeyId: number; date: string }>;

@@ -52,6 +52,9 @@ export interface ProjectDocument {
   deletedDate: string | null;
   scheduledFullDeletionDate: string | null;
   fullDeletionDate: string | null;
+  /** Blobs set aside by the full deletion, waiting for their purge; `blobsPurged` once done. */
+  quarantinedBlobs?: string[];
+  blobsPurged?: boolean;
   data: Record<(typeof SUMMARY_KEYS)[number], CategorySummary>;
   /** Live samples by kind (time-series, audio, image, video): what sensor the project is about. */
   sampleKinds?: Record<string, number>;

@@ -18,6 +18,11 @@ export class ProjectQueries {
     return this.projects.find({ deleted: true, fullDeletionDate: null, scheduledFullDeletionDate: { $lte: now.toISOString() } }, { sort: { _id: 1 } });
   }
 
+  /** Fully deleted projects whose set-aside blobs have waited since before `before` and are not purged. */
+  dueForBlobPurge(before: Date): Promise<ProjectDocument[]> {
+    return this.projects.find({ blobsPurged: false, fullDeletionDate: { $lte: before.toISOString() } }, { sort: { _id: 1 } });
+  }
+
   forCollaborator(userId: number): Promise<ProjectDocument[]> {
     return this.projects.find({ collaboratorIds: userId, deleted: false }, { sort: { created: -1, _id: -1 } });
   }

@@ -210,8 +210,26 @@ export const projectsProjection = defineProjection<ProjectEvent | ImpulseEvent |
     await updateOnce(
       projects(store),
       d.projectId,
-      { $set: { fullDeletionDate: d.fullDeletionDate, developmentApiKey: null, developmentHmacKey: null, hmacKeys: {}, readme: null, ...modified(d.fullDeletionDate, 'Project fully deleted') } },
+      {
+        $set: {
+          fullDeletionDate: d.fullDeletionDate,
+          // Before set-aside blobs were recorded (older logs), they were deleted at once.
+          quarantinedBlobs: d.quarantinedBlobs ?? [],
+          blobsPurged: d.quarantinedBlobs === undefined,
+          developmentApiKey: null,
+          developmentHmacKey: null,
+          hmacKeys: {},
+          readme: null,
+          ...modified(d.fullDeletionDate, 'Project fully deleted'),
+        },
+      },
       event,
     );
   },
+
+  async ProjectBlobsPurged(event, store) {
+    const d = event.data;
+    await updateOnce(projects(store), d.projectId, { $set: { blobsPurged: true, quarantinedBlobs: [], ...modified(d.purgedDate, 'Project data purged') } }, event);
+  },
+
 });

@@ -28,6 +28,16 @@ export interface BlobStore {
   stat(sha256: string): Promise<BlobInfo | undefined>;
   /** Returns whether a blob was removed. */
   delete(sha256: string): Promise<boolean>;
+  /**
+   * The first, undoable step of removing content that may still be wanted: the blob is hidden from
+   * reads and from `put`'s "already stored" check (a put stores it afresh), its bytes kept aside.
+   * Answers whether the content is now set aside (moved now, or before).
+   */
+  quarantine(sha256: string): Promise<boolean>;
+  /** Brings set-aside content back (a no-op when it was put afresh meanwhile or never set aside). */
+  restore(sha256: string): Promise<void>;
+  /** Removes set-aside content for good; live content with the same address stays. */
+  purge(sha256: string): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -10,6 +10,8 @@ import type { Readable } from 'node:stream';
 import { BlobNotFoundError, BlobTooLargeError, type BlobInfo, type BlobSource, type BlobStore } from './blobStore';
 
 const SHA256 = /^[0-9a-f]{64}$/;
+/** Where quarantined blobs wait for their purge or restore. */
+const QUARANTINE = 'quarantine';
 
 /** The source as chunks; a Buffer is one chunk, streams are read as they come. */
 export async function* chunksOf(source: BlobSource): AsyncIterable<Uint8Array> {
@@ -82,6 +84,7 @@ export class FileBlobStore implements BlobStore {
     // Whatever is in tmp/ is an unfinished put from an earlier process: it was never acknowledged.
     await rm(tmp, { recursive: true, force: true });
     await mkdir(tmp, { recursive: true });
+    await mkdir(join(dir, QUARANTINE), { recursive: true });
     for (let i = 0; i < 256; i++) await mkdir(join(dir, i.toString(16).padStart(2, '0')), { recursive: true });
     await fsyncDir(dir);
     return new FileBlobStore(dir);
@@ -224,6 +227,36 @@ export class FileBlobStore implements BlobStore {
       if (isNotFound(error)) return false;
       throw error;
     }
+  }
+
+  private quarantined(sha256: string): string {
+    return join(this.dir, QUARANTINE, sha256);
+  }
+
+  async quarantine(sha256: string): Promise<boolean> {
+    if (!SHA256.test(sha256)) return false;
+    try {
+      await rename(this.pathOf(sha256), this.quarantined(sha256));
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+      return this.exists(this.quarantined(sha256));
+    }
+    await Promise.all([this.folders.sync(join(this.dir, QUARANTINE)), this.folders.sync(dirname(this.pathOf(sha256)))]);
+    return true;
+  }
+
+  async restore(sha256: string): Promise<void> {
+    if (!SHA256.test(sha256) || !(await this.exists(this.quarantined(sha256)))) return;
+    // Put afresh meanwhile: the live copy is the same content.
+    if (await this.exists(this.pathOf(sha256))) {
+      await rm(this.quarantined(sha256), { force: true });
+      return;
+    }
+    await this.place(this.quarantined(sha256), sha256);
+  }
+
+  async purge(sha256: string): Promise<void> {
+    if (SHA256.test(sha256)) await rm(this.quarantined(sha256), { force: true });
   }
 
   async close(): Promise<void> {

@@ -14,6 +14,8 @@ import { chunksOf } from './fileBlobStore';
 const DEFAULT_DB = 'edgeml_blobs';
 const BUCKET = 'blobs';
 const TEMP_PREFIX = 'tmp-';
+/** Quarantined blobs are renamed to this prefix and their address. */
+const QUARANTINE_PREFIX = 'quarantine-';
 /** Temp files older than this are leftovers of a crash between upload and rename, not puts in flight. */
 const STALE_TEMP_MS = 60 * 60 * 1000;
 const SHA256 = /^[0-9a-f]{64}$/;
@@ -115,6 +117,30 @@ export class GridFsBlobStore implements BlobStore {
     const files = await this.bucket.find({ filename: sha256 }).toArray();
     for (const file of files) await this.bucket.delete(file._id);
     return files.length > 0;
+  }
+
+  async quarantine(sha256: string): Promise<boolean> {
+    if (!SHA256.test(sha256)) return false;
+    const files = await this.bucket.find({ filename: sha256 }).toArray();
+    for (const file of files) await this.bucket.rename(file._id, `${QUARANTINE_PREFIX}${sha256}`);
+    if (files.length > 0) return true;
+    return (await this.bucket.find({ filename: `${QUARANTINE_PREFIX}${sha256}` }).limit(1).toArray()).length > 0;
+  }
+
+  async restore(sha256: string): Promise<void> {
+    if (!SHA256.test(sha256)) return;
+    const set = await this.bucket.find({ filename: `${QUARANTINE_PREFIX}${sha256}` }).toArray();
+    const live = (await this.bucket.find({ filename: sha256 }).limit(1).toArray()).length > 0;
+    for (const [i, file] of set.entries()) {
+      // One copy comes back unless the content was put afresh; any others go.
+      if (i === 0 && !live) await this.bucket.rename(file._id, sha256);
+      else await this.bucket.delete(file._id);
+    }
+  }
+
+  async purge(sha256: string): Promise<void> {
+    if (!SHA256.test(sha256)) return;
+    for (const file of await this.bucket.find({ filename: `${QUARANTINE_PREFIX}${sha256}` }).toArray()) await this.bucket.delete(file._id);
   }
 
   async close(): Promise<void> {

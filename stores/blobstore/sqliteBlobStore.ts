@@ -24,11 +24,27 @@ export class SqliteBlobStore implements BlobStore {
   private readonly selectSize;
   private readonly remove;
   private readonly insertAll;
+  private readonly toQuarantine;
+  private readonly fromQuarantine;
+  private readonly inQuarantine;
+  private readonly purgeQuarantined;
   private queued: QueuedPut[] = [];
   private closed = false;
 
   private constructor(private readonly db: Database.Database) {
-    db.exec('CREATE TABLE IF NOT EXISTS blobs (sha256 TEXT PRIMARY KEY, size INTEGER NOT NULL, data BLOB NOT NULL) WITHOUT ROWID');
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS blobs (sha256 TEXT PRIMARY KEY, size INTEGER NOT NULL, data BLOB NOT NULL) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS quarantine (sha256 TEXT PRIMARY KEY, size INTEGER NOT NULL, data BLOB NOT NULL) WITHOUT ROWID;
+    `);
+    const move = (from: string, to: string) =>
+      db.transaction((sha256: string): number => {
+        db.prepare(`INSERT OR IGNORE INTO ${to} (sha256, size, data) SELECT sha256, size, data FROM ${from} WHERE sha256 = ?`).run(sha256);
+        return db.prepare(`DELETE FROM ${from} WHERE sha256 = ?`).run(sha256).changes;
+      });
+    this.toQuarantine = move('blobs', 'quarantine');
+    this.fromQuarantine = move('quarantine', 'blobs');
+    this.inQuarantine = db.prepare<[string], { one: number }>('SELECT 1 AS one FROM quarantine WHERE sha256 = ?');
+    this.purgeQuarantined = db.prepare<[string]>('DELETE FROM quarantine WHERE sha256 = ?');
     this.insert = db.prepare<[string, number, Uint8Array]>('INSERT OR IGNORE INTO blobs (sha256, size, data) VALUES (?, ?, ?)');
     this.selectData = db.prepare<[string], { data: Buffer }>('SELECT data FROM blobs WHERE sha256 = ?');
     this.selectSize = db.prepare<[string], { size: number }>('SELECT size FROM blobs WHERE sha256 = ?');
@@ -114,6 +130,22 @@ export class SqliteBlobStore implements BlobStore {
   async delete(sha256: string): Promise<boolean> {
     if (!SHA256.test(sha256)) return false;
     return this.remove.run(sha256).changes > 0;
+  }
+
+  async quarantine(sha256: string): Promise<boolean> {
+    if (!SHA256.test(sha256)) return false;
+    // Puts still queued land first, so none of them comes back after the move.
+    this.commitQueued();
+    return this.toQuarantine.immediate(sha256) > 0 || this.inQuarantine.get(sha256) !== undefined;
+  }
+
+  async restore(sha256: string): Promise<void> {
+    // INSERT OR IGNORE: content put afresh meanwhile stays as it is; the set-aside copy goes.
+    if (SHA256.test(sha256)) this.fromQuarantine.immediate(sha256);
+  }
+
+  async purge(sha256: string): Promise<void> {
+    if (SHA256.test(sha256)) this.purgeQuarantined.run(sha256);
   }
 
   async close(): Promise<void> {

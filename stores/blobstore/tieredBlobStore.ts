@@ -46,6 +46,19 @@ export class TieredBlobStore implements BlobStore {
     return small || large;
   }
 
+  async quarantine(sha256: string): Promise<boolean> {
+    const [small, large] = await Promise.all([this.small.quarantine(sha256), this.large.quarantine(sha256)]);
+    return small || large;
+  }
+
+  async restore(sha256: string): Promise<void> {
+    await Promise.all([this.small.restore(sha256), this.large.restore(sha256)]);
+  }
+
+  async purge(sha256: string): Promise<void> {
+    await Promise.all([this.small.purge(sha256), this.large.purge(sha256)]);
+  }
+
   async close(): Promise<void> {
     await Promise.all([this.small.close(), this.large.close()]);
   }

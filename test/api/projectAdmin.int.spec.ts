@@ -226,14 +226,24 @@ for (const setup of setups) {
       await service.fullyDeleteDueProjects(new Date(Date.now() + 8 * 24 * 3600_000));
       expect(await service.stores.blobs.stat(hashOf('only.json'))).toBeUndefined();
       expect(await service.stores.blobs.stat(hashOf('shared.json'))).toBeDefined();
-      const survivor = await samples(Number(b.body.id), ada);
-      expect(survivor).toHaveLength(1);
-      // The log keeps the record of both steps.
-      const types = (await service.stores.events.readStream(`project-${doomed}`)).map((e) => e.type);
-      expect(types.slice(-2)).toEqual(['ProjectDeleted', 'ProjectFullyDeleted']);
-      // A second run finds nothing more to do.
-      const head = await service.stores.events.headPosition();
+      expect(await samples(Number(b.body.id), ada)).toHaveLength(1);
+      // Set aside, not yet gone: the purge comes a grace period later.
+      const types = async () => (await service.stores.events.readStream(`project-${doomed}`)).map((e) => e.type);
+      expect((await types()).slice(-2)).toEqual(['ProjectDeleted', 'ProjectFullyDeleted']);
+      // Another project receives content that was set aside: it is stored afresh, and survives the purge.
+      const late = signedSample('none', [[3, 3]], { alg: 'none' });
+      expect((await ingest(doomedKey, late, 'late.json')).status).toBe(401);
+      expect((await ingest(survivorKey, only, 'same.as.only.json')).status).toBe(200);
       await service.fullyDeleteDueProjects(new Date(Date.now() + 9 * 24 * 3600_000));
+      expect((await types()).slice(-3)).toEqual(['ProjectDeleted', 'ProjectFullyDeleted', 'ProjectBlobsPurged']);
+      expect(await service.stores.blobs.stat(hashOf('only.json'))).toEqual({ sha256: hashOf('only.json'), size: expect.any(Number) });
+      const kept = (await samples(Number(b.body.id), ada)).find((x) => x.filename === 'same.as.only.json')!;
+      const values = await call(service, 'GET', `/api/${Number(b.body.id)}/raw-data/${String(kept.id)}`, { headers: jwt(ada) });
+      expect((values.body.payload as { values: number[][] }).values).toEqual([[2, 2]]);
+      expect(await service.stores.blobs.stat(hashOf('shared.json'))).toBeDefined();
+      // A further run finds nothing more to do.
+      const head = await service.stores.events.headPosition();
+      await service.fullyDeleteDueProjects(new Date(Date.now() + 10 * 24 * 3600_000));
       expect(await service.stores.events.headPosition()).toBe(head);
     });
   });

@@ -70,7 +70,8 @@ const removeCollaborator = (userId: number): ProjectCommand => ({ type: 'RemoveC
 
 const scheduled = later(30 * day);
 const deleteProject: ProjectCommand = { type: 'DeleteProject', data: { scheduledFullDeletionDate: scheduled, now } };
-const fullyDeleteProject = (at: Date): ProjectCommand => ({ type: 'FullyDeleteProject', data: { now: at } });
+const fullyDeleteProject = (at: Date, quarantinedBlobs: string[] = ['a'.repeat(64)]): ProjectCommand => ({ type: 'FullyDeleteProject', data: { quarantinedBlobs, now: at } });
+const purge = (at: Date, purged: string[] = ['a'.repeat(64)], restored: string[] = []): ProjectCommand => ({ type: 'PurgeProjectBlobs', data: { purged, restored, now: at } });
 
 const created = history(create());
 const withCollaborator = history(create(), addCollaborator(8));
@@ -456,17 +457,31 @@ describe('a deleted project', () => {
     spec
       .given(deleted)
       .when(fullyDeleteProject(scheduled))
-      .then([{ type: 'ProjectFullyDeleted', data: { projectId: 3, fullDeletionDate: scheduled.toISOString() } }]);
+      .then([{ type: 'ProjectFullyDeleted', data: { projectId: 3, fullDeletionDate: scheduled.toISOString(), quarantinedBlobs: ['a'.repeat(64)] } }]);
     spec
       .given(deleted)
       .when(fullyDeleteProject(later(31 * day)))
-      .then([{ type: 'ProjectFullyDeleted', data: { projectId: 3, fullDeletionDate: later(31 * day).toISOString() } }]);
+      .then([{ type: 'ProjectFullyDeleted', data: { projectId: 3, fullDeletionDate: later(31 * day).toISOString(), quarantinedBlobs: ['a'.repeat(64)] } }]);
   });
 });
 
 describe('a fully deleted project', () => {
   it('decides nothing when fully deleted again, so a saga that repeats it is harmless', () => {
     spec.given(fullyDeleted).when(fullyDeleteProject(later(60 * day))).then([]);
+  });
+
+  it('records which set-aside blobs were purged and which restored, once', () => {
+    const b = 'b'.repeat(64);
+    spec
+      .given(fullyDeleted)
+      .when(purge(later(31 * day), ['a'.repeat(64)], [b]))
+      .then([{ type: 'ProjectBlobsPurged', data: { projectId: 3, purged: ['a'.repeat(64)], restored: [b], purgedDate: later(31 * day).toISOString() } }]);
+    spec.given([...fullyDeleted, ...projectDecider.decide(purge(later(31 * day)), fold(projectDecider, fullyDeleted))]).when(purge(later(32 * day))).then([]);
+  });
+
+  it('has no blobs to purge before it is fully deleted', () => {
+    spec.given(deleted).when(purge(later(31 * day))).thenThrows(ConflictError, /Only a fully deleted project/);
+    spec.given(created).when(purge(later(31 * day))).thenThrows(ConflictError, /Only a fully deleted project/);
   });
 
   it.each(everyOtherCommand)('refuses %s as not found', (_name, command) => {

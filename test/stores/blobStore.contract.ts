@@ -141,6 +141,45 @@ export function blobStoreContract(name: string, open: () => Promise<BlobStore>, 
       expect(await store.delete(info.sha256)).toBe(false);
     });
 
+    it('sets quarantined content aside: unreadable, then back whole on restore', async () => {
+      const content = randomBytes(700);
+      const info = await store.put(content);
+      expect(await store.quarantine(info.sha256)).toBe(true);
+      // Again: it is still set aside.
+      expect(await store.quarantine(info.sha256)).toBe(true);
+      expect(await store.stat(info.sha256)).toBeUndefined();
+      await expect(store.open(info.sha256)).rejects.toBeInstanceOf(BlobNotFoundError);
+      await store.restore(info.sha256);
+      expect(await store.stat(info.sha256)).toEqual(info);
+      expect(await readAll(await store.open(info.sha256))).toEqual(content);
+      // Restored: nothing is left aside to purge.
+      await store.purge(info.sha256);
+      expect(await readAll(await store.open(info.sha256))).toEqual(content);
+    });
+
+    it('stores quarantined content afresh on a put, and a purge then leaves the fresh copy', async () => {
+      const content = randomBytes(900);
+      const info = await store.put(content);
+      await store.quarantine(info.sha256);
+      expect(await store.put(content)).toEqual(info);
+      expect(await store.stat(info.sha256)).toEqual(info);
+      await store.purge(info.sha256);
+      expect(await readAll(await store.open(info.sha256))).toEqual(content);
+      // A restore now has nothing to bring back, and keeps the live copy.
+      await store.restore(info.sha256);
+      expect(await readAll(await store.open(info.sha256))).toEqual(content);
+    });
+
+    it('removes quarantined content for good on purge', async () => {
+      const info = await store.put(randomBytes(300));
+      await store.quarantine(info.sha256);
+      await store.purge(info.sha256);
+      await store.restore(info.sha256);
+      expect(await store.stat(info.sha256)).toBeUndefined();
+      expect(await store.quarantine(info.sha256)).toBe(false);
+      expect(await store.quarantine(sha256(randomBytes(10)))).toBe(false);
+    });
+
     it('stores an empty blob', async () => {
       const info = await store.put(Buffer.alloc(0));
       expect(info).toEqual({ sha256: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', size: 0 });

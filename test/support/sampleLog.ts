@@ -119,7 +119,8 @@ export function sampleLog(): StoredEvent[] {
     if (projectId === 12) {
       commands.push(
         { type: 'DeleteProject', data: { scheduledFullDeletionDate: later, now } },
-        { type: 'FullyDeleteProject', data: { now: later } },
+        { type: 'FullyDeleteProject', data: { quarantinedBlobs: ['c'.repeat(64)], now: later } },
+        { type: 'PurgeProjectBlobs', data: { purged: ['c'.repeat(64)], restored: [], now: later } },
       );
     }
     const events: ProjectEvent[] = [];
