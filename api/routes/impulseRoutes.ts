@@ -8,6 +8,7 @@ import type { ApiDeps } from '../apiDeps';
 import { actorOf, requireProject, type Principal } from '../auth/principal';
 import { intParam, operation, queryInteger, type Operation } from '../http/operation';
 import { CreateImpulseRequest, CreateNewEmptyImpulseRequest, UpdateImpulseRequest } from './impulseSchemas';
+import { selectedImpulseId } from './selectedImpulse';
 
 /** Impulses a free-tier project may hold (every project is free tier for now). */
 export const MAX_IMPULSES_FREE_TIER = 3;
@@ -47,7 +48,7 @@ export function impulseOperations(deps: ApiDeps): Operation[] {
 
   const getImpulse = async (params: Record<string, string>, impulseId: number | undefined) => {
     const projectId = intParam(params, 'projectId');
-    const impulse = await deps.impulses.byId(projectId, impulseId);
+    const impulse = await deps.impulses.byId(projectId, await selectedImpulseId(deps, projectId, impulseId));
     if (!impulse && impulseId !== undefined) throw new NotFoundError(`Impulse ${impulseId} not found`, 'IMPULSE_NOT_FOUND');
     // No impulse yet is not an error: `impulse` is optional in GetImpulseResponse.
     return impulse ? { impulse: impulseView(impulse) } : {};
@@ -109,7 +110,7 @@ export function impulseOperations(deps: ApiDeps): Operation[] {
           deps.events,
           {
             projectId: intParam(params, 'projectId'),
-            impulseId: query.impulseId ?? null,
+            impulseId: (await selectedImpulseId(deps, intParam(params, 'projectId'), query.impulseId)) ?? null,
             ...(body.name === undefined ? {} : { name: body.name }),
             ...(body.tags === undefined ? {} : { tags: body.tags }),
             ...(body.type === undefined ? {} : { impulseType: body.type }),
@@ -157,7 +158,7 @@ export function impulseOperations(deps: ApiDeps): Operation[] {
           deps,
           {
             projectId: intParam(params, 'projectId'),
-            impulseId: query.impulseId ?? null,
+            impulseId: (await selectedImpulseId(deps, intParam(params, 'projectId'), query.impulseId)) ?? null,
             ...(body.name === undefined ? {} : { name: body.name }),
             ...(body.type === undefined ? {} : { impulseType: body.type }),
             blocks: {
@@ -183,7 +184,7 @@ export function impulseOperations(deps: ApiDeps): Operation[] {
       query: ImpulseQuery,
       authorize: write,
       async handler({ principal, params, query, requestId, settle }) {
-        const position = await deleteImpulse(deps.events, { projectId: intParam(params, 'projectId'), impulseId: query.impulseId ?? null }, context(principal, requestId));
+        const position = await deleteImpulse(deps.events, { projectId: intParam(params, 'projectId'), impulseId: (await selectedImpulseId(deps, intParam(params, 'projectId'), query.impulseId)) ?? null }, context(principal, requestId));
         await settled(settle, position);
         return {};
       },

@@ -7,6 +7,7 @@ import type { ProjectSettingsChange } from '../../domain/project/projectSettings
 import type { ApiDeps } from '../apiDeps';
 import { actorOf, requireProject, type Principal } from '../auth/principal';
 import { isStaff } from '../auth/staff';
+import { selectedImpulseId } from './selectedImpulse';
 import { PERFORMANCE_FIELDS, TargetConstraintsSchema, UpdateProjectRequest, UpdateProjectTagsRequest, type UpdateProjectBody } from './projectSettingsSchemas';
 import { intParam, operation, queryBoolean, queryInteger, type Operation } from '../http/operation';
 import { projectInfoView } from '../views/projectView';
@@ -92,11 +93,9 @@ export function projectOperations(deps: ApiDeps): Operation[] {
         if (query.impulseId !== undefined && !(await deps.impulses.byId(project.id, query.impulseId))) {
           throw new NotFoundError(`Impulse ${query.impulseId} not found in project ${project.id}`, 'IMPULSE_NOT_FOUND');
         }
-        // The project's chosen default impulse while it exists, else the impulses' own default.
-        const chosen = project.settings?.defaultImpulseId;
-        const chosenExists = chosen !== undefined && chosen !== null && (await deps.impulses.byId(project.id, chosen)) !== null;
-        const status = await deps.impulses.statusOf(project.id, query.impulseId ?? (chosenExists ? chosen : undefined));
-        const defaultImpulseId = chosenExists ? chosen : status.defaultImpulseId;
+        const chosen = await selectedImpulseId(deps, project.id, undefined);
+        const status = await deps.impulses.statusOf(project.id, query.impulseId ?? chosen);
+        const defaultImpulseId = chosen ?? status.defaultImpulseId;
         return projectInfoView(project, users, {
           impulse: { ...status, defaultImpulseId },
           devices: await deps.devices.forProject(project.id),

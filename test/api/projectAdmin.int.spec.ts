@@ -191,6 +191,9 @@ for (const setup of setups) {
       expect((await call(service, 'POST', `/api/${projectId}`, { headers: jwt(ada), body: { defaultImpulseId: second } })).status).toBe(200);
       now = await info();
       expect(now).toMatchObject({ defaultImpulseId: second, impulse: { created: false, configured: false } });
+      // The impulse operations mean the same impulse when none is named.
+      expect(((await call(service, 'GET', `/api/${projectId}/impulse`, { headers: jwt(ada) })).body.impulse as { id: number }).id).toBe(second);
+      expect(((await call(service, 'GET', `/api/${projectId}/impulse?impulseId=${first}`, { headers: jwt(ada) })).body.impulse as { id: number }).id).toBe(first);
       expect((await info(`?impulseId=${first}`)).impulse).toEqual({ created: true, configured: true, complete: false });
       expect((await call(service, 'GET', `/api/${projectId}?impulseId=9999`, { headers: jwt(ada) })).status).toBe(404);
     });
