@@ -1,6 +1,6 @@
 import { EdgeImpulseApi } from 'edge-impulse-api';
 import { DataForwarder } from 'edge-impulse-linux';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { call, signup, startTestService, type TestService } from '../support/testService';
 
 // The official device library sends to http://localhost:4810 when told the host is `localhost`,
@@ -27,6 +27,10 @@ describe('the official device tools against the ingestion API', () => {
     await service?.destroy();
   });
 
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
   it('stores what DataForwarder signs and sends, with a valid signature, seen by the SDK', async () => {
     const forwarder = new DataForwarder({
       deviceId: 'linux-device-1',
@@ -42,6 +46,8 @@ describe('the official device tools against the ingestion API', () => {
       host: 'localhost',
     });
     for (let i = 0; i < 125; i++) forwarder.addData([Math.sin(i / 10), Math.cos(i / 10), 9.81]);
+    // Both uploads below are signed in the same second (see the duplicate at the end).
+    const clock = vi.spyOn(Date, 'now').mockReturnValue(Date.now());
     const fileName = await forwarder.upload({ filename: 'wave.01', label: 'wave', category: 'training' });
     expect(fileName).toBe('wave.01');
 
@@ -51,8 +57,10 @@ describe('the official device tools against the ingestion API', () => {
     const info = await api.projects.getProjectInfo(projectId);
     expect(info.dataSummaryPerCategory.training).toMatchObject({ dataCount: 1, totalLengthMs: 2000, labels: ['wave'] });
     expect(info.devices.map((d) => d.deviceId)).toEqual(['linux-device-1']);
-    // DataForwarder refuses duplicates by default: the same file again is refused.
+    // DataForwarder refuses duplicates by default: the same file again is refused. The file holds
+    // its signing time in seconds (`iat`), so it is the same file only within that second.
     await expect(forwarder.upload({ filename: 'wave.02', label: 'wave', category: 'training' })).rejects.toMatch(/same content/);
+    clock.mockRestore();
   });
 
   it('stores a multipart upload built exactly as the CLI builds it, with info.labels', async () => {
