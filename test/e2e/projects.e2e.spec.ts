@@ -197,13 +197,15 @@ for (const setup of setups) {
       expect(await statusOf('GET', '/api/projects/api-key-info', { 'x-api-key': readonlyKey.apiKey })).toBe(401);
     });
 
-    it('stops accepting a key added with a time to live of one second once it expires', async () => {
-      const key = await api.projects.addProjectApiKey(projectId, { name: 'short lived', isDevelopmentKey: false, role: 'admin', ttl: 1 });
+    it('stops accepting a key added with a time to live of three seconds once it expires', async () => {
+      const added = Date.now();
+      const key = await api.projects.addProjectApiKey(projectId, { name: 'short lived', isDevelopmentKey: false, role: 'admin', ttl: 3 });
       const listed = (await api.projects.listProjectApiKeys(projectId)).apiKeys.find((k) => k.id === key.id);
       expect(listed!.expires).toBeInstanceOf(Date);
       const client = await withKey(key.apiKey);
       expect((await client.projects.getProjectInfo(projectId)).project.id).toBe(projectId);
-      await sleep(1500);
+      // Three seconds leave room for a slow machine between adding the key and its first use.
+      await sleep(Math.max(0, added + 3500 - Date.now()));
       await expect(client.projects.getProjectInfo(projectId)).rejects.toThrow('Invalid API key');
       expect(await statusOf('GET', `/api/${projectId}`, { 'x-api-key': key.apiKey })).toBe(401);
       expect((await ingest(key.apiKey, 'late.json')).status).toBe(401);
