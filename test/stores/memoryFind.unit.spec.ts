@@ -44,7 +44,7 @@ describe('MemoryCollection.find on equality filters', () => {
         expect(keysOf(got)).toEqual(keysOf(want));
         if (!o.skip && !o.limit) expect(got.map((d) => d._id).sort()).toEqual(want.map((d) => d._id).sort());
       }),
-      { numRuns: 1500 },
+      { numRuns: Number(process.env.MEMORY_FIND_RUNS ?? 1500) },
     );
   });
 });
