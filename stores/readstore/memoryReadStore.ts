@@ -3,6 +3,7 @@
 // one answer alike; the contract suite holds both to it.
 import { randomUUID } from 'node:crypto';
 import { find, Query, update as applyUpdate } from 'mingo';
+import { FieldIndexes } from './fieldIndexes';
 import { applyPlainUpdate } from './plainUpdate';
 import type { Collection, Document, DocumentId, Filter, FindOptions, ReadStore, Update, UpdateResult } from './readStore';
 
@@ -186,24 +187,63 @@ function plainFind(docs: Document[], options: FindOptions): Document[] | undefin
   return options.limit ? docs.slice(start, start + options.limit) : docs.slice(start);
 }
 
+/** Collections smaller than this are scanned rather than indexed. */
+export const INDEX_AFTER_DOCUMENTS = 256;
+
 class MemoryCollection implements Collection<Document> {
   // Insertion order stands in for MongoDB's natural order (ties in sort, updateOne's pick).
   private readonly docs = new Map<DocumentId, Document>();
+  /** Each document's place in that order, to give indexed candidates in it. */
+  private readonly order = new Map<DocumentId, number>();
+  private nextOrder = 0;
+  private readonly indexes: FieldIndexes;
 
-  /** Candidates for a filter: a lookup when it pins `_id` to a scalar, else a scan. */
+  constructor(indexAfter: number) {
+    this.indexes = new FieldIndexes(indexAfter);
+  }
+
+  private inOrder(ids: Iterable<DocumentId>): Document[] {
+    const known = [...ids].filter((id) => this.docs.has(id));
+    known.sort((a, b) => this.order.get(a)! - this.order.get(b)!);
+    return known.map((id) => this.docs.get(id)!);
+  }
+
+  /**
+   * Candidates for a filter, in natural order: a lookup when it pins `_id`, the documents an
+   * equality index gives for one of its top-level scalar fields, else a scan.
+   */
   private candidates(filter: Filter): Document[] {
     const id = filter._id;
     if (typeof id === 'string' || typeof id === 'number') {
       const doc = this.docs.get(id);
       return doc ? [doc] : [];
     }
-    const ids = isPlainObject(id) && Object.keys(id).length === 1 && Array.isArray(id.$in) && id.$in.every(isScalar) ? id.$in : undefined;
-    if (ids) {
-      // In insertion order, as a scan would give them.
-      const wanted = new Set<unknown>(ids);
-      return [...this.docs.values()].filter((doc) => wanted.has(doc._id));
+    if (isPlainObject(id) && Object.keys(id).length === 1 && Array.isArray(id.$in) && id.$in.every(isScalar)) return this.inOrder(new Set(id.$in as DocumentId[]));
+    let narrowest: ReadonlySet<DocumentId> | undefined;
+    for (const [field, value] of Object.entries(filter)) {
+      if (field.startsWith('$') || field.includes('.') || !isScalar(value)) continue;
+      const ids = this.indexes.lookup(field, value, this.docs);
+      if (ids && (!narrowest || ids.size < narrowest.size)) narrowest = ids;
     }
-    return [...this.docs.values()];
+    return narrowest ? this.inOrder(narrowest) : [...this.docs.values()];
+  }
+
+  private insertDoc(doc: Document): void {
+    this.docs.set(doc._id, doc);
+    this.order.set(doc._id, this.nextOrder++);
+    this.indexes.added(doc);
+  }
+
+  private replaceDoc(before: Document, after: Document): void {
+    this.docs.set(after._id, after);
+    this.indexes.replaced(before, after);
+  }
+
+  private deleteDoc(doc: Document): boolean {
+    if (!this.docs.delete(doc._id)) return false;
+    this.order.delete(doc._id);
+    this.indexes.removed(doc);
+    return true;
   }
 
   private matching(filter: Filter): Document[] {
@@ -233,7 +273,7 @@ class MemoryCollection implements Collection<Document> {
     if (!options.upsert) return { matched: 0, modified: 0, upserted: false };
     const created = copyDoc(buildUpsertDoc(filter, update));
     if (this.docs.has(created._id)) throw new DuplicateIdError(created._id);
-    this.docs.set(created._id, created);
+    this.insertDoc(created);
     return { matched: 0, modified: 0, upserted: true };
   }
 
@@ -247,12 +287,12 @@ class MemoryCollection implements Collection<Document> {
 
   async deleteOne(filter: Filter): Promise<number> {
     const [doc] = this.matching(filter);
-    return doc && this.docs.delete(doc._id) ? 1 : 0;
+    return doc && this.deleteDoc(doc) ? 1 : 0;
   }
 
   async deleteMany(filter: Filter): Promise<number> {
     const docs = this.matching(filter);
-    for (const doc of docs) this.docs.delete(doc._id);
+    for (const doc of docs) this.deleteDoc(doc);
     return docs.length;
   }
 
@@ -260,18 +300,20 @@ class MemoryCollection implements Collection<Document> {
   private apply(doc: Document, update: Update): boolean {
     const plain = applyPlainUpdate(doc, update);
     if (plain) {
-      if (plain.changed) this.docs.set(doc._id, plain.next);
+      if (plain.changed) this.replaceDoc(doc, plain.next);
       return plain.changed;
     }
     const next = copyDoc(doc);
     const changed = applyUpdate(next, operators(update), undefined, undefined, { cloneMode: 'deep' });
     if (changed.length === 0) return false;
-    this.docs.set(doc._id, copyDoc(next));
+    this.replaceDoc(doc, copyDoc(next));
     return true;
   }
 
   clear(): void {
     this.docs.clear();
+    this.order.clear();
+    this.indexes.clear();
   }
 }
 
@@ -279,11 +321,14 @@ export class MemoryReadStore implements ReadStore {
   private readonly collections = new Map<string, MemoryCollection>();
   private readonly checkpoints = new Map<string, bigint>();
 
+  /** @param options.indexAfter collection size from which equality queries build indexes (tests lower it). */
+  constructor(private readonly options: { indexAfter?: number } = {}) {}
+
   collection<T extends Document = Document>(name: string): Collection<T> {
     assertCollectionName(name);
     let collection = this.collections.get(name);
     if (!collection) {
-      collection = new MemoryCollection();
+      collection = new MemoryCollection(this.options.indexAfter ?? INDEX_AFTER_DOCUMENTS);
       this.collections.set(name, collection);
     }
     // One untyped map holds every collection; the caller names the document type it stored.
