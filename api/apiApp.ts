@@ -69,7 +69,7 @@ export function createApiApp(deps: ApiDeps, options: ApiAppOptions): Koa {
   router.get('getUserPhoto', '/user-photos/:sha256', serveUserPhoto(deps));
   mountOperations(router, operations, {
     auth: deps,
-    projectAccess: async (principal, projectId, access) => void (await requireProject(deps.projects, principal, projectId, access)),
+    projectAccess: (principal, projectId, access) => requireProject(deps.projects, principal, projectId, access),
     settle: settler(options.sync, options.settleTimeoutMs, options.log),
   });
 

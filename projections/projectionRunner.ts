@@ -12,10 +12,12 @@ export interface ReadModelSync {
 
 /**
  * Read your writes for an answer: waits until the read models have applied `position`, bounded by
- * `timeoutMs`. Past it the answer goes anyway (the write is durable) and the delay is logged.
+ * `timeoutMs`. Past it the answer goes anyway (the write is durable) and the delay is logged. A
+ * command that decided nothing has no position, and nothing to wait for.
  */
-export function settler(sync: ReadModelSync, timeoutMs: number, log: Logger): (position: Position) => Promise<void> {
+export function settler(sync: ReadModelSync, timeoutMs: number, log: Logger): (position: Position | undefined) => Promise<void> {
   return async (position) => {
+    if (position === undefined) return;
     if (!(await sync.waitFor(position, timeoutMs))) log.warn({ position: position.toString() }, 'read models did not catch up before the answer');
   };
 }

@@ -7,6 +7,7 @@ import type { ProjectQueries } from '../../projections/projects/projectQueries';
 import type { UserDocument } from '../../projections/users/userDocument';
 import type { UserQueries } from '../../projections/users/userQueries';
 import type { TokenService } from './tokens';
+import type { CommandContext } from '../../commands/commandContext';
 import type { ApiKeyUsageRecorder } from '../../commands/projects/projectCommands';
 
 export type Principal =
@@ -23,6 +24,9 @@ export interface AuthDeps {
 
 /** `user:<id>` or `apikey:<id>`: the actor recorded in event metadata. */
 export const actorOf = (p: Principal): string => (p.kind === 'user' ? `user:${p.user.id}` : `apikey:${p.apiKeyId}`);
+
+/** The context of a command sent for a request: its principal as actor, its id as correlation id, now. */
+export const requestContext = (principal: Principal, requestId: string): CommandContext => ({ actor: actorOf(principal), correlationId: requestId, now: new Date() });
 
 /**
  * Credentials in the places the official SDK sends them: `x-api-key`; a JWT in `x-jwt-token` or

@@ -5,6 +5,7 @@ import { HttpMethodEnum, koaBody, type ScalarOrArrayFiles } from 'koa-body'; // 
 import { z } from 'zod';
 import { TooLargeError, ValidationError } from '../../domain/shared/errors';
 import type { Position } from '../../stores/eventstore/eventStore';
+import type { ProjectDocument } from '../../projections/projects/projectDocument';
 import { authenticate, requirePrincipal, type AuthDeps, type AuthRequirement, type Principal } from '../auth/principal';
 
 export interface OperationRequest<Body, Query, Auth extends AuthRequirement = AuthRequirement> {
@@ -15,8 +16,13 @@ export interface OperationRequest<Body, Query, Auth extends AuthRequirement = Au
   /** Present whenever the operation requires authentication. */
   principal: Auth extends 'none' ? Principal | null : Principal;
   requestId: string;
-  /** Read your writes: resolves once the read models have applied the write at `position`. */
-  settle(position: Position): Promise<void>;
+  /** Read your writes: resolves once the read models have applied the write at `position` (at once when there was none). */
+  settle(position: Position | undefined): Promise<void>;
+  /**
+   * The project of a `:projectId` path, found and checked once before the body is read (see
+   * `MountDeps.projectAccess`); reading it on any other path is a programming error.
+   */
+  project: ProjectDocument;
   /** The files of a multipart operation by field name (see `Operation.multipart`); empty otherwise. */
   files: Readonly<Record<string, UploadedFile>>;
 }
@@ -99,13 +105,13 @@ function validate<S extends AnySchema>(schema: S | undefined, value: unknown, wh
 
 export interface MountDeps {
   auth: AuthDeps;
-  settle(position: Position): Promise<void>;
+  settle(position: Position | undefined): Promise<void>;
   /**
    * Whether the principal may reach the project of a `:projectId` path (reading for GET, changing
    * otherwise), checked for every such operation before its body is read: another project's key,
    * a stranger or a read-only key learns nothing from validation.
    */
-  projectAccess?(principal: Principal, projectId: number, access: 'read' | 'write' | 'devices'): Promise<void>;
+  projectAccess(principal: Principal, projectId: number, access: 'read' | 'write' | 'devices'): Promise<ProjectDocument>;
 }
 
 export function mountOperations(router: Router, operations: readonly Operation[], deps: MountDeps): void {
@@ -116,9 +122,10 @@ export function mountOperations(router: Router, operations: readonly Operation[]
         // Authenticate first: a request without valid credentials learns nothing from validation,
         // and sends no file to our disk.
         const principal = requirePrincipal(await authenticate(ctx, deps.auth), op.auth);
-        if (principal && deps.projectAccess && op.path.includes('/:projectId')) {
-          await deps.projectAccess(principal, intParam(ctx.params as Record<string, string>, 'projectId'), op.projectAccess ?? (op.method === 'get' ? 'read' : 'write'));
-        }
+        const project =
+          principal && op.path.includes('/:projectId')
+            ? await deps.projectAccess(principal, intParam(ctx.params as Record<string, string>, 'projectId'), op.projectAccess ?? (op.method === 'get' ? 'read' : 'write'))
+            : undefined;
         await op.authorize?.(principal as Principal, ctx.params as Record<string, string>);
         const files = parseMultipart ? await parseMultipart(ctx) : {};
         const body = validate(op.body, ctx.request.body ?? {}, 'request body');
@@ -132,6 +139,10 @@ export function mountOperations(router: Router, operations: readonly Operation[]
           requestId: String(ctx.state.requestId),
           settle: deps.settle,
           files,
+          get project(): ProjectDocument {
+            if (!project) throw new Error(`${op.operationId}: no project was checked for this path (${op.path})`);
+            return project;
+          },
         });
         // An operation answering with a redirect (the spec's 302 to the payment portal) sets `redirect`.
         const redirect = ctx.state.redirect as string | undefined;

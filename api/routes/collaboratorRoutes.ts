@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { addCollaborator, removeCollaborator } from '../../commands/projects/projectCommands';
 import { NotFoundError } from '../../domain/shared/errors';
 import type { ApiDeps } from '../apiDeps';
-import { actorOf, requireProject } from '../auth/principal';
+import { requestContext } from '../auth/principal';
 import { intParam, operation, type Operation } from '../http/operation';
 
 const CollaboratorRequest = z.object({ usernameOrEmail: z.string().trim().min(1).max(256) }).strict();
@@ -14,8 +14,6 @@ export function collaboratorOperations(deps: ApiDeps): Operation[] {
     if (!user) throw new NotFoundError(`No user with username or e-mail "${usernameOrEmail}"`, 'USER_NOT_FOUND');
     return user;
   };
-  const writable = async (principal: Parameters<typeof requireProject>[1], params: Record<string, string>) =>
-    void (await requireProject(deps.projects, principal, intParam(params, 'projectId'), 'write'));
   return [
     operation({
       operationId: 'addCollaborator',
@@ -24,11 +22,10 @@ export function collaboratorOperations(deps: ApiDeps): Operation[] {
       summary: 'Add a collaborator by username or e-mail; they see and may change the project',
       auth: 'any',
       body: CollaboratorRequest,
-      authorize: writable,
       async handler({ principal, params, body, requestId, settle }) {
         const user = await userNamed(body.usernameOrEmail);
-        const position = await addCollaborator(deps, intParam(params, 'projectId'), user.id, { actor: actorOf(principal), correlationId: requestId, now: new Date() });
-        if (position !== undefined) await settle(position);
+        const position = await addCollaborator(deps, intParam(params, 'projectId'), user.id, requestContext(principal, requestId));
+        await settle(position);
         return { id: user.id };
       },
     }),
@@ -39,11 +36,10 @@ export function collaboratorOperations(deps: ApiDeps): Operation[] {
       summary: 'Remove a collaborator (never the owner, never the last one)',
       auth: 'any',
       body: CollaboratorRequest,
-      authorize: writable,
       async handler({ principal, params, body, requestId, settle }) {
         const user = await userNamed(body.usernameOrEmail);
-        const position = await removeCollaborator(deps, intParam(params, 'projectId'), user.id, { actor: actorOf(principal), correlationId: requestId, now: new Date() });
-        if (position !== undefined) await settle(position);
+        const position = await removeCollaborator(deps, intParam(params, 'projectId'), user.id, requestContext(principal, requestId));
+        await settle(position);
         return {};
       },
     }),

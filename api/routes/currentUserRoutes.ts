@@ -14,7 +14,7 @@ import { PROJECTS_SORT_ORDERS } from '../../domain/user/userEvents';
 import type { ProjectDocument } from '../../projections/projects/projectDocument';
 import type { UserDocument } from '../../projections/users/userDocument';
 import type { ApiDeps } from '../apiDeps';
-import { actorOf } from '../auth/principal';
+import { requestContext } from '../auth/principal';
 import { isStaff } from '../auth/staff';
 import { authorizeSelfOrStaff, signedInUser, targetUser } from '../auth/userTarget';
 import { operation, queryBoolean, type Operation, type OperationRequest } from '../http/operation';
@@ -62,7 +62,7 @@ const userOp = <B extends z.ZodType = z.ZodUndefined>(spec: UserOperationSpec<B>
  * staff user may act on others; anyone else gets 403.
  */
 export function currentUserOperations(deps: ApiDeps): Operation[] {
-  const ctxOf = (request: Request): CommandContext => ({ actor: actorOf(request.principal), correlationId: request.requestId, now: new Date() });
+  const ctxOf = (request: Request): CommandContext => requestContext(request.principal, request.requestId);
   const run = async (request: Request, target: UserDocument, command: UserCommand): Promise<Record<string, unknown>> => {
     const { appended } = await runUserCommand(deps.events, target.id, command, ctxOf(request));
     if (appended) await request.settle(appended.position);

@@ -3,10 +3,9 @@ import { dspBlockDefinition } from '../../domain/impulse/blockCatalog';
 import { dspConfigGroups } from '../../domain/impulse/dspConfig';
 import { NotFoundError } from '../../domain/shared/errors';
 import type { ApiDeps } from '../apiDeps';
-import { actorOf } from '../auth/principal';
+import { requestContext } from '../auth/principal';
 import { intParam, operation, type Operation } from '../http/operation';
 import { DspConfigRequest } from './impulseSchemas';
-import { projectAccess } from './impulseRoutes';
 
 export function dspOperations(deps: ApiDeps): Operation[] {
   return [
@@ -16,7 +15,6 @@ export function dspOperations(deps: ApiDeps): Operation[] {
       path: '/api/:projectId/dsp/:dspId',
       summary: "A DSP block's information and its config, each parameter with its current value",
       auth: 'any',
-      authorize: projectAccess(deps, 'read'),
       async handler({ params }) {
         const projectId = intParam(params, 'projectId');
         const dspId = intParam(params, 'dspId');
@@ -57,14 +55,13 @@ export function dspOperations(deps: ApiDeps): Operation[] {
       summary: "Set a DSP block's parameters: only the keys present are overwritten",
       auth: 'any',
       body: DspConfigRequest,
-      authorize: projectAccess(deps, 'write'),
       async handler({ principal, params, body, requestId, settle }) {
         const position = await setDspConfig(
           deps.events,
           { projectId: intParam(params, 'projectId'), dspId: intParam(params, 'dspId'), changes: body.config },
-          { actor: actorOf(principal), correlationId: requestId, now: new Date() },
+          requestContext(principal, requestId),
         );
-        if (position !== undefined) await settle(position);
+        await settle(position);
         return {};
       },
     }),
@@ -74,14 +71,13 @@ export function dspOperations(deps: ApiDeps): Operation[] {
       path: '/api/:projectId/dsp/:dspId/clear',
       summary: "Drop a DSP block's saved config and generated features",
       auth: 'any',
-      authorize: projectAccess(deps, 'write'),
       async handler({ principal, params, requestId, settle }) {
         const position = await clearDspBlock(
           deps.events,
           { projectId: intParam(params, 'projectId'), dspId: intParam(params, 'dspId') },
-          { actor: actorOf(principal), correlationId: requestId, now: new Date() },
+          requestContext(principal, requestId),
         );
-        if (position !== undefined) await settle(position);
+        await settle(position);
         return {};
       },
     }),

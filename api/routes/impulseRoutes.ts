@@ -3,12 +3,12 @@ import { createEmptyImpulse, deleteImpulse, issueBlockId, saveImpulse, updateImp
 import { impulseBlockCatalog } from '../../domain/impulse/blockCatalog';
 import { NotFoundError } from '../../domain/shared/errors';
 import type { ImpulseDocument } from '../../projections/impulses/impulseDocument';
-import type { Position } from '../../stores/eventstore/eventStore';
 import type { ApiDeps } from '../apiDeps';
-import { actorOf, requireProject, type Principal } from '../auth/principal';
+import { requestContext } from '../auth/principal';
 import { intParam, operation, queryInteger, type Operation } from '../http/operation';
 import { CreateImpulseRequest, CreateNewEmptyImpulseRequest, UpdateImpulseRequest } from './impulseSchemas';
 import { selectedImpulseId } from './selectedImpulse';
+import type { ProjectDocument } from '../../projections/projects/projectDocument';
 
 /** Impulses a free-tier project may hold (every project is free tier for now). */
 export const MAX_IMPULSES_FREE_TIER = 3;
@@ -29,26 +29,10 @@ export function impulseView(doc: ImpulseDocument): Record<string, unknown> {
   };
 }
 
-/** Reads need read access to the project, changes write access; checked before the body is looked at. */
-export const projectAccess =
-  (deps: ApiDeps, access: 'read' | 'write') =>
-  async (principal: Principal, params: Record<string, string>): Promise<void> => {
-    await requireProject(deps.projects, principal, intParam(params, 'projectId'), access);
-  };
-
-const context = (principal: Principal, requestId: string) => ({ actor: actorOf(principal), correlationId: requestId, now: new Date() });
-
-async function settled(settle: (p: Position) => Promise<void>, position: Position | undefined): Promise<void> {
-  if (position !== undefined) await settle(position);
-}
 
 export function impulseOperations(deps: ApiDeps): Operation[] {
-  const read = projectAccess(deps, 'read');
-  const write = projectAccess(deps, 'write');
-
-  const getImpulse = async (params: Record<string, string>, impulseId: number | undefined) => {
-    const projectId = intParam(params, 'projectId');
-    const impulse = await deps.impulses.byId(projectId, await selectedImpulseId(deps, projectId, impulseId));
+  const getImpulse = async (project: ProjectDocument, impulseId: number | undefined) => {
+    const impulse = await deps.impulses.byId(project.id, await selectedImpulseId(deps.impulses, project, impulseId));
     if (!impulse && impulseId !== undefined) throw new NotFoundError(`Impulse ${impulseId} not found`, 'IMPULSE_NOT_FOUND');
     // No impulse yet is not an error: `impulse` is optional in GetImpulseResponse.
     return impulse ? { impulse: impulseView(impulse) } : {};
@@ -61,7 +45,6 @@ export function impulseOperations(deps: ApiDeps): Operation[] {
       path: '/api/:projectId/impulse/blocks',
       summary: 'The blocks an impulse of this project can be built from',
       auth: 'any',
-      authorize: read,
       async handler() {
         return impulseBlockCatalog();
       },
@@ -73,9 +56,8 @@ export function impulseOperations(deps: ApiDeps): Operation[] {
       summary: 'An impulse (the default when impulseId is not given), disabled blocks included',
       auth: 'any',
       query: ImpulseQuery,
-      authorize: read,
       // Blocks cannot be disabled yet, so this answers what getImpulse answers.
-      handler: ({ params, query }) => getImpulse(params, query.impulseId),
+      handler: ({ project, query }) => getImpulse(project, query.impulseId),
     }),
     operation({
       operationId: 'createNewEmptyImpulse',
@@ -84,15 +66,14 @@ export function impulseOperations(deps: ApiDeps): Operation[] {
       summary: 'Create an impulse without blocks',
       auth: 'any',
       body: CreateNewEmptyImpulseRequest,
-      authorize: write,
       async handler({ principal, params, body, requestId, settle }) {
         const projectId = intParam(params, 'projectId');
         const { impulseId, position } = await createEmptyImpulse(
           deps,
           { projectId, impulseType: body.type ?? 'default', maxImpulses: MAX_IMPULSES_FREE_TIER },
-          context(principal, requestId),
+          requestContext(principal, requestId),
         );
-        await settled(settle, position);
+        await settle(position);
         return { id: impulseId, redirectUrl: `${deps.settings.publicUrl}/studio/${projectId}/create-impulse/${impulseId}` };
       },
     }),
@@ -104,20 +85,19 @@ export function impulseOperations(deps: ApiDeps): Operation[] {
       auth: 'any',
       query: ImpulseQuery,
       body: UpdateImpulseRequest,
-      authorize: write,
-      async handler({ principal, params, query, body, requestId, settle }) {
+      async handler({ principal, params, project, query, body, requestId, settle }) {
         const position = await updateImpulse(
           deps.events,
           {
             projectId: intParam(params, 'projectId'),
-            impulseId: (await selectedImpulseId(deps, intParam(params, 'projectId'), query.impulseId)) ?? null,
+            impulseId: (await selectedImpulseId(deps.impulses, project, query.impulseId)) ?? null,
             ...(body.name === undefined ? {} : { name: body.name }),
             ...(body.tags === undefined ? {} : { tags: body.tags }),
             ...(body.type === undefined ? {} : { impulseType: body.type }),
           },
-          context(principal, requestId),
+          requestContext(principal, requestId),
         );
-        await settled(settle, position);
+        await settle(position);
         return {};
       },
     }),
@@ -127,9 +107,8 @@ export function impulseOperations(deps: ApiDeps): Operation[] {
       path: '/api/:projectId/impulse/get-new-block-id',
       summary: 'A block id not used in the project and never handed out before',
       auth: 'any',
-      authorize: write,
       async handler({ principal, params, requestId }) {
-        const { blockId } = await issueBlockId(deps.events, intParam(params, 'projectId'), context(principal, requestId));
+        const { blockId } = await issueBlockId(deps.events, intParam(params, 'projectId'), requestContext(principal, requestId));
         // No read model shows issued ids: nothing to wait for.
         return { blockId };
       },
@@ -141,8 +120,7 @@ export function impulseOperations(deps: ApiDeps): Operation[] {
       summary: 'An impulse (the default when impulseId is not given)',
       auth: 'any',
       query: ImpulseQuery,
-      authorize: read,
-      handler: ({ params, query }) => getImpulse(params, query.impulseId),
+      handler: ({ project, query }) => getImpulse(project, query.impulseId),
     }),
     operation({
       operationId: 'createImpulse',
@@ -152,13 +130,12 @@ export function impulseOperations(deps: ApiDeps): Operation[] {
       auth: 'any',
       query: ImpulseQuery,
       body: CreateImpulseRequest,
-      authorize: write,
-      async handler({ principal, params, query, body, requestId, settle }) {
+      async handler({ principal, params, project, query, body, requestId, settle }) {
         const { impulseId, position } = await saveImpulse(
           deps,
           {
             projectId: intParam(params, 'projectId'),
-            impulseId: (await selectedImpulseId(deps, intParam(params, 'projectId'), query.impulseId)) ?? null,
+            impulseId: (await selectedImpulseId(deps.impulses, project, query.impulseId)) ?? null,
             ...(body.name === undefined ? {} : { name: body.name }),
             ...(body.type === undefined ? {} : { impulseType: body.type }),
             blocks: {
@@ -169,9 +146,9 @@ export function impulseOperations(deps: ApiDeps): Operation[] {
             },
             maxImpulses: MAX_IMPULSES_FREE_TIER,
           },
-          context(principal, requestId),
+          requestContext(principal, requestId),
         );
-        await settled(settle, position);
+        await settle(position);
         return { id: impulseId };
       },
     }),
@@ -182,10 +159,9 @@ export function impulseOperations(deps: ApiDeps): Operation[] {
       summary: 'Delete an impulse (the default when impulseId is not given)',
       auth: 'any',
       query: ImpulseQuery,
-      authorize: write,
-      async handler({ principal, params, query, requestId, settle }) {
-        const position = await deleteImpulse(deps.events, { projectId: intParam(params, 'projectId'), impulseId: (await selectedImpulseId(deps, intParam(params, 'projectId'), query.impulseId)) ?? null }, context(principal, requestId));
-        await settled(settle, position);
+      async handler({ principal, params, project, query, requestId, settle }) {
+        const position = await deleteImpulse(deps.events, { projectId: intParam(params, 'projectId'), impulseId: (await selectedImpulseId(deps.impulses, project, query.impulseId)) ?? null }, requestContext(principal, requestId));
+        await settle(position);
         return {};
       },
     }),
@@ -195,7 +171,6 @@ export function impulseOperations(deps: ApiDeps): Operation[] {
       path: '/api/:projectId/impulses',
       summary: "The project's impulses",
       auth: 'any',
-      authorize: read,
       async handler({ params }) {
         const impulses = await deps.impulses.forProject(intParam(params, 'projectId'));
         return { impulses: impulses.map(impulseView), maxImpulseCount: MAX_IMPULSES_FREE_TIER };

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { senderOf, supportRequestEmail } from '../../commands/users/accountMail';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../domain/shared/errors';
 import type { ApiDeps } from '../apiDeps';
-import { actorOf } from '../auth/principal';
+import { requestContext } from '../auth/principal';
 import { intParam, operation, type Operation } from '../http/operation';
 
 /** The body of an enterprise upgrade or trial extension request (same type in the SDK). */
@@ -42,7 +42,7 @@ export function organizationOperations(deps: ApiDeps): Operation[] {
             Timeline: body.timeline,
             Objective: body.objective,
           }),
-          { actor: actorOf(principal), correlationId: requestId, now: new Date() },
+          requestContext(principal, requestId),
         );
         await settle(position);
         return {};

@@ -9,7 +9,7 @@ import { UnauthorizedError } from '../../domain/shared/errors';
 import type { ApiKeyDocument } from '../../projections/apiKeys/apiKeyDocument';
 import type { HmacKeyEntry } from '../../projections/projects/projectDocument';
 import type { ApiDeps } from '../apiDeps';
-import { actorOf, requireProject, type Principal } from '../auth/principal';
+import { type Principal, requestContext } from '../auth/principal';
 import { intParam, operation, type Operation } from '../http/operation';
 
 const AddProjectApiKeyRequest = z
@@ -32,7 +32,6 @@ const truncated = (value: string): string => `${value.slice(0, 10)}...`;
 const userIdOf = (p: Principal): number | null => (p.kind === 'user' ? p.user.id : null);
 
 export function projectKeyOperations(deps: ApiDeps): Operation[] {
-  const ctx = (principal: Principal, requestId: string) => ({ actor: actorOf(principal), correlationId: requestId, now: new Date() });
 
   async function createdBy(userIds: (number | null)[]): Promise<Map<number, Record<string, unknown>>> {
     const ids = [...new Set(userIds.filter((id): id is number => id !== null))];
@@ -58,8 +57,7 @@ export function projectKeyOperations(deps: ApiDeps): Operation[] {
       path: '/api/:projectId/apikeys',
       summary: "The project's API keys (shown truncated, except the development key to a JWT user)",
       auth: 'any',
-      async handler({ principal, params }) {
-        const project = await requireProject(deps.projects, principal, intParam(params, 'projectId'), 'read');
+      async handler({ principal, params, project }) {
         const keys = await deps.apiKeys.forProject(project.id);
         const users = await createdBy(keys.map((k) => k.createdByUserId));
         const showDevelopmentKey = isJwtUser(principal);
@@ -85,7 +83,6 @@ export function projectKeyOperations(deps: ApiDeps): Operation[] {
       summary: 'Add an API key (generated, or chosen: ei_ prefix, 32 characters or more), with a role and an optional time to live',
       auth: 'any',
       body: AddProjectApiKeyRequest,
-      authorize: async (principal, params) => void (await requireProject(deps.projects, principal, intParam(params, 'projectId'), 'write')),
       async handler({ principal, params, body, requestId, settle }) {
         const projectId = intParam(params, 'projectId');
         const result = await addApiKey(
@@ -99,9 +96,9 @@ export function projectKeyOperations(deps: ApiDeps): Operation[] {
             ...(body.apiKey === undefined ? {} : { apiKey: body.apiKey }),
             ...(body.ttl === undefined ? {} : { ttlSeconds: body.ttl }),
           },
-          ctx(principal, requestId),
+          requestContext(principal, requestId),
         );
-        if (result.position !== undefined) await settle(result.position);
+        await settle(result.position);
         return { id: result.apiKeyId, apiKey: result.apiKey };
       },
     }),
@@ -112,15 +109,14 @@ export function projectKeyOperations(deps: ApiDeps): Operation[] {
       summary: 'Add an API key that can only send data to the ingestion API',
       auth: 'any',
       body: z.object({ name: z.string().min(1).max(KEY_NAME_MAX) }).strict(),
-      authorize: async (principal, params) => void (await requireProject(deps.projects, principal, intParam(params, 'projectId'), 'write')),
       async handler({ principal, params, body, requestId, settle }) {
         const result = await addApiKey(
           deps,
           intParam(params, 'projectId'),
           { name: body.name, role: 'ingestiononly', isDevelopmentKey: false, createdByUserId: userIdOf(principal) },
-          ctx(principal, requestId),
+          requestContext(principal, requestId),
         );
-        if (result.position !== undefined) await settle(result.position);
+        await settle(result.position);
         return { id: result.apiKeyId, apiKey: result.apiKey };
       },
     }),
@@ -130,10 +126,9 @@ export function projectKeyOperations(deps: ApiDeps): Operation[] {
       path: '/api/:projectId/apikeys/:apiKeyId',
       summary: 'Revoke an API key: it is refused at once, on the management and ingestion APIs',
       auth: 'any',
-      async handler({ principal, params, requestId, settle }) {
-        const project = await requireProject(deps.projects, principal, intParam(params, 'projectId'), 'write');
-        const position = await revokeApiKey(deps, project.id, intParam(params, 'apiKeyId'), ctx(principal, requestId));
-        if (position !== undefined) await settle(position);
+      async handler({ principal, params, requestId, settle, project }) {
+        const position = await revokeApiKey(deps, project.id, intParam(params, 'apiKeyId'), requestContext(principal, requestId));
+        await settle(position);
         return {};
       },
     }),
@@ -143,8 +138,7 @@ export function projectKeyOperations(deps: ApiDeps): Operation[] {
       path: '/api/:projectId/devkeys/hmac',
       summary: "The project's development HMAC key (JWT only; API keys get none)",
       auth: 'any',
-      async handler({ principal, params }) {
-        const project = await requireProject(deps.projects, principal, intParam(params, 'projectId'), 'read');
+      async handler({ principal, params, project }) {
         return { hmacKey: isJwtUser(principal) ? (project.developmentHmacKey ?? undefined) : undefined };
       },
     }),
@@ -154,8 +148,7 @@ export function projectKeyOperations(deps: ApiDeps): Operation[] {
       path: '/api/:projectId/hmackeys',
       summary: "The project's live HMAC keys (values in full for a JWT user, else truncated)",
       auth: 'any',
-      async handler({ principal, params }) {
-        const project = await requireProject(deps.projects, principal, intParam(params, 'projectId'), 'read');
+      async handler({ principal, params, project }) {
         const keys = Object.values(project.hmacKeys ?? {})
           .filter((k: HmacKeyEntry) => !k.revoked)
           .sort((a, b) => a.id - b.id);
@@ -179,15 +172,14 @@ export function projectKeyOperations(deps: ApiDeps): Operation[] {
       summary: 'Add an HMAC key that signed device data may be verified with',
       auth: 'any',
       body: AddHmacKeyRequest,
-      authorize: async (principal, params) => void (await requireProject(deps.projects, principal, intParam(params, 'projectId'), 'write')),
       async handler({ principal, params, body, requestId, settle }) {
         const result = await addHmacKey(
           deps,
           intParam(params, 'projectId'),
           { name: body.name, hmacKey: body.hmacKey, isDevelopmentKey: body.isDevelopmentKey, createdByUserId: userIdOf(principal) },
-          ctx(principal, requestId),
+          requestContext(principal, requestId),
         );
-        if (result.position !== undefined) await settle(result.position);
+        await settle(result.position);
         return { id: result.hmacKeyId };
       },
     }),
@@ -197,10 +189,9 @@ export function projectKeyOperations(deps: ApiDeps): Operation[] {
       path: '/api/:projectId/hmackeys/:hmacId',
       summary: 'Revoke an HMAC key: data signed with it no longer verifies',
       auth: 'any',
-      async handler({ principal, params, requestId, settle }) {
-        const project = await requireProject(deps.projects, principal, intParam(params, 'projectId'), 'write');
-        const position = await revokeHmacKey(deps, project.id, intParam(params, 'hmacId'), ctx(principal, requestId));
-        if (position !== undefined) await settle(position);
+      async handler({ principal, params, requestId, settle, project }) {
+        const position = await revokeHmacKey(deps, project.id, intParam(params, 'hmacId'), requestContext(principal, requestId));
+        await settle(position);
         return {};
       },
     }),

@@ -5,7 +5,7 @@ import { ForbiddenError, NotFoundError, ValidationError } from '../../domain/sha
 import { PROJECT_NAME_MAX } from '../../domain/project/projectDecider';
 import type { ProjectSettingsChange } from '../../domain/project/projectSettings';
 import type { ApiDeps } from '../apiDeps';
-import { actorOf, requireProject, type Principal } from '../auth/principal';
+import { type Principal, requestContext } from '../auth/principal';
 import { isStaff } from '../auth/staff';
 import { selectedImpulseId } from './selectedImpulse';
 import { PERFORMANCE_FIELDS, TargetConstraintsSchema, UpdateProjectRequest, UpdateProjectTagsRequest, type UpdateProjectBody } from './projectSettingsSchemas';
@@ -42,9 +42,6 @@ function settingsChange(body: UpdateProjectBody, principal: Principal, deps: Api
 }
 
 export function projectOperations(deps: ApiDeps): Operation[] {
-  const ctx = (principal: Principal, requestId: string) => ({ actor: actorOf(principal), correlationId: requestId, now: new Date() });
-  const writable = async (principal: Principal, params: Record<string, string>) =>
-    void (await requireProject(deps.projects, principal, intParam(params, 'projectId'), 'write'));
   return [
     operation({
       operationId: 'createProject',
@@ -58,7 +55,7 @@ export function projectOperations(deps: ApiDeps): Operation[] {
         const { projectId, apiKey, position } = await createProject(
           deps,
           { name: body.projectName, ownerUserId: principal.user.id, isPublic: body.projectVisibility === 'public' },
-          { actor: actorOf(principal), correlationId: requestId, now: new Date() },
+          requestContext(principal, requestId),
         );
         await settle(position);
         // OAuth callers never get a key back, and a caller may ask for none.
@@ -87,13 +84,12 @@ export function projectOperations(deps: ApiDeps): Operation[] {
       summary: 'Project information',
       auth: 'any',
       query: z.object({ impulseId: queryInteger.optional(), truncateLabels: queryBoolean.optional() }),
-      async handler({ principal, params, query }) {
-        const project = await requireProject(deps.projects, principal, intParam(params, 'projectId'), 'read');
+      async handler({ principal, params, query, project }) {
         const users = await usersOfProjects(deps, [project]);
         if (query.impulseId !== undefined && !(await deps.impulses.byId(project.id, query.impulseId))) {
           throw new NotFoundError(`Impulse ${query.impulseId} not found in project ${project.id}`, 'IMPULSE_NOT_FOUND');
         }
-        const chosen = await selectedImpulseId(deps, project.id, undefined);
+        const chosen = await selectedImpulseId(deps.impulses, project, undefined);
         const status = await deps.impulses.statusOf(project.id, query.impulseId ?? chosen);
         const defaultImpulseId = chosen ?? status.defaultImpulseId;
         return projectInfoView(project, users, {
@@ -113,8 +109,7 @@ export function projectOperations(deps: ApiDeps): Operation[] {
       path: '/api/:projectId/devkeys',
       summary: "The project's development API and HMAC keys (JWT only; API keys get neither)",
       auth: 'any',
-      async handler({ principal, params }) {
-        const project = await requireProject(deps.projects, principal, intParam(params, 'projectId'), 'read');
+      async handler({ principal, params, project }) {
         if (!(principal.kind === 'user' && principal.via === 'jwt')) return { apiKey: undefined, hmacKey: undefined };
         return { apiKey: project.developmentApiKey ?? undefined, hmacKey: project.developmentHmacKey ?? undefined };
       },
@@ -126,15 +121,14 @@ export function projectOperations(deps: ApiDeps): Operation[] {
       summary: "Change the project's settings; only the fields given change",
       auth: 'any',
       body: UpdateProjectRequest,
-      authorize: writable,
       async handler({ principal, params, body, requestId, settle }) {
         const change = settingsChange(body, principal, deps);
         if (change.defaultImpulseId !== undefined && change.defaultImpulseId !== null) {
           const impulse = await deps.impulses.byId(intParam(params, 'projectId'), change.defaultImpulseId);
           if (!impulse) throw new ValidationError(`"defaultImpulseId": impulse ${change.defaultImpulseId} does not exist in this project`);
         }
-        const position = await updateProject(deps, intParam(params, 'projectId'), change, ctx(principal, requestId));
-        if (position !== undefined) await settle(position);
+        const position = await updateProject(deps, intParam(params, 'projectId'), change, requestContext(principal, requestId));
+        await settle(position);
         return {};
       },
     }),
@@ -145,10 +139,9 @@ export function projectOperations(deps: ApiDeps): Operation[] {
       summary: "Replace the project's tags",
       auth: 'any',
       body: UpdateProjectTagsRequest,
-      authorize: writable,
       async handler({ principal, params, body, requestId, settle }) {
-        const position = await updateProject(deps, intParam(params, 'projectId'), { tags: body.tags }, ctx(principal, requestId));
-        if (position !== undefined) await settle(position);
+        const position = await updateProject(deps, intParam(params, 'projectId'), { tags: body.tags }, requestContext(principal, requestId));
+        await settle(position);
         return {};
       },
     }),
@@ -158,8 +151,7 @@ export function projectOperations(deps: ApiDeps): Operation[] {
       path: '/api/:projectId/target-constraints',
       summary: "The project's target devices and application budgets",
       auth: 'any',
-      async handler({ principal, params }) {
-        const project = await requireProject(deps.projects, principal, intParam(params, 'projectId'), 'read');
+      async handler({ principal, params, project }) {
         return { targetConstraints: project.settings?.targetConstraints ?? { targetDevices: [], applicationBudgets: [] } };
       },
     }),
@@ -170,10 +162,9 @@ export function projectOperations(deps: ApiDeps): Operation[] {
       summary: "Set the project's target devices and application budgets",
       auth: 'any',
       body: TargetConstraintsSchema,
-      authorize: writable,
       async handler({ principal, params, body, requestId, settle }) {
-        const position = await updateProject(deps, intParam(params, 'projectId'), { targetConstraints: body }, ctx(principal, requestId));
-        if (position !== undefined) await settle(position);
+        const position = await updateProject(deps, intParam(params, 'projectId'), { targetConstraints: body }, requestContext(principal, requestId));
+        await settle(position);
         return {};
       },
     }),
@@ -183,11 +174,10 @@ export function projectOperations(deps: ApiDeps): Operation[] {
       path: '/api/:projectId',
       summary: 'Delete the project (its owner only): it is gone at once, its data is removed for good at the scheduled full deletion',
       auth: 'any',
-      async handler({ principal, params, requestId, settle }) {
-        const project = await requireProject(deps.projects, principal, intParam(params, 'projectId'), 'write');
+      async handler({ principal, params, requestId, settle, project }) {
         if (!(principal.kind === 'user' && principal.user.id === project.ownerUserId)) throw new ForbiddenError('Only the owner of a project can delete it');
-        const position = await deleteProject(deps, project.id, deps.settings.projectDeletionDelayMs, ctx(principal, requestId));
-        if (position !== undefined) await settle(position);
+        const position = await deleteProject(deps, project.id, deps.settings.projectDeletionDelayMs, requestContext(principal, requestId));
+        await settle(position);
         return {};
       },
     }),

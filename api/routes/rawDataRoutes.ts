@@ -5,7 +5,7 @@ import type { SampleDocument } from '../../projections/samples/sampleDocument';
 import type { SampleFilters } from '../../projections/samples/sampleQueries';
 import type { Position } from '../../stores/eventstore/eventStore';
 import type { ApiDeps } from '../apiDeps';
-import { actorOf, requireProject } from '../auth/principal';
+import { actorOf, requestContext } from '../auth/principal';
 import { intParam, operation, queryBoolean, queryInteger, type Operation } from '../http/operation';
 import { readSampleValues } from './sampleValues';
 
@@ -114,13 +114,13 @@ export function sampleView(s: SampleDocument, options: { excludeSensors?: boolea
 }
 
 export function rawDataOperations(deps: ApiDeps): Operation[] {
-  const deleteAll = async (projectId: number, category: SampleFilters['category'], actor: string, requestId: string, settle: (p: Position) => Promise<void>) => {
+  const deleteAll = async (projectId: number, category: SampleFilters['category'], actor: string, requestId: string, settle: (p: Position | undefined) => Promise<void>) => {
     let last: Position | undefined;
     for (const sample of await deps.samples.ids(projectId, category)) {
       const position = await deleteSample(deps, sample.id, { actor, correlationId: requestId, now: new Date() });
       if (position !== undefined) last = position;
     }
-    if (last !== undefined) await settle(last);
+    await settle(last);
   };
 
   return [
@@ -131,8 +131,7 @@ export function rawDataOperations(deps: ApiDeps): Operation[] {
       summary: "A project's samples, newest first, with the listing filters",
       auth: 'any',
       query: ListQuery,
-      async handler({ principal, params, query }) {
-        const project = await requireProject(deps.projects, principal, intParam(params, 'projectId'), 'read');
+      async handler({ principal, params, query, project }) {
         const filters = filtersOf(query);
         const limit = Math.min(query.limit ?? 20, 1000);
         const [samples, totalCount] = await Promise.all([
@@ -149,8 +148,7 @@ export function rawDataOperations(deps: ApiDeps): Operation[] {
       summary: 'How many samples match the listing filters',
       auth: 'any',
       query: CountQuery,
-      async handler({ principal, params, query }) {
-        const project = await requireProject(deps.projects, principal, intParam(params, 'projectId'), 'read');
+      async handler({ principal, params, query, project }) {
         return { count: await deps.samples.count(project.id, filtersOf(query)) };
       },
     }),
@@ -160,8 +158,7 @@ export function rawDataOperations(deps: ApiDeps): Operation[] {
       path: '/api/:projectId/raw-data/delete-all',
       summary: "Delete every sample of the project's data sets",
       auth: 'any',
-      async handler({ principal, params, requestId, settle }) {
-        const project = await requireProject(deps.projects, principal, intParam(params, 'projectId'), 'write');
+      async handler({ principal, params, requestId, settle, project }) {
         await deleteAll(project.id, 'all', actorOf(principal), requestId, settle);
         return {};
       },
@@ -172,8 +169,7 @@ export function rawDataOperations(deps: ApiDeps): Operation[] {
       path: '/api/:projectId/raw-data/delete-all/:category',
       summary: 'Delete every sample of one category',
       auth: 'any',
-      async handler({ principal, params, requestId, settle }) {
-        const project = await requireProject(deps.projects, principal, intParam(params, 'projectId'), 'write');
+      async handler({ principal, params, requestId, settle, project }) {
         const category = Category.exclude(['all']).safeParse(params.category);
         if (!category.success) throw new ValidationError(`Invalid category "${params.category}": training, testing, validation or post-processing`);
         await deleteAll(project.id, category.data, actorOf(principal), requestId, settle);
@@ -193,8 +189,7 @@ export function rawDataOperations(deps: ApiDeps): Operation[] {
         proposedActionsJobId: queryInteger.optional(),
         truncateStructuredLabels: queryBoolean.optional(),
       }),
-      async handler({ principal, params, query }) {
-        const project = await requireProject(deps.projects, principal, intParam(params, 'projectId'), 'read');
+      async handler({ principal, params, query, project }) {
         const sample = await deps.samples.byId(project.id, intParam(params, 'sampleId'));
         if (!sample) throw new NotFoundError(`Sample ${params.sampleId} not found in project ${project.id}`, 'SAMPLE_NOT_FOUND');
         const values = await readSampleValues(deps.blobs, deps.decodeValues, sample, query.limitPayloadValues);
@@ -219,12 +214,11 @@ export function rawDataOperations(deps: ApiDeps): Operation[] {
       path: '/api/:projectId/raw-data/:sampleId',
       summary: 'Delete a sample',
       auth: 'any',
-      async handler({ principal, params, requestId, settle }) {
-        const project = await requireProject(deps.projects, principal, intParam(params, 'projectId'), 'write');
+      async handler({ principal, params, requestId, settle, project }) {
         const sample = await deps.samples.byId(project.id, intParam(params, 'sampleId'));
         if (!sample) throw new NotFoundError(`Sample ${params.sampleId} not found in project ${project.id}`, 'SAMPLE_NOT_FOUND');
-        const position = await deleteSample(deps, sample.id, { actor: actorOf(principal), correlationId: requestId, now: new Date() });
-        if (position !== undefined) await settle(position);
+        const position = await deleteSample(deps, sample.id, requestContext(principal, requestId));
+        await settle(position);
         return {};
       },
     }),

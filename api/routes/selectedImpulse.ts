@@ -1,4 +1,5 @@
-import type { ApiDeps } from '../apiDeps';
+import type { ImpulseQueries } from '../../projections/impulses/impulseQueries';
+import type { ProjectDocument } from '../../projections/projects/projectDocument';
 
 /**
  * The impulse an operation means: the one asked for, else the project's chosen default
@@ -6,9 +7,9 @@ import type { ApiDeps } from '../apiDeps';
  * queries and commands read as their own default (the lowest live id). Project information and
  * the impulse operations answer for the same impulse.
  */
-export async function selectedImpulseId(deps: Pick<ApiDeps, 'projects' | 'impulses'>, projectId: number, requested: number | undefined): Promise<number | undefined> {
+export async function selectedImpulseId(impulses: ImpulseQueries, project: ProjectDocument, requested: number | undefined): Promise<number | undefined> {
   if (requested !== undefined) return requested;
-  const chosen = (await deps.projects.byId(projectId))?.settings?.defaultImpulseId;
+  const chosen = project.settings?.defaultImpulseId;
   if (chosen === undefined || chosen === null) return undefined;
-  return (await deps.impulses.byId(projectId, chosen)) ? chosen : undefined;
+  return (await impulses.byId(project.id, chosen)) ? chosen : undefined;
 }

@@ -13,7 +13,7 @@ import type { UserDocument } from '../../projections/users/userDocument';
 import { BlobNotFoundError } from '../../stores/blobstore/blobStore';
 import type { ApiDeps } from '../apiDeps';
 import { photoUrl } from '../views/userView';
-import { actorOf } from '../auth/principal';
+import { requestContext } from '../auth/principal';
 import { authorizeSelfOrStaff, signedInUser, targetUser } from '../auth/userTarget';
 import { operation, requireFile, type MultipartOptions, type Operation, type OperationRequest } from '../http/operation';
 
@@ -47,7 +47,7 @@ export function inspectPhoto(bytes: Buffer): { format: PhotoFormat; width: numbe
  */
 export function userPhotoOperations(deps: ApiDeps): Operation[] {
   type Request = OperationRequest<unknown, unknown, 'jwt'>;
-  const ctxOf = (request: Request): CommandContext => ({ actor: actorOf(request.principal), correlationId: request.requestId, now: new Date() });
+  const ctxOf = (request: Request): CommandContext => requestContext(request.principal, request.requestId);
 
   /** Deletes a photo's blob unless a user still has it; called after the change is in the read model. */
   const release = async (sha256: string): Promise<void> => {

@@ -330,7 +330,11 @@ describe('multipart operations', () => {
           },
         }),
       ],
-      { auth: {} as AuthDeps, settle: async () => {} },
+      {
+        auth: {} as AuthDeps,
+        settle: async () => {},
+        projectAccess: () => Promise.reject(new Error('no project route here')),
+      },
     );
     const app = new Koa();
     app.use(jsonEnvelope());
