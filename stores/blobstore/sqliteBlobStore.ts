@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { readFile, rm } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import Database from 'better-sqlite3';
+import { TurnBatcher } from '../turnBatcher';
 import { chunksOf } from './fileBlobStore';
 import { BlobNotFoundError, BlobTooLargeError, type BlobInfo, type BlobSource, type BlobStore } from './blobStore';
 
@@ -14,8 +15,6 @@ const SHA256 = /^[0-9a-f]{64}$/;
 interface QueuedPut {
   sha256: string;
   bytes: Uint8Array;
-  resolve: () => void;
-  reject: (error: unknown) => void;
 }
 
 export class SqliteBlobStore implements BlobStore {
@@ -28,7 +27,8 @@ export class SqliteBlobStore implements BlobStore {
   private readonly fromQuarantine;
   private readonly inQuarantine;
   private readonly purgeQuarantined;
-  private queued: QueuedPut[] = [];
+  /** The puts made in one turn share one transaction; a failure fails them all, storing none. */
+  private readonly puts: TurnBatcher<QueuedPut, undefined>;
   private closed = false;
 
   private constructor(private readonly db: Database.Database) {
@@ -51,6 +51,10 @@ export class SqliteBlobStore implements BlobStore {
     this.remove = db.prepare<[string]>('DELETE FROM blobs WHERE sha256 = ?');
     this.insertAll = db.transaction((puts: readonly QueuedPut[]) => {
       for (const put of puts) this.insert.run(put.sha256, put.bytes.byteLength, put.bytes);
+    });
+    this.puts = new TurnBatcher((batch) => {
+      this.insertAll.immediate(batch);
+      return batch.map(() => undefined);
     });
   }
 
@@ -91,24 +95,7 @@ export class SqliteBlobStore implements BlobStore {
 
   private commit(sha256: string, bytes: Uint8Array): Promise<void> {
     if (this.closed) return Promise.reject(new Error('The blob store is closed'));
-    return new Promise((resolve, reject) => {
-      this.queued.push({ sha256, bytes, resolve, reject });
-      if (this.queued.length === 1) setImmediate(() => this.commitQueued());
-    });
-  }
-
-  /** One transaction for every put queued in this turn; a failure fails them all, storing none. */
-  private commitQueued(): void {
-    const batch = this.queued;
-    this.queued = [];
-    if (batch.length === 0) return;
-    try {
-      this.insertAll.immediate(batch);
-    } catch (error) {
-      for (const put of batch) put.reject(error);
-      return;
-    }
-    for (const put of batch) put.resolve();
+    return this.puts.submit({ sha256, bytes });
   }
 
   /** Whether this store holds the blob (a synchronous index lookup). */
@@ -135,7 +122,7 @@ export class SqliteBlobStore implements BlobStore {
   async quarantine(sha256: string): Promise<boolean> {
     if (!SHA256.test(sha256)) return false;
     // Puts still queued land first, so none of them comes back after the move.
-    this.commitQueued();
+    this.puts.flush();
     return this.toQuarantine.immediate(sha256) > 0 || this.inQuarantine.get(sha256) !== undefined;
   }
 
@@ -151,7 +138,7 @@ export class SqliteBlobStore implements BlobStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.commitQueued();
+    this.puts.flush();
     this.db.close();
   }
 }

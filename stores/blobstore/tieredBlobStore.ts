@@ -2,7 +2,7 @@
 // a WAL sync, and large ones as files, moved into place without a copy. Every read and delete
 // looks at both, so where a blob lives is the store's business alone.
 import type { Readable } from 'node:stream';
-import { BlobNotFoundError, type BlobInfo, type BlobSource, type BlobStore } from './blobStore';
+import { type BlobInfo, type BlobSource, type BlobStore } from './blobStore';
 import type { FileBlobStore } from './fileBlobStore';
 import type { SqliteBlobStore } from './sqliteBlobStore';
 
@@ -30,11 +30,7 @@ export class TieredBlobStore implements BlobStore {
   }
 
   async open(sha256: string): Promise<Readable> {
-    if (this.small.has(sha256)) return this.small.open(sha256);
-    return this.large.open(sha256).catch((error: unknown) => {
-      if (error instanceof BlobNotFoundError) throw new BlobNotFoundError(sha256);
-      throw error;
-    });
+    return this.small.has(sha256) ? this.small.open(sha256) : this.large.open(sha256);
   }
 
   async stat(sha256: string): Promise<BlobInfo | undefined> {

@@ -18,6 +18,7 @@ import {
   type StoredEvent,
   type Subscription,
 } from './eventStore';
+import { TurnBatcher } from '../turnBatcher';
 
 /** An event id is already stored, and this append is not a retry of the batch that stored it. */
 export class DuplicateEventIdError extends Error {
@@ -45,8 +46,6 @@ interface QueuedAppend {
   streamId: string;
   events: readonly NewEvent[];
   expected: ExpectedRevision;
-  resolve: (result: AppendResult) => void;
-  reject: (error: unknown) => void;
 }
 
 type StoredRef = Pick<EventRow, 'position' | 'stream_id' | 'revision' | 'event_id'>;
@@ -84,7 +83,7 @@ export class SqliteEventStore implements EventStore {
   private readonly insert;
   private readonly appendTx;
   private readonly batchTx;
-  private queued: QueuedAppend[] = [];
+  private readonly appends: TurnBatcher<QueuedAppend, AppendResult>;
 
   private constructor(private readonly db: Database.Database) {
     // Every INTEGER comes back as a bigint, so positions past 2^53 stay exact.
@@ -116,6 +115,7 @@ export class SqliteEventStore implements EventStore {
         this.appendInTransaction(streamId, events, expected),
     );
     this.batchTx = db.transaction((batch: readonly QueuedAppend[]) => batch.map((append) => this.appendOne(append)));
+    this.appends = new TurnBatcher((batch) => this.commitAppends(batch));
   }
 
   /** Opens (creating when needed) the store in `file`; `:memory:` gives a private in-memory store. */
@@ -145,37 +145,21 @@ export class SqliteEventStore implements EventStore {
   async appendToStream(streamId: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     if (events.length === 0) throw new Error(`Stream ${streamId}: an append needs at least one event`);
     if (this.closed) throw new Error('The event store is closed');
-    return new Promise((resolve, reject) => {
-      this.queued.push({ streamId, events, expected, resolve, reject });
-      if (this.queued.length === 1) setImmediate(() => this.commitQueued());
-    });
+    return this.appends.submit({ streamId, events, expected });
   }
 
   /**
-   * Group commit: the appends queued during one turn of the event loop share one transaction, so one
-   * WAL sync makes them all durable. Each runs in its own savepoint: a wrong expected revision fails
-   * that append alone. A failure of the commit itself fails them all, and none is stored.
+   * Group commit (TurnBatcher): the appends queued during one turn share one transaction, so one WAL
+   * sync makes them all durable. Each runs in its own savepoint: a wrong expected revision fails that
+   * append alone. A failure of the commit itself fails them all, and none is stored.
    */
-  private commitQueued(): void {
-    const batch = this.queued;
-    this.queued = [];
-    if (batch.length === 0) return;
-    let outcomes: (AppendResult | Error)[];
-    try {
-      // IMMEDIATE takes the write lock before any revision is read, so a writer in another
-      // process cannot slip in between a check and its insert. An append alone needs no
-      // savepoint: its failure rolls back the whole (its own) transaction.
-      outcomes = batch.length === 1 ? [this.appendOne(batch[0]!, true)] : this.batchTx.immediate(batch);
-    } catch (error) {
-      for (const append of batch) append.reject(error);
-      return;
-    }
+  private commitAppends(batch: readonly QueuedAppend[]): (AppendResult | Error)[] {
+    // IMMEDIATE takes the write lock before any revision is read, so a writer in another process
+    // cannot slip in between a check and its insert. An append alone needs no savepoint: its
+    // failure rolls back the whole (its own) transaction.
+    const outcomes = batch.length === 1 ? [this.appendOne(batch[0]!, true)] : this.batchTx.immediate(batch);
     if (outcomes.some((o) => !(o instanceof Error))) for (const listener of [...this.listeners]) listener();
-    batch.forEach((append, i) => {
-      const outcome = outcomes[i]!;
-      if (outcome instanceof Error) append.reject(outcome);
-      else append.resolve(outcome);
-    });
+    return outcomes;
   }
 
   /**
@@ -296,7 +280,7 @@ export class SqliteEventStore implements EventStore {
     if (this.closed) return;
     this.closed = true;
     // Appends already accepted are committed, not dropped.
-    this.commitQueued();
+    this.appends.flush();
     // Subscriptions first: they must not read from a closed connection.
     await Promise.all([...this.subscriptions].map((s) => s.close()));
     this.db.close();
