@@ -14,11 +14,11 @@ import Koa from 'koa';
 import { hashPassword, verifyPassword } from '../commands/passwords';
 import { loadUser } from '../commands/users/userCommands';
 import type { BenchResult } from './benchResult';
-import { HOST, JSON_HEADERS, add, describe, empty, expectOk, listen, measure, ms, pct, perSecond, ratio, request, spread, type Op, closeServer, startBenchService } from './benchKit';
+import { HOST, JSON_HEADERS, add, describe, empty, expectOk, listen, measure, ms, pct, perSecond, ratio, request, spread, type Op, closeServer, startBenchService, BENCH_PASSWORD, signUp } from './benchKit';
 
 /** Concurrent clients; each logs in as its own user, so no two logins race on one stream. */
 const CLIENTS = 4;
-const PASSWORD = 'correct horse battery';
+const PASSWORD = BENCH_PASSWORD;
 
 const LOGIN_ROUNDS = 8;
 /** Logins and hashes take tens of ms each: rounds long enough to hold a few dozen. */
@@ -46,18 +46,7 @@ export async function benchAccounts(): Promise<BenchResult> {
     const usernames = Array.from({ length: CLIENTS }, (_, i) => `bench${i}`);
     const userIds: number[] = [];
     for (const username of usernames) {
-      const created = expectOk(
-        await send(api, 'POST', '/v1/api-user-create', JSON_HEADERS, JSON.stringify({
-          name: `Bench ${username}`,
-          username,
-          email: `${username}@example.com`,
-          password: PASSWORD,
-          privacyPolicy: true,
-          turnstileResponse: 'test',
-        })),
-        'sign-up',
-      );
-      userIds.push(Number((JSON.parse(created) as { id: number }).id));
+      userIds.push(await signUp(agent, api, username));
     }
     const loginBodies = usernames.map((username) => JSON.stringify({ username, password: PASSWORD }));
     const loginAnswers = await Promise.all(loginBodies.map(async (body) => expectOk(await send(api, 'POST', '/v1/api-login', JSON_HEADERS, body), 'login')));

@@ -146,3 +146,27 @@ export function quantiles(values: readonly number[], ps: readonly number[]): num
   const sorted = Float64Array.from(values).sort();
   return ps.map((p) => (sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!));
 }
+
+/** The password of every user the benchmarks sign up. */
+export const BENCH_PASSWORD = 'correct horse battery';
+
+/** Signs a user up through the API; answers their id. */
+export async function signUp(agent: http.Agent, api: string, username: string): Promise<number> {
+  const body = JSON.stringify({ name: `Bench ${username}`, username, email: `${username}@example.com`, password: BENCH_PASSWORD, privacyPolicy: true, turnstileResponse: 'test' });
+  const answer = expectOk(await request(agent, new URL('/v1/api-user-create', api), 'POST', JSON_HEADERS, body), `sign-up of ${username}`);
+  return Number((JSON.parse(answer) as { id: number }).id);
+}
+
+/** A signed-up user's JWT and a new project of theirs, with its development API key. */
+export async function ownerWithProject(agent: http.Agent, api: string, username: string, projectName: string): Promise<{ token: string; projectId: number; apiKey: string }> {
+  await signUp(agent, api, username);
+  const login = expectOk(await request(agent, new URL('/v1/api-login', api), 'POST', JSON_HEADERS, JSON.stringify({ username, password: BENCH_PASSWORD })), 'login');
+  const token = String((JSON.parse(login) as { token: string }).token);
+  const created = expectOk(
+    await request(agent, new URL('/v1/api/projects/create', api), 'POST', { ...JSON_HEADERS, 'x-jwt-token': token }, JSON.stringify({ projectName })),
+    'project create',
+  );
+  const project = JSON.parse(created) as { id: number; apiKey: string };
+  if (!project.apiKey) throw new Error('project create answered no API key');
+  return { token, projectId: Number(project.id), apiKey: String(project.apiKey) };
+}

@@ -20,9 +20,8 @@ import { pipeline } from 'node:stream/promises';
 import Koa from 'koa';
 import { MAX_FILE_BYTES } from '../ingestion/receiveFile';
 import type { BenchResult } from './benchResult';
-import { HOST, JSON_HEADERS, add, describe, empty, expectOk, listen, measure, ms, perSecond, ratio, request, spread, type Op, type Reply, closeServer, startBenchService } from './benchKit';
+import { HOST, JSON_HEADERS, add, describe, empty, expectOk, listen, measure, ms, perSecond, ratio, request, spread, type Op, type Reply, closeServer, startBenchService, ownerWithProject } from './benchKit';
 
-const PASSWORD = 'correct horse battery';
 
 /** 1. Keep-alive connections, one request in flight on each. */
 const CONNECTIONS = 32;
@@ -67,22 +66,8 @@ export async function benchIngestion(): Promise<BenchResult> {
       request(agent, new URL(path, base), method, headers, body);
 
     // A user, a project, its API key and its development HMAC key.
-    expectOk(
-      await send(api, 'POST', '/v1/api-user-create', JSON_HEADERS, JSON.stringify({
-        name: 'Bench Ingestion',
-        username: 'benchingest',
-        email: 'benchingest@example.com',
-        password: PASSWORD,
-        privacyPolicy: true,
-        turnstileResponse: 'test',
-      })),
-      'sign-up',
-    );
-    const token = String((JSON.parse(expectOk(await send(api, 'POST', '/v1/api-login', JSON_HEADERS, JSON.stringify({ username: 'benchingest', password: PASSWORD })), 'login')) as { token: string }).token);
+    const { token, projectId, apiKey } = await ownerWithProject(agent, api, 'benchingest', 'Bench ingestion');
     const auth = { ...JSON_HEADERS, 'x-jwt-token': token };
-    const project = JSON.parse(expectOk(await send(api, 'POST', '/v1/api/projects/create', auth, JSON.stringify({ projectName: 'Bench ingestion' })), 'project create')) as { id: number; apiKey: string };
-    const projectId = Number(project.id);
-    const apiKey = String(project.apiKey);
     const hmacKey = String((JSON.parse(expectOk(await send(api, 'GET', `/v1/api/${projectId}/devkeys`, auth), 'devkeys')) as { hmacKey: string }).hmacKey);
 
     // The ceiling: one Koa middleware reading the whole body and answering the file name as text.

@@ -13,27 +13,8 @@
 import http from 'node:http';
 import Koa from 'koa';
 import type { BenchResult } from './benchResult';
-import {
-  HOST,
-  JSON_HEADERS,
-  add,
-  closeServer,
-  describe,
-  empty,
-  expectOk,
-  listen,
-  measure,
-  perSecond,
-  quantiles,
-  ratio,
-  request,
-  spread,
-  startBenchService,
-  type Op,
-  type Rate,
-} from './benchKit';
+import { HOST, JSON_HEADERS, add, closeServer, describe, empty, expectOk, listen, measure, perSecond, quantiles, ratio, request, spread, startBenchService, type Op, type Rate, ownerWithProject, signUp } from './benchKit';
 
-const PASSWORD = 'correct horse battery';
 /** Keep-alive connections, one request in flight on each. */
 const CONNECTIONS = 32;
 const SAMPLES = 200;
@@ -57,32 +38,14 @@ export async function benchProjectInfo(): Promise<BenchResult> {
     if (!api || !ingestion) throw new Error('the service started without its api and ingestion roles');
     const send = (base: string, method: string, path: string, headers: Record<string, string> = {}, body?: string) =>
       request(agent, new URL(path, base), method, headers, body);
-    const signUp = async (username: string) =>
-      expectOk(
-        await send(api, 'POST', '/v1/api-user-create', JSON_HEADERS, JSON.stringify({
-          name: `Bench ${username}`,
-          username,
-          email: `${username}@example.com`,
-          password: PASSWORD,
-          privacyPolicy: true,
-          turnstileResponse: 'test',
-        })),
-        `sign-up of ${username}`,
-      );
-
     // The owner, a token, a project and its API key.
-    await signUp('benchowner');
-    const token = String((JSON.parse(expectOk(await send(api, 'POST', '/v1/api-login', JSON_HEADERS, JSON.stringify({ username: 'benchowner', password: PASSWORD })), 'login')) as { token: string }).token);
+    const { token, projectId, apiKey } = await ownerWithProject(agent, api, 'benchowner', 'Bench project info');
     const auth = { ...JSON_HEADERS, 'x-jwt-token': token };
-    const project = JSON.parse(expectOk(await send(api, 'POST', '/v1/api/projects/create', auth, JSON.stringify({ projectName: 'Bench project info' })), 'project create')) as { id: number; apiKey: string };
-    const projectId = Number(project.id);
-    const apiKey = String(project.apiKey);
-    if (!apiKey) throw new Error('project create answered no API key');
 
     // Two collaborators.
     for (let i = 0; i < COLLABORATORS; i++) {
       const username = `benchcollab${i}`;
-      await signUp(username);
+      await signUp(agent, api, username);
       expectOk(await send(api, 'POST', `/v1/api/${projectId}/collaborators/add`, auth, JSON.stringify({ usernameOrEmail: username })), 'collaborator add');
     }
 
