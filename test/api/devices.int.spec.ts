@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { signedSample } from '../support/signedSample';
-import { call, describeOn, setups, signup, startTestService, type TestService } from '../support/testService';
+import { call, describeOn, setups, signup, startTestService, type TestService, loginToken } from '../support/testService';
 
 /** Required fields of the SDK's Device. */
 const REQUIRED_DEVICE_FIELDS = ['id', 'deviceId', 'created', 'lastSeen', 'name', 'deviceType', 'sensors', 'remote_mgmt_connected', 'supportsSnapshotStreaming', 'remoteMgmtMode'];
@@ -15,8 +15,7 @@ for (const setup of setups) {
     let hmacKey: string;
     let bobApiKey: string;
 
-    const login = async (username: string) =>
-      String((await call(service, 'POST', '/api-login', { body: { username, password: 'correct horse battery' } })).body.token);
+    const login = (username: string) => loginToken(service, username);
     const jwt = (token: string) => ({ 'x-jwt-token': token });
     const device = (deviceId: string) => `/api/${projectId}/device/${encodeURIComponent(deviceId)}`;
     const create = (body: Record<string, unknown>, headers: Record<string, string> = jwt(ada)) =>

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { impulsesStream } from '../../domain/impulse/impulseEvents';
-import { call, describeOn, setups, signup, startTestService, type TestService } from '../support/testService';
+import { call, describeOn, setups, signup, startTestService, type TestService, loginToken } from '../support/testService';
 
 const motion = (ids = { input: 1, dsp: 2, learn: 3 }, dspType = 'spectral-analysis') => ({
   name: 'Motion',
@@ -20,8 +20,7 @@ for (const setup of setups) {
     let readonlyKey: Record<string, string>;
     let impulseId: number;
 
-    const login = async (username: string) =>
-      ({ 'x-jwt-token': String((await call(service, 'POST', '/api-login', { body: { username, password: 'correct horse battery' } })).body.token) });
+    const login = async (username: string) => ({ 'x-jwt-token': await loginToken(service, username) });
     // What a refusal must not touch: the project's impulses stream (API key use is recorded elsewhere).
     const head = async () => (await service.stores.events.readStream(impulsesStream(projectId))).length;
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, signup, startTestService, type TestService } from '../support/testService';
+import { call, startTestService, type TestService, registerUser } from '../support/testService';
 
 interface OpenApiOperation {
   operationId: string;
@@ -29,9 +29,7 @@ describe('every operation, refused the right way', () => {
   beforeAll(async () => {
     service = await startTestService({ mongo: false });
     const register = async (username: string) => {
-      const id = Number((await call(service, 'POST', '/api-user-create', { body: signup({ username, email: `${username}@example.com` }) })).body.id);
-      const token = String((await call(service, 'POST', '/api-login', { body: { username, password: 'correct horse battery' } })).body.token);
-      return { id, token };
+      return registerUser(service, username);
     };
     // The first user is staff; the two below are ordinary users.
     await register('staffer');

@@ -2,7 +2,7 @@
 // project's admin key, a user who is not a collaborator, and this project's keys whose role does
 // not allow the operation. Each gets 403 before its body is even validated, and nothing is appended.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, signup, startTestService, type TestService } from '../support/testService';
+import { call, startTestService, type TestService, registerUser } from '../support/testService';
 
 interface Route {
   method: string;
@@ -30,13 +30,10 @@ describe('every project route, refused to those without access', () => {
 
   beforeAll(async () => {
     service = await startTestService({ mongo: false });
-    const login = async (username: string) => {
-      await call(service, 'POST', '/api-user-create', { body: signup({ username, email: `${username}@example.com` }) });
-      return String((await call(service, 'POST', '/api-login', { body: { username, password: 'correct horse battery' } })).body.token);
-    };
-    await login('staffer');
-    const ada = await login('ada');
-    strangerToken = await login('mallory');
+    // The first user is staff; the others are ordinary users.
+    await registerUser(service, 'staffer');
+    const ada = (await registerUser(service, 'ada')).token;
+    strangerToken = (await registerUser(service, 'mallory')).token;
     const created = await call(service, 'POST', '/api/projects/create', { headers: { 'x-jwt-token': ada }, body: { projectName: 'Guarded' } });
     projectId = Number(created.body.id);
     const other = await call(service, 'POST', '/api/projects/create', { headers: { 'x-jwt-token': strangerToken }, body: { projectName: 'Elsewhere' } });

@@ -2,7 +2,7 @@
 // chosen and moved development keys, HMAC keys verifying device data, settings rules, and a
 // deleted project's full deletion removing its blobs but not content other projects still hold.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { call, describeOn, setups, signup, startTestService, type TestService } from '../support/testService';
+import { call, describeOn, setups, startTestService, type TestService, registerUser } from '../support/testService';
 import { signedSample } from '../support/signedSample';
 
 for (const setup of setups) {
@@ -27,13 +27,9 @@ for (const setup of setups) {
 
     beforeAll(async () => {
       service = await startTestService({ mongo: setup.mongo });
-      const register = async (username: string) => {
-        const id = Number((await call(service, 'POST', '/api-user-create', { body: signup({ username, email: `${username}@example.com` }) })).body.id);
-        return { id, token: String((await call(service, 'POST', '/api-login', { body: { username, password: 'correct horse battery' } })).body.token) };
-      };
-      staff = (await register('staffer')).token;
-      ada = (await register('ada')).token;
-      const b = await register('bob');
+      staff = (await registerUser(service, 'staffer')).token;
+      ada = (await registerUser(service, 'ada')).token;
+      const b = await registerUser(service, 'bob');
       bob = b.token;
       bobId = b.id;
       const created = await call(service, 'POST', '/api/projects/create', { headers: jwt(ada), body: { projectName: 'Admin' } });

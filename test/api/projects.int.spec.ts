@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { call, describeOn, setups, signup, startTestService, type TestService } from '../support/testService';
+import { call, describeOn, setups, signup, startTestService, type TestService, loginToken } from '../support/testService';
 import { REQUIRED_PROJECT_FIELDS, REQUIRED_PROJECT_INFO_FIELDS } from '../support/projectFields';
 
 const emptySummary = { totalLengthMs: 0, labels: [], totalLabels: 0, dataCount: 0 };
@@ -14,8 +14,7 @@ for (const setup of setups) {
     let bobProjectId: number;
     let bobApiKey: string;
 
-    const login = async (username: string) =>
-      String((await call(service, 'POST', '/api-login', { body: { username, password: 'correct horse battery' } })).body.token);
+    const login = (username: string) => loginToken(service, username);
     const jwt = (token: string) => ({ 'x-jwt-token': token });
 
     beforeAll(async () => {

@@ -1,7 +1,7 @@
 import { EdgeImpulseApi } from 'edge-impulse-api';
 import { DataForwarder } from 'edge-impulse-linux';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { call, signup, startTestService, type TestService } from '../support/testService';
+import { startTestService, type TestService, registerUser } from '../support/testService';
 
 // The official device library sends to http://localhost:4810 when told the host is `localhost`,
 // so this service listens there.
@@ -14,8 +14,7 @@ describe('the official device tools against the ingestion API', () => {
 
   beforeAll(async () => {
     service = await startTestService({ mongo: false, env: { INGESTION_PORT: '4810' } });
-    await call(service, 'POST', '/api-user-create', { body: signup() });
-    const token = String((await call(service, 'POST', '/api-login', { body: { username: 'ada', password: 'correct horse battery' } })).body.token);
+    const { token } = await registerUser(service);
     api = new EdgeImpulseApi({ endpoint: service.apiUrl });
     await api.authenticate({ method: 'jwtToken', jwtToken: token });
     const created = await api.projects.createProject({ projectName: 'Devices' });

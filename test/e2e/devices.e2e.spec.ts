@@ -1,7 +1,7 @@
 import { EdgeImpulseApi } from 'edge-impulse-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signedSample } from '../support/signedSample';
-import { call, signup, startTestService, type TestService } from '../support/testService';
+import { startTestService, type TestService, registerUser } from '../support/testService';
 
 // The official SDK's devices namespace, unmodified, pointed at the service.
 describe('the official SDK devices namespace against the service', () => {
@@ -13,8 +13,7 @@ describe('the official SDK devices namespace against the service', () => {
 
   beforeAll(async () => {
     service = await startTestService({ mongo: false });
-    await call(service, 'POST', '/api-user-create', { body: signup() });
-    const token = String((await call(service, 'POST', '/api-login', { body: { username: 'ada', password: 'correct horse battery' } })).body.token);
+    const { token } = await registerUser(service);
     api = new EdgeImpulseApi({ endpoint: service.apiUrl });
     await api.authenticate({ method: 'jwtToken', jwtToken: token });
     const created = await api.projects.createProject({ projectName: 'Devices' });

@@ -5,7 +5,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, expect, it, describe } from 'vitest';
 import { loadConfig, startService, type RunningService } from '../../main';
 import { signedSample } from '../support/signedSample';
-import { call, signup, startTestService, type TestService } from '../support/testService';
+import { call, startTestService, type TestService, registerUser } from '../support/testService';
 
 describe('x-disallow-duplicates across two ingestion processes', () => {
   let first: TestService;
@@ -23,8 +23,7 @@ describe('x-disallow-duplicates across two ingestion processes', () => {
 
   beforeAll(async () => {
     first = await startTestService({ mongo: false });
-    await call(first, 'POST', '/api-user-create', { body: signup() });
-    token = String((await call(first, 'POST', '/api-login', { body: { username: 'ada', password: 'correct horse battery' } })).body.token);
+    token = (await registerUser(first)).token;
     const project = await call(first, 'POST', '/api/projects/create', { headers: { 'x-jwt-token': token }, body: { projectName: 'Twins' } });
     projectId = Number(project.body.id);
     apiKey = String(project.body.apiKey);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { JPEG, png } from '../support/images';
 import { avi, mp4, wav } from '../support/mediaFiles';
 import { signedSample } from '../support/signedSample';
-import { call, describeOn, setups, signup, startTestService, type TestService } from '../support/testService';
+import { call, describeOn, setups, startTestService, type TestService, registerUser } from '../support/testService';
 
 const rows = (n: number) => Array.from({ length: n }, (_, i) => [i, -i]);
 
@@ -25,8 +25,7 @@ for (const setup of setups) {
 
     beforeAll(async () => {
       service = await startTestService({ mongo: setup.mongo });
-      await call(service, 'POST', '/api-user-create', { body: signup() });
-      token = String((await call(service, 'POST', '/api-login', { body: { username: 'ada', password: 'correct horse battery' } })).body.token);
+      token = (await registerUser(service)).token;
       const project = await call(service, 'POST', '/api/projects/create', { headers: { 'x-jwt-token': token }, body: { projectName: 'Ingest' } });
       projectId = Number(project.body.id);
       apiKey = String(project.body.apiKey);

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, signup, startTestService, type TestService } from '../support/testService';
+import { call, startTestService, type TestService, registerUser } from '../support/testService';
 import { signedSample } from '../support/signedSample';
 
 /** Generated bodies through the HTTP endpoints: never a 500, never a crash, never a stored sample. */
@@ -11,8 +11,7 @@ describe('the ingestion API under generated input', () => {
 
   beforeAll(async () => {
     service = await startTestService({ mongo: false });
-    await call(service, 'POST', '/api-user-create', { body: signup() });
-    const token = String((await call(service, 'POST', '/api-login', { body: { username: 'ada', password: 'correct horse battery' } })).body.token);
+    const { token } = await registerUser(service);
     const project = await call(service, 'POST', '/api/projects/create', { headers: { 'x-jwt-token': token }, body: { projectName: 'Fuzz' } });
     apiKey = String(project.body.apiKey);
     hmacKey = String((await call(service, 'GET', `/api/${String(project.body.id)}/devkeys`, { headers: { 'x-jwt-token': token } })).body.hmacKey);

@@ -84,6 +84,20 @@ export async function call(
   return { status: response.status, body, headers: response.headers };
 }
 
+/** A JWT for a user signed up with the test password. */
+export async function loginToken(service: { apiUrl: string }, username: string): Promise<string> {
+  const res = await call(service, 'POST', '/api-login', { body: { username, password: 'correct horse battery' } });
+  if (res.status !== 200) throw new Error(`login of ${username} answered ${res.status}: ${JSON.stringify(res.body)}`);
+  return String(res.body.token);
+}
+
+/** Signs a user up (e-mail `<username>@example.com`, the test password) and logs them in. */
+export async function registerUser(service: { apiUrl: string }, username = 'ada', overrides: Record<string, unknown> = {}): Promise<{ id: number; token: string }> {
+  const res = await call(service, 'POST', '/api-user-create', { body: signup({ username, email: `${username}@example.com`, ...overrides }) });
+  if (res.status !== 200) throw new Error(`sign-up of ${username} answered ${res.status}: ${JSON.stringify(res.body)}`);
+  return { id: Number(res.body.id), token: await loginToken(service, username) };
+}
+
 export const signup = (overrides: Record<string, unknown> = {}) => ({
   name: 'Ada Lovelace',
   username: 'ada',
