@@ -15,6 +15,7 @@ import { createApiApp } from './api/apiApp';
 import type { ApiDeps } from './api/apiDeps';
 import { IdentityProviderConfig, loadIdentityProviders } from './api/auth/identityProviders';
 import { LoginThrottle } from './api/auth/loginThrottle';
+import { ResetRequestThrottle } from './api/auth/resetRequestThrottle';
 import { describeIssues } from './api/http/operation';
 import { z } from 'zod';
 import { TokenService } from './api/auth/tokens';
@@ -388,6 +389,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
         samples: new SampleQueries(stores.readStore),
         tokens: new TokenService(await jwtSecret(config)),
         throttle: new LoginThrottle(),
+        resetRequests: new ResetRequestThrottle(),
         apiKeyUsage,
         decodeValues: (bytes, contentType, max) => sampleParser().values(bytes, contentType, max),
         sendEmail: (email, ctx) => queueEmail({ events: stores.events, ids }, { ...email, projectId: null, from: config.mailFrom }, ctx),
