@@ -9,9 +9,8 @@ import { registerUser, type RegisterUserInput } from '../../commands/users/regis
 import { RESET_CODE_LIFETIME_MS, hashCode, newCode } from '../../commands/users/secrets';
 import { loadUser, runUserCommand } from '../../commands/users/userCommands';
 import { ForbiddenError, ValidationError } from '../../domain/shared/errors';
-import type { UserDocument } from '../../projections/users/userDocument';
 import type { ApiDeps } from '../apiDeps';
-import { clientAddress } from '../auth/clientAddress';
+import { accountKey, clientAddress } from '../auth/throttleKeys';
 import { refusedWithRetryAfter } from '../auth/throttleAnswers';
 import { operation, type Operation } from '../http/operation';
 
@@ -69,12 +68,6 @@ export const registrationInput = (b: {
 
 export const SIGNUP_CLOSED = 'Creating users through the API is no longer publicly available; the web sign-up page is used instead';
 const INVALID_RESET = 'Invalid or expired password reset code';
-
-/**
- * What the throttles count a name under: the account it resolves to, so that its username and its
- * e-mail in any case share one count; a name that resolves to no one counts on its own, lowercased.
- */
-export const accountKey = (user: UserDocument | null, typed: string): string => (user ? `user:${user.id}` : `name:${typed.trim().toLowerCase()}`);
 
 /** Login, sign-up and password reset: the unauthenticated account operations. */
 export function accountOperations(deps: ApiDeps): Operation[] {

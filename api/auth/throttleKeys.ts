@@ -1,4 +1,11 @@
 import { isIPv6 } from 'node:net';
+import type { UserDocument } from '../../projections/users/userDocument';
+
+/**
+ * What the throttles count a name under: the account it resolves to, so that its username and its
+ * e-mail in any case share one count; a name that resolves to no one counts on its own, lowercased.
+ */
+export const accountKey = (user: UserDocument | null, typed: string): string => (user ? `user:${user.id}` : `name:${typed.trim().toLowerCase()}`);
 
 /**
  * The address a throttle counts a client under, from Koa's `ctx.ip`. The API app runs with
