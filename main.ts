@@ -92,6 +92,8 @@ export interface Config {
   identityProviders: IdentityProviderConfig[];
   /** How long a deleted project's data is kept before its full deletion. */
   projectDeletionDelayMs: number;
+  /** Reverse proxies in front of the management API whose `X-Forwarded-For` entries are believed (0: none). */
+  trustedProxyHops: number;
 }
 
 export class ConfigError extends Error {
@@ -159,6 +161,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const deletionDelay = text('PROJECT_DELETION_DELAY_HOURS') ?? '168';
   if (!/^\d+(\.\d+)?$/.test(deletionDelay)) throw new ConfigError('PROJECT_DELETION_DELAY_HOURS', `must be a number of hours, got "${deletionDelay}"`);
 
+  const hops = text('TRUSTED_PROXY_HOPS') ?? '0';
+  if (!/^\d$/.test(hops)) throw new ConfigError('TRUSTED_PROXY_HOPS', `must be a number of proxies from 0 to 9, got "${hops}"`);
+
   const mongoDb = text('MONGO_DB') ?? 'edge_ml';
   if (!/^[A-Za-z0-9_-]{1,38}$/.test(mongoDb)) throw new ConfigError('MONGO_DB', 'must be a database name of letters, digits, "_" or "-"');
 
@@ -214,6 +219,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tlsKeyFile,
     settleTimeoutMs: Number(settle),
     projectDeletionDelayMs: Math.round(Number(deletionDelay) * 3600_000),
+    trustedProxyHops: Number(hops),
   };
 }
 
@@ -404,6 +410,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
           supportEmail: config.supportEmail,
           mailFrom: config.mailFrom,
           projectDeletionDelayMs: config.projectDeletionDelayMs,
+          trustedProxyHops: config.trustedProxyHops,
         },
       };
       const app: Koa = createApiApp(deps, { log: log.child({ role: 'api' }), sync, settleTimeoutMs: config.settleTimeoutMs });

@@ -38,6 +38,8 @@ export interface ApiSettings {
   mailFrom: string;
   /** How long a deleted project's data is kept before its full deletion. */
   projectDeletionDelayMs: number;
+  /** Reverse proxies in front whose `X-Forwarded-For` entries the throttles believe (0: the socket's peer only). */
+  trustedProxyHops: number;
 }
 
 /** What the route factories need; built once by the composition root. */

@@ -1,4 +1,4 @@
-import { isIPv6 } from 'node:net';
+import { isIP, isIPv6 } from 'node:net';
 import type { UserDocument } from '../../projections/users/userDocument';
 
 /**
@@ -7,13 +7,36 @@ import type { UserDocument } from '../../projections/users/userDocument';
  */
 export const accountKey = (user: UserDocument | null, typed: string): string => (user ? `user:${user.id}` : `name:${typed.trim().toLowerCase()}`);
 
+/** What the address is read from: Koa's context (or request). */
+export interface ClientRequest {
+  ip: string;
+  get(field: string): string;
+}
+
 /**
- * The address a throttle counts a client under, from Koa's `ctx.ip`. The API app runs with
- * `proxy: false`, so that is the socket's peer and `X-Forwarded-For` is never believed: a client
- * cannot pick its own address. IPv4-mapped IPv6 is shown as IPv4; other IPv6 addresses count by
- * their /64, since one subscriber commonly holds a whole /64 and could otherwise change address at will.
+ * The address a throttle counts a client under. The API app runs with Koa's `proxy: false`, so
+ * `ip` is the socket's peer and no header can choose it. Behind `trustedProxyHops` reverse proxies
+ * (the `TRUSTED_PROXY_HOPS` setting), the entry of `X-Forwarded-For` that the outermost trusted proxy
+ * appended is taken instead: that many entries from the right, where a client's own entries cannot
+ * reach. An entry that is not an IP address (only a misconfigured proxy sends one) is not believed.
+ * IPv4-mapped IPv6 is shown as IPv4; other IPv6 addresses count by their /64, since one subscriber
+ * commonly holds a whole /64 and could otherwise change address at will.
  */
-export function clientAddress(ip: string): string {
+export function clientAddress(request: ClientRequest, trustedProxyHops = 0): string {
+  let ip = request.ip;
+  if (trustedProxyHops > 0) {
+    const entries = request
+      .get('x-forwarded-for')
+      .split(',')
+      .map((e) => e.trim())
+      .filter(Boolean);
+    const forwarded = entries[Math.max(0, entries.length - trustedProxyHops)];
+    if (forwarded !== undefined && isIP(forwarded)) ip = forwarded;
+  }
+  return addressKey(ip);
+}
+
+function addressKey(ip: string): string {
   const plain = ip.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, '');
   if (plain === '') return 'unknown';
   if (!isIPv6(plain)) return plain;

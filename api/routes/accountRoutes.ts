@@ -10,7 +10,7 @@ import { RESET_CODE_LIFETIME_MS, hashCode, newCode } from '../../commands/users/
 import { loadUser, runUserCommand } from '../../commands/users/userCommands';
 import { ForbiddenError, ValidationError } from '../../domain/shared/errors';
 import type { ApiDeps } from '../apiDeps';
-import { accountKey, clientAddress } from '../auth/throttleKeys';
+import { accountKey, clientAddress, type ClientRequest } from '../auth/throttleKeys';
 import { refusedWithRetryAfter } from '../auth/throttleAnswers';
 import { operation, type Operation } from '../http/operation';
 
@@ -75,9 +75,9 @@ export function accountOperations(deps: ApiDeps): Operation[] {
 
   /** The user a reset code was sent to, checked so that a wrong e-mail and a wrong code answer alike. */
   // Every guess of a reset code counts against the account (and the address) like a wrong password.
-  const resetTarget = async (email: string, code: string, ip: string) => {
+  const resetTarget = async (email: string, code: string, client: ClientRequest) => {
     const found = await deps.users.byUsernameOrEmail(email);
-    return deps.throttle.guard({ account: accountKey(found, email), address: clientAddress(ip) }, async () => {
+    return deps.throttle.guard({ account: accountKey(found, email), address: clientAddress(client, deps.settings.trustedProxyHops) }, async () => {
       const user = found;
       if (!user || user.emailLower !== email.trim().toLowerCase()) throw new ValidationError(INVALID_RESET, 'INVALID_CODE');
       const state = await loadUser(deps.events, user.id);
@@ -96,7 +96,7 @@ export function accountOperations(deps: ApiDeps): Operation[] {
       auth: 'none',
       body: GetJWTRequest,
       async handler({ body, ctx, requestId }) {
-        const address = clientAddress(ctx.ip);
+        const address = clientAddress(ctx, deps.settings.trustedProxyHops);
         const user = await deps.users.byUsernameOrEmail(body.username);
         const attempt = refusedWithRetryAfter(ctx, () => deps.throttle.begin({ account: accountKey(user, body.username), address }));
         try {
@@ -150,7 +150,7 @@ export function accountOperations(deps: ApiDeps): Operation[] {
       async handler({ body, ctx, requestId }) {
         const user = await deps.users.byUsernameOrEmail(body.email);
         // Past the account's cap the answer is the same success, with no mail (see ResetRequestThrottle).
-        const mayMail = refusedWithRetryAfter(ctx, () => deps.resetRequests.admit({ account: accountKey(user, body.email), address: clientAddress(ctx.ip) }));
+        const mayMail = refusedWithRetryAfter(ctx, () => deps.resetRequests.admit({ account: accountKey(user, body.email), address: clientAddress(ctx, deps.settings.trustedProxyHops) }));
         if (mayMail && user && user.emailLower === body.email.trim().toLowerCase() && user.email) {
           const code = newCode();
           const ctx = context(requestId, `user:${user.id}`);
@@ -168,7 +168,7 @@ export function accountOperations(deps: ApiDeps): Operation[] {
       auth: 'none',
       body: z.object({ email: Email, code: Code }),
       async handler({ body, ctx }) {
-        await refusedWithRetryAfter(ctx, () => resetTarget(body.email, body.code, ctx.ip));
+        await refusedWithRetryAfter(ctx, () => resetTarget(body.email, body.code, ctx));
         return {};
       },
     }),
@@ -180,7 +180,7 @@ export function accountOperations(deps: ApiDeps): Operation[] {
       auth: 'none',
       body: z.object({ email: Email, code: Code, newPassword: Password }),
       async handler({ body, ctx: http, requestId, settle }) {
-        const user = await refusedWithRetryAfter(http, () => resetTarget(body.email, body.code, http.ip));
+        const user = await refusedWithRetryAfter(http, () => resetTarget(body.email, body.code, http));
         const ctx = context(requestId, `user:${user.id}`);
         const { appended } = await runUserCommand(
           deps.events,

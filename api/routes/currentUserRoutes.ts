@@ -74,7 +74,7 @@ export function currentUserOperations(deps: ApiDeps): Operation[] {
   // A signed-in session (a stolen token, say) must not guess the password, codes or TOTP tokens
   // faster than a login could: the same throttle, on the target account and the caller's address.
   const guarded = <T>(request: Request, target: UserDocument, check: () => Promise<T>): Promise<T> =>
-    refusedWithRetryAfter(request.ctx, () => deps.throttle.guard({ account: accountKey(target, ''), address: clientAddress(request.ctx.ip) }, check));
+    refusedWithRetryAfter(request.ctx, () => deps.throttle.guard({ account: accountKey(target, ''), address: clientAddress(request.ctx, deps.settings.trustedProxyHops) }, check));
   const mailSupport = async (request: Request, target: UserDocument, subject: string, fields: Record<string, string | number | undefined>) => {
     const { position } = await deps.sendEmail(supportRequestEmail(target.id, deps.settings.supportEmail, subject, fields), ctxOf(request));
     await request.settle(position);

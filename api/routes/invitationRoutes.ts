@@ -3,7 +3,7 @@ import { activatePendingUser } from '../../commands/users/pendingUser';
 import { hashCode } from '../../commands/users/secrets';
 import { ValidationError } from '../../domain/shared/errors';
 import type { ApiDeps } from '../apiDeps';
-import { clientAddress } from '../auth/throttleKeys';
+import { clientAddress, type ClientRequest } from '../auth/throttleKeys';
 import { refusedWithRetryAfter } from '../auth/throttleAnswers';
 import { operation, type Operation } from '../http/operation';
 import { getUserView } from '../views/userView';
@@ -19,9 +19,9 @@ export function invitationOperations(deps: ApiDeps): Operation[] {
   // A wrong code names no account, so every guess of an invitation code counts on one shared key:
   // an address that guessed wrong ten times is refused these two operations; everyone else waits a
   // bounded delay while guessing goes on.
-  const pendingUser = (code: string, ctx: { ip: string; set(field: string, value: string): void }) =>
+  const pendingUser = (code: string, ctx: ClientRequest & { set(field: string, value: string): void }) =>
     refusedWithRetryAfter(ctx, () =>
-      deps.throttle.guard({ account: 'invitation-code', address: clientAddress(ctx.ip) }, async () => {
+      deps.throttle.guard({ account: 'invitation-code', address: clientAddress(ctx, deps.settings.trustedProxyHops) }, async () => {
         const user = await deps.users.byThirdPartyCodeHash(hashCode(code));
         if (!user) throw new ValidationError(INVALID, 'INVALID_CODE');
         return user;

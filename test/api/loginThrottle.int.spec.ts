@@ -188,3 +188,28 @@ describe('login and code throttling over HTTP, clients told apart by their sourc
     expect(logins.map((l) => l.status)).toEqual(Array(5).fill(200));
   }, 60_000);
 });
+
+describe('login throttling behind one trusted reverse proxy (TRUSTED_PROXY_HOPS=1)', () => {
+  let service: TestService;
+  beforeAll(async () => {
+    service = await startTestService({ mongo: false, env: { TRUSTED_PROXY_HOPS: '1' } });
+  });
+  afterAll(async () => {
+    await service?.destroy();
+  });
+
+  // Every request comes from the proxy's socket (127.0.0.1 here); the proxy appends the client's address.
+  const viaProxy = (client: string, username: string, password: string, forgedByClient?: string) =>
+    login(service, '127.0.0.1', username, password, { 'x-forwarded-for': forgedByClient ? `${forgedByClient}, ${client}` : client });
+
+  it('counts clients by the address the proxy appended, which a client cannot forge', async () => {
+    await registerUser(service, 'owner');
+    const failures = await Promise.all(Array.from({ length: 10 }, (_, i) => viaProxy('198.51.100.1', 'owner', `wrong ${i}`)));
+    expect(failures.map((f) => f.status)).toEqual(Array(10).fill(401));
+    expect((await viaProxy('198.51.100.1', 'owner', PASSWORD)).status).toBe(429);
+    // Writing another address in front of the header does not escape the lock.
+    expect((await viaProxy('198.51.100.1', 'owner', PASSWORD, '203.0.113.9')).status).toBe(429);
+    // Another client behind the same proxy is not refused.
+    expect((await viaProxy('198.51.100.2', 'owner', PASSWORD)).status).toBe(200);
+  }, 60_000);
+});

@@ -4,6 +4,7 @@ import { DEFAULT_RESET_REQUESTS, ResetRequestThrottle } from '../../api/auth/res
 import { accountKey, clientAddress } from '../../api/auth/throttleKeys';
 import { UnauthorizedError, ValidationError } from '../../domain/shared/errors';
 import type { UserDocument } from '../../projections/users/userDocument';
+import { loadConfig } from '../../main';
 
 const minute = 60_000;
 
@@ -219,14 +220,43 @@ describe('what a guess is counted under', () => {
     expect(accountKey(null, ' NoBody ')).toBe('name:nobody');
   });
 
+  const peer = (ip: string, forwardedFor = '') => ({ ip, get: (field: string) => (field.toLowerCase() === 'x-forwarded-for' ? forwardedFor : '') });
+
   it('takes the socket address, IPv4-mapped addresses as IPv4 and IPv6 by their /64', () => {
-    expect(clientAddress('::ffff:203.0.113.5')).toBe('203.0.113.5');
-    expect(clientAddress('127.0.0.2')).toBe('127.0.0.2');
-    expect(clientAddress('2001:db8:1:2:aaaa:bbbb:cccc:dddd')).toBe('2001:db8:1:2::/64');
-    expect(clientAddress('2001:0db8:0001:0002::1')).toBe('2001:db8:1:2::/64');
-    expect(clientAddress('2001:db8::1')).toBe('2001:db8:0:0::/64');
-    expect(clientAddress('::1')).toBe('0:0:0:0::/64');
-    expect(clientAddress('fe80::1%eth0')).toBe('fe80:0:0:0::/64');
-    expect(clientAddress('')).toBe('unknown');
+    expect(clientAddress(peer('::ffff:203.0.113.5'))).toBe('203.0.113.5');
+    expect(clientAddress(peer('127.0.0.2'))).toBe('127.0.0.2');
+    expect(clientAddress(peer('2001:db8:1:2:aaaa:bbbb:cccc:dddd'))).toBe('2001:db8:1:2::/64');
+    expect(clientAddress(peer('2001:0db8:0001:0002::1'))).toBe('2001:db8:1:2::/64');
+    expect(clientAddress(peer('2001:db8::1'))).toBe('2001:db8:0:0::/64');
+    expect(clientAddress(peer('::1'))).toBe('0:0:0:0::/64');
+    expect(clientAddress(peer('fe80::1%eth0'))).toBe('fe80:0:0:0::/64');
+    expect(clientAddress(peer(''))).toBe('unknown');
+  });
+
+  it('ignores X-Forwarded-For unless proxies are trusted', () => {
+    expect(clientAddress(peer('10.0.0.1', '198.51.100.7'))).toBe('10.0.0.1');
+  });
+
+  it('takes, behind trusted proxies, the entry the outermost of them appended, which a client cannot forge', () => {
+    // The client wrote "1.2.3.4" itself; the one trusted proxy appended the address it saw.
+    expect(clientAddress(peer('10.0.0.1', '1.2.3.4, 198.51.100.7'), 1)).toBe('198.51.100.7');
+    expect(clientAddress(peer('10.0.0.1', '1.2.3.4, 198.51.100.7, 10.0.0.9'), 2)).toBe('198.51.100.7');
+    // Fewer entries than proxies: the leftmost was still written by a trusted proxy.
+    expect(clientAddress(peer('10.0.0.1', '198.51.100.7'), 2)).toBe('198.51.100.7');
+    // No header (a request from the proxy itself) or a value that is no address: the socket's peer.
+    expect(clientAddress(peer('10.0.0.1'), 1)).toBe('10.0.0.1');
+    expect(clientAddress(peer('10.0.0.1', 'x'.repeat(5000)), 1)).toBe('10.0.0.1');
+    expect(clientAddress(peer('10.0.0.1', '2001:db8:5:6::1'), 1)).toBe('2001:db8:5:6::/64');
+  });
+});
+
+describe('the trusted proxy setting', () => {
+  it('trusts no proxy by default and reads a number of hops', () => {
+    expect(loadConfig({}).trustedProxyHops).toBe(0);
+    expect(loadConfig({ TRUSTED_PROXY_HOPS: '2' }).trustedProxyHops).toBe(2);
+  });
+
+  it('stops the start with a message naming the variable for a value that is not a small number', () => {
+    for (const value of ['yes', '-1', '1.5', '10']) expect(() => loadConfig({ TRUSTED_PROXY_HOPS: value })).toThrow(/TRUSTED_PROXY_HOPS/);
   });
 });
