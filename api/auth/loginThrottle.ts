@@ -7,7 +7,11 @@ export class TooManyAttemptsError extends DomainError {
     readonly retryAfterSeconds: number,
     what = 'failed attempts',
   ) {
-    super('TOO_MANY_ATTEMPTS', `Too many ${what}: try again in ${Math.max(1, Math.ceil(retryAfterSeconds / 60))} minute(s)`, 429);
+    super('TOO_MANY_ATTEMPTS', `Too many ${what}: try again in ${TooManyAttemptsError.wait(retryAfterSeconds)}`, 429);
+  }
+
+  private static wait(seconds: number): string {
+    return seconds < 60 ? `${Math.max(1, Math.ceil(seconds))} second(s)` : `${Math.ceil(seconds / 60)} minute(s)`;
   }
 }
 
@@ -72,8 +76,8 @@ export const GUESS_FAILURES: ReadonlySet<string> = new Set([
  * Throttles guesses of secrets (passwords, TOTP tokens, reset and activation codes) without letting
  * anyone lock others out: an address that failed `lockAfter` times on an account is refused for that
  * account only; everyone else trying that account waits a growing, bounded delay; an address that
- * failed on many accounts is slowed at a much higher threshold and never refused. Attempts still in
- * flight count too, so a burst of parallel guesses cannot overshoot the cap before the failures land.
+ * failed on many accounts is slowed at a much higher threshold and never refused. Guesses still in
+ * flight count toward the cap, so a burst of parallel guesses cannot overshoot it before they fail.
  * In memory: each API process keeps its own counts (see the README for what that means).
  */
 export class LoginThrottle {
@@ -106,22 +110,21 @@ export class LoginThrottle {
     if (pair.count + pair.pending >= this.settings.lockAfter) throw new TooManyAttemptsError(1);
     const account = this.accounts.entry(key.account);
     const address = this.addresses.entry(key.address);
-    const delayMs = Math.max(
-      this.delay(account.count + account.pending, this.settings.accountSlowAfter),
-      this.delay(address.count + address.pending, this.settings.addressSlowAfter),
-    );
-    for (const e of [pair, account, address]) e.pending++;
+    // Delays follow failures only: honest logins in parallel (many users behind one NAT, or jobs
+    // sharing one account) are not slowed for being parallel.
+    const delayMs = Math.max(this.delay(account.count, this.settings.accountSlowAfter), this.delay(address.count, this.settings.addressSlowAfter));
+    pair.pending++;
     let settled = false;
     const settle = (outcome: 'failed' | 'succeeded' | 'abandoned') => {
       if (settled) return;
       settled = true;
       // Looked up again: the window may have run out meanwhile, or the key been evicted.
-      const current = [this.pairs.entry(pairKey), this.accounts.entry(key.account), this.addresses.entry(key.address)] as const;
-      for (const e of current) e.pending = Math.max(0, e.pending - 1);
-      if (outcome === 'failed') this.recordFailure(...current);
+      const current = this.pairs.entry(pairKey);
+      current.pending = Math.max(0, current.pending - 1);
+      if (outcome === 'failed') this.recordFailure(current, this.accounts.entry(key.account), this.addresses.entry(key.address));
       // A right secret from this address clears that address's count on the account; it says
       // nothing about other addresses, so the account's and the address's counts stay.
-      if (outcome === 'succeeded') current[0].count = 0;
+      if (outcome === 'succeeded') current.count = 0;
     };
     return { delayMs, failed: () => settle('failed'), succeeded: () => settle('succeeded'), abandoned: () => settle('abandoned') };
   }

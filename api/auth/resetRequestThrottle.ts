@@ -20,6 +20,8 @@ export const DEFAULT_RESET_REQUESTS: ResetRequestSettings = { windowMs: 15 * 60_
  * 429; that count covers known and unknown addresses alike, so it tells nothing about accounts.
  */
 export class ResetRequestThrottle {
+  // Also used for activation-code e-mails a signed-in user asks for: they too carry a code, so they
+  // share the account's cap.
   private readonly accounts: WindowedCounts;
   private readonly addresses: WindowedCounts;
 
@@ -35,8 +37,11 @@ export class ResetRequestThrottle {
     return { accounts: this.accounts.size, addresses: this.addresses.size };
   }
 
-  /** Counts one request: true if its e-mail may be sent; throws 429 when the address asked too often. */
-  admit(key: ThrottleKey): boolean {
+  /**
+   * Counts one request: whether its e-mail may be sent, and if not, in how many seconds the account
+   * may get one again; throws 429 when the address asked too often.
+   */
+  admit(key: ThrottleKey): { send: boolean; retryAfterSeconds: number } {
     const address = this.addresses.entry(key.address);
     if (address.count >= this.settings.requestsPerAddress) {
       throw new TooManyAttemptsError((address.since + this.settings.windowMs - this.clock()) / 1000, 'password reset requests');
@@ -44,6 +49,7 @@ export class ResetRequestThrottle {
     address.count++;
     const account = this.accounts.entry(key.account);
     account.count++;
-    return account.count <= this.settings.mailsPerAccount;
+    const send = account.count <= this.settings.mailsPerAccount;
+    return { send, retryAfterSeconds: send ? 0 : (account.since + this.settings.windowMs - this.clock()) / 1000 };
   }
 }

@@ -3,7 +3,7 @@ export interface WindowedCount {
   /** Failures (or requests) counted since `since`. */
   count: number;
   since: number;
-  /** Attempts begun and not yet known to have failed or succeeded. */
+  /** Attempts begun and not yet known to have failed or succeeded (kept for account-from-address keys). */
   pending: number;
   /** Refused until then (0: not locked). */
   lockedUntil: number;

@@ -150,7 +150,7 @@ export function accountOperations(deps: ApiDeps): Operation[] {
       async handler({ body, ctx, requestId }) {
         const user = await deps.users.byUsernameOrEmail(body.email);
         // Past the account's cap the answer is the same success, with no mail (see ResetRequestThrottle).
-        const mayMail = refusedWithRetryAfter(ctx, () => deps.resetRequests.admit({ account: accountKey(user, body.email), address: clientAddress(ctx, deps.settings.trustedProxyHops) }));
+        const mayMail = refusedWithRetryAfter(ctx, () => deps.resetRequests.admit({ account: accountKey(user, body.email), address: clientAddress(ctx, deps.settings.trustedProxyHops) })).send;
         if (mayMail && user && user.emailLower === body.email.trim().toLowerCase() && user.email) {
           const code = newCode();
           const ctx = context(requestId, `user:${user.id}`);

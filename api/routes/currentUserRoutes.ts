@@ -16,7 +16,8 @@ import type { UserDocument } from '../../projections/users/userDocument';
 import type { ApiDeps } from '../apiDeps';
 import { requestContext } from '../auth/principal';
 import { accountKey, clientAddress } from '../auth/throttleKeys';
-import { refusedWithRetryAfter } from '../auth/throttleAnswers';
+import { TooManyAttemptsError } from '../auth/loginThrottle';
+import { refuse, refusedWithRetryAfter } from '../auth/throttleAnswers';
 import { isStaff } from '../auth/staff';
 import { authorizeSelfOrStaff, signedInUser, targetUser } from '../auth/userTarget';
 import { operation, queryBoolean, type Operation, type OperationRequest } from '../http/operation';
@@ -169,6 +170,10 @@ export function currentUserOperations(deps: ApiDeps): Operation[] {
       summary: 'E-mail a fresh activation code; the earlier one stops working',
       async handler(target, request) {
         if (!target.email) throw new ValidationError('This account has no e-mail address');
+        // The caller is signed in and asks for their own mail, so a 429 tells nothing new; sending
+        // every time would let a stolen session flood the owner's mailbox.
+        const admitted = refusedWithRetryAfter(request.ctx, () => deps.resetRequests.admit({ account: accountKey(target, ''), address: clientAddress(request.ctx, deps.settings.trustedProxyHops) }));
+        if (!admitted.send) refuse(request.ctx, new TooManyAttemptsError(admitted.retryAfterSeconds, 'e-mails with a code'));
         const code = newCode();
         const ctx = ctxOf(request as Request);
         const { appended } = await runUserCommand(
