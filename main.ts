@@ -15,6 +15,7 @@ import { createApiApp } from './api/apiApp';
 import type { ApiDeps } from './api/apiDeps';
 import { IdentityProviderConfig, loadIdentityProviders } from './api/auth/identityProviders';
 import { LoginThrottle } from './api/auth/loginThrottle';
+import { ResetRequestThrottle } from './api/auth/resetRequestThrottle';
 import { describeIssues } from './api/http/operation';
 import { z } from 'zod';
 import { TokenService } from './api/auth/tokens';
@@ -91,6 +92,8 @@ export interface Config {
   identityProviders: IdentityProviderConfig[];
   /** How long a deleted project's data is kept before its full deletion. */
   projectDeletionDelayMs: number;
+  /** Reverse proxies in front of the management API whose `X-Forwarded-For` entries are believed (0: none). */
+  trustedProxyHops: number;
 }
 
 export class ConfigError extends Error {
@@ -158,6 +161,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const deletionDelay = text('PROJECT_DELETION_DELAY_HOURS') ?? '168';
   if (!/^\d+(\.\d+)?$/.test(deletionDelay)) throw new ConfigError('PROJECT_DELETION_DELAY_HOURS', `must be a number of hours, got "${deletionDelay}"`);
 
+  const hops = text('TRUSTED_PROXY_HOPS') ?? '0';
+  if (!/^\d$/.test(hops)) throw new ConfigError('TRUSTED_PROXY_HOPS', `must be a number of proxies from 0 to 9, got "${hops}"`);
+
   const mongoDb = text('MONGO_DB') ?? 'edge_ml';
   if (!/^[A-Za-z0-9_-]{1,38}$/.test(mongoDb)) throw new ConfigError('MONGO_DB', 'must be a database name of letters, digits, "_" or "-"');
 
@@ -213,6 +219,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tlsKeyFile,
     settleTimeoutMs: Number(settle),
     projectDeletionDelayMs: Math.round(Number(deletionDelay) * 3600_000),
+    trustedProxyHops: Number(hops),
   };
 }
 
@@ -388,6 +395,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
         samples: new SampleQueries(stores.readStore),
         tokens: new TokenService(await jwtSecret(config)),
         throttle: new LoginThrottle(),
+        resetRequests: new ResetRequestThrottle(),
         apiKeyUsage,
         decodeValues: (bytes, contentType, max) => sampleParser().values(bytes, contentType, max),
         sendEmail: (email, ctx) => queueEmail({ events: stores.events, ids }, { ...email, projectId: null, from: config.mailFrom }, ctx),
@@ -402,6 +410,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
           supportEmail: config.supportEmail,
           mailFrom: config.mailFrom,
           projectDeletionDelayMs: config.projectDeletionDelayMs,
+          trustedProxyHops: config.trustedProxyHops,
         },
       };
       const app: Koa = createApiApp(deps, { log: log.child({ role: 'api' }), sync, settleTimeoutMs: config.settleTimeoutMs });

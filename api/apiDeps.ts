@@ -15,6 +15,7 @@ import type { SealingEventStore } from '../stores/keystore/sealingEventStore';
 import type { IdentityProvider } from './auth/identityProviders';
 import type { ValuesDecoder } from './routes/sampleValues';
 import type { LoginThrottle } from './auth/loginThrottle';
+import type { ResetRequestThrottle } from './auth/resetRequestThrottle';
 import type { TokenService } from './auth/tokens';
 
 export interface ApiSettings {
@@ -37,6 +38,8 @@ export interface ApiSettings {
   mailFrom: string;
   /** How long a deleted project's data is kept before its full deletion. */
   projectDeletionDelayMs: number;
+  /** Reverse proxies in front whose `X-Forwarded-For` entries the throttles believe (0: the socket's peer only). */
+  trustedProxyHops: number;
 }
 
 /** What the route factories need; built once by the composition root. */
@@ -54,7 +57,10 @@ export interface ApiDeps {
   impulses: ImpulseQueries;
   samples: SampleQueries;
   tokens: TokenService;
+  /** Guesses of passwords, TOTP tokens and codes. */
   throttle: LoginThrottle;
+  /** Password-reset requests, each of which would send a mail. */
+  resetRequests: ResetRequestThrottle;
   sendEmail: SendEmail;
   apiKeyUsage: ApiKeyUsageRecorder;
   /** Decodes stored JSON, CBOR and CSV samples for the raw-data view, large ones off the event loop. */

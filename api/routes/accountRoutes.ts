@@ -10,6 +10,8 @@ import { RESET_CODE_LIFETIME_MS, hashCode, newCode } from '../../commands/users/
 import { loadUser, runUserCommand } from '../../commands/users/userCommands';
 import { ForbiddenError, ValidationError } from '../../domain/shared/errors';
 import type { ApiDeps } from '../apiDeps';
+import { accountKey, clientAddress, type ClientRequest } from '../auth/throttleKeys';
+import { refusedWithRetryAfter } from '../auth/throttleAnswers';
 import { operation, type Operation } from '../http/operation';
 
 const GetJWTRequest = z.object({
@@ -67,21 +69,22 @@ export const registrationInput = (b: {
 export const SIGNUP_CLOSED = 'Creating users through the API is no longer publicly available; the web sign-up page is used instead';
 const INVALID_RESET = 'Invalid or expired password reset code';
 
-/** The client's address as the socket sees it: the service runs without a trusted proxy in front. */
-const addressOf = (ip: string): string => ip.replace(/^::ffff:/, '') || 'unknown';
-
 /** Login, sign-up and password reset: the unauthenticated account operations. */
 export function accountOperations(deps: ApiDeps): Operation[] {
   const context = (requestId: string, actor = 'anonymous'): CommandContext => ({ actor, correlationId: requestId, now: new Date() });
 
   /** The user a reset code was sent to, checked so that a wrong e-mail and a wrong code answer alike. */
-  const resetTarget = async (email: string, code: string) => {
-    const user = await deps.users.byUsernameOrEmail(email);
-    if (!user || user.emailLower !== email.trim().toLowerCase()) throw new ValidationError(INVALID_RESET, 'INVALID_CODE');
-    const state = await loadUser(deps.events, user.id);
-    const reset = state.status === 'registered' ? state.reset : null;
-    if (!reset || reset.codeHash !== hashCode(code) || Date.parse(reset.expires) <= Date.now()) throw new ValidationError(INVALID_RESET, 'INVALID_CODE');
-    return user;
+  // Every guess of a reset code counts against the account (and the address) like a wrong password.
+  const resetTarget = async (email: string, code: string, client: ClientRequest) => {
+    const found = await deps.users.byUsernameOrEmail(email);
+    return deps.throttle.guard({ account: accountKey(found, email), address: clientAddress(client, deps.settings.trustedProxyHops) }, async () => {
+      const user = found;
+      if (!user || user.emailLower !== email.trim().toLowerCase()) throw new ValidationError(INVALID_RESET, 'INVALID_CODE');
+      const state = await loadUser(deps.events, user.id);
+      const reset = state.status === 'registered' ? state.reset : null;
+      if (!reset || reset.codeHash !== hashCode(code) || Date.parse(reset.expires) <= Date.now()) throw new ValidationError(INVALID_RESET, 'INVALID_CODE');
+      return user;
+    });
   };
 
   return [
@@ -93,23 +96,28 @@ export function accountOperations(deps: ApiDeps): Operation[] {
       auth: 'none',
       body: GetJWTRequest,
       async handler({ body, ctx, requestId }) {
-        const address = addressOf(ctx.ip);
-        const keys = [`account:${body.username.trim().toLowerCase()}`, `address:${address}`];
-        const delay = deps.throttle.check(keys);
-        if (delay > 0) await sleep(delay);
+        const address = clientAddress(ctx, deps.settings.trustedProxyHops);
         const user = await deps.users.byUsernameOrEmail(body.username);
-        const outcome = await login(
-          deps.events,
-          { userId: user?.id ?? null, password: body.password, totpToken: body.totpToken, address },
-          context(requestId, user ? `user:${user.id}` : 'anonymous'),
-        );
-        if (!outcome.ok) {
-          // Asking for the TOTP token after a right password is not an attempt to guess.
-          if (!(outcome.passwordWasRight && outcome.error.code === 'TOTP_REQUIRED')) deps.throttle.fail(keys);
-          throw outcome.error;
+        const attempt = refusedWithRetryAfter(ctx, () => deps.throttle.begin({ account: accountKey(user, body.username), address }));
+        try {
+          if (attempt.delayMs > 0) await sleep(attempt.delayMs);
+          const outcome = await login(
+            deps.events,
+            { userId: user?.id ?? null, password: body.password, totpToken: body.totpToken, address },
+            context(requestId, user ? `user:${user.id}` : 'anonymous'),
+          );
+          if (!outcome.ok) {
+            // Asking for the TOTP token after a right password is not an attempt to guess.
+            if (outcome.passwordWasRight && outcome.error.code === 'TOTP_REQUIRED') attempt.abandoned();
+            else attempt.failed();
+            throw outcome.error;
+          }
+          attempt.succeeded();
+          return { token: await deps.tokens.issue(outcome.userId, outcome.sessionVersion, new Date()) };
+        } finally {
+          // No-op when settled above; an unexpected error (a store failure) is no guess.
+          attempt.abandoned();
         }
-        deps.throttle.succeed(keys);
-        return { token: await deps.tokens.issue(outcome.userId, outcome.sessionVersion, new Date()) };
       },
     }),
     operation({
@@ -139,9 +147,11 @@ export function accountOperations(deps: ApiDeps): Operation[] {
       auth: 'none',
       body: z.object({ email: Email }),
       // No read-your-writes wait here: how long the answer takes must not tell whether the address exists.
-      async handler({ body, requestId }) {
+      async handler({ body, ctx, requestId }) {
         const user = await deps.users.byUsernameOrEmail(body.email);
-        if (user && user.emailLower === body.email.trim().toLowerCase() && user.email) {
+        // Past the account's cap the answer is the same success, with no mail (see ResetRequestThrottle).
+        const mayMail = refusedWithRetryAfter(ctx, () => deps.resetRequests.admit({ account: accountKey(user, body.email), address: clientAddress(ctx, deps.settings.trustedProxyHops) })).send;
+        if (mayMail && user && user.emailLower === body.email.trim().toLowerCase() && user.email) {
           const code = newCode();
           const ctx = context(requestId, `user:${user.id}`);
           await runUserCommand(deps.events, user.id, { type: 'RequestPasswordReset', data: { codeHash: hashCode(code), expires: new Date(ctx.now.getTime() + RESET_CODE_LIFETIME_MS), now: ctx.now } }, ctx);
@@ -157,8 +167,8 @@ export function accountOperations(deps: ApiDeps): Operation[] {
       summary: 'Check that a password reset code is valid',
       auth: 'none',
       body: z.object({ email: Email, code: Code }),
-      async handler({ body }) {
-        await resetTarget(body.email, body.code);
+      async handler({ body, ctx }) {
+        await refusedWithRetryAfter(ctx, () => resetTarget(body.email, body.code, ctx));
         return {};
       },
     }),
@@ -169,8 +179,8 @@ export function accountOperations(deps: ApiDeps): Operation[] {
       summary: 'Set a new password with a reset code; every earlier session ends',
       auth: 'none',
       body: z.object({ email: Email, code: Code, newPassword: Password }),
-      async handler({ body, requestId, settle }) {
-        const user = await resetTarget(body.email, body.code);
+      async handler({ body, ctx: http, requestId, settle }) {
+        const user = await refusedWithRetryAfter(http, () => resetTarget(body.email, body.code, http));
         const ctx = context(requestId, `user:${user.id}`);
         const { appended } = await runUserCommand(
           deps.events,

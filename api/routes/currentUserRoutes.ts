@@ -15,6 +15,9 @@ import type { ProjectDocument } from '../../projections/projects/projectDocument
 import type { UserDocument } from '../../projections/users/userDocument';
 import type { ApiDeps } from '../apiDeps';
 import { requestContext } from '../auth/principal';
+import { accountKey, clientAddress } from '../auth/throttleKeys';
+import { TooManyAttemptsError } from '../auth/loginThrottle';
+import { refuse, refusedWithRetryAfter } from '../auth/throttleAnswers';
 import { isStaff } from '../auth/staff';
 import { authorizeSelfOrStaff, signedInUser, targetUser } from '../auth/userTarget';
 import { operation, queryBoolean, type Operation, type OperationRequest } from '../http/operation';
@@ -69,6 +72,10 @@ export function currentUserOperations(deps: ApiDeps): Operation[] {
     return {};
   };
   const now = () => new Date();
+  // A signed-in session (a stolen token, say) must not guess the password, codes or TOTP tokens
+  // faster than a login could: the same throttle, on the target account and the caller's address.
+  const guarded = <T>(request: Request, target: UserDocument, check: () => Promise<T>): Promise<T> =>
+    refusedWithRetryAfter(request.ctx, () => deps.throttle.guard({ account: accountKey(target, ''), address: clientAddress(request.ctx, deps.settings.trustedProxyHops) }, check));
   const mailSupport = async (request: Request, target: UserDocument, subject: string, fields: Record<string, string | number | undefined>) => {
     const { position } = await deps.sendEmail(supportRequestEmail(target.id, deps.settings.supportEmail, subject, fields), ctxOf(request));
     await request.settle(position);
@@ -124,10 +131,12 @@ export function currentUserOperations(deps: ApiDeps): Operation[] {
       body: z.object({ password: z.string().max(1024).optional(), totpToken: z.string().max(64).optional() }),
       async handler(target, request) {
         if (signedInUser(request.principal).id !== target.id) throw new ForbiddenError('Only the current user can be deleted', 'NOT_YOURSELF');
-        const { position } = await deleteUser(
-          deps,
-          { userId: target.id, username: target.username, email: target.email, password: request.body.password, totpToken: request.body.totpToken },
-          ctxOf(request as Request),
+        const { position } = await guarded(request as Request, target, () =>
+          deleteUser(
+            deps,
+            { userId: target.id, username: target.username, email: target.email, password: request.body.password, totpToken: request.body.totpToken },
+            ctxOf(request as Request),
+          ),
         );
         await request.settle(position);
         // Blobs are addressed by content: another user may have the very same picture.
@@ -151,7 +160,7 @@ export function currentUserOperations(deps: ApiDeps): Operation[] {
       summary: 'Activate the account with the code from the activation e-mail',
       body: z.object({ code: z.string().min(1).max(64) }),
       async handler(target, request) {
-        return run(request as Request, target, { type: 'ActivateUser', data: { codeHash: hashCode(request.body.code), now: now() } });
+        return guarded(request as Request, target, () => run(request as Request, target, { type: 'ActivateUser', data: { codeHash: hashCode(request.body.code), now: now() } }));
       },
     }),
     userOp({
@@ -161,6 +170,10 @@ export function currentUserOperations(deps: ApiDeps): Operation[] {
       summary: 'E-mail a fresh activation code; the earlier one stops working',
       async handler(target, request) {
         if (!target.email) throw new ValidationError('This account has no e-mail address');
+        // The caller is signed in and asks for their own mail, so a 429 tells nothing new; sending
+        // every time would let a stolen session flood the owner's mailbox.
+        const admitted = refusedWithRetryAfter(request.ctx, () => deps.resetRequests.admit({ account: accountKey(target, ''), address: clientAddress(request.ctx, deps.settings.trustedProxyHops) }));
+        if (!admitted.send) refuse(request.ctx, new TooManyAttemptsError(admitted.retryAfterSeconds, 'e-mails with a code'));
         const code = newCode();
         const ctx = ctxOf(request as Request);
         const { appended } = await runUserCommand(
@@ -312,9 +325,11 @@ export function currentUserOperations(deps: ApiDeps): Operation[] {
       body: z.object({ currentPassword: z.string().min(1).max(1024), newPassword: Password }),
       async handler(target, request) {
         if (signedInUser(request.principal).id !== target.id) throw new ForbiddenError('Only the user can change their own password', 'NOT_YOURSELF');
-        const state = await loadUser(deps.events, target.id);
-        const currentPasswordOk = state.status === 'registered' && state.passwordHash !== null && (await verifyPassword(request.body.currentPassword, state.passwordHash));
-        return run(request as Request, target, { type: 'ChangePassword', data: { currentPasswordOk, passwordHash: await hashPassword(request.body.newPassword), now: now() } });
+        return guarded(request as Request, target, async () => {
+          const state = await loadUser(deps.events, target.id);
+          const currentPasswordOk = state.status === 'registered' && state.passwordHash !== null && (await verifyPassword(request.body.currentPassword, state.passwordHash));
+          return run(request as Request, target, { type: 'ChangePassword', data: { currentPasswordOk, passwordHash: await hashPassword(request.body.newPassword), now: now() } });
+        });
       },
     }),
     userOp({
@@ -392,10 +407,12 @@ export function currentUserOperations(deps: ApiDeps): Operation[] {
       summary: 'Disable MFA; needs a valid token',
       body: z.object({ totpToken: z.string().min(1).max(64) }),
       async handler(target, request) {
-        const state = await loadUser(deps.events, target.id);
-        const key = state.status === 'registered' ? state.mfa.key : null;
-        const timeStep = key ? await matchTotp(key, request.body.totpToken) : null;
-        return run(request as Request, target, { type: 'ClearTotp', data: { timeStep, now: now() } });
+        return guarded(request as Request, target, async () => {
+          const state = await loadUser(deps.events, target.id);
+          const key = state.status === 'registered' ? state.mfa.key : null;
+          const timeStep = key ? await matchTotp(key, request.body.totpToken) : null;
+          return run(request as Request, target, { type: 'ClearTotp', data: { timeStep, now: now() } });
+        });
       },
     }),
     userOp({

@@ -3,6 +3,8 @@ import { activatePendingUser } from '../../commands/users/pendingUser';
 import { hashCode } from '../../commands/users/secrets';
 import { ValidationError } from '../../domain/shared/errors';
 import type { ApiDeps } from '../apiDeps';
+import { clientAddress, type ClientRequest } from '../auth/throttleKeys';
+import { refusedWithRetryAfter } from '../auth/throttleAnswers';
 import { operation, type Operation } from '../http/operation';
 import { getUserView } from '../views/userView';
 import { Password } from './accountRoutes';
@@ -14,11 +16,17 @@ const INVALID = 'Invalid activation code';
  * third-party code they were e-mailed. The code is the credential: no other authentication.
  */
 export function invitationOperations(deps: ApiDeps): Operation[] {
-  const pendingUser = async (code: string) => {
-    const user = await deps.users.byThirdPartyCodeHash(hashCode(code));
-    if (!user) throw new ValidationError(INVALID, 'INVALID_CODE');
-    return user;
-  };
+  // A wrong code names no account, so every guess of an invitation code counts on one shared key:
+  // an address that guessed wrong ten times is refused these two operations; everyone else waits a
+  // bounded delay while guessing goes on.
+  const pendingUser = (code: string, ctx: ClientRequest & { set(field: string, value: string): void }) =>
+    refusedWithRetryAfter(ctx, () =>
+      deps.throttle.guard({ account: 'invitation-code', address: clientAddress(ctx, deps.settings.trustedProxyHops) }, async () => {
+        const user = await deps.users.byThirdPartyCodeHash(hashCode(code));
+        if (!user) throw new ValidationError(INVALID, 'INVALID_CODE');
+        return user;
+      }),
+    );
   return [
     operation({
       operationId: 'getUserByThirdPartyActivationCode',
@@ -27,8 +35,8 @@ export function invitationOperations(deps: ApiDeps): Operation[] {
       summary: 'The pending user a third-party activation code belongs to',
       auth: 'none',
       body: z.object({ activationCode: z.string().min(1).max(64) }),
-      async handler({ body }) {
-        const user = await pendingUser(body.activationCode);
+      async handler({ body, ctx }) {
+        const user = await pendingUser(body.activationCode, ctx);
         return getUserView(user, { ...deps.settings, projects: [], organizations: [], trials: [], now: new Date() });
       },
     }),
@@ -45,9 +53,9 @@ export function invitationOperations(deps: ApiDeps): Operation[] {
         name: z.string().max(256).optional(),
         privacyPolicy: z.boolean().optional(),
       }),
-      async handler({ body, requestId, settle }) {
+      async handler({ body, ctx, requestId, settle }) {
         if (body.privacyPolicy === false) throw new ValidationError('The privacy policy must be accepted to create an account');
-        const user = await pendingUser(body.activationCode);
+        const user = await pendingUser(body.activationCode, ctx);
         const now = new Date();
         const { sessionVersion, position } = await activatePendingUser(
           deps,

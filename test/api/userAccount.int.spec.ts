@@ -267,7 +267,7 @@ for (const setup of setups) {
       expect(again.status).toBe(200);
     });
 
-    // Last: it locks out the test client's address.
+    // Last: it locks the test client's address out of this account (others still log in from it).
     it('slows down and then refuses repeated wrong passwords with 429', async () => {
       await register('target');
       const statuses: number[] = [];
