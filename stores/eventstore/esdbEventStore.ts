@@ -24,6 +24,7 @@ import {
   TimeoutError,
   UnavailableError,
   WrongExpectedVersionError,
+  convertToCommandError,
   excludeSystemEvents,
   jsonEvent,
   type AllStreamResolvedEvent,
@@ -382,9 +383,13 @@ export class EsdbSubscription implements Subscription {
   }
 }
 
-/** Both are protected in the client's typings and plain getters at runtime (6.2.1); checked, not cast. */
+/**
+ * Both are protected in the client's typings and plain getters at runtime (6.2.1); checked, not
+ * cast. The setting is refused before the server is asked anything, so it fails without a server.
+ */
 async function serverInfo(client: EventStoreDBClient): Promise<EsdbServerInfo> {
-  const throwOnAppendFailure: unknown = Reflect.get(client, 'throwOnAppendFailure');
+  const throwOnAppendFailure = Reflect.get(client, 'throwOnAppendFailure') !== false;
+  if (!throwOnAppendFailure) return { version: 'unknown', throwOnAppendFailure };
   let features: unknown;
   try {
     // The ServerFeatures service, asked once per connection; it names the server's version.
@@ -393,7 +398,7 @@ async function serverInfo(client: EventStoreDBClient): Promise<EsdbServerInfo> {
     throw toStoreError(error, '$all');
   }
   const version = isRecord(features) && typeof features.serverVersion === 'string' ? features.serverVersion : 'unknown';
-  return { version, throwOnAppendFailure: throwOnAppendFailure !== false };
+  return { version, throwOnAppendFailure };
 }
 
 function checkServerVersion(version: string): void {
@@ -441,7 +446,9 @@ async function readIdentity(client: EsdbClient): Promise<string | undefined> {
 }
 
 /** The vendor's errors that callers can act on, as the port's; anything else passes unchanged. */
-function toStoreError(error: unknown, streamId: string): unknown {
+function toStoreError(caught: unknown, streamId: string): unknown {
+  // Some calls (the server-features one) reject with the raw gRPC error: read it as the client would.
+  const error = caught instanceof Error ? convertToCommandError(caught) : caught;
   if (error instanceof EsdbStreamDeletedError) return new StreamDeletedError(error.streamName || streamId);
   if (error instanceof MaxAppendSizeExceededError) {
     return new AppendTooLargeError(streamId, `the server accepts at most ${error.maxAppendSize} bytes per append`);
