@@ -154,7 +154,7 @@ export class EsdbEventStore implements EventStore {
     const repeated = events.find((e, i) => events.findIndex((other) => other.id === e.id) !== i);
     if (repeated) throw new DuplicateEventIdError(streamId, repeated.id);
     if (expected !== 'no_stream') {
-      const earlier = await this.previousAppend(streamId, events);
+      const earlier = await this.previousAppend(streamId, events, expected);
       if (earlier) return earlier;
     }
     let result: Awaited<ReturnType<EsdbClient['appendToStream']>>;
@@ -183,21 +183,30 @@ export class EsdbEventStore implements EventStore {
     expected: ExpectedRevision,
     actual: Revision | 'no_stream' | undefined,
   ): Promise<AppendResult> {
-    const earlier = await this.previousAppend(streamId, events);
+    const earlier = await this.previousAppend(streamId, events, undefined);
     if (earlier) return earlier;
     throw new WrongExpectedRevisionError(streamId, expected, actual ?? (await this.headRevision(streamId)));
   }
 
   /**
    * The first append's answer when the batch is stored among the stream's last RETRY_WINDOW events
-   * (its ids consecutively, in order); DuplicateEventIdError when only part of it is; else undefined.
+   * (its ids consecutively, in order), else undefined. Throws DuplicateEventIdError as SQLite does:
+   * when the first id is stored but not the rest in order, or when a later id is stored and the
+   * expected revision holds (`expected` undefined: it did not, which is a plain conflict).
    */
-  private async previousAppend(streamId: string, events: readonly NewEvent[]): Promise<AppendResult | undefined> {
-    const tail = (await this.readTail(streamId, RETRY_WINDOW)).reverse();
+  private async previousAppend(
+    streamId: string,
+    events: readonly NewEvent[],
+    expected: ExpectedRevision | undefined,
+  ): Promise<AppendResult | undefined> {
+    const newestFirst = await this.readTail(streamId, RETRY_WINDOW);
+    const tail = [...newestFirst].reverse();
     const start = tail.findIndex((e) => e.id === events[0]!.id);
     if (start < 0) {
       const taken = events.find((e) => tail.some((stored) => stored.id === e.id));
-      if (taken) throw new DuplicateEventIdError(streamId, taken.id);
+      if (taken && expected !== undefined && holds(expected, newestFirst[0]?.revision)) {
+        throw new DuplicateEventIdError(streamId, taken.id);
+      }
       return undefined;
     }
     const stored = tail.slice(start, start + events.length);
@@ -258,8 +267,8 @@ export class EsdbEventStore implements EventStore {
     if (remaining <= 0) return;
     // readAll has no server-side filter in this client, and system events must not count
     // against maxCount, so the read is unbounded and stopped (cancelled) once enough are in.
-    const read = this.client.readAll({ fromPosition: fromPosition(after) });
     try {
+      const read = this.client.readAll({ fromPosition: fromPosition(after) });
       for await (const resolved of cancelOnExit(read)) {
         const event = ourEvent(resolved, after);
         if (!event) continue;
@@ -420,9 +429,9 @@ async function ensureIdentity(client: EsdbClient): Promise<string> {
   const existing = await readIdentity(client);
   if (existing) return existing;
   try {
-    await client.appendToStream(IDENTITY_STREAM, [jsonEvent({ type: IDENTITY_EVENT, data: { identity: randomUUID() } })], {
-      expectedRevision: NO_STREAM,
-    });
+    const metadata: EventMetadata = { actor: 'system:event-store', correlationId: randomUUID(), time: new Date().toISOString() };
+    const event = jsonEvent({ type: IDENTITY_EVENT, data: { identity: randomUUID() }, metadata: { ...metadata } });
+    await client.appendToStream(IDENTITY_STREAM, [event], { expectedRevision: NO_STREAM });
   } catch (error) {
     if (!(error instanceof WrongExpectedVersionError)) throw toStoreError(error, IDENTITY_STREAM);
   }
@@ -462,6 +471,14 @@ function toStoreError(caught: unknown, streamId: string): unknown {
     return new EventStoreUnavailableError(error.message || error.constructor.name, { cause: error });
   }
   return error;
+}
+
+/** Whether `expected` holds for a stream whose last revision is `head` (undefined: no stream). */
+function holds(expected: ExpectedRevision, head: Revision | undefined): boolean {
+  if (expected === 'any') return true;
+  if (expected === 'no_stream') return head === undefined;
+  if (expected === 'stream_exists') return head !== undefined;
+  return head === expected;
 }
 
 function toEsdbExpected(expected: ExpectedRevision): AppendExpectedRevision {
