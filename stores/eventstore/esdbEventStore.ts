@@ -337,7 +337,7 @@ export class EsdbEventStore implements EventStore {
  * which settles a pending next() at once (its premature-close error is expected then, and dropped),
  * and unsubscribes, which cancels the call on the server; both also when iteration never started.
  */
-export class EsdbSubscription implements Subscription {
+class EsdbSubscription implements Subscription {
   private started = false;
   private closed = false;
   private source: EsdbSubscriptionSource | undefined;
