@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
+import { loadCheckpoint, storeCheckpoint } from '../stores/eventstore/checkpoint';
 import type { EventStore, Position, Subscription } from '../stores/eventstore/eventStore';
 import type { ReadStore } from '../stores/readstore/readStore';
 import type { Projection } from './projection';
@@ -105,7 +106,7 @@ export class ProjectionRunner implements ReadModelSync {
     let from: Position | undefined;
     let fromStart = false;
     for (const p of this.projections) {
-      const checkpoint = await this.readStore.getCheckpoint(p.name);
+      const checkpoint = await loadCheckpoint(this.readStore, p.name, this.events);
       this.checkpoints.set(p.name, checkpoint);
       if (checkpoint === undefined) fromStart = true;
       else if (from === undefined || checkpoint < from) from = checkpoint;
@@ -171,7 +172,7 @@ export class ProjectionRunner implements ReadModelSync {
       for (const name of names) {
         this.dirty.delete(name);
         const checkpoint = this.checkpoints.get(name);
-        if (checkpoint !== undefined) await this.readStore.setCheckpoint(name, checkpoint);
+        if (checkpoint !== undefined) await storeCheckpoint(this.readStore, name, checkpoint, this.events);
       }
     });
     this.writes = write.catch(() => undefined);

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { concatMap, filter, from, lastValueFrom, tap } from 'rxjs';
+import { loadCheckpoint, storeCheckpoint } from '../../stores/eventstore/checkpoint';
 import type { EventStore, Position, StoredEvent, Subscription } from '../../stores/eventstore/eventStore';
 import type { ReadStore } from '../../stores/readstore/readStore';
 import type { CommandContext } from '../commandContext';
@@ -94,7 +95,7 @@ export class SagaRunner {
   }
 
   private async runOnce(): Promise<void> {
-    const checkpoint = await this.readStore.getCheckpoint(sagaCheckpointName(this.saga.name));
+    const checkpoint = await loadCheckpoint(this.readStore, sagaCheckpointName(this.saga.name), this.events);
     this.done = checkpoint;
     this.stored = checkpoint;
     if (this.stopped) return;
@@ -156,7 +157,7 @@ export class SagaRunner {
     const write = this.writes.then(async () => {
       const done = this.done;
       if (done === undefined || (this.stored !== undefined && done <= this.stored)) return;
-      await this.readStore.setCheckpoint(sagaCheckpointName(this.saga.name), done);
+      await storeCheckpoint(this.readStore, sagaCheckpointName(this.saga.name), done, this.events);
       this.stored = done;
     });
     this.writes = write.catch(() => undefined);

@@ -3,29 +3,49 @@
 //
 // Positions are commit positions. For ordinary appends (implicit transactions) EventStoreDB gives
 // every event its own commit position, equal to its prepare position, which is why a bare commit
-// position is enough to resume a read or a subscription from.
+// position is enough to resume a read or a subscription from. They are byte offsets in this
+// server's log, meaningless anywhere else: checkpoints carry the log's identity (identity()).
+// Needs EventStoreDB 22.6 or later (checked at connect).
 
+import { randomUUID } from 'node:crypto';
 import {
   ANY,
   BACKWARDS,
+  DeadlineExceededError,
   END,
   EventStoreDBClient,
+  MaxAppendSizeExceededError,
   NO_STREAM,
+  NotLeaderError,
   START,
   STREAM_EXISTS,
+  StreamDeletedError as EsdbStreamDeletedError,
   StreamNotFoundError,
+  TimeoutError,
+  UnavailableError,
   WrongExpectedVersionError,
+  convertToCommandError,
   excludeSystemEvents,
   jsonEvent,
   type AllStreamResolvedEvent,
-  type AllStreamSubscription,
   type AppendExpectedRevision,
+  type AppendToStreamOptions,
   type CurrentRevision,
+  type EventData,
+  type ReadAllOptions as EsdbReadAllOptions,
   type ReadPosition,
+  type ReadStreamOptions,
   type RecordedEvent,
-  type StreamingRead,
+  type ResolvedEvent,
+  type SubscribeToAllOptions,
 } from '@eventstore/db-client';
 import {
+  AppendTooLargeError,
+  DuplicateEventIdError,
+  EventStoreConfigurationError,
+  EventStoreUnavailableError,
+  RETRY_WINDOW,
+  StreamDeletedError,
   WrongExpectedRevisionError,
   type AppendResult,
   type EventMetadata,
@@ -43,43 +63,186 @@ import {
 /** What servers older than 22.6 put in the position of an event read from its stream. */
 const NO_POSITION = 2n ** 64n - 1n;
 
+/** Stream reads give event positions from this server version on; appends and retries need them. */
+const MIN_SERVER_VERSION: readonly [number, number] = [22, 6];
+
+/** The log's identity, written once; it is the store's own, so readers of the log never see it. */
+export const IDENTITY_STREAM = 'edge-ml-store-identity';
+const IDENTITY_EVENT = 'StoreIdentityAssigned';
+
+/** A read the caller may stop early: stopping cancels the gRPC call. */
+export interface EsdbRead<T> extends AsyncIterable<T> {
+  cancel(): Promise<void>;
+}
+
+/** The client's subscription (a Readable): iterated once, unsubscribed and destroyed on close. */
+export interface EsdbSubscriptionSource extends AsyncIterable<AllStreamResolvedEvent> {
+  unsubscribe(): Promise<void>;
+  destroy(): void;
+}
+
+/** The part of `EventStoreDBClient` this adapter uses; narrow, so tests can stand a fake server in. */
+export interface EsdbClient {
+  appendToStream(streamName: string, events: EventData[], options: AppendToStreamOptions): Promise<{
+    success: boolean;
+    nextExpectedRevision: bigint;
+    position?: { commit: bigint; prepare: bigint };
+  }>;
+  readStream(streamName: string, options: ReadStreamOptions): EsdbRead<ResolvedEvent>;
+  readAll(options: EsdbReadAllOptions): EsdbRead<AllStreamResolvedEvent>;
+  subscribeToAll(options: SubscribeToAllOptions): EsdbSubscriptionSource;
+  dispose(): Promise<void>;
+}
+
+/** What `connect` learns from the client before using it. */
+export interface EsdbServerInfo {
+  /** As the server reports it (`24.10.0.0`), or `unknown` when it does not (before 21.10). */
+  version: string;
+  /** False when the connection string says `throwOnAppendFailure=false`. */
+  throwOnAppendFailure: boolean;
+}
+
 export class EsdbEventStore implements EventStore {
   private readonly subscriptions = new Set<EsdbSubscription>();
 
-  private constructor(private readonly client: EventStoreDBClient) {}
-
-  /** Connects lazily: a bad connection string throws here, an unreachable server on first use. */
-  static connect(connectionString: string): EsdbEventStore {
-    return new EsdbEventStore(EventStoreDBClient.connectionString(connectionString));
-  }
+  private constructor(
+    private readonly client: EsdbClient,
+    private readonly storeIdentity: string,
+  ) {}
 
   /**
-   * Idempotent retry is the server's: the same ids appended again with the expected revision of
-   * the first attempt are recognised and answered with the first attempt's result. Unlike the
-   * SQLite store, a retry sent with a later expected revision is not recognised.
+   * Connects and checks the server before anything else uses it: version 22.6 or later, appends
+   * that throw on failure, and the log's identity (made on first use). Throws
+   * EventStoreConfigurationError when the server or the connection string cannot be used, and
+   * EventStoreUnavailableError when the server cannot be reached.
    */
-  async appendToStream(streamId: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
-    if (events.length === 0) throw new Error(`Stream ${streamId}: an append needs at least one event`);
+  static async connect(connectionString: string): Promise<EsdbEventStore> {
+    const client = EventStoreDBClient.connectionString(connectionString);
     try {
-      const result = await this.client.appendToStream(
-        streamId,
-        events.map((e) => jsonEvent({ id: e.id, type: e.type, data: e.data, metadata: { ...e.metadata } })),
-        { expectedRevision: toEsdbExpected(expected) },
-      );
-      const position = result.position?.commit ?? (await this.positionOf(streamId, result.nextExpectedRevision));
-      return { nextExpectedRevision: result.nextExpectedRevision, position };
+      return await EsdbEventStore.open(client, await serverInfo(client));
     } catch (error) {
-      if (error instanceof WrongExpectedVersionError) {
-        throw new WrongExpectedRevisionError(streamId, expected, toActualRevision(error.actualVersion));
-      }
+      await client.dispose().catch(() => undefined);
       throw error;
     }
   }
 
+  /** `connect` past the connection string: the client and what it reported about the server. */
+  static async open(client: EsdbClient, server: EsdbServerInfo): Promise<EsdbEventStore> {
+    if (!server.throwOnAppendFailure) {
+      // With it a conflict comes back as an answer, not an error; every conflict check here would
+      // have to trust an answer the client builds wrongly in its batch-append path.
+      throw new EventStoreConfigurationError(
+        'EVENTSTORE_URL sets throwOnAppendFailure=false; this service needs the default (true): remove the setting',
+      );
+    }
+    checkServerVersion(server.version);
+    return new EsdbEventStore(client, await ensureIdentity(client));
+  }
+
+  async identity(): Promise<string> {
+    return this.storeIdentity;
+  }
+
+  /**
+   * The server recognises a retried append only when it is sent with the expected revision of the
+   * first attempt; with the stream's current revision, `any` or `stream_exists` it would store the
+   * batch a second time. So the stream's tail is searched for the batch first (a stream that must
+   * not exist needs no search: the server refuses or recognises it), and again after a conflict.
+   */
+  async appendToStream(streamId: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+    if (events.length === 0) throw new Error(`Stream ${streamId}: an append needs at least one event`);
+    const repeated = events.find((e, i) => events.findIndex((other) => other.id === e.id) !== i);
+    if (repeated) throw new DuplicateEventIdError(streamId, repeated.id);
+    if (expected !== 'no_stream') {
+      const earlier = await this.previousAppend(streamId, events, expected);
+      if (earlier) return earlier;
+    }
+    let result: Awaited<ReturnType<EsdbClient['appendToStream']>>;
+    try {
+      result = await this.client.appendToStream(
+        streamId,
+        events.map((e) => jsonEvent({ id: e.id, type: e.type, data: e.data, metadata: { ...e.metadata } })),
+        { expectedRevision: toEsdbExpected(expected) },
+      );
+    } catch (error) {
+      if (error instanceof WrongExpectedVersionError) {
+        return this.afterConflict(streamId, events, expected, toActualRevision(error.actualVersion));
+      }
+      throw toStoreError(error, streamId);
+    }
+    // Refused at connect, but an unchecked `success` would report a conflict as a committed write.
+    if (!result.success) return this.afterConflict(streamId, events, expected, undefined);
+    const position = result.position?.commit ?? (await this.positionOf(streamId, result.nextExpectedRevision));
+    return { nextExpectedRevision: result.nextExpectedRevision, position };
+  }
+
+  /** A conflict may be a retry the server did not recognise (the batch stored before other events). */
+  private async afterConflict(
+    streamId: string,
+    events: readonly NewEvent[],
+    expected: ExpectedRevision,
+    actual: Revision | 'no_stream' | undefined,
+  ): Promise<AppendResult> {
+    const earlier = await this.previousAppend(streamId, events, undefined);
+    if (earlier) return earlier;
+    throw new WrongExpectedRevisionError(streamId, expected, actual ?? (await this.headRevision(streamId)));
+  }
+
+  /**
+   * The first append's answer when the batch is stored among the stream's last RETRY_WINDOW events
+   * (its ids consecutively, in order), else undefined. Throws DuplicateEventIdError as SQLite does:
+   * when the first id is stored but not the rest in order, or when a later id is stored and the
+   * expected revision holds (`expected` undefined: it did not, which is a plain conflict).
+   */
+  private async previousAppend(
+    streamId: string,
+    events: readonly NewEvent[],
+    expected: ExpectedRevision | undefined,
+  ): Promise<AppendResult | undefined> {
+    const newestFirst = await this.readTail(streamId, RETRY_WINDOW);
+    const tail = [...newestFirst].reverse();
+    const start = tail.findIndex((e) => e.id === events[0]!.id);
+    if (start < 0) {
+      const taken = events.find((e) => tail.some((stored) => stored.id === e.id));
+      if (taken && expected !== undefined && holds(expected, newestFirst[0]?.revision)) {
+        throw new DuplicateEventIdError(streamId, taken.id);
+      }
+      return undefined;
+    }
+    const stored = tail.slice(start, start + events.length);
+    const last = stored.at(-1);
+    if (stored.length !== events.length || !last || stored.some((e, i) => e.id !== events[i]!.id)) {
+      throw new DuplicateEventIdError(streamId, events[0]!.id);
+    }
+    return { nextExpectedRevision: last.revision, position: streamEventPosition(last) };
+  }
+
+  /** The stream's last `count` events, newest first; none when it does not exist. */
+  private async readTail(streamId: string, count: number): Promise<RecordedEvent[]> {
+    const events: RecordedEvent[] = [];
+    try {
+      const read = this.client.readStream(streamId, { direction: BACKWARDS, fromRevision: END, maxCount: count });
+      for await (const resolved of cancelOnExit(read)) if (resolved.event) events.push(resolved.event);
+    } catch (error) {
+      if (error instanceof StreamNotFoundError) return [];
+      throw toStoreError(error, streamId);
+    }
+    return events;
+  }
+
+  private async headRevision(streamId: string): Promise<Revision | 'no_stream'> {
+    const [last] = await this.readTail(streamId, 1);
+    return last ? last.revision : 'no_stream';
+  }
+
   /** The server leaves the position out of some append answers (an idempotent retry among them). */
   private async positionOf(streamId: string, revision: Revision): Promise<Position> {
-    for await (const resolved of cancelOnExit(this.client.readStream(streamId, { fromRevision: revision, maxCount: 1 }))) {
-      if (resolved.event) return streamEventPosition(resolved.event);
+    try {
+      for await (const resolved of cancelOnExit(this.client.readStream(streamId, { fromRevision: revision, maxCount: 1 }))) {
+        if (resolved.event) return streamEventPosition(resolved.event);
+      }
+    } catch (error) {
+      throw toStoreError(error, streamId);
     }
     throw new Error(`Stream ${streamId}: no event at revision ${revision} right after appending it`);
   }
@@ -93,7 +256,7 @@ export class EsdbEventStore implements EventStore {
       }
     } catch (error) {
       if (error instanceof StreamNotFoundError) return [];
-      throw error;
+      throw toStoreError(error, streamId);
     }
     return events;
   }
@@ -104,30 +267,61 @@ export class EsdbEventStore implements EventStore {
     if (remaining <= 0) return;
     // readAll has no server-side filter in this client, and system events must not count
     // against maxCount, so the read is unbounded and stopped (cancelled) once enough are in.
-    const read = this.client.readAll({ fromPosition: fromPosition(after) });
-    for await (const resolved of cancelOnExit(read)) {
-      const event = ourEvent(resolved, after);
-      if (!event) continue;
-      yield event;
-      remaining -= 1;
-      if (remaining <= 0) return;
+    try {
+      const read = this.client.readAll({ fromPosition: fromPosition(after) });
+      for await (const resolved of cancelOnExit(read)) {
+        const event = ourEvent(resolved, after);
+        if (!event) continue;
+        yield event;
+        remaining -= 1;
+        if (remaining <= 0) return;
+      }
+    } catch (error) {
+      throw toStoreError(error, '$all');
     }
   }
 
   subscribeToAll(options?: { after?: Position }): Subscription {
     const after = options?.after;
-    const inner = this.client.subscribeToAll({ fromPosition: fromPosition(after), filter: excludeSystemEvents() });
-    const subscription = new EsdbSubscription(inner, after, () => this.subscriptions.delete(subscription));
+    const subscription: EsdbSubscription = new EsdbSubscription(
+      async () => this.client.subscribeToAll({ fromPosition: await this.subscriptionStart(after), filter: excludeSystemEvents() }),
+      after,
+      () => this.subscriptions.delete(subscription),
+    );
     this.subscriptions.add(subscription);
     return subscription;
   }
 
+  /**
+   * The server reads the record at or after `fromPosition` and starts after it (22.x and later), so
+   * a position that is no longer a record's (its event scavenged) would lose the next event. Starting
+   * from the last record at or before `after` loses nothing; ourEvent then drops every event that is
+   * not strictly after `after`, comparing positions exactly.
+   */
+  private async subscriptionStart(after: Position | undefined): Promise<ReadPosition> {
+    if (after === undefined) return START;
+    try {
+      const read = this.client.readAll({ direction: BACKWARDS, fromPosition: { commit: after, prepare: after }, maxCount: 1 });
+      for await (const resolved of cancelOnExit(read)) {
+        const position = resolved.event?.position;
+        if (position && position.commit <= after) return position;
+      }
+    } catch (error) {
+      throw toStoreError(error, '$all');
+    }
+    return START;
+  }
+
   async headPosition(): Promise<Position | undefined> {
     // The tail of $all is often system events ($stats and the like): walk back past them.
-    const read = this.client.readAll({ direction: BACKWARDS, fromPosition: END });
-    for await (const resolved of cancelOnExit(read)) {
-      const event = ourEvent(resolved, undefined);
-      if (event) return event.position;
+    try {
+      const read = this.client.readAll({ direction: BACKWARDS, fromPosition: END });
+      for await (const resolved of cancelOnExit(read)) {
+        const event = ourEvent(resolved, undefined);
+        if (event) return event.position;
+      }
+    } catch (error) {
+      throw toStoreError(error, '$all');
     }
     return undefined;
   }
@@ -139,24 +333,20 @@ export class EsdbEventStore implements EventStore {
 }
 
 /**
- * Ends promptly on close(): a pending next() resolves done without waiting for the gRPC stream
- * to notice its cancellation.
+ * One for-await over the client's stream: nothing is kept per event. close() destroys the stream,
+ * which settles a pending next() at once (its premature-close error is expected then, and dropped),
+ * and unsubscribes, which cancels the call on the server; both also when iteration never started.
  */
 class EsdbSubscription implements Subscription {
   private started = false;
   private closed = false;
-  private readonly closedSignal: Promise<IteratorReturnResult<undefined>>;
-  private signalClosed!: () => void;
+  private source: EsdbSubscriptionSource | undefined;
 
   constructor(
-    private readonly inner: AllStreamSubscription,
+    private readonly open: () => Promise<EsdbSubscriptionSource>,
     private readonly after: Position | undefined,
     private readonly onEnd: () => void,
-  ) {
-    this.closedSignal = new Promise((resolve) => {
-      this.signalClosed = () => resolve({ done: true, value: undefined });
-    });
-  }
+  ) {}
 
   [Symbol.asyncIterator](): AsyncIterator<StoredEvent> {
     if (this.started) throw new Error('A subscription can be iterated only once');
@@ -167,30 +357,128 @@ class EsdbSubscription implements Subscription {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.signalClosed();
     this.onEnd();
-    await this.inner.unsubscribe();
+    await this.release();
+  }
+
+  private async release(): Promise<void> {
+    const source = this.source;
+    this.source = undefined;
+    if (!source) return;
+    source.destroy();
+    // Cancelling a call the server already ended, or never got, is not a failure of close().
+    await source.unsubscribe().catch(() => undefined);
   }
 
   private async *run(): AsyncGenerator<StoredEvent> {
-    const source = this.inner[Symbol.asyncIterator]();
     try {
-      while (!this.closed) {
-        const next = source.next();
-        // Once closed, the abandoned next() may still reject (cancelled call): nobody awaits it.
-        next.catch(() => undefined);
-        const result = await Promise.race([next, this.closedSignal]);
-        if (result.done) return;
-        const event = ourEvent(result.value, this.after);
+      const source = await this.open();
+      this.source = source;
+      if (this.closed) {
+        await this.release();
+        return;
+      }
+      for await (const resolved of source) {
+        if (this.closed) return;
+        const event = ourEvent(resolved, this.after);
         if (event) yield event;
       }
+    } catch (error) {
+      if (this.closed) return;
+      throw toStoreError(error, '$all');
     } finally {
       await this.close();
-      // Not source.return(): it would queue behind a next() still pending on the cancelled call.
-      // Destroying settles that next() (its rejection is ignored above) and frees the stream.
-      this.inner.destroy();
     }
   }
+}
+
+/**
+ * Both are protected in the client's typings and plain getters at runtime (6.2.1); checked, not
+ * cast. The setting is refused before the server is asked anything, so it fails without a server.
+ */
+async function serverInfo(client: EventStoreDBClient): Promise<EsdbServerInfo> {
+  const throwOnAppendFailure = Reflect.get(client, 'throwOnAppendFailure') !== false;
+  if (!throwOnAppendFailure) return { version: 'unknown', throwOnAppendFailure };
+  let features: unknown;
+  try {
+    // The ServerFeatures service, asked once per connection; it names the server's version.
+    features = await Reflect.get(client, 'capabilities');
+  } catch (error) {
+    throw toStoreError(error, '$all');
+  }
+  const version = isRecord(features) && typeof features.serverVersion === 'string' ? features.serverVersion : 'unknown';
+  return { version, throwOnAppendFailure };
+}
+
+function checkServerVersion(version: string): void {
+  const match = /^(\d+)\.(\d+)/.exec(version);
+  const [major, minor] = match ? [Number(match[1]), Number(match[2])] : [0, 0];
+  const [needMajor, needMinor] = MIN_SERVER_VERSION;
+  if (major > needMajor || (major === needMajor && minor >= needMinor)) return;
+  throw new EventStoreConfigurationError(
+    `EventStoreDB ${match ? version : '(version not reported, so older than 21.10)'} at EVENTSTORE_URL is too old: ` +
+      `version ${needMajor}.${needMinor} or later is needed (older servers give stream reads no positions)`,
+  );
+}
+
+/**
+ * Reads the log's identity, making it on first use. "Stream must not exist" makes processes that
+ * start at once on a new server agree: one write wins, and every process reads that one.
+ */
+async function ensureIdentity(client: EsdbClient): Promise<string> {
+  const existing = await readIdentity(client);
+  if (existing) return existing;
+  try {
+    const metadata: EventMetadata = { actor: 'system:event-store', correlationId: randomUUID(), time: new Date().toISOString() };
+    const event = jsonEvent({ type: IDENTITY_EVENT, data: { identity: randomUUID() }, metadata: { ...metadata } });
+    await client.appendToStream(IDENTITY_STREAM, [event], { expectedRevision: NO_STREAM });
+  } catch (error) {
+    if (!(error instanceof WrongExpectedVersionError)) throw toStoreError(error, IDENTITY_STREAM);
+  }
+  const written = await readIdentity(client);
+  if (!written) throw new Error(`Stream ${IDENTITY_STREAM}: no identity right after writing it`);
+  return written;
+}
+
+async function readIdentity(client: EsdbClient): Promise<string | undefined> {
+  try {
+    for await (const resolved of cancelOnExit(client.readStream(IDENTITY_STREAM, { fromRevision: START, maxCount: 1 }))) {
+      const data: unknown = resolved.event?.data;
+      if (isRecord(data) && typeof data.identity === 'string') return data.identity;
+      throw new Error(`Stream ${IDENTITY_STREAM}: its first event holds no identity`);
+    }
+  } catch (error) {
+    if (error instanceof StreamNotFoundError) return undefined;
+    throw toStoreError(error, IDENTITY_STREAM);
+  }
+  return undefined;
+}
+
+/** The vendor's errors that callers can act on, as the port's; anything else passes unchanged. */
+function toStoreError(caught: unknown, streamId: string): unknown {
+  // Some calls (the server-features one) reject with the raw gRPC error: read it as the client would.
+  const error = caught instanceof Error ? convertToCommandError(caught) : caught;
+  if (error instanceof EsdbStreamDeletedError) return new StreamDeletedError(error.streamName || streamId);
+  if (error instanceof MaxAppendSizeExceededError) {
+    return new AppendTooLargeError(streamId, `the server accepts at most ${error.maxAppendSize} bytes per append`);
+  }
+  if (
+    error instanceof DeadlineExceededError ||
+    error instanceof UnavailableError ||
+    error instanceof TimeoutError ||
+    error instanceof NotLeaderError
+  ) {
+    return new EventStoreUnavailableError(error.message || error.constructor.name, { cause: error });
+  }
+  return error;
+}
+
+/** Whether `expected` holds for a stream whose last revision is `head` (undefined: no stream). */
+function holds(expected: ExpectedRevision, head: Revision | undefined): boolean {
+  if (expected === 'any') return true;
+  if (expected === 'no_stream') return head === undefined;
+  if (expected === 'stream_exists') return head !== undefined;
+  return head === expected;
 }
 
 function toEsdbExpected(expected: ExpectedRevision): AppendExpectedRevision {
@@ -220,7 +508,7 @@ function fromPosition(after: Position | undefined): ReadPosition {
 /** Our event from $all, or undefined for system events, unresolved links and events at or before `after`. */
 function ourEvent(resolved: AllStreamResolvedEvent, after: Position | undefined): StoredEvent | undefined {
   const event = resolved.event;
-  if (!event || event.type.startsWith('$') || event.streamId.startsWith('$')) return undefined;
+  if (!event || event.type.startsWith('$') || event.streamId.startsWith('$') || event.streamId === IDENTITY_STREAM) return undefined;
   const position = event.position.commit;
   if (after !== undefined && position <= after) return undefined;
   return toStoredEvent(event, position);
@@ -275,7 +563,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /** Iterates a streaming read; a consumer that stops early cancels the gRPC call instead of leaking it. */
-async function* cancelOnExit<T>(read: StreamingRead<T>): AsyncGenerator<T> {
+async function* cancelOnExit<T>(read: EsdbRead<T>): AsyncGenerator<T> {
   let finished = false;
   try {
     for await (const item of read) yield item;

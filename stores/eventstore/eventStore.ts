@@ -1,6 +1,8 @@
 // The event store port. Every adapter (embedded SQLite, EventStoreDB) passes the same contract
 // suite (test/stores/eventStore.contract.ts); nothing above this file knows which one runs.
 
+import { DomainError } from '../../domain/shared/errors';
+
 /** A position in the whole log. Strictly increasing in commit order; compared as a bigint. */
 export type Position = bigint;
 
@@ -30,7 +32,7 @@ export interface EventMetadata {
 export type EventPayload = Record<string, unknown>;
 
 export interface NewEvent<Type extends string = string, Data extends EventPayload = EventPayload> {
-  /** A UUID. An append retried with the same ids is stored once (idempotent retry). */
+  /** A UUID. An append retried with the same ids is stored once (see `EventStore.appendToStream`). */
   id: string;
   type: Type;
   data: Data;
@@ -67,7 +69,19 @@ export interface Subscription extends AsyncIterable<StoredEvent> {
 }
 
 export interface EventStore {
-  /** Appends atomically: all events or none. Throws WrongExpectedRevisionError on a conflict. */
+  /**
+   * Appends atomically: all events or none. Throws WrongExpectedRevisionError on a conflict.
+   *
+   * Repeated event ids, the same on every adapter:
+   * - a retry (the batch's ids are already stored in this stream, consecutively and in this order)
+   *   stores nothing and answers what the first append answered (the revision and position of the
+   *   batch's last event), whatever the expected revision says now: the same, a stale one, the
+   *   stream's current one, `any` or `stream_exists`. A command re-sent by a saga is kept once.
+   * - ids that match a stored append only in part, or repeat within the batch, are refused with
+   *   DuplicateEventIdError and nothing is stored.
+   * The EventStoreDB adapter looks for a retry among the last RETRY_WINDOW events of the stream
+   * (SQLite: anywhere); ids reused in another stream are refused by SQLite only.
+   */
   appendToStream(streamId: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
   /** The stream's events in order; an empty array when the stream does not exist. */
   readStream(streamId: string, options?: { fromRevision?: Revision }): Promise<StoredEvent[]>;
@@ -76,8 +90,20 @@ export interface EventStore {
   subscribeToAll(options?: { after?: Position }): Subscription;
   /** Position of the last event in the log, or undefined when it is empty. */
   headPosition(): Promise<Position | undefined>;
+  /**
+   * A UUID made once per log: positions mean something only in the log that gave them, so a
+   * checkpoint is stored with this and refused by a store with another identity.
+   */
+  identity(): Promise<string>;
   close(): Promise<void>;
 }
+
+/**
+ * How many of a stream's last events an adapter without an id index (EventStoreDB) searches for a
+ * retried append. A saga re-sends its command right after seeing its event again, so the first
+ * append is among the stream's most recent events.
+ */
+export const RETRY_WINDOW = 256;
 
 /** Raised by every adapter when the expected revision does not hold. */
 export class WrongExpectedRevisionError extends Error {
@@ -90,5 +116,47 @@ export class WrongExpectedRevisionError extends Error {
   ) {
     super(`Stream ${streamId}: expected revision ${String(expected)}, actual ${String(actual)}`);
     this.name = 'WrongExpectedRevisionError';
+  }
+}
+
+/** An event id is already stored, and this append is not a retry of the batch that stored it. */
+export class DuplicateEventIdError extends DomainError {
+  constructor(
+    readonly streamId: string,
+    readonly eventId: string,
+  ) {
+    super('DUPLICATE_EVENT_ID', `Stream ${streamId}: event id ${eventId} is already stored by a different append`, 409);
+  }
+}
+
+/** The stream was deleted (EventStoreDB: deleted or tombstoned); nothing can be read from or added to it. */
+export class StreamDeletedError extends DomainError {
+  constructor(readonly streamId: string) {
+    super('STREAM_DELETED', `Stream ${streamId} was deleted`, 410);
+  }
+}
+
+/** The batch is larger than the event store accepts in one append. */
+export class AppendTooLargeError extends DomainError {
+  constructor(readonly streamId: string, detail: string) {
+    super('APPEND_TOO_LARGE', `Stream ${streamId}: the events are too large to store at once (${detail})`, 413);
+  }
+}
+
+/** The event store did not answer in time or cannot be reached; the operation may be retried. */
+export class EventStoreUnavailableError extends DomainError {
+  readonly retryable = true;
+  constructor(detail: string, options?: { cause?: unknown }) {
+    super('EVENT_STORE_UNAVAILABLE', `The event store is unavailable, try again shortly (${detail})`, 503);
+    if (options?.cause !== undefined) this.cause = options.cause;
+  }
+}
+
+/** The event store cannot be used as configured; the service must not start with it. */
+export class EventStoreConfigurationError extends Error {
+  readonly code = 'EVENT_STORE_CONFIGURATION';
+  constructor(message: string) {
+    super(message);
+    this.name = 'EventStoreConfigurationError';
   }
 }

@@ -3,8 +3,10 @@
 // in commit order and a reader can never see position n+1 before n: subscriptions need no gap
 // detection, across connections and processes alike.
 
+import { randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
 import {
+  DuplicateEventIdError,
   WrongExpectedRevisionError,
   type AppendResult,
   type EventMetadata,
@@ -20,17 +22,8 @@ import {
 } from './eventStore';
 import { TurnBatcher } from '../turnBatcher';
 
-/** An event id is already stored, and this append is not a retry of the batch that stored it. */
-export class DuplicateEventIdError extends Error {
-  readonly code = 'DUPLICATE_EVENT_ID';
-  constructor(
-    readonly streamId: string,
-    readonly eventId: string,
-  ) {
-    super(`Stream ${streamId}: event id ${eventId} is already stored by a different append`);
-    this.name = 'DuplicateEventIdError';
-  }
-}
+// Kept importable from here: the error belongs to the port, which every adapter shares.
+export { DuplicateEventIdError };
 
 interface EventRow {
   position: bigint;
@@ -64,6 +57,9 @@ export const EVENTS_SCHEMA = `
   CREATE UNIQUE INDEX IF NOT EXISTS events_stream_revision ON events (stream_id, revision);
 `;
 
+/** The log's own facts (its identity), apart from the events so readers of the log never see them. */
+const META_SCHEMA = `CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`;
+
 /** Rows per query when catching up: bounded memory, and no statement stays open across a yield. */
 const PAGE_SIZE = 256;
 /** How often a live subscription looks for appends made through other connections. */
@@ -84,11 +80,14 @@ export class SqliteEventStore implements EventStore {
   private readonly appendTx;
   private readonly batchTx;
   private readonly appends: TurnBatcher<QueuedAppend, AppendResult>;
+  private readonly storeIdentity: string;
 
   private constructor(private readonly db: Database.Database) {
     // Every INTEGER comes back as a bigint, so positions past 2^53 stay exact.
     db.defaultSafeIntegers(true);
     db.exec(EVENTS_SCHEMA);
+    db.exec(META_SCHEMA);
+    this.storeIdentity = this.ensureIdentity();
     this.selectById = db.prepare<[string], StoredRef>(
       'SELECT position, stream_id, revision, event_id FROM events WHERE event_id = ?',
     );
@@ -132,6 +131,18 @@ export class SqliteEventStore implements EventStore {
       db.close();
       throw error;
     }
+  }
+
+  /** Made once per file; INSERT OR IGNORE makes two processes opening a new file at once agree. */
+  private ensureIdentity(): string {
+    this.db.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('identity', ?)").run(randomUUID());
+    const row = this.db.prepare<[], { value: string }>("SELECT value FROM meta WHERE key = 'identity'").get();
+    if (!row) throw new Error('The event store has no identity right after making one');
+    return row.value;
+  }
+
+  async identity(): Promise<string> {
+    return this.storeIdentity;
   }
 
   /** The durability settings of this connection (synchronous is per connection, not per file). */

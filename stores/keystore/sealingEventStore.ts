@@ -53,6 +53,10 @@ export class SealingEventStore implements EventStore {
     return this.inner.headPosition();
   }
 
+  identity(): Promise<string> {
+    return this.inner.identity();
+  }
+
   close(): Promise<void> {
     return this.inner.close();
   }

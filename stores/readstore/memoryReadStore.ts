@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { find, Query, update as applyUpdate } from 'mingo';
 import { FieldIndexes } from './fieldIndexes';
 import { applyPlainUpdate } from './plainUpdate';
-import type { Collection, Document, DocumentId, Filter, FindOptions, ReadStore, Update, UpdateResult } from './readStore';
+import type { Checkpoint, Collection, Document, DocumentId, Filter, FindOptions, ReadStore, Update, UpdateResult } from './readStore';
 
 /** The collection both adapters keep checkpoints in; reserved so a read model cannot collide with it. */
 export const CHECKPOINTS_COLLECTION = 'checkpoints';
@@ -319,7 +319,7 @@ class MemoryCollection implements Collection<Document> {
 
 export class MemoryReadStore implements ReadStore {
   private readonly collections = new Map<string, MemoryCollection>();
-  private readonly checkpoints = new Map<string, bigint>();
+  private readonly checkpoints = new Map<string, Checkpoint>();
 
   /** @param options.indexAfter collection size from which equality queries build indexes (tests lower it). */
   constructor(private readonly options: { indexAfter?: number } = {}) {}
@@ -336,11 +336,16 @@ export class MemoryReadStore implements ReadStore {
   }
 
   async getCheckpoint(name: string): Promise<bigint | undefined> {
-    return this.checkpoints.get(name);
+    return this.checkpoints.get(name)?.position;
   }
 
-  async setCheckpoint(name: string, position: bigint): Promise<void> {
-    this.checkpoints.set(name, position);
+  async readCheckpoint(name: string): Promise<Checkpoint | undefined> {
+    const checkpoint = this.checkpoints.get(name);
+    return checkpoint && { ...checkpoint };
+  }
+
+  async setCheckpoint(name: string, position: bigint, store?: string): Promise<void> {
+    this.checkpoints.set(name, store === undefined ? { position } : { position, store });
   }
 
   async dropAll(): Promise<void> {

@@ -23,7 +23,7 @@ import {
   type Filter as MongoFilter,
   type UpdateFilter,
 } from 'mongodb';
-import type { Collection, Document, Filter, FindOptions, ReadStore, Update, UpdateResult } from './readStore';
+import type { Checkpoint, Collection, Document, Filter, FindOptions, ReadStore, Update, UpdateResult } from './readStore';
 import {
   assertCollectionName,
   assertUpdate,
@@ -312,6 +312,8 @@ interface CheckpointDoc {
   _id: string;
   /** Decimal string: BSON has no integer wide enough for every bigint. */
   position: string;
+  /** The identity of the log the position belongs to; absent on checkpoints from before identities. */
+  store?: string;
 }
 
 export class MongoReadStore implements ReadStore {
@@ -350,10 +352,20 @@ export class MongoReadStore implements ReadStore {
     return doc ? BigInt(doc.position) : undefined;
   }
 
-  setCheckpoint(name: string, position: bigint): Promise<void> {
+  async readCheckpoint(name: string): Promise<Checkpoint | undefined> {
+    const doc = await this.checkpoints.findOne({ _id: name });
+    if (!doc) return undefined;
+    return typeof doc.store === 'string' ? { position: BigInt(doc.position), store: doc.store } : { position: BigInt(doc.position) };
+  }
+
+  setCheckpoint(name: string, position: bigint, store?: string): Promise<void> {
     // Queued, so checkpoints land in the order they were set, and retried once like updateOne's upserts.
     return this.checkpointWrites.run(async () => {
-      const write = () => this.checkpoints.updateOne({ _id: name }, { $set: { position: position.toString() } }, { upsert: true });
+      const update =
+        store === undefined
+          ? { $set: { position: position.toString() }, $unset: { store: '' as const } }
+          : { $set: { position: position.toString(), store } };
+      const write = () => this.checkpoints.updateOne({ _id: name }, update, { upsert: true });
       try {
         await write();
       } catch (error) {

@@ -36,11 +36,21 @@ export interface Collection<T extends Document = Document> {
   deleteMany(filter: Filter): Promise<number>;
 }
 
+/** A log position and the identity of the log it belongs to (EventStore.identity()). */
+export interface Checkpoint {
+  position: bigint;
+  /** Absent on checkpoints stored before logs had identities. */
+  store?: string;
+}
+
 export interface ReadStore {
   collection<T extends Document = Document>(name: string): Collection<T>;
   /** The last log position a projection (or saga) has fully applied; undefined before its first event. */
   getCheckpoint(name: string): Promise<bigint | undefined>;
-  setCheckpoint(name: string, position: bigint): Promise<void>;
+  /** The same checkpoint with the identity of its log. */
+  readCheckpoint(name: string): Promise<Checkpoint | undefined>;
+  /** Stores the position with the identity of its log; without `store`, with none. */
+  setCheckpoint(name: string, position: bigint, store?: string): Promise<void>;
   /** Drops every collection and checkpoint, for a rebuild from the log. */
   dropAll(): Promise<void>;
   close(): Promise<void>;

@@ -15,8 +15,14 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-eventStoreContract('SqliteEventStore on a file', async () => SqliteEventStore.open(freshFile()));
-eventStoreContract('SqliteEventStore in memory', async () => SqliteEventStore.open(':memory:'));
+let lastFile = '';
+eventStoreContract(
+  'SqliteEventStore on a file',
+  async () => SqliteEventStore.open((lastFile = freshFile())),
+  undefined,
+  { reopen: async () => SqliteEventStore.open(lastFile), longLogEvents: 50_000 },
+);
+eventStoreContract('SqliteEventStore in memory', async () => SqliteEventStore.open(':memory:'), undefined, { longLogEvents: 50_000 });
 
 describe('SqliteEventStore', () => {
   const opened: SqliteEventStore[] = [];
@@ -199,6 +205,14 @@ describe('SqliteEventStore', () => {
     expect(await store.readStream(first)).toEqual([]);
     expect(await store.readStream(later)).toEqual([]);
     expect(await store.readStream(repeated)).toEqual([]);
+  });
+
+  it('keeps its identity in the file, apart from the events, and two instances opening a new file agree on it', async () => {
+    const file = freshFile();
+    const [a, b] = [open(file), open(file)];
+    expect(await a.identity()).toBe(await b.identity());
+    expect(await open(freshFile()).identity()).not.toBe(await a.identity());
+    expect(await a.headPosition()).toBeUndefined();
   });
 
   it('refuses an empty append', async () => {
