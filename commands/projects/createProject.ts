@@ -6,14 +6,27 @@ import type { EventStore, Position } from '../../stores/eventstore/eventStore';
 import type { CommandContext } from '../commandContext';
 import { handleCommand } from '../handleCommand';
 import type { IdAllocator } from '../idAllocator';
+import type { UniquenessReservations } from '../uniqueness';
 
 export interface CreateProjectDeps {
   events: EventStore;
   ids: IdAllocator;
+  reservations: UniquenessReservations;
 }
 
 export const newApiKey = (): string => API_KEY_PREFIX + randomBytes(32).toString('hex');
 export const newHmacKey = (): string => randomBytes(16).toString('hex');
+
+/**
+ * Generated values are reserved like chosen ones, so that no one can choose them later. 256 random
+ * bits do not collide; should the value be held all the same, another is drawn.
+ */
+export async function reserveGeneratedApiKey(reservations: UniquenessReservations, ownerStream: string, ctx: CommandContext): Promise<string> {
+  for (;;) {
+    const key = newApiKey();
+    if (await reservations.tryReserve('apikey', hashApiKey(key), ownerStream, ctx)) return key;
+  }
+}
 
 /** Creates a project owned by the user, with its development API key and HMAC key. */
 export async function createProject(
@@ -22,7 +35,7 @@ export async function createProject(
   ctx: CommandContext,
 ): Promise<{ projectId: number; apiKey: string; position: Position }> {
   const [projectId, apiKeyId, hmacKeyId] = await Promise.all([deps.ids.next('project'), deps.ids.next('apikey'), deps.ids.next('hmackey')]);
-  const apiKey = newApiKey();
+  const apiKey = await reserveGeneratedApiKey(deps.reservations, projectStream(projectId), ctx);
   const { appended } = await handleCommand(
     deps.events,
     projectStream(projectId),

@@ -45,6 +45,8 @@ export const projectsProjection = defineProjection<ProjectEvent | ImpulseEvent |
         isPublic: d.isPublic,
         collaborators: [],
         collaboratorIds: [],
+        invitations: [],
+        invitedUserIds: [],
         developmentApiKey: null,
         developmentApiKeyId: null,
         developmentHmacKey: null,
@@ -77,6 +79,27 @@ export const projectsProjection = defineProjection<ProjectEvent | ImpulseEvent |
       event,
     );
   },
+
+  async CollaboratorInvited(event, store) {
+    const d = event.data;
+    await updateOnce(
+      projects(store),
+      d.projectId,
+      {
+        $push: {
+          invitations: { invitationId: d.invitationId, userId: d.userId, invitedAs: d.invitedAs, invitedByUserId: d.invitedByUserId, invited: d.invited },
+          invitedUserIds: d.userId,
+        },
+        $set: modified(d.invited, 'Collaborator invited'),
+      },
+      event,
+    );
+  },
+
+  // The CollaboratorAdded appended with it makes the invitee a collaborator (and moves lastModified).
+  CollaboratorInvitationAccepted: (event, store) => invitationAnswered(event, store, null),
+  CollaboratorInvitationDeclined: (event, store) => invitationAnswered(event, store, { when: event.data.declined, details: 'Invitation declined' }),
+  CollaboratorInvitationWithdrawn: (event, store) => invitationAnswered(event, store, { when: event.data.withdrawn, details: 'Invitation withdrawn' }),
 
   async CollaboratorRemoved(event, store) {
     const d = event.data;
@@ -233,3 +256,21 @@ export const projectsProjection = defineProjection<ProjectEvent | ImpulseEvent |
   },
 
 });
+
+/** The invitation is no longer pending; the invitee stays out of `invitedUserIds`. */
+async function invitationAnswered(
+  event: StoredEvent<string, { projectId: number; invitationId: number }>,
+  store: ReadStore,
+  change: { when: string; details: string } | null,
+): Promise<void> {
+  const d = event.data;
+  const project = await projects(store).findOne({ _id: d.projectId });
+  if (!project) return;
+  const invitations = (project.invitations ?? []).filter((i) => i.invitationId !== d.invitationId);
+  await updateOnce(
+    projects(store),
+    d.projectId,
+    { $set: { invitations, invitedUserIds: [...new Set(invitations.map((i) => i.userId))], ...(change ? modified(change.when, change.details) : {}) } },
+    event,
+  );
+}
