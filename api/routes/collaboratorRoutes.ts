@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { inviteCollaborator, removeCollaborator, withdrawCollaboratorInvitation } from '../../commands/projects/projectCommands';
-import { ForbiddenError, NotFoundError } from '../../domain/shared/errors';
+import { INVITED_AS_MAX } from '../../domain/project/projectDecider';
+import { ConflictError, ForbiddenError, NotFoundError } from '../../domain/shared/errors';
+import { checkText } from '../../domain/shared/textRules';
 import type { ApiDeps } from '../apiDeps';
 import { type Principal, requestContext } from '../auth/principal';
 import { intParam, operation, type Operation } from '../http/operation';
@@ -34,8 +36,12 @@ export function collaboratorOperations(deps: ApiDeps): Operation[] {
         }
       },
       body: CollaboratorRequest,
-      async handler({ principal, params, body, requestId, settle }) {
+      async handler({ principal, params, body, requestId, settle, project }) {
+        checkText(body.usernameOrEmail, '"usernameOrEmail"', { max: INVITED_AS_MAX });
         const user = await userNamed(body.usernameOrEmail);
+        // The decider decides; these answer the usual refusals before an invitation id is drawn.
+        if (project.collaboratorIds.includes(user.id)) throw new ConflictError('This user is already a collaborator on the project');
+        if ((project.invitedUserIds ?? []).includes(user.id)) throw new ConflictError('This user is already invited to the project; the invitation waits for their answer');
         const { invitationId, position } = await inviteCollaborator(
           deps,
           intParam(params, 'projectId'),

@@ -18,14 +18,12 @@ export const newApiKey = (): string => API_KEY_PREFIX + randomBytes(32).toString
 export const newHmacKey = (): string => randomBytes(16).toString('hex');
 
 /**
- * Generated values are reserved like chosen ones, so that no one can choose them later. 256 random
- * bits do not collide; should the value be held all the same, another is drawn.
+ * A generated value is reserved like a chosen one once its key is issued, so that no one can choose
+ * it later (the read-model check of chosen values covers the moment between). Reserved after the
+ * append, so that a refused command appends nothing; 256 random bits never collide.
  */
-export async function reserveGeneratedApiKey(reservations: UniquenessReservations, ownerStream: string, ctx: CommandContext): Promise<string> {
-  for (;;) {
-    const key = newApiKey();
-    if (await reservations.tryReserve('apikey', hashApiKey(key), ownerStream, ctx)) return key;
-  }
+export async function reserveIssuedApiKey(reservations: UniquenessReservations, key: string, ownerStream: string, ctx: CommandContext): Promise<void> {
+  await reservations.tryReserve('apikey', hashApiKey(key), ownerStream, ctx);
 }
 
 /** Creates a project owned by the user, with its development API key and HMAC key. */
@@ -35,7 +33,7 @@ export async function createProject(
   ctx: CommandContext,
 ): Promise<{ projectId: number; apiKey: string; position: Position }> {
   const [projectId, apiKeyId, hmacKeyId] = await Promise.all([deps.ids.next('project'), deps.ids.next('apikey'), deps.ids.next('hmackey')]);
-  const apiKey = await reserveGeneratedApiKey(deps.reservations, projectStream(projectId), ctx);
+  const apiKey = newApiKey();
   const { appended } = await handleCommand(
     deps.events,
     projectStream(projectId),
@@ -54,5 +52,6 @@ export async function createProject(
     },
     ctx,
   );
+  await reserveIssuedApiKey(deps.reservations, apiKey, projectStream(projectId), ctx);
   return { projectId, apiKey, position: appended!.position };
 }

@@ -11,7 +11,7 @@ import { eventMetadata, type CommandContext } from '../commandContext';
 import { handleCommand } from '../handleCommand';
 import type { IdAllocator } from '../idAllocator';
 import type { UniquenessReservations } from '../uniqueness';
-import { newHmacKey, reserveGeneratedApiKey } from './createProject';
+import { newApiKey, newHmacKey, reserveIssuedApiKey } from './createProject';
 
 export interface ProjectCommandDeps {
   events: EventStore;
@@ -45,7 +45,7 @@ export async function addApiKey(
   input: { name: string; role: ApiKeyRole; apiKey?: string; isDevelopmentKey: boolean; ttlSeconds?: number; createdByUserId: number | null },
   ctx: CommandContext,
 ): Promise<{ apiKeyId: number; apiKey: string; position: Position | undefined }> {
-  const key = input.apiKey === undefined ? await reserveGeneratedApiKey(deps.reservations, projectStream(projectId), ctx) : await reserveChosenApiKey(deps, projectId, input.apiKey, ctx);
+  const key = input.apiKey === undefined ? newApiKey() : await reserveChosenApiKey(deps, projectId, input.apiKey, ctx);
   const apiKeyId = await deps.ids.next('apikey');
   const expires = input.ttlSeconds === undefined ? null : new Date(ctx.now.getTime() + input.ttlSeconds * 1000);
   const position = await decide(
@@ -57,6 +57,7 @@ export async function addApiKey(
     },
     ctx,
   );
+  if (input.apiKey === undefined) await reserveIssuedApiKey(deps.reservations, key, projectStream(projectId), ctx);
   return { apiKeyId, apiKey: key, position };
 }
 
