@@ -74,7 +74,7 @@ function pendingInvitationOf(project: ProjectFacts, userId: number): number | un
   return entry ? Number(entry[0]) : undefined;
 }
 
-/** The invitation, if it is pending and addressed to `userId`: an invitee answers only their own. */
+/** Refuses unless the invitation is pending and addressed to `userId`: an invitee answers only their own. */
 function invitationFor(project: ProjectFacts, invitationId: number, userId: number): void {
   if (project.invitations[invitationId]?.userId !== userId) {
     throw new NotFoundError(`No pending invitation ${invitationId} for you in project ${project.projectId}`, 'INVITATION_NOT_FOUND');
