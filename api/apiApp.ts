@@ -76,6 +76,8 @@ export function createApiApp(deps: ApiDeps, options: ApiAppOptions): Koa {
   app.on('error', (error: unknown, ctx?: Koa.Context) => {
     options.log.error({ err: error, requestId: ctx?.state.requestId }, 'request failed');
   });
+  // First, so that every answer has it, refusals included: no browser guesses another type from the body.
+  app.use((ctx, next) => (ctx.set('X-Content-Type-Options', 'nosniff'), next()));
   app.use(requestId());
   app.use(accessLog(options.log));
   app.use(jsonEnvelope());

@@ -13,7 +13,7 @@
 import http from 'node:http';
 import Koa from 'koa';
 import type { BenchResult } from './benchResult';
-import { HOST, JSON_HEADERS, add, closeServer, describe, empty, expectOk, listen, measure, perSecond, quantiles, ratio, request, spread, startBenchService, type Op, type Rate, ownerWithProject, signUp } from './benchKit';
+import { HOST, JSON_HEADERS, add, closeServer, describe, empty, expectOk, listen, measure, perSecond, quantiles, ratio, request, spread, startBenchService, type Op, type Rate, ownerWithProject, signUp, BENCH_PASSWORD } from './benchKit';
 
 /** Keep-alive connections, one request in flight on each. */
 const CONNECTIONS = 32;
@@ -46,7 +46,12 @@ export async function benchProjectInfo(): Promise<BenchResult> {
     for (let i = 0; i < COLLABORATORS; i++) {
       const username = `benchcollab${i}`;
       await signUp(agent, api, username);
-      expectOk(await send(api, 'POST', `/v1/api/${projectId}/collaborators/add`, auth, JSON.stringify({ usernameOrEmail: username })), 'collaborator add');
+      const invited = expectOk(await send(api, 'POST', `/v1/api/${projectId}/collaborators/add`, auth, JSON.stringify({ usernameOrEmail: username })), 'collaborator invite');
+      // A collaborator joins by accepting the invitation with their own JWT.
+      const login = expectOk(await send(api, 'POST', '/v1/api-login', JSON_HEADERS, JSON.stringify({ username, password: BENCH_PASSWORD })), 'collaborator login');
+      const invitee = { ...JSON_HEADERS, 'x-jwt-token': String((JSON.parse(login) as { token: string }).token) };
+      const invitationId = Number((JSON.parse(invited) as { id: number }).id);
+      expectOk(await send(api, 'POST', `/v1/api/user/invitations/${invitationId}/accept`, invitee), 'invitation accept');
     }
 
     // Samples under several labels, most for training and a fifth for testing, 32 at a time.

@@ -159,6 +159,7 @@ export function createIngestionApp(deps: IngestionDeps): Koa {
   app.on('error', (error: unknown, ctx?: Koa.Context) => {
     deps.log.error({ err: error, requestId: ctx?.state.requestId }, 'ingestion request failed');
   });
+  app.use((ctx, next) => (ctx.set('X-Content-Type-Options', 'nosniff'), next()));
   app.use(requestId());
   app.use(accessLog(deps.log));
   app.use(textErrors());

@@ -6,6 +6,7 @@ import type { ProjectDocument } from '../../projections/projects/projectDocument
 import type { ProjectQueries } from '../../projections/projects/projectQueries';
 import type { UserDocument } from '../../projections/users/userDocument';
 import type { UserQueries } from '../../projections/users/userQueries';
+import { checkCookieRequestOrigin } from './sameOrigin';
 import type { TokenService } from './tokens';
 import type { CommandContext } from '../../commands/commandContext';
 import type { ApiKeyUsageRecorder } from '../../commands/projects/projectCommands';
@@ -20,6 +21,8 @@ export interface AuthDeps {
   users: UserQueries;
   /** Keeps the keys' `lastUsed`. */
   apiKeyUsage?: ApiKeyUsageRecorder;
+  /** `publicUrl`: the origin that cookie-authenticated changes must come from. */
+  settings: { publicUrl: string };
 }
 
 /** `user:<id>` or `apikey:<id>`: the actor recorded in event metadata. */
@@ -41,9 +44,13 @@ export async function authenticate(ctx: Context, deps: AuthDeps): Promise<Princi
     return { kind: 'apiKey', apiKeyId: key.apiKeyId, projectId: key.projectId, role: key.role };
   }
   const bearer = /^Bearer\s+(\S+)$/i.exec(ctx.get('authorization'))?.[1];
-  const jwt = ctx.get('x-jwt-token') || ctx.cookies.get('jwt');
+  const header = ctx.get('x-jwt-token');
+  const cookie = header ? undefined : ctx.cookies.get('jwt');
+  const jwt = header || cookie;
   const token = jwt || bearer;
   if (!token) return null;
+  // Before the token is even checked: a forged cross-site request learns nothing.
+  if (cookie) checkCookieRequestOrigin(ctx, deps.settings.publicUrl);
   const claims = await deps.tokens.verify(token);
   if ('invalid' in claims) throw new UnauthorizedError(claims.invalid, 'INVALID_TOKEN');
   const user = await deps.users.byId(claims.userId);

@@ -1,13 +1,22 @@
 import { z } from 'zod';
-import { addCollaborator, removeCollaborator } from '../../commands/projects/projectCommands';
-import { NotFoundError } from '../../domain/shared/errors';
+import { inviteCollaborator, removeCollaborator, withdrawCollaboratorInvitation } from '../../commands/projects/projectCommands';
+import { INVITED_AS_MAX } from '../../domain/project/projectDecider';
+import { ConflictError, ForbiddenError, NotFoundError } from '../../domain/shared/errors';
+import { checkText } from '../../domain/shared/textRules';
 import type { ApiDeps } from '../apiDeps';
-import { requestContext } from '../auth/principal';
+import { type Principal, requestContext } from '../auth/principal';
 import { intParam, operation, type Operation } from '../http/operation';
 
 const CollaboratorRequest = z.object({ usernameOrEmail: z.string().trim().min(1).max(256) }).strict();
 
-/** Collaborators, named by username or e-mail address. */
+const userIdOf = (p: Principal): number | null => (p.kind === 'user' ? p.user.id : null);
+
+/**
+ * Collaborators, named by username or e-mail address. Adding someone invites them: they become a
+ * collaborator only when they accept (see invitationRoutes), and until then the project sees only
+ * the name it typed. Inviting takes a person logged in with a JWT: an API key, which may leak from
+ * a device or a CI job, must not be able to give a human account lasting access.
+ */
 export function collaboratorOperations(deps: ApiDeps): Operation[] {
   const userNamed = async (usernameOrEmail: string) => {
     const user = await deps.users.byUsernameOrEmail(usernameOrEmail);
@@ -19,26 +28,53 @@ export function collaboratorOperations(deps: ApiDeps): Operation[] {
       operationId: 'addCollaborator',
       method: 'post',
       path: '/api/:projectId/collaborators/add',
-      summary: 'Add a collaborator by username or e-mail; they see and may change the project',
+      summary: 'Invite a user by username or e-mail; they become a collaborator once they accept (JWT only)',
       auth: 'any',
+      async authorize(principal) {
+        if (!(principal.kind === 'user' && principal.via === 'jwt')) {
+          throw new ForbiddenError('Only a person logged in with a JWT can invite collaborators; API keys and OAuth tokens cannot', 'JWT_REQUIRED');
+        }
+      },
       body: CollaboratorRequest,
-      async handler({ principal, params, body, requestId, settle }) {
+      async handler({ principal, params, body, requestId, settle, project }) {
+        checkText(body.usernameOrEmail, '"usernameOrEmail"', { max: INVITED_AS_MAX });
         const user = await userNamed(body.usernameOrEmail);
-        const position = await addCollaborator(deps, intParam(params, 'projectId'), user.id, requestContext(principal, requestId));
+        // The decider decides; these answer the usual refusals before an invitation id is drawn.
+        if (project.collaboratorIds.includes(user.id)) throw new ConflictError('This user is already a collaborator on the project');
+        if ((project.invitedUserIds ?? []).includes(user.id)) throw new ConflictError('This user is already invited to the project; the invitation waits for their answer');
+        const { invitationId, position } = await inviteCollaborator(
+          deps,
+          intParam(params, 'projectId'),
+          { userId: user.id, invitedAs: body.usernameOrEmail, invitedByUserId: userIdOf(principal)! },
+          requestContext(principal, requestId),
+        );
         await settle(position);
-        return { id: user.id };
+        // The id of what was created: the invitation (the SDK's EntityCreatedResponse).
+        return { id: invitationId };
       },
     }),
     operation({
       operationId: 'removeCollaborator',
       method: 'post',
       path: '/api/:projectId/collaborators/remove',
-      summary: 'Remove a collaborator (never the owner, never the last one)',
+      summary: 'Remove a collaborator (never the owner, never the last one), or withdraw their pending invitation',
       auth: 'any',
       body: CollaboratorRequest,
       async handler({ principal, params, body, requestId, settle }) {
         const user = await userNamed(body.usernameOrEmail);
-        const position = await removeCollaborator(deps, intParam(params, 'projectId'), user.id, requestContext(principal, requestId));
+        const position = await removeCollaborator(deps, intParam(params, 'projectId'), user.id, userIdOf(principal), requestContext(principal, requestId));
+        await settle(position);
+        return {};
+      },
+    }),
+    operation({
+      operationId: 'withdrawCollaboratorInvitation',
+      method: 'delete',
+      path: '/api/:projectId/collaborators/invitations/:invitationId',
+      summary: 'Withdraw an invitation the invitee has not answered',
+      auth: 'any',
+      async handler({ principal, params, requestId, settle, project }) {
+        const position = await withdrawCollaboratorInvitation(deps, project.id, intParam(params, 'invitationId'), userIdOf(principal), requestContext(principal, requestId));
         await settle(position);
         return {};
       },

@@ -21,7 +21,7 @@ import { refuse, refusedWithRetryAfter } from '../auth/throttleAnswers';
 import { isStaff } from '../auth/staff';
 import { authorizeSelfOrStaff, signedInUser, targetUser } from '../auth/userTarget';
 import { operation, queryBoolean, type Operation, type OperationRequest } from '../http/operation';
-import { projectView } from '../views/projectView';
+import { projectView, type ProjectAudience } from '../views/projectView';
 import { EULAS, USER_EXPERIMENTS, getUserView, organizationView, trialView } from '../views/userView';
 import { Password } from './accountRoutes';
 import { EnterpriseUpgradeOrTrialExtensionRequest } from './organizationRoutes';
@@ -32,14 +32,15 @@ export async function usersOfProjects(deps: ApiDeps, projects: readonly ProjectD
   for (const p of projects) {
     ids.add(p.ownerUserId);
     for (const c of p.collaborators) ids.add(c.userId);
+    for (const i of p.invitations ?? []) ids.add(i.userId).add(i.invitedByUserId);
   }
   const users = await deps.users.byIds([...ids]);
   return new Map(users.map((u) => [u.id, u]));
 }
 
-export async function projectViews(deps: ApiDeps, projects: readonly ProjectDocument[]): Promise<Record<string, unknown>[]> {
+export async function projectViews(deps: ApiDeps, projects: readonly ProjectDocument[], audience: ProjectAudience = 'collaborator'): Promise<Record<string, unknown>[]> {
   const users = await usersOfProjects(deps, projects);
-  return projects.map((p) => projectView(p, users, deps.settings));
+  return projects.map((p) => projectView(p, users, deps.settings, audience));
 }
 
 

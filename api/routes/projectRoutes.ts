@@ -5,7 +5,7 @@ import { ForbiddenError, NotFoundError, ValidationError } from '../../domain/sha
 import { PROJECT_NAME_MAX } from '../../domain/project/projectDecider';
 import type { ProjectSettingsChange } from '../../domain/project/projectSettings';
 import type { ApiDeps } from '../apiDeps';
-import { type Principal, requestContext } from '../auth/principal';
+import { type Principal, requestContext, requireProject } from '../auth/principal';
 import { isStaff } from '../auth/staff';
 import { selectedImpulseId } from './selectedImpulse';
 import { PERFORMANCE_FIELDS, TargetConstraintsSchema, UpdateProjectRequest, UpdateProjectTagsRequest, type UpdateProjectBody } from './projectSettingsSchemas';
@@ -71,8 +71,9 @@ export function projectOperations(deps: ApiDeps): Operation[] {
       auth: 'any',
       async handler({ principal }) {
         if (principal.kind === 'apiKey') {
-          const project = await deps.projects.byId(principal.projectId);
-          return { projects: project ? await projectViews(deps, [project]) : [] };
+          // The same rule as `GET /api/:projectId`: an ingestion-only key reads nothing here.
+          const project = await requireProject(deps.projects, principal, principal.projectId, 'read');
+          return { projects: await projectViews(deps, [project], 'apiKey') };
         }
         return { projects: await projectViews(deps, await deps.projects.forCollaborator(principal.user.id)) };
       },
@@ -97,6 +98,7 @@ export function projectOperations(deps: ApiDeps): Operation[] {
           devices: await deps.devices.forProject(project.id),
           truncateLabels: query.truncateLabels ?? false,
           showDevelopmentKeys: principal.kind === 'user' && principal.via === 'jwt',
+          audience: principal.kind === 'apiKey' ? 'apiKey' : 'collaborator',
           staffUsernames: deps.settings.staffUsernames,
           studioUrl: deps.settings.publicUrl,
           now: new Date(),

@@ -11,10 +11,39 @@ export interface UserViewSettings {
 
 export type UsersById = ReadonlyMap<number, UserDocument>;
 
+/**
+ * Who reads the project. Collaborators (users) see each other's profiles; an API key is a machine
+ * credential, often kept on devices and CI, so it sees who collaborates (id, username, name) but no
+ * personal data: no e-mail, last-seen time, job title, company or photo.
+ */
+export type ProjectAudience = 'collaborator' | 'apiKey';
+
+/** A collaborator as `audience` may see them. */
+export function collaboratorView(u: UserDocument, audience: ProjectAudience, viewSettings: UserViewSettings): Record<string, unknown> {
+  const full = userView(u, viewSettings.staffUsernames, viewSettings.publicUrl);
+  if (audience === 'collaborator') return full;
+  const { email: _email, lastSeen: _lastSeen, jobTitle: _jobTitle, companyName: _companyName, photo: _photo, ...rest } = full;
+  // `email` is a required string of the SDK's User.
+  return { ...rest, email: '' };
+}
+
+/**
+ * Invitations not answered yet, for collaborators only: what the inviter typed, never the invitee's
+ * profile. Invitations to accounts deleted since are left out.
+ */
+export function invitationsView(p: ProjectDocument, users: UsersById): Record<string, unknown>[] {
+  return (p.invitations ?? []).flatMap((i) => {
+    const invitedBy = users.get(i.invitedByUserId);
+    return users.has(i.userId) && i.invitedAs !== null
+      ? [{ id: i.invitationId, usernameOrEmail: i.invitedAs, invited: i.invited, ...(invitedBy ? { invitedBy: { id: invitedBy.id, username: invitedBy.username } } : {}) }]
+      : [];
+  });
+}
+
 const displayName = (u: UserDocument | undefined): string => u?.name ?? u?.username ?? 'Unknown user';
 
 /** The SDK's Project, as listed and as nested in project information. */
-export function projectView(p: ProjectDocument, users: UsersById, viewSettings: UserViewSettings): Record<string, unknown> {
+export function projectView(p: ProjectDocument, users: UsersById, viewSettings: UserViewSettings, audience: ProjectAudience = 'collaborator'): Record<string, unknown> {
   const owner = users.get(p.ownerUserId);
   const settings = p.settings ?? {};
   return {
@@ -29,7 +58,7 @@ export function projectView(p: ProjectDocument, users: UsersById, viewSettings: 
     ownerIsDeveloperProfile: false,
     collaborators: p.collaborators.flatMap((c) => {
       const u = users.get(c.userId);
-      return u ? [{ ...userView(u, viewSettings.staffUsernames, viewSettings.publicUrl), isOwner: c.isOwner }] : [];
+      return u ? [{ ...collaboratorView(u, audience, viewSettings), isOwner: c.isOwner }] : [];
     }),
     labelingMethod: settings.labelingMethod ?? 'single_label',
     metadata: settings.metadata ?? {},
@@ -87,6 +116,7 @@ export interface ProjectInfoOptions {
   /** Development keys are shown only to a JWT-authenticated user (the spec's rule since January 2026). */
   showDevelopmentKeys: boolean;
   studioUrl: string;
+  audience: ProjectAudience;
   /** The selected impulse's progress and the project's default impulse. */
   impulse: { created: boolean; configured: boolean; complete: boolean; defaultImpulseId: number | null };
   now: Date;
@@ -112,7 +142,7 @@ export function projectInfoView(p: ProjectDocument, users: UsersById, options: P
   const training = p.data.training;
   const labels = Object.keys(training.labels).filter((k) => (training.labels[k] ?? 0) > 0).map(labelFromKey).sort();
   return {
-    project: projectView(p, users, { staffUsernames: options.staffUsernames, publicUrl: options.studioUrl }),
+    project: projectView(p, users, { staffUsernames: options.staffUsernames, publicUrl: options.studioUrl }, options.audience),
     developmentKeys: options.showDevelopmentKeys
       ? { apiKey: p.developmentApiKey ?? undefined, hmacKey: p.developmentHmacKey ?? undefined }
       : { apiKey: undefined, hmacKey: undefined },
@@ -145,8 +175,9 @@ export function projectInfoView(p: ProjectDocument, users: UsersById, options: P
     },
     collaborators: p.collaborators.flatMap((c) => {
       const u = users.get(c.userId);
-      return u ? [userView(u, options.staffUsernames, options.studioUrl)] : [];
+      return u ? [collaboratorView(u, options.audience, { staffUsernames: options.staffUsernames, publicUrl: options.studioUrl })] : [];
     }),
+    ...(options.audience === 'collaborator' ? { collaboratorInvitations: invitationsView(p, users) } : {}),
     deploySettings: {
       eonCompiler: s.lastDeployEonCompiler ?? true,
       sensor: deploySensor(p),

@@ -6,14 +6,25 @@ import type { EventStore, Position } from '../../stores/eventstore/eventStore';
 import type { CommandContext } from '../commandContext';
 import { handleCommand } from '../handleCommand';
 import type { IdAllocator } from '../idAllocator';
+import type { UniquenessReservations } from '../uniqueness';
 
 export interface CreateProjectDeps {
   events: EventStore;
   ids: IdAllocator;
+  reservations: UniquenessReservations;
 }
 
 export const newApiKey = (): string => API_KEY_PREFIX + randomBytes(32).toString('hex');
 export const newHmacKey = (): string => randomBytes(16).toString('hex');
+
+/**
+ * A generated value is reserved like a chosen one once its key is issued, so that no one can choose
+ * it later (the read-model check of chosen values covers the moment between). Reserved after the
+ * append, so that a refused command appends nothing; 256 random bits never collide.
+ */
+export async function reserveIssuedApiKey(reservations: UniquenessReservations, key: string, ownerStream: string, ctx: CommandContext): Promise<void> {
+  await reservations.tryReserve('apikey', hashApiKey(key), ownerStream, ctx);
+}
 
 /** Creates a project owned by the user, with its development API key and HMAC key. */
 export async function createProject(
@@ -41,5 +52,6 @@ export async function createProject(
     },
     ctx,
   );
+  await reserveIssuedApiKey(deps.reservations, apiKey, projectStream(projectId), ctx);
   return { projectId, apiKey, position: appended!.position };
 }

@@ -1,22 +1,30 @@
 // The project's commands after creation: settings, keys, collaborators, deletion. Each is one
 // decision on the `project-{id}` stream; the caller settles on the returned position.
 import { randomUUID } from 'node:crypto';
-import { API_KEY_PREFIX, hashApiKey } from '../../domain/project/apiKeys';
+import { API_KEY_PREFIX, UNUSABLE_API_KEY, hashApiKey } from '../../domain/project/apiKeys';
 import { projectDecider, type ProjectCommand } from '../../domain/project/projectDecider';
 import { apiKeyUsageStream, projectStream, type ApiKeyRole } from '../../domain/project/projectEvents';
 import type { ProjectSettingsChange } from '../../domain/project/projectSettings';
-import { ValidationError } from '../../domain/shared/errors';
+import { ConflictError, ValidationError } from '../../domain/shared/errors';
 import type { EventStore, Position } from '../../stores/eventstore/eventStore';
 import { eventMetadata, type CommandContext } from '../commandContext';
 import { handleCommand } from '../handleCommand';
 import type { IdAllocator } from '../idAllocator';
 import type { UniquenessReservations } from '../uniqueness';
-import { newApiKey, newHmacKey } from './createProject';
+import { newApiKey, newHmacKey, reserveIssuedApiKey } from './createProject';
 
 export interface ProjectCommandDeps {
   events: EventStore;
   ids: IdAllocator;
   reservations: UniquenessReservations;
+}
+
+export interface ApiKeyCommandDeps extends ProjectCommandDeps {
+  /**
+   * `everIssued`: whether any project ever had a key with this hash (live, revoked, expired, of a
+   * deleted project). Keys issued before every value was reserved have no reservation.
+   */
+  apiKeys: { everIssued(hash: string): Promise<boolean> };
 }
 
 /** Caller-chosen keys: the SDK's rule (`ei_` prefix, at least 32 characters), printable ASCII. */
@@ -32,24 +40,13 @@ export const updateProject = (deps: { events: EventStore }, projectId: number, c
   decide(deps, projectId, { type: 'UpdateProject', data: { changes, now: ctx.now } }, ctx);
 
 export async function addApiKey(
-  deps: ProjectCommandDeps,
+  deps: ApiKeyCommandDeps,
   projectId: number,
   input: { name: string; role: ApiKeyRole; apiKey?: string; isDevelopmentKey: boolean; ttlSeconds?: number; createdByUserId: number | null },
   ctx: CommandContext,
 ): Promise<{ apiKeyId: number; apiKey: string; position: Position | undefined }> {
-  let key = input.apiKey;
-  if (key !== undefined) {
-    if (!key.startsWith(API_KEY_PREFIX)) throw new ValidationError(`"apiKey": a chosen key must start with ${API_KEY_PREFIX}`);
-    if (key.length < MIN_API_KEY_LENGTH) throw new ValidationError(`"apiKey": a chosen key must be at least ${MIN_API_KEY_LENGTH} characters long`);
-    if (key.length > 256 || !API_KEY_CHARS.test(key)) throw new ValidationError('"apiKey": at most 256 printable characters without spaces');
-  } else {
-    key = newApiKey();
-  }
+  const key = input.apiKey === undefined ? newApiKey() : await reserveChosenApiKey(deps, projectId, input.apiKey, ctx);
   const apiKeyId = await deps.ids.next('apikey');
-  // A chosen key must be unique across the installation: it alone names its project.
-  if (input.apiKey !== undefined) {
-    await deps.reservations.reserve('apikey', hashApiKey(key), projectStream(projectId), ctx, 'This API key is already in use; choose another');
-  }
   const expires = input.ttlSeconds === undefined ? null : new Date(ctx.now.getTime() + input.ttlSeconds * 1000);
   const position = await decide(
     deps,
@@ -60,7 +57,27 @@ export async function addApiKey(
     },
     ctx,
   );
+  if (input.apiKey === undefined) await reserveIssuedApiKey(deps.reservations, key, projectStream(projectId), ctx);
   return { apiKeyId, apiKey: key, position };
+}
+
+/**
+ * A chosen value is refused, with one neutral message and before anything is appended, when its
+ * form is wrong or any key ever had it; otherwise it is reserved for this project for good (keys
+ * are never released, so a revoked or expired key's value is never issued again).
+ */
+async function reserveChosenApiKey(deps: ApiKeyCommandDeps, projectId: number, key: string, ctx: CommandContext): Promise<string> {
+  const unusable = () => new ValidationError(UNUSABLE_API_KEY, 'UNUSABLE_API_KEY');
+  if (!key.startsWith(API_KEY_PREFIX) || key.length < MIN_API_KEY_LENGTH || key.length > 256 || !API_KEY_CHARS.test(key)) throw unusable();
+  const hash = hashApiKey(key);
+  if (await deps.apiKeys.everIssued(hash)) throw unusable();
+  try {
+    await deps.reservations.reserve('apikey', hash, projectStream(projectId), ctx, 'taken');
+  } catch (error) {
+    if (error instanceof ConflictError) throw unusable();
+    throw error;
+  }
+  return key;
 }
 
 export const revokeApiKey = (deps: { events: EventStore }, projectId: number, apiKeyId: number, ctx: CommandContext) =>
@@ -88,11 +105,30 @@ export async function addHmacKey(
 export const revokeHmacKey = (deps: { events: EventStore }, projectId: number, hmacKeyId: number, ctx: CommandContext) =>
   decide(deps, projectId, { type: 'RevokeHmacKey', data: { hmacKeyId, now: ctx.now } }, ctx);
 
-export const addCollaborator = (deps: { events: EventStore }, projectId: number, userId: number, ctx: CommandContext) =>
-  decide(deps, projectId, { type: 'AddCollaborator', data: { userId, now: ctx.now } }, ctx);
+/** A pending invitation: the invitee gets access only once they accept it (JWT, their own account). */
+export async function inviteCollaborator(
+  deps: { events: EventStore; ids: IdAllocator },
+  projectId: number,
+  input: { userId: number; invitedAs: string; invitedByUserId: number },
+  ctx: CommandContext,
+): Promise<{ invitationId: number; position: Position | undefined }> {
+  const invitationId = await deps.ids.next('invitation');
+  const position = await decide(deps, projectId, { type: 'InviteCollaborator', data: { invitationId, ...input, now: ctx.now } }, ctx);
+  return { invitationId, position };
+}
 
-export const removeCollaborator = (deps: { events: EventStore }, projectId: number, userId: number, ctx: CommandContext) =>
-  decide(deps, projectId, { type: 'RemoveCollaborator', data: { userId, now: ctx.now } }, ctx);
+export const acceptCollaboratorInvitation = (deps: { events: EventStore }, projectId: number, invitationId: number, userId: number, ctx: CommandContext) =>
+  decide(deps, projectId, { type: 'AcceptCollaboratorInvitation', data: { invitationId, userId, now: ctx.now } }, ctx);
+
+export const declineCollaboratorInvitation = (deps: { events: EventStore }, projectId: number, invitationId: number, userId: number, ctx: CommandContext) =>
+  decide(deps, projectId, { type: 'DeclineCollaboratorInvitation', data: { invitationId, userId, now: ctx.now } }, ctx);
+
+export const withdrawCollaboratorInvitation = (deps: { events: EventStore }, projectId: number, invitationId: number, withdrawnByUserId: number | null, ctx: CommandContext) =>
+  decide(deps, projectId, { type: 'WithdrawCollaboratorInvitation', data: { invitationId, withdrawnByUserId, now: ctx.now } }, ctx);
+
+/** Removes a collaborator, or withdraws the invitation of someone who has not accepted yet. */
+export const removeCollaborator = (deps: { events: EventStore }, projectId: number, userId: number, byUserId: number | null, ctx: CommandContext) =>
+  decide(deps, projectId, { type: 'RemoveCollaborator', data: { userId, byUserId, now: ctx.now } }, ctx);
 
 export const deleteProject = (deps: { events: EventStore }, projectId: number, fullDeletionDelayMs: number, ctx: CommandContext) =>
   decide(deps, projectId, { type: 'DeleteProject', data: { scheduledFullDeletionDate: new Date(ctx.now.getTime() + fullDeletionDelayMs), now: ctx.now } }, ctx);

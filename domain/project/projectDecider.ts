@@ -1,4 +1,6 @@
 import { ConflictError, NotFoundError, ValidationError, assertNever } from '../shared/errors';
+import { checkText } from '../shared/textRules';
+import { UNUSABLE_API_KEY } from './apiKeys';
 import type { Decider } from '../shared/decider';
 import type { ApiKeyRole, ProjectEvent } from './projectEvents';
 import { PROJECT_NAME_MAX, checkSettingsChange, type ProjectSettingsChange } from './projectSettings';
@@ -39,7 +41,11 @@ export type ProjectCommand =
   | { type: 'AddHmacKey'; data: { hmacKeyId: number; name: string; hmacKey: string; isDevelopmentKey: boolean; createdByUserId: number | null; now: Date } }
   | { type: 'RevokeHmacKey'; data: { hmacKeyId: number; now: Date } }
   | { type: 'AddCollaborator'; data: { userId: number; now: Date } }
-  | { type: 'RemoveCollaborator'; data: { userId: number; now: Date } }
+  | { type: 'RemoveCollaborator'; data: { userId: number; now: Date; /** Who removes; recorded when it withdraws an invitation. */ byUserId?: number | null } }
+  | { type: 'InviteCollaborator'; data: { invitationId: number; userId: number; invitedAs: string; invitedByUserId: number; now: Date } }
+  | { type: 'AcceptCollaboratorInvitation'; data: { invitationId: number; userId: number; now: Date } }
+  | { type: 'DeclineCollaboratorInvitation'; data: { invitationId: number; userId: number; now: Date } }
+  | { type: 'WithdrawCollaboratorInvitation'; data: { invitationId: number; withdrawnByUserId: number | null; now: Date } }
   | { type: 'DeleteProject'; data: { scheduledFullDeletionDate: Date; now: Date } }
   | { type: 'FullyDeleteProject'; data: { quarantinedBlobs: string[]; now: Date } }
   | { type: 'PurgeProjectBlobs'; data: { purged: string[]; restored: string[]; now: Date } };
@@ -57,6 +63,22 @@ interface ProjectFacts {
   /** Hashes of every API key the project ever had: a key value is never used twice. */
   apiKeyHashes: string[];
   hmacKeys: Record<number, KeyState>;
+  /** Pending invitations by id: the invitee has no access until they accept. */
+  invitations: Record<number, { userId: number }>;
+}
+
+export const INVITED_AS_MAX = 256;
+
+function pendingInvitationOf(project: ProjectFacts, userId: number): number | undefined {
+  const entry = Object.entries(project.invitations).find(([, i]) => i.userId === userId);
+  return entry ? Number(entry[0]) : undefined;
+}
+
+/** Refuses unless the invitation is pending and addressed to `userId`: an invitee answers only their own. */
+function invitationFor(project: ProjectFacts, invitationId: number, userId: number): void {
+  if (project.invitations[invitationId]?.userId !== userId) {
+    throw new NotFoundError(`No pending invitation ${invitationId} for you in project ${project.projectId}`, 'INVITATION_NOT_FOUND');
+  }
 }
 
 export type ProjectState =
@@ -136,7 +158,8 @@ export const projectDecider: Decider<ProjectCommand, ProjectEvent, ProjectState>
         const project = active(state);
         const c = command.data;
         if (project.apiKeys[c.apiKeyId]) throw new ConflictError(`API key ${c.apiKeyId} already exists`);
-        if (project.apiKeyHashes.includes(c.hash)) throw new ConflictError('This API key is already in use; choose another');
+        // The same neutral refusal as for a value used by another project (see UNUSABLE_API_KEY).
+        if (project.apiKeyHashes.includes(c.hash)) throw new ValidationError(UNUSABLE_API_KEY, 'UNUSABLE_API_KEY');
         if (c.expires !== null && c.expires.getTime() <= c.now.getTime()) throw new ValidationError('"ttl": the key would expire at once; give a positive number of seconds');
         return [
           {
@@ -198,10 +221,66 @@ export const projectDecider: Decider<ProjectCommand, ProjectEvent, ProjectState>
       case 'RemoveCollaborator': {
         const project = active(state);
         const { userId } = command.data;
+        // Removing someone who was only invited withdraws the invitation (the SDK has no other call for it).
+        const pending = pendingInvitationOf(project, userId);
+        if (pending !== undefined && !project.collaboratorIds.includes(userId)) {
+          return [
+            {
+              type: 'CollaboratorInvitationWithdrawn',
+              data: { projectId: project.projectId, invitationId: pending, userId, withdrawnByUserId: command.data.byUserId ?? null, withdrawn: command.data.now.toISOString() },
+            },
+          ];
+        }
         if (!project.collaboratorIds.includes(userId)) throw new NotFoundError('This user is not a collaborator on the project', 'COLLABORATOR_NOT_FOUND');
         if (project.collaboratorIds.length === 1) throw new ValidationError('The last collaborator cannot be removed: a project needs at least one');
         if (userId === project.ownerUserId) throw new ValidationError('The owner cannot be removed from the project');
         return [{ type: 'CollaboratorRemoved', data: { projectId: project.projectId, userId, removed: command.data.now.toISOString() } }];
+      }
+      case 'InviteCollaborator': {
+        const project = active(state);
+        const c = command.data;
+        if (!project.collaboratorIds.includes(c.invitedByUserId)) throw new ValidationError('Only a collaborator of the project can invite others to it');
+        if (project.collaboratorIds.includes(c.userId)) throw new ConflictError('This user is already a collaborator on the project');
+        if (pendingInvitationOf(project, c.userId) !== undefined) throw new ConflictError('This user is already invited to the project; the invitation waits for their answer');
+        if (project.invitations[c.invitationId]) throw new ConflictError(`Invitation ${c.invitationId} already exists`);
+        const invitedAs = checkText(c.invitedAs.trim(), '"usernameOrEmail"', { max: INVITED_AS_MAX });
+        return [
+          {
+            type: 'CollaboratorInvited',
+            data: { projectId: project.projectId, invitationId: c.invitationId, userId: c.userId, invitedAs, invitedByUserId: c.invitedByUserId, invited: c.now.toISOString() },
+          },
+        ];
+      }
+      case 'AcceptCollaboratorInvitation': {
+        const project = active(state);
+        const c = command.data;
+        invitationFor(project, c.invitationId, c.userId);
+        const at = c.now.toISOString();
+        return [
+          { type: 'CollaboratorInvitationAccepted', data: { projectId: project.projectId, invitationId: c.invitationId, userId: c.userId, accepted: at } },
+          // Membership itself is the event it always was, so every reader of collaborators stays as it is.
+          ...(project.collaboratorIds.includes(c.userId)
+            ? []
+            : [{ type: 'CollaboratorAdded' as const, data: { projectId: project.projectId, userId: c.userId, isOwner: false, added: at } }]),
+        ];
+      }
+      case 'DeclineCollaboratorInvitation': {
+        const project = active(state);
+        const c = command.data;
+        invitationFor(project, c.invitationId, c.userId);
+        return [{ type: 'CollaboratorInvitationDeclined', data: { projectId: project.projectId, invitationId: c.invitationId, userId: c.userId, declined: c.now.toISOString() } }];
+      }
+      case 'WithdrawCollaboratorInvitation': {
+        const project = active(state);
+        const c = command.data;
+        const invitation = project.invitations[c.invitationId];
+        if (!invitation) throw new NotFoundError(`No pending invitation ${c.invitationId} in project ${project.projectId}`, 'INVITATION_NOT_FOUND');
+        return [
+          {
+            type: 'CollaboratorInvitationWithdrawn',
+            data: { projectId: project.projectId, invitationId: c.invitationId, userId: invitation.userId, withdrawnByUserId: c.withdrawnByUserId, withdrawn: c.now.toISOString() },
+          },
+        ];
       }
       case 'DeleteProject': {
         const project = active(state);
@@ -243,7 +322,7 @@ export const projectDecider: Decider<ProjectCommand, ProjectEvent, ProjectState>
 
   evolve(state, event) {
     if (event.type === 'ProjectCreated') {
-      return { status: 'active', projectId: event.data.projectId, ownerUserId: event.data.ownerUserId, collaboratorIds: [], apiKeys: {}, apiKeyHashes: [], hmacKeys: {} };
+      return { status: 'active', projectId: event.data.projectId, ownerUserId: event.data.ownerUserId, collaboratorIds: [], apiKeys: {}, apiKeyHashes: [], hmacKeys: {}, invitations: {} };
     }
     if (state.status === 'none') return state;
     switch (event.type) {
@@ -280,6 +359,14 @@ export const projectDecider: Decider<ProjectCommand, ProjectEvent, ProjectState>
       }
       case 'ProjectBlobsPurged':
         return state.status === 'fullyDeleted' ? { ...state, blobsPurged: true } : state;
+      case 'CollaboratorInvited':
+        return { ...state, invitations: { ...state.invitations, [event.data.invitationId]: { userId: event.data.userId } } };
+      case 'CollaboratorInvitationAccepted':
+      case 'CollaboratorInvitationDeclined':
+      case 'CollaboratorInvitationWithdrawn': {
+        const { [event.data.invitationId]: _answered, ...invitations } = state.invitations;
+        return { ...state, invitations };
+      }
       default:
         return assertNever(event);
     }

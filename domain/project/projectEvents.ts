@@ -52,6 +52,32 @@ export type HmacKeyAdded = DomainEvent<
 
 export type CollaboratorRemoved = DomainEvent<'CollaboratorRemoved', { projectId: number; userId: number; removed: string }>;
 
+/**
+ * A collaborator of the project invited a user; until they accept, the project holds only what the
+ * inviter typed (`invitedAs`, sealed with the invitee's key) and the invitee has no access.
+ */
+export type CollaboratorInvited = DomainEvent<
+  'CollaboratorInvited',
+  { projectId: number; invitationId: number; userId: number; invitedAs: string; invitedByUserId: number; invited: string }
+>;
+
+/** The invitee accepted; a `CollaboratorAdded` follows in the same append. */
+export type CollaboratorInvitationAccepted = DomainEvent<
+  'CollaboratorInvitationAccepted',
+  { projectId: number; invitationId: number; userId: number; accepted: string }
+>;
+
+export type CollaboratorInvitationDeclined = DomainEvent<
+  'CollaboratorInvitationDeclined',
+  { projectId: number; invitationId: number; userId: number; declined: string }
+>;
+
+/** Withdrawn by a collaborator (`withdrawnByUserId`) or by an API key of the project (null). */
+export type CollaboratorInvitationWithdrawn = DomainEvent<
+  'CollaboratorInvitationWithdrawn',
+  { projectId: number; invitationId: number; userId: number; withdrawnByUserId: number | null; withdrawn: string }
+>;
+
 export type ApiKeyRevoked = DomainEvent<'ApiKeyRevoked', { projectId: number; apiKeyId: number; revoked: string }>;
 
 export type HmacKeyRevoked = DomainEvent<'HmacKeyRevoked', { projectId: number; hmacKeyId: number; revoked: string }>;
@@ -82,7 +108,11 @@ export type ProjectEvent =
   | ProjectUpdated
   | ProjectDeleted
   | ProjectFullyDeleted
-  | ProjectBlobsPurged;
+  | ProjectBlobsPurged
+  | CollaboratorInvited
+  | CollaboratorInvitationAccepted
+  | CollaboratorInvitationDeclined
+  | CollaboratorInvitationWithdrawn;
 
 /** Recorded when an API key is used, at most once an hour per key, on its own stream (`apikey-usage-{id}`). */
 export type ApiKeyUsed = DomainEvent<'ApiKeyUsed', { projectId: number; apiKeyId: number; date: string }>;

@@ -14,6 +14,11 @@ export class ApiKeyQueries {
     return this.keys.find({ projectId, revoked: false }, { sort: { created: 1, apiKeyId: 1 } });
   }
 
+  /** Whether any key ever had this hash, live or not: a key value is never issued twice. */
+  async everIssued(hash: string): Promise<boolean> {
+    return (await this.keys.findOne({ _id: hash })) !== null;
+  }
+
   /** The live key with this value, or null when unknown, revoked or expired. */
   async live(key: string, now: Date): Promise<ApiKeyDocument | null> {
     const doc = await this.keys.findOne({ _id: hashApiKey(key), revoked: false, projectDeleted: false });

@@ -17,6 +17,16 @@ export interface ProjectCollaboratorEntry {
   added: string;
 }
 
+/** An invitation the invitee has not answered: what the inviter typed, never the invitee's profile. */
+export interface ProjectInvitationEntry {
+  invitationId: number;
+  userId: number;
+  /** Sealed in the log with the invitee's key; null once their account was deleted and the log replayed. */
+  invitedAs: string | null;
+  invitedByUserId: number;
+  invited: string;
+}
+
 /** Per category: how many samples, how long, and how many per label (keys encoded by `labelKey`). */
 export interface CategorySummary {
   dataCount: number;
@@ -41,6 +51,10 @@ export interface ProjectDocument {
   collaborators: ProjectCollaboratorEntry[];
   /** For "which projects can this user see" queries. */
   collaboratorIds: number[];
+  /** Pending invitations (absent from documents built before invitations existed). */
+  invitations?: ProjectInvitationEntry[];
+  /** For "which projects invite this user" queries. */
+  invitedUserIds?: number[];
   developmentApiKey: string | null;
   developmentApiKeyId: number | null;
   developmentHmacKey: string | null;

@@ -23,6 +23,11 @@ export class ProjectQueries {
     return this.projects.find({ blobsPurged: false, fullDeletionDate: { $lte: before.toISOString() } }, { sort: { _id: 1 } });
   }
 
+  /** Live projects with an invitation to this user that they have not answered. */
+  invitingUser(userId: number): Promise<ProjectDocument[]> {
+    return this.projects.find({ invitedUserIds: userId, deleted: false }, { sort: { _id: 1 } });
+  }
+
   forCollaborator(userId: number): Promise<ProjectDocument[]> {
     return this.projects.find({ collaboratorIds: userId, deleted: false }, { sort: { created: -1, _id: -1 } });
   }

@@ -1,6 +1,7 @@
 import type { DeviceEvent } from '../../domain/device/deviceEvents';
 import type { ImpulseEvent } from '../../domain/impulse/impulseEvents';
 import type { ProjectEvent } from '../../domain/project/projectEvents';
+import type { UserDeleted } from '../../domain/user/userEvents';
 import type { StoredEvent } from '../../stores/eventstore/eventStore';
 import { describeChange } from '../../domain/project/projectSettings';
 import type { ReadStore } from '../../stores/readstore/readStore';
@@ -20,7 +21,7 @@ const touch = (details: (data: Record<string, unknown>) => string) =>
     await updateOnce(projects(store), Number(data.projectId), { $set: modified(event.metadata.time, details(data)) }, event);
   };
 
-export const projectsProjection = defineProjection<ProjectEvent | ImpulseEvent | DeviceEvent>('projects', {
+export const projectsProjection = defineProjection<ProjectEvent | ImpulseEvent | DeviceEvent | UserDeleted>('projects', {
   ImpulseCreated: touch((d) => `Impulse "${String(d.name)}" created`),
   ImpulseBlocksReplaced: touch((d) => `Impulse "${String(d.name)}" changed`),
   ImpulseUpdated: touch((d) => `Impulse ${String(d.impulseId)} updated`),
@@ -45,6 +46,8 @@ export const projectsProjection = defineProjection<ProjectEvent | ImpulseEvent |
         isPublic: d.isPublic,
         collaborators: [],
         collaboratorIds: [],
+        invitations: [],
+        invitedUserIds: [],
         developmentApiKey: null,
         developmentApiKeyId: null,
         developmentHmacKey: null,
@@ -76,6 +79,36 @@ export const projectsProjection = defineProjection<ProjectEvent | ImpulseEvent |
       },
       event,
     );
+  },
+
+  async CollaboratorInvited(event, store) {
+    const d = event.data;
+    await updateOnce(
+      projects(store),
+      d.projectId,
+      {
+        $push: {
+          invitations: { invitationId: d.invitationId, userId: d.userId, invitedAs: d.invitedAs, invitedByUserId: d.invitedByUserId, invited: d.invited },
+          invitedUserIds: d.userId,
+        },
+        $set: modified(d.invited, 'Collaborator invited'),
+      },
+      event,
+    );
+  },
+
+  // The CollaboratorAdded appended with it makes the invitee a collaborator (and moves lastModified).
+  CollaboratorInvitationAccepted: (event, store) => invitationAnswered(event, store, null),
+  CollaboratorInvitationDeclined: (event, store) => invitationAnswered(event, store, { when: event.data.declined, details: 'Invitation declined' }),
+  CollaboratorInvitationWithdrawn: (event, store) => invitationAnswered(event, store, { when: event.data.withdrawn, details: 'Invitation withdrawn' }),
+
+  // What an inviter typed may be the invitee's e-mail: a deleted user leaves none of it in the read side.
+  async UserDeleted(event, store) {
+    const { userId } = event.data;
+    for (const project of await projects(store).find({ invitedUserIds: userId })) {
+      const invitations = (project.invitations ?? []).filter((i) => i.userId !== userId);
+      await updateOnce(projects(store), project._id, { $set: { invitations, invitedUserIds: [...new Set(invitations.map((i) => i.userId))] } }, event);
+    }
   },
 
   async CollaboratorRemoved(event, store) {
@@ -233,3 +266,21 @@ export const projectsProjection = defineProjection<ProjectEvent | ImpulseEvent |
   },
 
 });
+
+/** The invitation is no longer pending; the invitee stays out of `invitedUserIds`. */
+async function invitationAnswered(
+  event: StoredEvent<string, { projectId: number; invitationId: number }>,
+  store: ReadStore,
+  change: { when: string; details: string } | null,
+): Promise<void> {
+  const d = event.data;
+  const project = await projects(store).findOne({ _id: d.projectId });
+  if (!project) return;
+  const invitations = (project.invitations ?? []).filter((i) => i.invitationId !== d.invitationId);
+  await updateOnce(
+    projects(store),
+    d.projectId,
+    { $set: { invitations, invitedUserIds: [...new Set(invitations.map((i) => i.userId))], ...(change ? modified(change.when, change.details) : {}) } },
+    event,
+  );
+}

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { call, describeOn, setups, startTestService, type TestService, registerUser } from '../support/testService';
 import { signedSample } from '../support/signedSample';
+import { inviteAndAccept } from '../support/collaborators';
 
 for (const setup of setups) {
   describeOn(setup, 'project keys, settings and deletion over HTTP', () => {
@@ -45,17 +46,17 @@ for (const setup of setups) {
         call(service, 'POST', `/api/${pid}/apikeys`, { headers: jwt(token), body: { name: 'Chosen', apiKey: key, role: 'admin', isDevelopmentKey: false } });
       const short = await add('ei_short');
       expect(short.status).toBe(400);
-      expect(String(short.body.error)).toMatch(/at least 32/);
+      expect(String(short.body.error)).toMatch(/32 to 256/);
       expect((await add('xx_0123456789012345678901234567890123')).status).toBe(400);
       const chosen = 'ei_chosen_key_0123456789abcdef0123456789';
       const ok = await add(chosen);
       expect(ok.status).toBe(200);
       expect(ok.body.apiKey).toBe(chosen);
       expect((await call(service, 'GET', `/api/${projectId}`, { headers: { 'x-api-key': chosen } })).status).toBe(200);
-      expect((await add(chosen)).status).toBe(409);
+      expect((await add(chosen)).status).toBe(400);
       // Not in another project either: a key alone names its project.
       const bobs = await call(service, 'POST', '/api/projects/create', { headers: jwt(bob), body: { projectName: 'Bob' } });
-      expect((await add(chosen, bob, Number(bobs.body.id))).status).toBe(409);
+      expect((await add(chosen, bob, Number(bobs.body.id))).status).toBe(400);
     });
 
     it('moves the development flag to a new development key, shown in full only to a JWT user', async () => {
@@ -141,7 +142,7 @@ for (const setup of setups) {
 
     it('lets staff change the limits, which project information then reports', async () => {
       // Staff reach a project they collaborate on; add the staff user first.
-      expect((await call(service, 'POST', `/api/${projectId}/collaborators/add`, { headers: jwt(ada), body: { usernameOrEmail: 'staffer' } })).status).toBe(200);
+      await inviteAndAccept(service, projectId, ada, staff, 'staffer');
       const res = await call(service, 'POST', `/api/${projectId}`, { headers: jwt(staff), body: { useGpu: true, computeTimeLimitM: 120, trainJobRamMb: 8192 } });
       expect(res.status).toBe(200);
       const info = await call(service, 'GET', `/api/${projectId}`, { headers: jwt(ada) });
@@ -156,7 +157,7 @@ for (const setup of setups) {
       const readme = (await call(service, 'GET', `/api/${projectId}`, { headers: jwt(ada) })).body.readme as { markdown: string; html: string };
       expect(readme.markdown).toBe(markdown);
       expect(readme.html).toContain('<h1>Wrist data</h1>');
-      expect(readme.html).toContain('<a href="https://example.com">docs</a>');
+      expect(readme.html).toContain('<a href="https://example.com" rel="noopener noreferrer nofollow">docs</a>');
       expect(readme.html).not.toMatch(/script|onerror|javascript:/);
       expect((await call(service, 'POST', `/api/${projectId}`, { headers: jwt(ada), body: { readme: null } })).status).toBe(200);
       expect((await call(service, 'GET', `/api/${projectId}`, { headers: jwt(ada) })).body.readme).toBeUndefined();

@@ -295,10 +295,10 @@ describe('an existing project', () => {
         });
     });
 
-    it('refuses a key whose hash the project already had, even a revoked one', () => {
-      spec.given(created).when(addApiKey({ hash: 'hash-of-key' })).thenThrows(ConflictError, /already in use/);
+    it('refuses a key whose hash the project already had, even a revoked one, with the neutral message', () => {
+      spec.given(created).when(addApiKey({ hash: 'hash-of-key' })).thenThrows(ValidationError, /cannot be used as an API key/);
       const revoked = history(create(), addApiKey(), revokeApiKey(21));
-      spec.given(revoked).when(addApiKey({ apiKeyId: 23 })).thenThrows(ConflictError, /already in use/);
+      spec.given(revoked).when(addApiKey({ apiKeyId: 23 })).thenThrows(ValidationError, /cannot be used as an API key/);
     });
 
     it('refuses an id it already has', () => {

@@ -116,6 +116,20 @@ export function sampleLog(): StoredEvent[] {
         { type: 'RevokeHmacKey', data: { hmacKeyId: 101, now: later } },
       );
     }
+    if (projectId === 11) {
+      // Ada is invited and declines, is invited and withdrawn, accepts and is removed, and is invited again.
+      const invite = (invitationId: number): ProjectCommand => ({ type: 'InviteCollaborator', data: { invitationId, userId: 1, invitedAs: 'ada', invitedByUserId: 2, now: later } });
+      commands.push(
+        invite(501),
+        { type: 'DeclineCollaboratorInvitation', data: { invitationId: 501, userId: 1, now: later } },
+        invite(502),
+        { type: 'WithdrawCollaboratorInvitation', data: { invitationId: 502, withdrawnByUserId: 2, now: later } },
+        invite(503),
+        { type: 'AcceptCollaboratorInvitation', data: { invitationId: 503, userId: 1, now: later } },
+        { type: 'RemoveCollaborator', data: { userId: 1, now: later } },
+        invite(504),
+      );
+    }
     if (projectId === 12) {
       commands.push(
         { type: 'DeleteProject', data: { scheduledFullDeletionDate: later, now } },
