@@ -9,6 +9,11 @@ import type { Collection, Document, ReadStore, Update } from '../stores/readstor
 export interface Projection {
   name: string;
   handles: ReadonlySet<string>;
+  /**
+   * The collections its handlers write. Projections that write a common collection share documents
+   * guarded by one `_position`, so the runner keeps them in step: one failing holds back the others.
+   */
+  writes: ReadonlySet<string>;
   apply(event: StoredEvent, store: ReadStore): Promise<void>;
 }
 
@@ -16,11 +21,12 @@ type Handlers<E extends DomainEvent> = {
   [K in E['type']]?: (event: StoredEvent<K, Extract<E, { type: K }>['data']>, store: ReadStore) => Promise<void>;
 };
 
-export function defineProjection<E extends DomainEvent>(name: string, handlers: Handlers<E>): Projection {
+export function defineProjection<E extends DomainEvent>(name: string, writes: readonly string[], handlers: Handlers<E>): Projection {
   const table = handlers as Record<string, ((event: StoredEvent, store: ReadStore) => Promise<void>) | undefined>;
   return {
     name,
     handles: new Set(Object.keys(handlers)),
+    writes: new Set(writes),
     async apply(event, store) {
       await table[event.type]?.(event, store);
     },

@@ -20,7 +20,7 @@ const touch = (details: (data: Record<string, unknown>) => string) =>
     await updateOnce(projects(store), Number(data.projectId), { $set: modified(event.metadata.time, details(data)) }, event);
   };
 
-export const projectsProjection = defineProjection<ProjectEvent | ImpulseEvent | DeviceEvent>('projects', {
+export const projectsProjection = defineProjection<ProjectEvent | ImpulseEvent | DeviceEvent>('projects', [PROJECTS], {
   ImpulseCreated: touch((d) => `Impulse "${String(d.name)}" created`),
   ImpulseBlocksReplaced: touch((d) => `Impulse "${String(d.name)}" changed`),
   ImpulseUpdated: touch((d) => `Impulse ${String(d.impulseId)} updated`),

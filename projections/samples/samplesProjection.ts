@@ -12,7 +12,7 @@ const samples = (store: ReadStore) => store.collection<SampleDocument>(SAMPLES);
  * Samples, the data summaries of their project and the devices seen in the data. Every document
  * this touches is guarded by the event's position, so a replayed event changes nothing.
  */
-export const samplesProjection = defineProjection<SampleEvent | ProjectFullyDeleted>('samples', {
+export const samplesProjection = defineProjection<SampleEvent | ProjectFullyDeleted>('samples', [SAMPLES, PROJECTS, DEVICES], {
   async SampleIngested(event, store) {
     const { sampleId, ingested, ...d } = event.data;
     await insertOnce(samples(store), { ...d, _id: sampleId, id: sampleId, created: ingested, deleted: false, _position: '' }, event);

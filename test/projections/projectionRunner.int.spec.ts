@@ -22,7 +22,7 @@ const event = (type: string, n: number): NewEvent => ({
 /** Counts what it sees in a read model of its own. */
 function counting(name: string, seen: number[], failFirst = 0): Projection {
   let failures = failFirst;
-  return defineProjection(name, {
+  return defineProjection(name, [`counted-${name}`], {
     async Counted(e: StoredEvent, store: ReadStore) {
       if (failures > 0) {
         failures--;
