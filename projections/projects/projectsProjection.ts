@@ -138,9 +138,11 @@ export const projectsProjection = defineProjection<ProjectEvent | ImpulseEvent |
     const d = event.data;
     const project = await projects(store).findOne({ _id: d.projectId });
     if (!project) return;
+    // Not the key itself: when the event is delivered again it is there already, and MongoDB refuses
+    // an update that sets both `hmacKeys.<id>` and a path inside it, even one that matches nothing.
     const demoted = d.isDevelopmentKey
       ? Object.values(project.hmacKeys ?? {})
-          .filter((k) => k.isDevelopmentKey)
+          .filter((k) => k.isDevelopmentKey && k.id !== d.hmacKeyId)
           .map((k) => [`hmacKeys.${k.id}.isDevelopmentKey`, false] as const)
       : [];
     await updateOnce(
