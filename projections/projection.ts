@@ -59,3 +59,25 @@ export async function updateOnce<T extends Document>(
   const position = positionKey(event.position);
   await collection.updateOne({ _id, _position: { $lt: position } }, { ...update, $set: { ...update.$set, _position: position } });
 }
+
+/**
+ * Free-form maps from clients (sample metadata, project metadata) have keys that MongoDB, and
+ * FerretDB which CI runs on, refuse as field names: with a `.`, a leading `$`, empty, or with NUL.
+ * They are stored escaped (`%` and two hex digits; the empty key as `%`), at every depth, and
+ * `readableKeys` gives them back as sent. Other keys are stored as they are.
+ */
+export function storableKeys<T>(value: T): T {
+  return mapKeys(value, (key) => (key === '' ? '%' : key.replace(/[%.\u0000]|^\$/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`)));
+}
+
+export function readableKeys<T>(value: T): T {
+  return mapKeys(value, (key) => (key === '%' ? '' : key.replace(/%([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)))));
+}
+
+function mapKeys<T>(value: T, rename: (key: string) => string): T {
+  if (Array.isArray(value)) return value.map((v: unknown) => mapKeys(v, rename)) as T;
+  if (value === null || typeof value !== 'object') return value;
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [rename(k), mapKeys(v, rename)])) as T;
+}

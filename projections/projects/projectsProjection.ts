@@ -4,7 +4,7 @@ import type { ProjectEvent } from '../../domain/project/projectEvents';
 import type { StoredEvent } from '../../stores/eventstore/eventStore';
 import { describeChange } from '../../domain/project/projectSettings';
 import type { ReadStore } from '../../stores/readstore/readStore';
-import { defineProjection, insertOnce, updateOnce } from '../projection';
+import { defineProjection, insertOnce, storableKeys, updateOnce } from '../projection';
 import { PROJECTS, emptyData, type ProjectDocument } from './projectDocument';
 import { readmeHtml } from './readmeHtml';
 
@@ -191,6 +191,8 @@ export const projectsProjection = defineProjection<ProjectEvent | ImpulseEvent |
     for (const [key, value] of Object.entries(rest)) {
       // Objects are replaced whole, as the request gives them; performance limits one by one.
       if (key === 'performance') for (const [limit, v] of Object.entries(value as object)) set[`settings.performance.${limit}`] = v;
+      // Maps whose keys the client chooses: see storableKeys.
+      else if (key === 'metadata' || key === 'csvImportConfig') set[`settings.${key}`] = storableKeys(value);
       else set[`settings.${key}`] = value;
     }
     await updateOnce(projects(store), d.projectId, { $set: set }, event);

@@ -2,7 +2,7 @@ import type { ProjectFullyDeleted } from '../../domain/project/projectEvents';
 import type { SampleEvent } from '../../domain/sample/sampleEvents';
 import type { ReadStore } from '../../stores/readstore/readStore';
 import { DEVICES, deviceDocumentId, type DeviceDocument } from '../devices/deviceDocument';
-import { defineProjection, insertOnce, positionKey, updateOnce } from '../projection';
+import { defineProjection, insertOnce, positionKey, storableKeys, updateOnce } from '../projection';
 import { PROJECTS, type ProjectDocument } from '../projects/projectDocument';
 import { SAMPLES, labelKey, summaryKey, type SampleDocument } from './sampleDocument';
 
@@ -15,7 +15,7 @@ const samples = (store: ReadStore) => store.collection<SampleDocument>(SAMPLES);
 export const samplesProjection = defineProjection<SampleEvent | ProjectFullyDeleted>('samples', [SAMPLES, PROJECTS, DEVICES], {
   async SampleIngested(event, store) {
     const { sampleId, ingested, ...d } = event.data;
-    await insertOnce(samples(store), { ...d, _id: sampleId, id: sampleId, created: ingested, deleted: false, _position: '' }, event);
+    await insertOnce(samples(store), { ...d, metadata: storableKeys(d.metadata), _id: sampleId, id: sampleId, created: ingested, deleted: false, _position: '' }, event);
     const key = summaryKey(d.category);
     await updateOnce(
       store.collection<ProjectDocument>(PROJECTS),
