@@ -14,6 +14,11 @@ export interface Projection {
    * guarded by one `_position`, so the runner keeps them in step: one failing holds back the others.
    */
   writes: ReadonlySet<string>;
+  /**
+   * Projections whose documents this one also updates, under guards of its own: it may lag behind
+   * them (it fails alone) but never run ahead of them (it waits while one of them is failed).
+   */
+  follows: ReadonlySet<string>;
   apply(event: StoredEvent, store: ReadStore): Promise<void>;
 }
 
@@ -21,12 +26,13 @@ type Handlers<E extends DomainEvent> = {
   [K in E['type']]?: (event: StoredEvent<K, Extract<E, { type: K }>['data']>, store: ReadStore) => Promise<void>;
 };
 
-export function defineProjection<E extends DomainEvent>(name: string, writes: readonly string[], handlers: Handlers<E>): Projection {
+export function defineProjection<E extends DomainEvent>(name: string, writes: readonly string[], handlers: Handlers<E>, options: { follows?: readonly string[] } = {}): Projection {
   const table = handlers as Record<string, ((event: StoredEvent, store: ReadStore) => Promise<void>) | undefined>;
   return {
     name,
     handles: new Set(Object.keys(handlers)),
     writes: new Set(writes),
+    follows: new Set(options.follows ?? []),
     async apply(event, store) {
       await table[event.type]?.(event, store);
     },

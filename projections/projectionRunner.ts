@@ -29,6 +29,8 @@ interface Waiter {
 }
 
 const CHECKPOINT_FLUSH_MS = 100;
+/** How often a lane held back by one it follows looks whether it may go on. */
+const FOLLOW_POLL_MS = 50;
 
 interface Member {
   readonly projection: Projection;
@@ -48,30 +50,51 @@ interface Failure {
 /**
  * The unit of isolation: projections that write a common collection share documents guarded by one
  * `_position`, so they must apply the log in step (one lagging behind would have its guarded writes
- * dropped). A lane is such a group; it fails, retries and recovers as one.
+ * dropped). A lane is such a group; it fails, retries and recovers as one. A lane whose projections
+ * follow another lane's (`Projection.follows`) may lag behind that lane but never pass it.
  */
 interface Lane {
   readonly members: readonly Member[];
+  /** The lanes it must not pass. */
+  follows: Lane[];
   failure: Failure | undefined;
   /** Failures stored by an earlier run: reported until this run gets past their event. */
   stale: Map<string, Position>;
 }
 
 function lanesOf(projections: readonly Projection[]): Lane[] {
-  const lanes: Member[][] = [];
+  const groups: Member[][] = [];
   for (const projection of projections) {
     const member: Member = { projection, applied: undefined };
-    const joined = lanes.filter((lane) => lane.some((m) => [...m.projection.writes].some((c) => projection.writes.has(c))));
+    const joined = groups.filter((group) => group.some((m) => [...m.projection.writes].some((c) => projection.writes.has(c))));
     const merged = [...joined.flat(), member];
-    for (const lane of joined) lanes.splice(lanes.indexOf(lane), 1);
-    lanes.push(merged);
+    for (const group of joined) groups.splice(groups.indexOf(group), 1);
+    groups.push(merged);
   }
-  // Members keep the order of `projections`: within an event, the order handlers ran in before.
-  return lanes.map((members) => ({
-    members: [...members].sort((a, b) => projections.indexOf(a.projection) - projections.indexOf(b.projection)),
-    failure: undefined,
-    stale: new Map(),
-  }));
+  const order = (m: Member) => projections.indexOf(m.projection);
+  // Lanes, and members within them, keep the order of `projections`: the order handlers always ran in.
+  const lanes: Lane[] = groups
+    .map((members) => [...members].sort((a, b) => order(a) - order(b)))
+    .sort((a, b) => order(a[0]!) - order(b[0]!))
+    .map((members) => ({ members, follows: [], failure: undefined, stale: new Map() }));
+  const laneOf = (name: string) => lanes.find((l) => l.members.some((m) => m.projection.name === name));
+  for (const lane of lanes) {
+    for (const m of lane.members) {
+      for (const name of m.projection.follows) {
+        const followed = laneOf(name);
+        if (!followed) throw new Error(`Projection ${m.projection.name} follows ${name}, which does not run here`);
+        if (followed !== lane && !lane.follows.includes(followed)) lane.follows.push(followed);
+      }
+    }
+  }
+  // A lane comes after those it follows, so that within an event they have applied it first.
+  const ordered: Lane[] = [];
+  while (ordered.length < lanes.length) {
+    const next = lanes.find((l) => !ordered.includes(l) && l.follows.every((f) => ordered.includes(f)));
+    if (!next) throw new Error('Projections follow each other in a cycle');
+    ordered.push(next);
+  }
+  return ordered;
 }
 
 const laneApplied = (lane: Lane): Position | undefined => {
@@ -108,6 +131,8 @@ export class ProjectionRunner implements ReadModelSync, ProjectionHealth {
   private readonly shared = new Set<Lane>();
   /** The shared subscription has been through every event up to here. */
   private sharedPosition: Position | undefined;
+  /** The event the shared subscription is going through, if any. */
+  private sharedInProgress: Position | undefined;
   private readonly dirty = new Set<Member>();
   private waiters: Waiter[] = [];
   private subscription: Subscription | undefined;
@@ -159,7 +184,7 @@ export class ProjectionRunner implements ReadModelSync, ProjectionHealth {
   get appliedPosition(): Position | undefined {
     let lowest: Position | undefined;
     for (const lane of this.lanes) {
-      if (lane.failure) continue;
+      if (this.stalled(lane)) continue;
       const applied = laneApplied(lane);
       if (applied === undefined) return undefined;
       if (lowest === undefined || applied < lowest) lowest = applied;
@@ -188,9 +213,28 @@ export class ProjectionRunner implements ReadModelSync, ProjectionHealth {
   /** Every projection that is not failed (nor held back by one that is) has applied `position`. */
   private caughtUp(position: Position): boolean {
     return this.lanes.every((lane) => {
-      if (lane.failure) return true;
+      if (this.stalled(lane)) return true;
       const applied = laneApplied(lane);
       return applied !== undefined && applied >= position;
+    });
+  }
+
+  /** Failed, or following a lane that is: its read models wait for that failure to pass. */
+  private stalled(lane: Lane): boolean {
+    return lane.failure !== undefined || lane.follows.some((l) => this.stalled(l));
+  }
+
+  /** The lanes that must wait while `lane` is failed: those following it, directly or not. */
+  private followers(lane: Lane): Lane[] {
+    const direct = this.lanes.filter((l) => l.follows.includes(lane));
+    return [...new Set([...direct, ...direct.flatMap((l) => this.followers(l))])];
+  }
+
+  /** A lane it follows has not applied `position` yet. */
+  private mustWait(lane: Lane, position: Position): boolean {
+    return lane.follows.some((l) => {
+      const applied = laneApplied(l);
+      return applied === undefined || applied < position || this.mustWait(l, position);
     });
   }
 
@@ -233,15 +277,18 @@ export class ProjectionRunner implements ReadModelSync, ProjectionHealth {
     this.subscription = subscription;
     if (this.stopped) return subscription.close();
     for await (const event of subscription) {
-      // A lane that fails leaves the set, one that caught up on its own joins it (at the end, so
-      // this iteration still brings it the current event).
-      for (const lane of this.shared) {
-        if (!(await this.applyToLane(lane, event))) {
+      this.sharedInProgress = event.position;
+      // In the lanes' order, whichever are on the shared subscription when their turn comes: a lane
+      // rejoins only once it has applied the event in progress (see catchUp).
+      for (const lane of this.lanes) {
+        if (!this.shared.has(lane)) continue;
+        if (this.mustWait(lane, event.position) || !(await this.applyToLane(lane, event))) {
           this.shared.delete(lane);
           this.retryInTheBackground(lane);
         }
       }
       this.sharedPosition = event.position;
+      this.sharedInProgress = undefined;
       this.releaseWaiters();
       this.scheduleFlush();
       if (this.stopped) return;
@@ -332,14 +379,19 @@ export class ProjectionRunner implements ReadModelSync, ProjectionHealth {
         await this.pause(delay);
         if (this.stopped) break;
       }
+      let waiting = false;
       try {
-        if (await this.catchUp(lane)) return;
+        const outcome = await this.catchUp(lane);
+        if (outcome === 'rejoined') return;
+        waiting = outcome === 'waiting';
       } catch (error) {
         if (this.stopped) break;
         this.log.error({ err: error, retryInMs: delay }, 'reading the log for a projection that is catching up failed');
         await this.pause(delay);
       }
-      delay = Math.min(delay * 2, this.maxRetryDelayMs);
+      if (lane.failure) delay = Math.min(delay * 2, this.maxRetryDelayMs);
+      // Held back by a lane it follows: look again shortly, without backing off.
+      else if (waiting) await this.pause(FOLLOW_POLL_MS);
     }
     if (lane.failure) {
       lane.failure.nextAttempt = null;
@@ -347,29 +399,42 @@ export class ProjectionRunner implements ReadModelSync, ProjectionHealth {
     }
   }
 
-  /** True once the lane is back on the shared subscription; false when it failed (again). */
-  private async catchUp(lane: Lane): Promise<boolean> {
+  /**
+   * Applies the log from the lane's checkpoints: 'rejoined' once the lane is back on the shared
+   * subscription, 'failed' when a handler failed (again), 'waiting' when a lane it follows has not
+   * got that far yet.
+   */
+  private async catchUp(lane: Lane): Promise<'rejoined' | 'failed' | 'waiting'> {
     for (;;) {
+      if (lane.follows.some((l) => this.stalled(l))) return 'waiting';
       const after = laneApplied(lane);
+      let waiting = false;
       for await (const event of this.events.readAll(after === undefined ? {} : { after })) {
-        if (this.stopped) return false;
-        if (!(await this.applyToLane(lane, event))) return false;
+        if (this.stopped) return 'failed';
+        if (this.mustWait(lane, event.position)) {
+          waiting = true;
+          break;
+        }
+        if (!(await this.applyToLane(lane, event))) return 'failed';
         this.releaseWaiters();
       }
-      if (this.stopped) return false;
+      if (this.stopped) return 'failed';
       this.scheduleFlush();
       // No await between this check and the hand-over: the shared subscription brings the lane
-      // every event after `sharedPosition`, and the lane skips those it has applied already.
+      // every event after the one in progress, and the lane skips those it has applied already.
       const applied = laneApplied(lane);
-      if (this.sharedPosition === undefined || (applied !== undefined && applied >= this.sharedPosition)) {
+      const sharedAt = this.sharedInProgress ?? this.sharedPosition;
+      if (lane.follows.every((l) => this.shared.has(l)) && (sharedAt === undefined || (applied !== undefined && applied >= sharedAt))) {
         this.shared.add(lane);
-        return true;
+        return 'rejoined';
       }
+      if (waiting || lane.follows.some((l) => !this.shared.has(l))) return 'waiting';
     }
   }
 
   private heldBack(lane: Lane, member: Member): string[] {
-    return lane.members.filter((m) => m !== member).map((m) => m.projection.name);
+    const others = lane.members.filter((m) => m !== member);
+    return [...others, ...this.followers(lane).flatMap((l) => l.members)].map((m) => m.projection.name);
   }
 
   private describe(lane: Lane, failure: Failure): ProjectionFailure {
