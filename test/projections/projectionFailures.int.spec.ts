@@ -22,7 +22,7 @@ const counted = (n: number): NewEvent => ({
  * Records the `n` of every event it applies, in `collection`. `fails(n, attempt)` decides whether
  * its handler throws on an event (attempt counts from 1 per event).
  */
-function recording(name: string, fails: (n: number, attempt: number) => boolean = () => false, collection = `seen-${name}`) {
+function recording(name: string, fails: (n: number, attempt: number) => boolean = () => false, collection = `seen-${name}`, follows: string[] = [], order: string[] = []) {
   const seen: number[] = [];
   const attempts = new Map<number, number[]>();
   const projection: Projection = defineProjection(name, [collection], {
@@ -33,9 +33,10 @@ function recording(name: string, fails: (n: number, attempt: number) => boolean 
       attempts.set(n, times);
       if (fails(n, times.length)) throw new Error(`handler fault on ${n}`);
       seen.push(n);
+      order.push(`${name}:${n}`);
       await store.collection(collection).updateOne({ _id: `${name}:${n}` }, { $set: { n } }, { upsert: true });
     },
-  } as never);
+  } as never, { follows });
   return { projection, seen, attempts };
 }
 
@@ -201,6 +202,46 @@ describe('a projection that fails on an event', () => {
     await fixedRunner.start();
     expect(fixedVersion.seen).toEqual([2]);
     await vi.waitFor(async () => expect(await new StoredProjectionStatus(store).failures()).toEqual([]), { timeout: 5000, interval: 10 });
+  });
+
+  it('holds back the projections that follow it, which never pass it, and they resume after it', async () => {
+    const events = SqliteEventStore.open(':memory:');
+    await events.appendToStream('c-1', [counted(1), counted(2), counted(3)], 'no_stream');
+    let fixed = false;
+    const order: string[] = [];
+    // Listed first, as a projection may be: the runner still runs the followed one first.
+    const follower = recording('follower', () => false, 'seen-follower', ['followed'], order);
+    const followed = recording('followed', (n) => n === 2 && !fixed, 'seen-followed', [], order);
+    const other = recording('other');
+    const runner = run(new ProjectionRunner(events, new MemoryReadStore(), [follower.projection, followed.projection, other.projection], silent, 10, 40));
+    await runner.start();
+    expect(other.seen).toEqual([1, 2, 3]);
+    expect(followed.seen).toEqual([1]);
+    expect(follower.seen).toEqual([1]);
+    expect((await runner.failures()).map((f) => [f.projection, f.heldBack])).toEqual([['followed', ['follower']]]);
+    const { position } = await events.appendToStream('c-1', [counted(4)], 2n);
+    expect(await runner.waitFor(position, 5000)).toBe(true);
+
+    fixed = true;
+    await vi.waitFor(() => expect(follower.seen).toEqual([1, 2, 3, 4]), { timeout: 5000, interval: 10 });
+    expect(followed.seen).toEqual([1, 2, 3, 4]);
+    for (const n of [1, 2, 3, 4]) expect(order.indexOf(`followed:${n}`), `event ${n}`).toBeLessThan(order.indexOf(`follower:${n}`));
+    const { position: live } = await events.appendToStream('c-1', [counted(5)], 3n);
+    expect(await runner.waitFor(live, 5000)).toBe(true);
+    expect(follower.seen).toEqual([1, 2, 3, 4, 5]);
+    expect(await runner.failures()).toEqual([]);
+  });
+
+  it('holds back nothing it follows when it is the one that fails', async () => {
+    const events = SqliteEventStore.open(':memory:');
+    await events.appendToStream('c-1', [counted(1), counted(2), counted(3)], 'no_stream');
+    const followed = recording('followed');
+    const follower = recording('follower', (n) => n === 2, 'seen-follower', ['followed']);
+    const runner = run(new ProjectionRunner(events, new MemoryReadStore(), [followed.projection, follower.projection], silent, 10, 40));
+    await runner.start();
+    expect(followed.seen).toEqual([1, 2, 3]);
+    expect(follower.seen).toEqual([1]);
+    expect((await runner.failures()).map((f) => [f.projection, f.heldBack])).toEqual([['follower', []]]);
   });
 
   it('lets the runner stop promptly while it waits to retry', async () => {
