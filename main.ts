@@ -39,6 +39,7 @@ import { SampleQueries } from './projections/samples/sampleQueries';
 import { OrganizationQueries } from './projections/organizations/organizationQueries';
 import { allProjections } from './projections';
 import { CheckpointPoller, ProjectionRunner, type ReadModelSync } from './projections/projectionRunner';
+import { StoredProjectionStatus, type ProjectionHealth } from './projections/projectionStatus';
 import { ProjectQueries } from './projections/projects/projectQueries';
 import { UserQueries } from './projections/users/userQueries';
 import type { BlobStore } from './stores/blobstore/blobStore';
@@ -368,6 +369,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
     }
     const sync: ReadModelSync =
       projections ?? new CheckpointPoller(stores.readStore, allProjections.map((p) => p.name));
+    const health: ProjectionHealth = projections ?? new StoredProjectionStatus(stores.readStore);
 
     let apiUrl: string | undefined;
     let ingestionUrl: string | undefined;
@@ -413,7 +415,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
           trustedProxyHops: config.trustedProxyHops,
         },
       };
-      const app: Koa = createApiApp(deps, { log: log.child({ role: 'api' }), sync, settleTimeoutMs: config.settleTimeoutMs });
+      const app: Koa = createApiApp(deps, { log: log.child({ role: 'api' }), sync, health, settleTimeoutMs: config.settleTimeoutMs });
       server.on('request', app.callback());
     }
     if (config.roles.has('ingestion')) {
@@ -429,6 +431,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
         projects: new ProjectQueries(stores.readStore),
         samples: new SampleQueries(stores.readStore),
         sync,
+        health,
         settleTimeoutMs: config.settleTimeoutMs,
         tmpDir: incoming,
         log: log.child({ role: 'ingestion' }),
@@ -461,6 +464,9 @@ export async function rebuildReadModels(config: Config, log: Logger): Promise<vo
     const started = Date.now();
     await runner.start();
     await runner.stop();
+    const failures = await runner.failures();
+    // A rebuild that left a read model behind must not pass for a complete one.
+    if (failures.length > 0) throw new Error(`Rebuild incomplete: ${failures.map((f) => `projection ${f.projection} failed on event ${f.position} (${f.eventType} in ${f.streamId}): ${f.error}`).join('; ')}`);
     log.info({ ms: Date.now() - started, position: runner.appliedPosition?.toString() }, 'read models rebuilt');
   } finally {
     await stores.close();

@@ -4,6 +4,7 @@ import { HttpMethodEnum, koaBody } from 'koa-body';
 import type { Logger } from 'pino';
 import { DomainError, ValidationError } from '../domain/shared/errors';
 import { settler, type ReadModelSync } from '../projections/projectionRunner';
+import type { ProjectionHealth } from '../projections/projectionStatus';
 import type { ApiDeps } from './apiDeps';
 import { requireProject } from './auth/principal';
 import { accessLog } from './http/accessLog';
@@ -26,6 +27,7 @@ import { deviceOperations } from './routes/deviceRoutes';
 import { rawDataOperations } from './routes/rawDataRoutes';
 import { impulseOperations } from './routes/impulseRoutes';
 import { dspOperations } from './routes/dspRoutes';
+import { healthRoute } from './routes/healthRoutes';
 import { serveUserPhoto, userPhotoOperations } from './routes/userPhotoRoutes';
 
 export interface ApiAppOptions {
@@ -33,6 +35,8 @@ export interface ApiAppOptions {
   sync: ReadModelSync;
   /** How long a write's response may wait for the read models before answering anyway. */
   settleTimeoutMs: number;
+  /** What `GET /health` reports: the projections that failed on an event. */
+  health: ProjectionHealth;
 }
 
 /** Every operation, in matching order: fixed paths before `/api/:projectId`. */
@@ -99,6 +103,8 @@ export function createApiApp(deps: ApiDeps, options: ApiAppOptions): Koa {
       },
     }),
   );
+  // Outside /v1: not part of the Edge Impulse API, and where probes expect it.
+  app.use(new Router().get('/health', healthRoute(options.health, options.log)).routes());
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: true }));
   return app;

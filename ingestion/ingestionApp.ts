@@ -7,6 +7,8 @@ import type { IdAllocator } from '../commands/idAllocator';
 import { DomainError, TooLargeError, ValidationError } from '../domain/shared/errors';
 import type { ApiKeyQueries } from '../projections/apiKeys/apiKeyQueries';
 import { settler, type ReadModelSync } from '../projections/projectionRunner';
+import type { ProjectionHealth } from '../projections/projectionStatus';
+import { healthRoute } from '../api/routes/healthRoutes';
 import type { ProjectQueries } from '../projections/projects/projectQueries';
 import type { SampleQueries } from '../projections/samples/sampleQueries';
 import type { BlobStore } from '../stores/blobstore/blobStore';
@@ -33,6 +35,8 @@ export interface IngestionDeps {
   samples: SampleQueries;
   sync: ReadModelSync;
   settleTimeoutMs: number;
+  /** What `GET /health` reports: the projections that failed on an event. */
+  health: ProjectionHealth;
   /** Where uploads are received before they are checked and stored; made by the caller. */
   tmpDir: string;
   /** Parses files received on disk in a worker thread. */
@@ -63,6 +67,9 @@ export function createIngestionApp(deps: IngestionDeps): Koa {
   const router = new Router();
   const ingest = { ...deps, contentLocks: new KeyedLock(), reservations: new UniquenessReservations(deps.events) };
   const settle = settler(deps.sync, deps.settleTimeoutMs, deps.log);
+
+  // JSON, as on the management API: it is for operators' probes, not for devices.
+  router.get('/health', healthRoute(deps.health, deps.log));
 
   router.post('/api/:category/data', async (ctx) => {
     const target = await uploadTarget(ctx, deps, ctx.params.category ?? '');

@@ -9,6 +9,16 @@ import type { Collection, Document, ReadStore, Update } from '../stores/readstor
 export interface Projection {
   name: string;
   handles: ReadonlySet<string>;
+  /**
+   * The collections its handlers write. Projections that write a common collection share documents
+   * guarded by one `_position`, so the runner keeps them in step: one failing holds back the others.
+   */
+  writes: ReadonlySet<string>;
+  /**
+   * Projections whose documents this one also updates, under guards of its own: it may lag behind
+   * them (it fails alone) but never run ahead of them (it waits while one of them is failed).
+   */
+  follows: ReadonlySet<string>;
   apply(event: StoredEvent, store: ReadStore): Promise<void>;
 }
 
@@ -16,11 +26,13 @@ type Handlers<E extends DomainEvent> = {
   [K in E['type']]?: (event: StoredEvent<K, Extract<E, { type: K }>['data']>, store: ReadStore) => Promise<void>;
 };
 
-export function defineProjection<E extends DomainEvent>(name: string, handlers: Handlers<E>): Projection {
+export function defineProjection<E extends DomainEvent>(name: string, writes: readonly string[], handlers: Handlers<E>, options: { follows?: readonly string[] } = {}): Projection {
   const table = handlers as Record<string, ((event: StoredEvent, store: ReadStore) => Promise<void>) | undefined>;
   return {
     name,
     handles: new Set(Object.keys(handlers)),
+    writes: new Set(writes),
+    follows: new Set(options.follows ?? []),
     async apply(event, store) {
       await table[event.type]?.(event, store);
     },
@@ -52,4 +64,26 @@ export async function updateOnce<T extends Document>(
 ): Promise<void> {
   const position = positionKey(event.position);
   await collection.updateOne({ _id, _position: { $lt: position } }, { ...update, $set: { ...update.$set, _position: position } });
+}
+
+/**
+ * Free-form maps from clients (sample metadata, project metadata) have keys that MongoDB, and
+ * FerretDB which CI runs on, refuse as field names: with a `.`, a leading `$`, empty, or with NUL.
+ * They are stored escaped (`%` and two hex digits; the empty key as `%`), at every depth, and
+ * `readableKeys` gives them back as sent. Other keys are stored as they are.
+ */
+export function storableKeys<T>(value: T): T {
+  return mapKeys(value, (key) => (key === '' ? '%' : key.replace(/[%.\u0000]|^\$/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`)));
+}
+
+export function readableKeys<T>(value: T): T {
+  return mapKeys(value, (key) => (key === '%' ? '' : key.replace(/%([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)))));
+}
+
+function mapKeys<T>(value: T, rename: (key: string) => string): T {
+  if (Array.isArray(value)) return value.map((v: unknown) => mapKeys(v, rename)) as T;
+  if (value === null || typeof value !== 'object') return value;
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [rename(k), mapKeys(v, rename)])) as T;
 }

@@ -40,12 +40,26 @@ export function sagaContext(sagaName: string, event: StoredEvent, options: { ste
 
 const CHECKPOINT_FLUSH_MS = 100;
 
+/** A reaction that threw, with the event it threw on, so the runner can tell a new failure from a retry. */
+class ReactionFailed extends Error {
+  constructor(
+    readonly event: StoredEvent,
+    override readonly cause: unknown,
+  ) {
+    super(cause instanceof Error ? cause.message : String(cause));
+    this.name = 'ReactionFailed';
+  }
+}
+
 /**
  * Runs one saga over a subscription to the whole log, from the checkpoint it keeps in the read
  * store under `saga:<name>`. Reactions run one at a time in log order (`concatMap`); the checkpoint
  * is stored after each one succeeds, and moved past events the saga does not handle shortly after.
  * A reaction that fails stops the run: nothing after it is handled, and after a delay the runner
- * starts again from the stored checkpoint, so the failed event is retried, never skipped.
+ * starts again from the stored checkpoint, so the failed event is retried, never skipped. The delay
+ * doubles while the same event keeps failing, up to `maxRetryDelayMs`; the failure is logged at
+ * error level once, the retries at debug level. Each saga has its own runner: one failing holds
+ * back no other saga, and no failure ends the process.
  */
 export class SagaRunner {
   private stopped = false;
@@ -64,6 +78,7 @@ export class SagaRunner {
     readonly saga: Saga,
     private readonly log: Logger,
     private readonly retryDelayMs = 1000,
+    private readonly maxRetryDelayMs = 60_000,
   ) {}
 
   /** Starts the run in the background; it catches up with the log, then follows it. */
@@ -82,14 +97,25 @@ export class SagaRunner {
   }
 
   private async runUntilStopped(): Promise<void> {
+    let delay = this.retryDelayMs;
+    let failedOn: Position | undefined;
     while (!this.stopped) {
       try {
         await this.runOnce();
       } catch (error) {
-        this.log.error({ err: error, saga: this.saga.name }, 'saga failed; restarting from its stored checkpoint');
+        const event = error instanceof ReactionFailed ? error.event : undefined;
+        if (event !== undefined && event.position === failedOn) {
+          delay = Math.min(delay * 2, this.maxRetryDelayMs);
+          this.log.debug({ err: error, saga: this.saga.name, position: event.position.toString(), retryInMs: delay }, 'saga failed again on the same event');
+        } else {
+          delay = this.retryDelayMs;
+          const where = event && { position: event.position.toString(), eventType: event.type, streamId: event.streamId, eventId: event.id };
+          this.log.error({ err: error instanceof ReactionFailed ? error.cause : error, saga: this.saga.name, ...where, retryInMs: delay }, `saga ${this.saga.name} failed${event ? ` on event ${event.position} (${event.type} in ${event.streamId})` : ''}; retrying from its stored checkpoint with backoff`);
+        }
+        failedOn = event?.position;
         await this.subscription?.close();
         await this.flush().catch((e: unknown) => this.log.error({ err: e, saga: this.saga.name }, 'storing the saga checkpoint failed'));
-        if (!this.stopped) await sleep(this.retryDelayMs, undefined, { signal: this.stopping.signal }).catch(() => undefined);
+        if (!this.stopped) await sleep(delay, undefined, { signal: this.stopping.signal }).catch(() => undefined);
       }
     }
   }
@@ -126,7 +152,11 @@ export class SagaRunner {
         concatMap(async (event) => {
           // Stopping: what is still buffered is left for the next start, unreacted and unstored.
           if (this.stopped) return;
-          await this.saga.react(event);
+          try {
+            await this.saga.react(event);
+          } catch (error) {
+            throw new ReactionFailed(event, error);
+          }
           pending -= 1;
           this.done = pending === 0 ? lastSeen : event.position;
           await this.persist();

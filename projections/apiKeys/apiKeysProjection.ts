@@ -5,7 +5,7 @@ import { API_KEYS, type ApiKeyDocument } from './apiKeyDocument';
 
 const apiKeys = (store: ReadStore) => store.collection<ApiKeyDocument>(API_KEYS);
 
-export const apiKeysProjection = defineProjection<ProjectEvent | ApiKeyUsed>('apiKeys', {
+export const apiKeysProjection = defineProjection<ProjectEvent | ApiKeyUsed>('apiKeys', [API_KEYS], {
   async ApiKeyAdded(event, store) {
     const d = event.data;
     const position = positionKey(event.position);

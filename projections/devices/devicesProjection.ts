@@ -10,7 +10,7 @@ const devices = (store: ReadStore) => store.collection<DeviceDocument>(DEVICES);
  * samples projection when a device shows up in data; both run in log order over one subscription,
  * and every write is guarded by the event's position, so a replayed event changes nothing.
  */
-export const devicesProjection = defineProjection<DeviceEvent>('devices', {
+export const devicesProjection = defineProjection<DeviceEvent>('devices', [DEVICES], {
   async DeviceCreated(event, store) {
     const d = event.data;
     const _id = deviceDocumentId(d.projectId, d.deviceId);

@@ -2,7 +2,7 @@ import type { EmailEvent } from '../../domain/email/emailEvents';
 import { defineProjection, insertOnce, updateOnce } from '../projection';
 import { EMAILS, type EmailDocument } from './emailDocument';
 
-export const emailsProjection = defineProjection<EmailEvent>('emails', {
+export const emailsProjection = defineProjection<EmailEvent>('emails', [EMAILS], {
   async EmailQueued(event, store) {
     const d = event.data;
     await insertOnce(

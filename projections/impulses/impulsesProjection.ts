@@ -2,7 +2,7 @@ import type { ImpulseEvent } from '../../domain/impulse/impulseEvents';
 import { defineProjection, insertOnce, updateOnce } from '../projection';
 import { IMPULSES, type ImpulseDocument } from './impulseDocument';
 
-export const impulsesProjection = defineProjection<ImpulseEvent>('impulses', {
+export const impulsesProjection = defineProjection<ImpulseEvent>('impulses', [IMPULSES], {
   async ImpulseCreated(event, store) {
     const d = event.data;
     await insertOnce(

@@ -2,7 +2,7 @@ import type { OrganizationEvent } from '../../domain/organization/organizationEv
 import { defineProjection, insertOnce } from '../projection';
 import { ORGANIZATIONS, type OrganizationDocument } from './organizationDocument';
 
-export const organizationsProjection = defineProjection<OrganizationEvent>('organizations', {
+export const organizationsProjection = defineProjection<OrganizationEvent>('organizations', [ORGANIZATIONS], {
   async OrganizationCreated(event, store) {
     const d = event.data;
     await insertOnce(

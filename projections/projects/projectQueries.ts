@@ -1,5 +1,15 @@
 import type { ReadStore } from '../../stores/readstore/readStore';
+import { readableKeys } from '../projection';
 import { PROJECTS, type ProjectDocument } from './projectDocument';
+
+/** The client-keyed settings as sent (the projection stores their keys escaped). */
+function readable(project: ProjectDocument): ProjectDocument {
+  const { metadata, csvImportConfig } = project.settings;
+  return {
+    ...project,
+    settings: { ...project.settings, ...(metadata === undefined ? {} : { metadata: readableKeys(metadata) }), ...(csvImportConfig === undefined ? {} : { csvImportConfig: readableKeys(csvImportConfig) }) },
+  };
+}
 
 export class ProjectQueries {
   constructor(private readonly store: ReadStore) {}
@@ -9,8 +19,9 @@ export class ProjectQueries {
   }
 
   /** A live project, or null when it does not exist or was deleted. */
-  byId(id: number): Promise<ProjectDocument | null> {
-    return this.projects.findOne({ _id: id, deleted: false });
+  async byId(id: number): Promise<ProjectDocument | null> {
+    const project = await this.projects.findOne({ _id: id, deleted: false });
+    return project && readable(project);
   }
 
   /** Deleted projects whose full deletion is due by `now` and not done. */
@@ -24,11 +35,11 @@ export class ProjectQueries {
   }
 
   /** Live projects with an invitation to this user that they have not answered. */
-  invitingUser(userId: number): Promise<ProjectDocument[]> {
-    return this.projects.find({ invitedUserIds: userId, deleted: false }, { sort: { _id: 1 } });
+  async invitingUser(userId: number): Promise<ProjectDocument[]> {
+    return (await this.projects.find({ invitedUserIds: userId, deleted: false }, { sort: { _id: 1 } })).map(readable);
   }
 
-  forCollaborator(userId: number): Promise<ProjectDocument[]> {
-    return this.projects.find({ collaboratorIds: userId, deleted: false }, { sort: { created: -1, _id: -1 } });
+  async forCollaborator(userId: number): Promise<ProjectDocument[]> {
+    return (await this.projects.find({ collaboratorIds: userId, deleted: false }, { sort: { created: -1, _id: -1 } })).map(readable);
   }
 }

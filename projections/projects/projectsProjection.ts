@@ -5,7 +5,7 @@ import type { UserDeleted } from '../../domain/user/userEvents';
 import type { StoredEvent } from '../../stores/eventstore/eventStore';
 import { describeChange } from '../../domain/project/projectSettings';
 import type { ReadStore } from '../../stores/readstore/readStore';
-import { defineProjection, insertOnce, updateOnce } from '../projection';
+import { defineProjection, insertOnce, storableKeys, updateOnce } from '../projection';
 import { PROJECTS, emptyData, type ProjectDocument } from './projectDocument';
 import { readmeHtml } from './readmeHtml';
 
@@ -21,7 +21,7 @@ const touch = (details: (data: Record<string, unknown>) => string) =>
     await updateOnce(projects(store), Number(data.projectId), { $set: modified(event.metadata.time, details(data)) }, event);
   };
 
-export const projectsProjection = defineProjection<ProjectEvent | ImpulseEvent | DeviceEvent | UserDeleted>('projects', {
+export const projectsProjection = defineProjection<ProjectEvent | ImpulseEvent | DeviceEvent | UserDeleted>('projects', [PROJECTS], {
   ImpulseCreated: touch((d) => `Impulse "${String(d.name)}" created`),
   ImpulseBlocksReplaced: touch((d) => `Impulse "${String(d.name)}" changed`),
   ImpulseUpdated: touch((d) => `Impulse ${String(d.impulseId)} updated`),
@@ -171,9 +171,11 @@ export const projectsProjection = defineProjection<ProjectEvent | ImpulseEvent |
     const d = event.data;
     const project = await projects(store).findOne({ _id: d.projectId });
     if (!project) return;
+    // Not the key itself: when the event is delivered again it is there already, and MongoDB refuses
+    // an update that sets both `hmacKeys.<id>` and a path inside it, even one that matches nothing.
     const demoted = d.isDevelopmentKey
       ? Object.values(project.hmacKeys ?? {})
-          .filter((k) => k.isDevelopmentKey)
+          .filter((k) => k.isDevelopmentKey && k.id !== d.hmacKeyId)
           .map((k) => [`hmacKeys.${k.id}.isDevelopmentKey`, false] as const)
       : [];
     await updateOnce(
@@ -222,6 +224,8 @@ export const projectsProjection = defineProjection<ProjectEvent | ImpulseEvent |
     for (const [key, value] of Object.entries(rest)) {
       // Objects are replaced whole, as the request gives them; performance limits one by one.
       if (key === 'performance') for (const [limit, v] of Object.entries(value as object)) set[`settings.performance.${limit}`] = v;
+      // Maps whose keys the client chooses: see storableKeys.
+      else if (key === 'metadata' || key === 'csvImportConfig') set[`settings.${key}`] = storableKeys(value);
       else set[`settings.${key}`] = value;
     }
     await updateOnce(projects(store), d.projectId, { $set: set }, event);

@@ -1,4 +1,5 @@
 import type { Filter, ReadStore } from '../../stores/readstore/readStore';
+import { readableKeys } from '../projection';
 import { SAMPLES, type SampleDocument } from './sampleDocument';
 
 /** The raw-data listing filters of the SDK's listSamples/countSamples. */
@@ -48,6 +49,9 @@ function filterOf(projectId: number, f: SampleFilters): Filter {
   return filter;
 }
 
+/** The metadata as the device sent it (the projection stores its keys escaped). */
+const readable = (sample: SampleDocument): SampleDocument => ({ ...sample, metadata: readableKeys(sample.metadata) });
+
 export class SampleQueries {
   constructor(private readonly store: ReadStore) {}
 
@@ -55,8 +59,8 @@ export class SampleQueries {
     return this.store.collection<SampleDocument>(SAMPLES);
   }
 
-  list(projectId: number, filters: SampleFilters, page: { limit: number; offset: number }): Promise<SampleDocument[]> {
-    return this.samples.find(filterOf(projectId, filters), { sort: { _id: -1 }, skip: page.offset, limit: page.limit });
+  async list(projectId: number, filters: SampleFilters, page: { limit: number; offset: number }): Promise<SampleDocument[]> {
+    return (await this.samples.find(filterOf(projectId, filters), { sort: { _id: -1 }, skip: page.offset, limit: page.limit })).map(readable);
   }
 
   count(projectId: number, filters: SampleFilters): Promise<number> {
@@ -64,8 +68,9 @@ export class SampleQueries {
   }
 
   /** A live sample of the project, or null. */
-  byId(projectId: number, sampleId: number): Promise<SampleDocument | null> {
-    return this.samples.findOne({ _id: sampleId, projectId, deleted: false });
+  async byId(projectId: number, sampleId: number): Promise<SampleDocument | null> {
+    const sample = await this.samples.findOne({ _id: sampleId, projectId, deleted: false });
+    return sample && readable(sample);
   }
 
   /** Whether the project's current data set holds this content (x-disallow-duplicates). */

@@ -1,8 +1,9 @@
 import type { ProjectFullyDeleted } from '../../domain/project/projectEvents';
 import type { SampleEvent } from '../../domain/sample/sampleEvents';
-import type { ReadStore } from '../../stores/readstore/readStore';
+import type { StoredEvent } from '../../stores/eventstore/eventStore';
+import type { ReadStore, Update } from '../../stores/readstore/readStore';
 import { DEVICES, deviceDocumentId, type DeviceDocument } from '../devices/deviceDocument';
-import { defineProjection, insertOnce, positionKey, updateOnce } from '../projection';
+import { defineProjection, insertOnce, positionKey, storableKeys, updateOnce } from '../projection';
 import { PROJECTS, type ProjectDocument } from '../projects/projectDocument';
 import { SAMPLES, labelKey, summaryKey, type SampleDocument } from './sampleDocument';
 
@@ -12,18 +13,35 @@ const samples = (store: ReadStore) => store.collection<SampleDocument>(SAMPLES);
  * Samples, the data summaries of their project and the devices seen in the data. Every document
  * this touches is guarded by the event's position, so a replayed event changes nothing.
  */
-export const samplesProjection = defineProjection<SampleEvent | ProjectFullyDeleted>('samples', {
+/**
+ * The data summaries are this projection's part of the project document (owned by the projects
+ * projection), guarded by a position of their own, `_samplesPosition`: this projection may lag
+ * behind the projects projection (one failing does not hold back the other) and still counts each
+ * sample once. The last modification is shared: set only when no later event has set it, as if
+ * both had applied the log in step. The runner keeps this projection from passing the projects
+ * projection, so the project document exists when a sample comes.
+ */
+async function summarize(store: ReadStore, projectId: number, summary: Update, modified: Record<string, unknown>, event: StoredEvent): Promise<void> {
+  const position = positionKey(event.position);
+  await store
+    .collection<ProjectDocument>(PROJECTS)
+    .updateOne({ _id: projectId, _samplesPosition: { $not: { $gte: position } } }, { ...summary, $set: { ...summary.$set, _samplesPosition: position } });
+  await updateOnce(store.collection<ProjectDocument>(PROJECTS), projectId, { $set: modified }, event);
+}
+
+export const samplesProjection = defineProjection<SampleEvent | ProjectFullyDeleted>('samples', [SAMPLES, DEVICES], {
   async SampleIngested(event, store) {
     const { sampleId, ingested, ...d } = event.data;
-    await insertOnce(samples(store), { ...d, _id: sampleId, id: sampleId, created: ingested, deleted: false, _position: '' }, event);
+    await insertOnce(samples(store), { ...d, metadata: storableKeys(d.metadata), _id: sampleId, id: sampleId, created: ingested, deleted: false, _position: '' }, event);
     const key = summaryKey(d.category);
-    await updateOnce(
-      store.collection<ProjectDocument>(PROJECTS),
+    await summarize(
+      store,
       d.projectId,
       {
         $inc: { [`data.${key}.dataCount`]: 1, [`data.${key}.totalLengthMs`]: d.totalLengthMs, [`data.${key}.labels.${labelKey(d.label)}`]: 1, [`sampleKinds.${d.kind}`]: 1 },
-        $set: { lastModified: ingested, lastModificationDetails: `Sample ${d.fileName} added`, ...(d.category === 'training' ? { hasNewTrainingData: true } : {}) },
+        ...(d.category === 'training' ? { $set: { hasNewTrainingData: true } } : {}),
       },
+      { lastModified: ingested, lastModificationDetails: `Sample ${d.fileName} added` },
       event,
     );
     if (d.deviceName) {
@@ -42,13 +60,11 @@ export const samplesProjection = defineProjection<SampleEvent | ProjectFullyDele
     // Applied already (replay), or never seen: nothing to take off the summaries.
     if (!sample || sample.deleted || sample._position >= positionKey(event.position)) return;
     const key = summaryKey(sample.category);
-    await updateOnce(
-      store.collection<ProjectDocument>(PROJECTS),
+    await summarize(
+      store,
       sample.projectId,
-      {
-        $inc: { [`data.${key}.dataCount`]: -1, [`data.${key}.totalLengthMs`]: -sample.totalLengthMs, [`data.${key}.labels.${labelKey(sample.label)}`]: -1, [`sampleKinds.${sample.kind}`]: -1 },
-        $set: { lastModified: event.data.deleted, lastModificationDetails: `Sample ${sample.fileName} deleted` },
-      },
+      { $inc: { [`data.${key}.dataCount`]: -1, [`data.${key}.totalLengthMs`]: -sample.totalLengthMs, [`data.${key}.labels.${labelKey(sample.label)}`]: -1, [`sampleKinds.${sample.kind}`]: -1 } },
+      { lastModified: event.data.deleted, lastModificationDetails: `Sample ${sample.fileName} deleted` },
       event,
     );
     await updateOnce(samples(store), event.data.sampleId, { $set: { deleted: true } }, event);
@@ -58,4 +74,4 @@ export const samplesProjection = defineProjection<SampleEvent | ProjectFullyDele
     await samples(store).deleteMany({ projectId: event.data.projectId });
     await store.collection<DeviceDocument>(DEVICES).deleteMany({ projectId: event.data.projectId });
   },
-});
+}, { follows: ['projects'] });

@@ -5,7 +5,7 @@ import { TRIALS, USERS, type TrialDocument, type UserDocument } from './userDocu
 
 const users = (store: ReadStore) => store.collection<UserDocument>(USERS);
 
-export const usersProjection = defineProjection<UserEvent>('users', {
+export const usersProjection = defineProjection<UserEvent>('users', [USERS, TRIALS], {
   async UserRegistered(event, store) {
     const d = event.data;
     await insertOnce(

@@ -30,7 +30,7 @@ function recordingLog(): { log: pino.Logger; errors: () => string[] } {
 }
 
 function counting(seen: number[]): Projection {
-  return defineProjection('counting', {
+  return defineProjection('counting', [], {
     async Counted(e: StoredEvent) {
       seen.push(Number(e.data.n));
     },
@@ -113,13 +113,13 @@ describe('the runners with checkpoints of another log', () => {
     return { events, readStore };
   }
 
-  it('a projection runner applies nothing and says why, loudly', async () => {
+  it('a projection runner refuses to start, applies nothing and says why, loudly', async () => {
     const { events, readStore } = await carriedOver('counting');
     const { log, errors } = recordingLog();
     const seen: number[] = [];
     const runner = new ProjectionRunner(events, readStore, [counting(seen)], log, 10);
     stopping.push(runner);
-    void runner.start();
+    await expect(runner.start()).rejects.toBeInstanceOf(ForeignCheckpointError);
     await expect.poll(() => errors().some((line) => line.includes('FOREIGN_CHECKPOINT') || line.includes('ForeignCheckpointError'))).toBe(true);
     expect(seen).toEqual([]);
     expect(await readStore.getCheckpoint('counting')).toBe(2n);

@@ -1,0 +1,35 @@
+import type { Middleware } from 'koa';
+import type { Logger } from 'pino';
+import type { ProjectionFailure, ProjectionHealth } from '../../projections/projectionStatus';
+
+const describeFailure = (f: ProjectionFailure): string =>
+  `projection ${f.projection} failed on event ${f.position} (${f.eventType} in ${f.streamId}): ${f.error}` +
+  (f.heldBack.length > 0 ? `; holding back ${f.heldBack.join(', ')}` : '');
+
+/**
+ * `GET /health`, for operators and load balancers, on both APIs: 200 `{ status: "ok" }` while every
+ * projection applies the log; 503 naming each failed projection, the event it is stuck on and the
+ * error while any is failing (their read models are stale; writes are still accepted and durable).
+ * Public: it names projections and event positions, never data from the events.
+ */
+export function healthRoute(health: ProjectionHealth, log: Logger): Middleware {
+  return async (ctx) => {
+    ctx.set('cache-control', 'no-store');
+    let failures: ProjectionFailure[];
+    try {
+      failures = await health.failures();
+    } catch (error) {
+      log.error({ err: error }, 'reading the projections\' status for /health failed');
+      ctx.status = 503;
+      ctx.body = { success: false, status: 'unknown', error: 'The state of the read models could not be read', failingProjections: [] };
+      return;
+    }
+    if (failures.length === 0) {
+      ctx.status = 200;
+      ctx.body = { success: true, status: 'ok', failingProjections: [] };
+      return;
+    }
+    ctx.status = 503;
+    ctx.body = { success: false, status: 'failing', error: failures.map(describeFailure).join('; '), failingProjections: failures };
+  };
+}

@@ -1,0 +1,57 @@
+// The state of projections that failed on an event, kept in the read store beside the read models
+// so that a process without the projections role (ROLES split) can report it and leave the failed
+// read models out of its read-your-writes waits.
+import type { ReadStore } from '../stores/readstore/readStore';
+
+/** A projection stuck on one event: what `/health` reports and the projection_status document holds. */
+// A type, not an interface: stored as a document, it must be assignable to Record<string, unknown>.
+export type ProjectionFailure = {
+  /** The projection whose handler threw. */
+  projection: string;
+  /** Projections that share its documents: they stay at the same event until it passes. */
+  heldBack: string[];
+  /** The event's position in the log, in decimal (positions are 64-bit). */
+  position: string;
+  eventType: string;
+  streamId: string;
+  eventId: string;
+  /** The handler's error message at the last attempt. */
+  error: string;
+  /** When it first failed on this event. */
+  since: string;
+  attempts: number;
+  /** When it is tried again; null once the runner stopped. */
+  nextAttempt: string | null;
+};
+
+/** Where a health report reads the failures from. */
+export interface ProjectionHealth {
+  failures(): Promise<ProjectionFailure[]>;
+}
+
+export const PROJECTION_STATUS = 'projection_status';
+
+type StatusDocument = { _id: string } & ProjectionFailure;
+
+export async function storeFailure(readStore: ReadStore, failure: ProjectionFailure): Promise<void> {
+  const { projection } = failure;
+  await readStore.collection<StatusDocument>(PROJECTION_STATUS).updateOne({ _id: projection }, { $set: { ...failure } }, { upsert: true });
+}
+
+export async function clearFailure(readStore: ReadStore, projection: string): Promise<void> {
+  await readStore.collection<StatusDocument>(PROJECTION_STATUS).deleteOne({ _id: projection });
+}
+
+/** The failures the projections process stored, for a process that does not run the projections. */
+export class StoredProjectionStatus implements ProjectionHealth {
+  constructor(private readonly readStore: ReadStore) {}
+
+  async failures(): Promise<ProjectionFailure[]> {
+    const docs = await this.readStore.collection<StatusDocument>(PROJECTION_STATUS).find({}, { sort: { _id: 1 } });
+    return docs.map(({ _id: _ignored, ...failure }) => failure);
+  }
+}
+
+/** Every projection named by a failure: the one that threw and those it holds back. */
+export const stalledProjections = (failures: readonly ProjectionFailure[]): Set<string> =>
+  new Set(failures.flatMap((f) => [f.projection, ...f.heldBack]));

@@ -1,0 +1,309 @@
+// fast-check generators for every event type the deciders can emit, with values across what the
+// rules accept: numbers anywhere in the sampleLimits ranges (edges, -0 where 0 is allowed), texts
+// accepted by `textProblem` (odd unicode, near-limit lengths, empty where allowed), and null where
+// a sealed field reads back after its key was destroyed. `eventGenerators` is typed over the union
+// of every aggregate's events: a new event type without a generator does not compile, and the
+// property test also checks the table against the type names declared in domain/*/*Events.ts.
+import fc from 'fast-check';
+import type { DeviceEvent } from '../../domain/device/deviceEvents';
+import type { EmailEvent } from '../../domain/email/emailEvents';
+import { IMPULSE_TYPES, INPUT_BLOCK_TYPES, LEARN_BLOCK_TYPES } from '../../domain/impulse/blockCatalog';
+import type { ImpulseBlocks, ImpulseEvent } from '../../domain/impulse/impulseEvents';
+import type { OrganizationEvent } from '../../domain/organization/organizationEvents';
+import { API_KEY_ROLES, type ApiKeyUsed, type ProjectEvent } from '../../domain/project/projectEvents';
+import { LABELING_METHODS, MODEL_ENGINES, MODEL_VARIANTS, PROJECT_NAME_MAX, README_MAX_CHARS, type ProjectSettingsChange } from '../../domain/project/projectSettings';
+import { MAX_DEVICE_TEXT_LENGTH, MAX_INTERVAL_MS, MAX_PIXEL_SIDE, MAX_SAMPLE_LENGTH_MS, MAX_VALUE_ROWS, MIN_INTERVAL_MS } from '../../domain/sample/sampleLimits';
+import { INGESTION_CATEGORIES, type SampleEvent } from '../../domain/sample/sampleEvents';
+import { textProblem, type TextRule } from '../../domain/shared/textRules';
+import { PROJECTS_SORT_ORDERS, type UserEvent } from '../../domain/user/userEvents';
+import { EULAS, USER_EXPERIMENTS, USER_NOTIFICATIONS } from '../../api/views/userView';
+
+export type AnyEvent = UserEvent | ProjectEvent | ApiKeyUsed | SampleEvent | DeviceEvent | EmailEvent | ImpulseEvent | OrganizationEvent;
+export type EventType = AnyEvent['type'];
+type DataOf<T extends EventType> = Extract<AnyEvent, { type: T }>['data'];
+
+/** The ids an event refers to, fixed by the stream scenario it belongs to. */
+export interface Ids {
+  userId: number;
+  projectId: number;
+  organizationId: number;
+  /** The sample, API key, HMAC key, impulse, e-mail or device id of the stream, as fits the event. */
+  id: number;
+  /** Another user (collaborators, e-mail recipients). */
+  otherUserId: number;
+  /** A device id (text) of the project. */
+  deviceId: string;
+}
+
+// Characters that have broken or could break a store or a renderer, all accepted by textProblem.
+const ODD = ['😀', '👩‍👩‍👧', 'e\u0301', '\u200b', '\u200d', '\u00a0', '\ufeff', '\uffff', '\ud800', '\udfff', 'שלום', 'مرحبا', '中文', '.', '$', '$where', '__proto__', 'constructor', '<b>', '&amp;', '"', '\\', '`', '%00', ' '];
+
+const unit = fc.oneof({ weight: 3, arbitrary: fc.string({ unit: 'grapheme', maxLength: 3 }) }, { weight: 2, arbitrary: fc.constantFrom(...ODD) }, { weight: 1, arbitrary: fc.constantFrom('\t', '\n', '\r\n') });
+
+/** Texts `rule` accepts: mostly short and odd, sometimes within a few characters of the limit. */
+export function text(rule: TextRule): fc.Arbitrary<string> {
+  const short = fc.array(unit, { maxLength: 8 }).map((parts) => parts.join('').slice(0, rule.max));
+  const nearLimit = fc.tuple(fc.array(unit, { minLength: 1, maxLength: 4 }), fc.integer({ min: Math.max(0, rule.max - 3), max: rule.max })).map(([parts, length]) => {
+    const chunk = parts.join('') || 'x';
+    return chunk.repeat(Math.ceil(length / chunk.length)).slice(0, length);
+  });
+  const edges = fc.constantFrom('', ' ', 'a', '.', '$', '$x.y');
+  return fc
+    .oneof({ weight: 6, arbitrary: short }, { weight: 2, arbitrary: nearLimit }, { weight: 1, arbitrary: edges })
+    .filter((value) => textProblem(value, 'field', rule) === undefined);
+}
+
+export const line = (max: number, allowEmpty = false) => text({ max, allowEmpty });
+const paragraph = (max: number) => text({ max, multiline: true, allowEmpty: true });
+
+/** A finite number in [min, max], with the edges (and -0 where 0 is allowed) often. */
+export function between(min: number, max: number, options: { integer?: boolean } = {}): fc.Arbitrary<number> {
+  const inside = options.integer
+    ? fc.integer({ min: Math.ceil(min), max: Math.min(Math.floor(max), Number.MAX_SAFE_INTEGER) })
+    : fc.double({ min, max, noNaN: true, noDefaultInfinity: true });
+  const edges = [min, max, ...(min <= 0 && max >= 0 ? [0, -0] : [])];
+  return fc.oneof({ weight: 4, arbitrary: inside }, { weight: 1, arbitrary: fc.constantFrom(...edges) });
+}
+
+const iso = fc.date({ min: new Date('1970-01-01T00:00:00.000Z'), max: new Date('2100-01-01T00:00:00.000Z'), noInvalidDate: true }).map((d) => d.toISOString());
+const hash = fc.stringMatching(/^[0-9a-f]{64}$/);
+const uid = fc.integer({ min: 1, max: 2 ** 31 - 1 });
+/** Sealed fields read back as null once their key was destroyed (crypto-shredding). */
+const sealed = <T>(arb: fc.Arbitrary<T>) => fc.oneof({ weight: 5, arbitrary: arb }, { weight: 1, arbitrary: fc.constant(null as unknown as T) });
+const opt = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined });
+
+const range = fc.record({ minimum: between(0, 1e12), maximum: between(0, 1e12) }, { requiredKeys: [] });
+const memory = fc.record({ ram: fc.record({ fastBytes: range, slowBytes: range }, { requiredKeys: [] }), rom: fc.record({ fastBytes: range, slowBytes: range }, { requiredKeys: [] }) }, { requiredKeys: [] });
+
+const settingsChange = (ids: Ids): fc.Arbitrary<ProjectSettingsChange> => fc.record(
+  {
+    name: line(PROJECT_NAME_MAX),
+    description: paragraph(10_000),
+    logo: fc.option(line(2048), { nil: null }),
+    isPublic: fc.boolean(),
+    publicProjectListed: fc.boolean(),
+    labelingMethod: fc.constantFrom(...LABELING_METHODS),
+    metadata: fc.dictionary(line(128), fc.oneof(line(1024, true), between(-1e12, 1e12), fc.boolean()), { maxKeys: 4 }),
+    readme: fc.oneof(fc.constant(null), fc.constant(''), paragraph(README_MAX_CHARS)),
+    dspPageSize: between(1, 1000, { integer: true }),
+    // Notification lists name collaborators only.
+    trainJobNotificationUids: fc.subarray([ids.userId, ids.otherUserId]),
+    dspJobNotificationUids: fc.subarray([ids.userId, ids.otherUserId]),
+    lastDeployModelEngine: fc.constantFrom(...MODEL_ENGINES),
+    lastDeploymentTarget: line(1024, true),
+    experiments: fc.array(line(128), { maxLength: 3 }),
+    gettingStartedStep: between(0, 100, { integer: true }),
+    gettingStartedClasses: fc.array(line(128, true), { maxLength: 3 }),
+    enabledModelProfilingVariants: fc.subarray([...MODEL_VARIANTS]),
+    anomalyLabelsConfig: fc.record({ anomalyLabels: fc.array(line(256), { maxLength: 2 }), noAnomalyLabels: fc.array(line(256), { maxLength: 2 }) }),
+    datasetSplitOptions: fc.record({ trainingSplitRatio: between(0, 1), testingSplitRatio: between(0, 1), stratifyBy: fc.record({ label: fc.boolean(), metadataKeys: fc.array(line(128), { maxLength: 2 }) }, { requiredKeys: [] }) }, { requiredKeys: ['trainingSplitRatio', 'testingSplitRatio'] }),
+    defaultImpulseId: fc.option(uid, { nil: null }),
+    tags: fc.array(line(64), { maxLength: 5 }),
+    targetConstraints: fc.record({
+      targetDevices: fc.array(fc.record({ name: line(256, true), processors: fc.array(fc.record({ part: line(256, true), fpu: fc.boolean(), clockRateMhz: range, memory }, { requiredKeys: [] }), { maxLength: 2 }) }, { requiredKeys: [] }), { maxLength: 2 }),
+      applicationBudgets: fc.array(fc.record({ latencyPerInferenceMs: range, memoryOverhead: memory }, { requiredKeys: [] }), { maxLength: 2 }),
+    }),
+    performance: fc.record({ useGpu: fc.boolean(), computeTimeLimitM: between(0, 1_000_000, { integer: true }), dspFileSizeMb: between(1, 100_000, { integer: true }), trainJobRamMb: between(256, 1_000_000, { integer: true }) }, { requiredKeys: [] }),
+  },
+  { requiredKeys: [] },
+).filter((change) => Object.keys(change).length > 0);
+
+function blocks(): fc.Arbitrary<ImpulseBlocks> {
+  const blockId = fc.integer({ min: 1, max: 2 ** 31 - 1 });
+  const inputBlock = fc.record({
+    id: blockId,
+    type: fc.constantFrom(...INPUT_BLOCK_TYPES),
+    name: line(256),
+    title: line(256),
+    axes: fc.array(line(128), { maxLength: 3 }),
+    windowSizeMs: between(1, MAX_INTERVAL_MS),
+    windowIncreaseMs: between(1, MAX_INTERVAL_MS),
+    frequencyHz: between(1000 / MAX_INTERVAL_MS, 1000 / MIN_INTERVAL_MS),
+    imageWidth: between(1, MAX_PIXEL_SIDE, { integer: true }),
+    imageHeight: between(1, MAX_PIXEL_SIDE, { integer: true }),
+    createdAt: iso,
+  }, { requiredKeys: ['id', 'type', 'name', 'title', 'createdAt'] });
+  const dspBlock = fc.record({ id: blockId, type: line(64), name: line(256), axes: fc.array(line(128), { maxLength: 3 }), title: line(256), input: blockId, implementationVersion: between(1, 100, { integer: true }), createdAt: iso });
+  const learnBlock = fc.record({ id: blockId, type: fc.constantFrom(...LEARN_BLOCK_TYPES), name: line(256), dsp: fc.array(blockId, { maxLength: 3 }), title: line(256), createdAt: iso });
+  const postBlock = fc.record({ id: blockId, type: line(64), name: line(256), title: line(256), implementationVersion: between(1, 100, { integer: true }), createdAt: iso });
+  return fc.record({
+    inputBlocks: fc.array(inputBlock, { maxLength: 2 }),
+    dspBlocks: fc.array(dspBlock, { maxLength: 2 }),
+    learnBlocks: fc.array(learnBlock, { maxLength: 2 }),
+    postProcessingBlocks: fc.array(postBlock, { maxLength: 1 }),
+  });
+}
+
+const boundingBox = fc.record({ label: line(256), x: between(0, MAX_PIXEL_SIDE), y: between(0, MAX_PIXEL_SIDE), width: between(0, MAX_PIXEL_SIDE), height: between(0, MAX_PIXEL_SIDE) });
+
+function sampleIngested(ids: Ids): fc.Arbitrary<DataOf<'SampleIngested'>> {
+  return fc
+    .record({
+      category: fc.constantFrom(...INGESTION_CATEGORIES, 'validation' as const, 'post-processing' as const),
+      fileName: line(256),
+      label: fc.option(line(256, true), { nil: null }),
+      sha256: hash,
+      size: between(0, 100 * 1024 * 1024, { integer: true }),
+      contentType: line(256),
+      kind: fc.constantFrom('time-series' as const, 'audio' as const, 'image' as const, 'video' as const),
+      intervalMs: between(MIN_INTERVAL_MS, MAX_INTERVAL_MS),
+      sensors: fc.array(fc.record({ name: line(256), units: line(64, true) }), { maxLength: 3 }),
+      valuesCount: between(0, MAX_VALUE_ROWS, { integer: true }),
+      totalLengthMs: between(0, MAX_SAMPLE_LENGTH_MS),
+      // From a small pool shared with the devices registered through the API.
+      deviceName: fc.option(fc.oneof(fc.constant(ids.deviceId), line(MAX_DEVICE_TEXT_LENGTH)), { nil: null }),
+      deviceType: fc.option(line(MAX_DEVICE_TEXT_LENGTH), { nil: null }),
+      width: fc.option(between(0, MAX_PIXEL_SIDE, { integer: true }), { nil: null }),
+      height: fc.option(between(0, MAX_PIXEL_SIDE, { integer: true }), { nil: null }),
+      signatureMethod: fc.constantFrom('HS256' as const, 'none' as const, null),
+      signatureValidate: fc.boolean(),
+      signatureKeyId: fc.option(uid, { nil: null }),
+      metadata: fc.dictionary(line(128), line(1024, true), { maxKeys: 4 }),
+      boundingBoxes: fc.array(boundingBox, { maxLength: 3 }),
+      structuredLabels: fc.array(fc.record({ label: line(256), startIndex: between(0, MAX_VALUE_ROWS, { integer: true }), endIndex: between(0, MAX_VALUE_ROWS, { integer: true }) }), { maxLength: 3 }),
+      uploadSource: fc.option(line(256), { nil: null }),
+      ingested: iso,
+    })
+    .map((d) => ({ ...d, sampleId: ids.id, projectId: ids.projectId, frequency: 1000 / d.intervalMs }));
+}
+
+type Generators = { [K in EventType]: (ids: Ids) => fc.Arbitrary<DataOf<K>> };
+
+export const eventGenerators: Generators = {
+  // user-{id} (and logins-{id})
+  UserRegistered: (ids) =>
+    fc.record({
+      userId: fc.constant(ids.userId),
+      username: line(128),
+      name: sealed(line(256)),
+      email: sealed(line(254)),
+      jobTitle: fc.option(line(256, true), { nil: null }),
+      companyName: fc.option(line(256, true), { nil: null }),
+      passwordHash: fc.option(line(256), { nil: null }),
+      firstUser: fc.boolean(),
+      pending: fc.boolean(),
+      thirdPartyCodeHash: fc.option(hash, { nil: null }),
+      registered: iso,
+    }),
+  ActivationCodeIssued: (ids) => fc.record({ userId: fc.constant(ids.userId), codeHash: hash, expires: iso, issued: iso }),
+  UserActivated: (ids) => fc.record({ userId: fc.constant(ids.userId), via: fc.constantFrom('code' as const, 'third-party-code' as const), username: opt(line(128)), name: opt(sealed(line(256))), activated: iso }, { requiredKeys: ['userId', 'via', 'activated'] }),
+  PasswordResetRequested: (ids) => fc.record({ userId: fc.constant(ids.userId), codeHash: hash, expires: iso, requested: iso }),
+  PasswordChanged: (ids) => fc.record({ userId: fc.constant(ids.userId), passwordHash: line(256), via: fc.constantFrom('change' as const, 'reset' as const, 'sso' as const, 'third-party-activation' as const), sessionVersion: between(0, 2 ** 31, { integer: true }), changed: iso }),
+  TotpKeyCreated: (ids) => fc.record({ userId: fc.constant(ids.userId), key: sealed(line(128)), created: iso }),
+  TotpEnabled: (ids) => fc.record({ userId: fc.constant(ids.userId), recoveryCodeHashes: fc.array(hash, { maxLength: 10 }), timeStep: between(0, 2 ** 40, { integer: true }), enabled: iso }),
+  TotpCleared: (ids) => fc.record({ userId: fc.constant(ids.userId), cleared: iso }),
+  LoginSucceeded: (ids) => fc.record({ userId: fc.constant(ids.userId), method: fc.constantFrom('password' as const, 'totp' as const, 'recovery-code' as const), totpTimeStep: fc.option(between(0, 2 ** 40, { integer: true }), { nil: null }), recoveryCodeHash: fc.option(hash, { nil: null }), address: sealed(line(64)), at: iso }),
+  LoginFailed: (ids) => fc.record({ userId: fc.constant(ids.userId), reason: fc.constantFrom('wrong-password' as const, 'totp-required' as const, 'wrong-totp' as const), address: sealed(line(64)), at: iso }),
+  UserProfileUpdated: (ids) =>
+    fc
+      .record(
+        {
+          name: sealed(line(256)),
+          jobTitle: sealed(line(256, true)),
+          companyName: sealed(line(256, true)),
+          experiments: fc.subarray(USER_EXPERIMENTS.map((e) => e.type) as string[]),
+          projectsSortOrder: fc.constantFrom(...PROJECTS_SORT_ORDERS),
+          timezone: line(64),
+        },
+        { requiredKeys: [] },
+      )
+      .chain((changes) => iso.map((updated) => ({ userId: ids.userId, ...changes, updated }))),
+  TermsOfServiceAccepted: (ids) => fc.record({ userId: fc.constant(ids.userId), version: line(64), accepted: iso }),
+  EulaAccepted: (ids) => fc.record({ userId: fc.constant(ids.userId), name: fc.constantFrom(...EULAS.map((e) => e.name)), version: line(64), accepted: iso }),
+  NotificationDismissed: (ids) => fc.record({ userId: fc.constant(ids.userId), notification: fc.constantFrom(...USER_NOTIFICATIONS), dismissed: iso }),
+  UserPhotoChanged: (ids) => fc.record({ userId: fc.constant(ids.userId), photo: fc.option(hash, { nil: null }), changed: iso }),
+  DeveloperProfileCreated: (ids) => fc.record({ userId: fc.constant(ids.userId), organizationId: fc.constant(ids.organizationId), created: iso }),
+  EnterpriseTrialStarted: (ids) => fc.record({ userId: fc.constant(ids.userId), trialId: fc.constant(ids.id), organizationId: fc.constant(ids.organizationId), expirationDate: iso, notes: fc.option(paragraph(1024), { nil: null }), created: iso }),
+  SubscriptionCheckoutStarted: (ids) => fc.record({ userId: fc.constant(ids.userId), checkoutId: line(256), started: iso }),
+  SubscriptionActivated: (ids) => fc.record({ userId: fc.constant(ids.userId), checkoutId: line(256), tier: fc.constant('professional' as const), periodStart: iso, periodEnd: iso }),
+  SubscriptionCancellationRequested: (ids) => fc.record({ userId: fc.constant(ids.userId), reason: fc.option(paragraph(1024), { nil: null }), requested: iso, effective: iso }),
+  SubscriptionCancellationUndone: (ids) => fc.record({ userId: fc.constant(ids.userId), undone: iso }),
+  SubscriptionCanceled: (ids) => fc.record({ userId: fc.constant(ids.userId), canceled: iso }),
+  UserDeleted: (ids) => fc.record({ userId: fc.constant(ids.userId), deleted: iso }),
+
+  // organization-{id}
+  OrganizationCreated: (ids) => fc.record({ organizationId: fc.constant(ids.organizationId), name: line(128), isDeveloperProfile: fc.boolean(), ownerUserId: fc.constant(ids.userId), trialId: fc.option(uid, { nil: null }), created: iso }),
+
+  // project-{id}
+  ProjectCreated: (ids) => fc.record({ projectId: fc.constant(ids.projectId), name: line(PROJECT_NAME_MAX), description: paragraph(10_000), ownerUserId: fc.constant(ids.userId), isPublic: fc.boolean(), created: iso }),
+  CollaboratorAdded: (ids) => fc.record({ projectId: fc.constant(ids.projectId), userId: fc.constantFrom(ids.userId, ids.otherUserId), isOwner: fc.boolean(), added: iso }),
+  CollaboratorRemoved: (ids) => fc.record({ projectId: fc.constant(ids.projectId), userId: fc.constantFrom(ids.userId, ids.otherUserId), removed: iso }),
+  CollaboratorInvited: (ids) => fc.record({ projectId: fc.constant(ids.projectId), invitationId: fc.constant(ids.id), userId: fc.constant(ids.otherUserId), invitedAs: sealed(line(256)), invitedByUserId: fc.constant(ids.userId), invited: iso }),
+  CollaboratorInvitationAccepted: (ids) => fc.record({ projectId: fc.constant(ids.projectId), invitationId: fc.constant(ids.id), userId: fc.constant(ids.otherUserId), accepted: iso }),
+  CollaboratorInvitationDeclined: (ids) => fc.record({ projectId: fc.constant(ids.projectId), invitationId: fc.constant(ids.id), userId: fc.constant(ids.otherUserId), declined: iso }),
+  CollaboratorInvitationWithdrawn: (ids) => fc.record({ projectId: fc.constant(ids.projectId), invitationId: fc.constant(ids.id), userId: fc.constant(ids.otherUserId), withdrawnByUserId: fc.constantFrom(ids.userId, null), withdrawn: iso }),
+  ApiKeyAdded: (ids) =>
+    fc.record({
+      projectId: fc.constant(ids.projectId),
+      apiKeyId: fc.constant(ids.id),
+      name: line(128),
+      role: fc.constantFrom(...API_KEY_ROLES),
+      // The key's hash is its document's _id: one per key id.
+      keyHash: fc.constant(ids.id.toString(16).padStart(64, '0')),
+      keyHint: line(16),
+      isDevelopmentKey: fc.boolean(),
+      apiKey: sealed(line(256)),
+      createdByUserId: fc.option(fc.constant(ids.userId), { nil: null }),
+      created: iso,
+      expires: fc.option(iso, { nil: null }),
+    }),
+  ApiKeyRevoked: (ids) => fc.record({ projectId: fc.constant(ids.projectId), apiKeyId: fc.constant(ids.id), revoked: iso }),
+  HmacKeyAdded: (ids) => fc.record({ projectId: fc.constant(ids.projectId), hmacKeyId: fc.constant(ids.id), name: line(128), hmacKey: sealed(line(256)), isDevelopmentKey: fc.boolean(), createdByUserId: fc.option(fc.constant(ids.userId), { nil: null }), created: iso }),
+  HmacKeyRevoked: (ids) => fc.record({ projectId: fc.constant(ids.projectId), hmacKeyId: fc.constant(ids.id), revoked: iso }),
+  ProjectUpdated: (ids) =>
+    fc.record({
+      projectId: fc.constant(ids.projectId),
+      changes: settingsChange(ids),
+      updated: iso,
+    }),
+  ProjectDeleted: (ids) => fc.record({ projectId: fc.constant(ids.projectId), deletedDate: iso, scheduledFullDeletionDate: iso }),
+  ProjectFullyDeleted: (ids) => fc.record({ projectId: fc.constant(ids.projectId), fullDeletionDate: iso, quarantinedBlobs: fc.array(hash, { maxLength: 3 }) }),
+  ProjectBlobsPurged: (ids) => fc.record({ projectId: fc.constant(ids.projectId), purged: fc.array(hash, { maxLength: 3 }), restored: fc.array(hash, { maxLength: 3 }), purgedDate: iso }),
+  ApiKeyUsed: (ids) => fc.record({ projectId: fc.constant(ids.projectId), apiKeyId: fc.constant(ids.id), date: iso }),
+
+  // sample-{id}
+  SampleIngested: sampleIngested,
+  SampleDeleted: (ids) => fc.record({ sampleId: fc.constant(ids.id), projectId: fc.constant(ids.projectId), deleted: iso }),
+
+  // device-{projectId}-{deviceId}
+  DeviceCreated: (ids) => fc.record({ projectId: fc.constant(ids.projectId), deviceId: fc.constant(ids.deviceId), id: fc.constant(ids.id), deviceType: line(64), name: line(128), created: iso }),
+  DeviceRenamed: (ids) => fc.record({ projectId: fc.constant(ids.projectId), deviceId: fc.constant(ids.deviceId), name: line(128) }),
+  DeviceDeleted: (ids) => fc.record({ projectId: fc.constant(ids.projectId), deviceId: fc.constant(ids.deviceId), deleted: iso }),
+
+  // email-{id}
+  EmailQueued: (ids) =>
+    fc.record({
+      emailId: fc.constant(ids.id),
+      userId: fc.option(fc.constant(ids.userId), { nil: null }),
+      projectId: fc.option(fc.constant(ids.projectId), { nil: null }),
+      from: line(254),
+      to: sealed(line(254)),
+      subject: line(500),
+      bodyText: sealed(paragraph(100_000)),
+      bodyHTML: sealed(paragraph(100_000)),
+      queued: iso,
+    }),
+  EmailSent: (ids) => fc.record({ emailId: fc.constant(ids.id), providerResponse: paragraph(1024), sent: iso }),
+  EmailNotSent: (ids) => fc.record({ emailId: fc.constant(ids.id), reason: paragraph(1024), at: iso }),
+
+  // impulses-{projectId}
+  ImpulseCreated: (ids) =>
+    fc.tuple(fc.record({ name: line(128), type: fc.constantFrom(...IMPULSE_TYPES), created: iso }), blocks()).map(([d, b]) => ({ projectId: ids.projectId, impulseId: ids.id, ...d, ...b })),
+  ImpulseBlocksReplaced: (ids) =>
+    fc
+      .tuple(fc.record({ name: line(128), type: fc.constantFrom(...IMPULSE_TYPES), clearedDspIds: fc.array(fc.integer({ min: 1, max: 2 ** 31 - 1 }), { maxLength: 3 }), replaced: iso }), blocks())
+      .map(([d, b]) => ({ projectId: ids.projectId, impulseId: ids.id, ...d, ...b })),
+  ImpulseUpdated: (ids) => fc.record({ projectId: fc.constant(ids.projectId), impulseId: fc.constant(ids.id), name: opt(line(128)), tags: opt(fc.array(line(64), { maxLength: 4 })), type: opt(fc.constantFrom(...IMPULSE_TYPES)), updated: iso }, { requiredKeys: ['projectId', 'impulseId', 'updated'] }),
+  ImpulseDeleted: (ids) => fc.record({ projectId: fc.constant(ids.projectId), impulseId: fc.constant(ids.id), deleted: iso }),
+  BlockIdIssued: (ids) => fc.record({ projectId: fc.constant(ids.projectId), blockId: fc.integer({ min: 1, max: 2 ** 31 - 1 }), issued: iso }),
+  DspConfigSet: (ids) =>
+    fc.record({
+      projectId: fc.constant(ids.projectId),
+      impulseId: fc.constant(ids.id),
+      dspId: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
+      // Parameter names come from the block catalog (identifiers); values are free text.
+      config: fc.dictionary(fc.stringMatching(/^[a-z][a-z0-9-]{0,31}$/), line(1024, true), { maxKeys: 4 }),
+      set: iso,
+    }),
+  DspBlockCleared: (ids) => fc.record({ projectId: fc.constant(ids.projectId), impulseId: fc.constant(ids.id), dspId: fc.integer({ min: 1, max: 2 ** 31 - 1 }), cleared: iso }),
+};
