@@ -1,11 +1,15 @@
 import { ConflictError, NotFoundError, ValidationError, assertNever } from '../shared/errors';
 import type { Decider } from '../shared/decider';
+import { checkDate } from '../shared/numberRules';
+import { checkText } from '../shared/textRules';
 import type { ApiKeyRole, ProjectEvent } from './projectEvents';
 import { PROJECT_NAME_MAX, checkSettingsChange, type ProjectSettingsChange } from './projectSettings';
 
 export { PROJECT_NAME_MAX };
 export const KEY_NAME_MAX = 128;
 export const HMAC_KEY_MAX = 256;
+/** Longest API key value a client may choose (generated ones are far shorter). */
+export const API_KEY_VALUE_MAX = 256;
 
 export type ProjectCommand =
   | {
@@ -69,7 +73,7 @@ function keyName(name: string, what: string): string {
   const trimmed = name.trim();
   if (trimmed === '') throw new ValidationError(`"name": ${what} needs a name`);
   if (trimmed.length > KEY_NAME_MAX) throw new ValidationError(`"name": at most ${KEY_NAME_MAX} characters`);
-  return trimmed;
+  return checkText(trimmed, '"name"', { max: KEY_NAME_MAX });
 }
 
 function active(state: ProjectState): { status: 'active' } & ProjectFacts {
@@ -89,7 +93,8 @@ export const projectDecider: Decider<ProjectCommand, ProjectEvent, ProjectState>
         const name = c.name.trim();
         if (name === '') throw new ValidationError('Project name must not be empty');
         if (name.length > PROJECT_NAME_MAX) throw new ValidationError(`Project name must be at most ${PROJECT_NAME_MAX} characters`);
-        const created = c.now.toISOString();
+        checkText(name, 'Project name ("name")', { max: PROJECT_NAME_MAX });
+        const created = checkDate(c.now, 'now');
         return [
           {
             type: 'ProjectCreated',
@@ -138,6 +143,8 @@ export const projectDecider: Decider<ProjectCommand, ProjectEvent, ProjectState>
         if (project.apiKeys[c.apiKeyId]) throw new ConflictError(`API key ${c.apiKeyId} already exists`);
         if (project.apiKeyHashes.includes(c.hash)) throw new ConflictError('This API key is already in use; choose another');
         if (c.expires !== null && c.expires.getTime() <= c.now.getTime()) throw new ValidationError('"ttl": the key would expire at once; give a positive number of seconds');
+        if (c.expires !== null) checkDate(c.expires, '"ttl" (the expiry it gives)');
+        checkText(c.key, '"apiKey"', { max: API_KEY_VALUE_MAX });
         return [
           {
             type: 'ApiKeyAdded',
@@ -169,6 +176,7 @@ export const projectDecider: Decider<ProjectCommand, ProjectEvent, ProjectState>
         const c = command.data;
         if (project.hmacKeys[c.hmacKeyId]) throw new ConflictError(`HMAC key ${c.hmacKeyId} already exists`);
         if (c.hmacKey.trim() === '' || c.hmacKey.length > HMAC_KEY_MAX) throw new ValidationError(`"hmacKey": 1 to ${HMAC_KEY_MAX} characters`);
+        checkText(c.hmacKey, '"hmacKey"', { max: HMAC_KEY_MAX });
         return [
           {
             type: 'HmacKeyAdded',

@@ -14,8 +14,8 @@ export interface NumberRule {
 export function numberProblem(value: number, field: string, rule: NumberRule): string | undefined {
   if (typeof value !== 'number' || Number.isNaN(value)) return `${field} must be a number, got ${String(value)}`;
   if (!Number.isFinite(value)) return `${field} must be a finite number, got ${String(value)}`;
-  if (rule.integer && !Number.isSafeInteger(value)) return `${field} must be a whole number, got ${value}`;
   if (value < rule.min || value > rule.max) return `${field} must be from ${rule.min} to ${rule.max}, got ${value}`;
+  if (rule.integer && !Number.isSafeInteger(value)) return `${field} must be a whole number, got ${value}`;
   return undefined;
 }
 

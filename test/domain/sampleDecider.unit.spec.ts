@@ -133,7 +133,7 @@ describe('a sample whose numbers a projection could not apply', () => {
     ['totalLengthMs', Number.NaN, /totalLengthMs must be a number/],
     ['totalLengthMs', MAX_SAMPLE_LENGTH_MS * 2, /totalLengthMs must be from 0/],
     ['size', -1, /size must be from 0/],
-    ['size', 2 ** 53, /size must be a whole number/],
+    ['size', 2 ** 53, /size must be from 0 to 9007199254740991/],
     ['size', 1.5, /size must be a whole number/],
     ['projectId', 0, /projectId must be from 1/],
     ['sampleId', Number.NaN, /sampleId must be a number/],
