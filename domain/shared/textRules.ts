@@ -64,4 +64,15 @@ export function checkOptionalText(value: string | null, field: string, rule: Tex
   return value === null ? null : checkText(value, field, rule);
 }
 
+/**
+ * Text the service did not choose but must record (a mail provider's answer): cut to `rule.max`
+ * and every refused character replaced by U+FFFD, so that recording it can never fail.
+ */
+export function cleanText(value: string, rule: TextRule): string {
+  const refused = new RegExp(`${(rule.multiline ? CONTROL_MULTILINE : CONTROL).source}|${BIDI_AND_SEPARATORS.source}|${LONE_SURROGATE.source}`, 'gu');
+  const cleaned = value.replace(refused, '\uFFFD').slice(0, rule.max);
+  // Cutting may split a surrogate pair.
+  return cleaned.replace(LONE_SURROGATE, '\uFFFD');
+}
+
 const codePoint = (char: string): string => `U+${char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
