@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
 import { SAMPLE_TEXT_RULES } from '../domain/sample/checkSample';
 import { DomainError, ValidationError } from '../domain/shared/errors';
+import { storableKeyProblem } from '../domain/shared/jsonRules';
 import { textProblem, type TextRule } from '../domain/shared/textRules';
 
 export class MissingHeaderError extends DomainError {
@@ -67,6 +68,8 @@ export function uploadOptions(ctx: Context): UploadOptions {
       Object.entries(parsed).map(([k, v]) => {
         if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') throw new ValidationError(`x-metadata value of "${k}" must be a string, number or boolean`);
         checkHeaderText(k, 'Header x-metadata: a key', SAMPLE_TEXT_RULES.metadataKey);
+        const storable = storableKeyProblem(k, 'Header x-metadata');
+        if (storable !== undefined) throw new ValidationError(storable);
         return [k, checkHeaderText(String(v), `Header x-metadata: the value of ${JSON.stringify(k)}`, SAMPLE_TEXT_RULES.metadataValue)];
       }),
     );

@@ -2,6 +2,7 @@
 // the log. Parsers check most of it first, with messages about the file; this is the last gate, so
 // that no path to IngestSample (a parser with a gap, a future caller) can append a value a
 // projection cannot apply: a non-finite length, a 3 MB device name, a label that hides its text.
+import { storableKeyProblem } from '../shared/jsonRules';
 import { checkNumber, checkId } from '../shared/numberRules';
 import { ValidationError } from '../shared/errors';
 import { checkOptionalText, checkText, type TextRule } from '../shared/textRules';
@@ -82,6 +83,8 @@ export function checkSample(s: SampleDescription): SampleDescription {
   const metadata: Record<string, string> = Object.fromEntries(
     metadataEntries.map(([key, value]) => {
       checkText(key, 'metadata key', SAMPLE_TEXT_RULES.metadataKey);
+      const storable = storableKeyProblem(key, 'metadata');
+      if (storable !== undefined) throw new ValidationError(storable);
       const field = `metadata value of ${JSON.stringify(key.slice(0, 64))}`;
       if (typeof value !== 'string') throw new ValidationError(`${field} must be text`);
       return [key, checkText(value, field, SAMPLE_TEXT_RULES.metadataValue)];

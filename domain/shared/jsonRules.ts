@@ -39,6 +39,14 @@ export function checkJsonValue<T>(value: T, field: string, rule: JsonRule): T {
   return value;
 }
 
+/**
+ * Why a key a client chose cannot be a field name of a read-model document (MongoDB, and FerretDB
+ * which CI runs on, refuse a leading `$` and read `.` as a path), as a sentence about `at`.
+ */
+export function storableKeyProblem(key: string, at: string): string | undefined {
+  return key.startsWith('$') || key.includes('.') ? `${at}: the key ${JSON.stringify(key.slice(0, 64))} must not start with "$" or contain "."` : undefined;
+}
+
 function walk(value: unknown, at: string, rule: JsonRule, depth: number): string | undefined {
   if (value === null || typeof value === 'boolean') return undefined;
   if (typeof value === 'number') return Number.isFinite(value) ? undefined : `${at} must be a finite number, got ${String(value)}`;
@@ -55,7 +63,8 @@ function walk(value: unknown, at: string, rule: JsonRule, depth: number): string
   for (const [key, item] of Object.entries(value)) {
     const keyProblem = textProblem(key, `${at}: a key`, rule.key);
     if (keyProblem !== undefined) return keyProblem;
-    if (key.startsWith('$') || key.includes('.')) return `${at}: the key ${JSON.stringify(key.slice(0, 64))} must not start with "$" or contain "."`;
+    const storable = storableKeyProblem(key, at);
+    if (storable !== undefined) return storable;
     const problem = walk(item, `${at}.${key}`, rule, depth + 1);
     if (problem !== undefined) return problem;
   }

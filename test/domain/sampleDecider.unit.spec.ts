@@ -223,6 +223,11 @@ describe('a sample whose texts are unbounded or hide characters', () => {
     refused({ ...timeSeries, metadata: Object.fromEntries(Array.from({ length: MAX_METADATA_ENTRIES + 1 }, (_, i) => [`k${i}`, 'v'])) }, /metadata has 257 entries/);
   });
 
+  it('is refused a metadata key a read model cannot take as a field name (a leading $, a dot)', () => {
+    refused({ ...timeSeries, metadata: { $where: 'x' } }, /metadata: the key "\$where" must not start with "\$" or contain "\."/);
+    refused({ ...timeSeries, metadata: { 'site.name': 'lab' } }, /metadata: the key "site\.name" must not/);
+  });
+
   it('keeps a metadata key named __proto__ as a key', () => {
     const metadata = JSON.parse('{"__proto__":"x"}') as Record<string, string>;
     spec

@@ -84,6 +84,7 @@ describe('values the deciders refuse, over HTTP', () => {
   it('refuses a control character in an x-metadata value, and in x-device-type', async () => {
     await refusedWithoutAppend(() => data(sample(), { 'x-metadata': JSON.stringify({ site: 'lab\u0001' }) }), /x-metadata: the value of "site" contains a control character/);
     await refusedWithoutAppend(() => data(sample(), { 'x-device-type': 'LINUX\u0085' }), /x-device-type contains a control character \(U\+0085\)/);
+    await refusedWithoutAppend(() => data(sample(), { 'x-metadata': JSON.stringify({ $set: 'x' }) }), /x-metadata: the key "\$set" must not start with "\$"/);
   });
 
   it('refuses a direction override in the name of a multipart part, naming the file name', async () => {

@@ -1,4 +1,5 @@
 import type { BoundingBox, IngestionCategory, StructuredLabel as SampleStructuredLabel } from '../sampleEvents';
+import { storableKeyProblem } from '../../shared/jsonRules';
 import { numberProblem, type NumberRule } from '../../shared/numberRules';
 import { textProblem, type TextRule } from '../../shared/textRules';
 import { SAMPLE_TEXT_RULES } from '../checkSample';
@@ -370,6 +371,8 @@ function metadataRecord(value: unknown, at: string): Record<string, string> {
   if (entries.length > MAX_METADATA_ENTRIES) throw new SampleFormatError(`${at} has ${entries.length} entries; at most ${MAX_METADATA_ENTRIES} are allowed`);
   for (const [key, item] of entries) {
     checkedText(key, `${at}: a key`, SAMPLE_TEXT_RULES.metadataKey);
+    const storable = storableKeyProblem(key, at);
+    if (storable !== undefined) throw new SampleFormatError(storable);
     checkedText(item, `${at}[${JSON.stringify(key.slice(0, 64))}]`, SAMPLE_TEXT_RULES.metadataValue);
   }
   return record;
