@@ -5,7 +5,7 @@ import { NotFoundError } from '../../domain/shared/errors';
 import type { ApiDeps } from '../apiDeps';
 import { requestContext } from '../auth/principal';
 import { intParam, operation, type Operation } from '../http/operation';
-import { withTextRule } from '../http/textSchema';
+import { withTextRule } from '../http/withTextRule';
 import { deviceView } from '../views/projectView';
 
 const CreateDeviceRequest = z.object({

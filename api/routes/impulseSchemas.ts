@@ -2,7 +2,7 @@
 // Shapes only; whether the blocks make an impulse is the impulse decider's call.
 import { z } from 'zod';
 import { IMPULSE_TYPES, INPUT_BLOCK_TYPES, LEARN_BLOCK_TYPES } from '../../domain/impulse/blockCatalog';
-import { withTextRule } from '../http/textSchema';
+import { withTextRule } from '../http/withTextRule';
 
 const blockId = z.number().int();
 const label = z.string().min(1).max(256).superRefine(withTextRule({ max: 256 }));

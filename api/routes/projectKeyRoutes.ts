@@ -11,7 +11,7 @@ import type { HmacKeyEntry } from '../../projections/projects/projectDocument';
 import type { ApiDeps } from '../apiDeps';
 import { type Principal, requestContext } from '../auth/principal';
 import { intParam, operation, type Operation } from '../http/operation';
-import { withTextRule } from '../http/textSchema';
+import { withTextRule } from '../http/withTextRule';
 
 const keyName = z.string().min(1).max(KEY_NAME_MAX).superRefine(withTextRule({ max: KEY_NAME_MAX }));
 

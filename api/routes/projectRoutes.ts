@@ -10,7 +10,7 @@ import { isStaff } from '../auth/staff';
 import { selectedImpulseId } from './selectedImpulse';
 import { PERFORMANCE_FIELDS, TargetConstraintsSchema, UpdateProjectRequest, UpdateProjectTagsRequest, type UpdateProjectBody } from './projectSettingsSchemas';
 import { intParam, operation, queryBoolean, queryInteger, type Operation } from '../http/operation';
-import { withTextRule } from '../http/textSchema';
+import { withTextRule } from '../http/withTextRule';
 import { projectInfoView } from '../views/projectView';
 import { projectViews, usersOfProjects } from './currentUserRoutes';
 
