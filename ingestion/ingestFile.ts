@@ -12,6 +12,8 @@ import type { BlobStore } from '../stores/blobstore/blobStore';
 import type { EventStore, Position } from '../stores/eventstore/eventStore';
 import { checkFileName, checkStructuredLabels, labelFromFileName } from '../domain/sample/formats/labels';
 import type { ParsedSample } from '../domain/sample/formats/sampleFormat';
+import { SAMPLE_TEXT_RULES, checkSample, type SampleDescription } from '../domain/sample/checkSample';
+import { textProblem } from '../domain/shared/textRules';
 import type { KeyedLock } from './keyedLock';
 import type { SampleParser } from './sampleParser';
 import type { ReceivedFile } from './receiveFile';
@@ -76,7 +78,10 @@ export async function ingestFile(
   const notes = file.annotations ?? {};
   if (notes.structuredLabels) checkStructuredLabels(notes.structuredLabels, parsed.valuesCount);
   const category = notes.category ?? (target.split ? splitCategory(file.received.sha256) : target.category);
-  if (!options.disallowDuplicates) return store(deps, target, options, file, fileName, parsed, category, notes);
+  // The sample decider checks all of this again; checked here first so that a refused sample
+  // leaves neither a blob nor a content reservation behind.
+  const sample = checkSample(describeSample(target, options, file.received, fileName, parsed, category, notes));
+  if (!options.disallowDuplicates) return store(deps, target, file, sample);
   // Checked against the read model (content stored before, with or without this header), then
   // reserved for the new sample: two processes receiving the same file cannot both take it.
   // The lock keeps this process's own racing requests from reserving in vain.
@@ -92,59 +97,73 @@ export async function ingestFile(
       if (error instanceof ConflictError) throw duplicate();
       throw error;
     }
-    const result = await store(deps, target, options, file, fileName, parsed, category, notes, sampleId);
+    const result = await store(deps, target, file, sample, sampleId);
     await deps.sync.waitFor(result.position, deps.settleTimeoutMs);
     return result;
   });
 }
 
-async function store(
-  deps: IngestDeps,
+/** A text the device sent, refused with the name the device knows it by (a header, a field of the file). */
+function deviceText(value: string | null, field: string): string | null {
+  if (value === null || value.trim() === '') return null;
+  const problem = textProblem(value, field, SAMPLE_TEXT_RULES.device);
+  if (problem !== undefined) throw new ValidationError(problem);
+  return value;
+}
+
+function describeSample(
   target: UploadTarget,
   options: UploadOptions,
-  file: { received: ReceivedFile },
+  received: ReceivedFile,
   fileName: string,
   parsed: ParsedSample,
   category: IngestionCategory,
   notes: FileAnnotations,
+): SampleDescription {
+  const label = notes.label !== undefined ? notes.label : options.label !== undefined ? options.label : labelFromFileName(fileName);
+  const signature = parsed.signature;
+  return {
+    projectId: target.projectId,
+    category,
+    fileName: options.addDateId ? withUniqueId(fileName) : fileName,
+    label,
+    sha256: received.sha256,
+    size: received.size,
+    contentType: parsed.contentType,
+    kind: parsed.kind,
+    intervalMs: parsed.intervalMs,
+    frequency: parsed.frequency,
+    sensors: parsed.sensors,
+    valuesCount: parsed.valuesCount,
+    totalLengthMs: parsed.totalLengthMs,
+    deviceName: deviceText(parsed.deviceName, '"payload.device_name"'),
+    deviceType: parsed.deviceType !== null ? deviceText(parsed.deviceType, '"payload.device_type"') : deviceText(options.deviceType, 'Header x-device-type'),
+    width: parsed.width,
+    height: parsed.height,
+    signatureMethod: signature.method === 'none-needed' ? null : signature.method,
+    signatureValidate: signature.method === 'HS256' ? signature.valid : false,
+    signatureKeyId: signature.method === 'HS256' && signature.valid && signature.keyIndex !== null ? (target.hmacKeyIds[signature.keyIndex] ?? null) : null,
+    metadata: { ...options.metadata, ...notes.metadata },
+    boundingBoxes: notes.boundingBoxes ?? [],
+    structuredLabels: notes.structuredLabels ?? [],
+    uploadSource: options.uploadSource,
+  };
+}
+
+async function store(
+  deps: IngestDeps,
+  target: UploadTarget,
+  file: { received: ReceivedFile },
+  sample: SampleDescription,
   reservedSampleId?: number,
 ): Promise<{ fileName: string; sampleId: number; position: Position }> {
-  const label = notes.label !== undefined ? notes.label : options.label !== undefined ? options.label : labelFromFileName(fileName);
   const stored = await file.received.store(deps.blobs);
   if (stored.sha256 !== file.received.sha256) throw new Error(`received file changed while stored (${file.received.sha256} became ${stored.sha256})`);
-  const storedName = options.addDateId ? withUniqueId(fileName) : fileName;
-  const signature = parsed.signature;
   const { sampleId, position } = await ingestSample(
     deps,
-    {
-      projectId: target.projectId,
-      category,
-      fileName: storedName,
-      label,
-      sha256: stored.sha256,
-      size: stored.size,
-      contentType: parsed.contentType,
-      kind: parsed.kind,
-      intervalMs: parsed.intervalMs,
-      frequency: parsed.frequency,
-      sensors: parsed.sensors,
-      valuesCount: parsed.valuesCount,
-      totalLengthMs: parsed.totalLengthMs,
-      deviceName: parsed.deviceName,
-      deviceType: parsed.deviceType ?? options.deviceType,
-      width: parsed.width,
-      height: parsed.height,
-      signatureMethod: signature.method === 'none-needed' ? null : signature.method,
-      signatureValidate: signature.method === 'HS256' ? signature.valid : false,
-      signatureKeyId: signature.method === 'HS256' && signature.valid && signature.keyIndex !== null ? (target.hmacKeyIds[signature.keyIndex] ?? null) : null,
-      metadata: { ...options.metadata, ...notes.metadata },
-      boundingBoxes: notes.boundingBoxes ?? [],
-      structuredLabels: notes.structuredLabels ?? [],
-      uploadSource: options.uploadSource,
-    },
+    { ...sample, size: stored.size },
     { actor: `apikey:${target.apiKeyId}`, correlationId: target.requestId, now: new Date() },
     reservedSampleId,
   );
-  return { fileName: storedName, sampleId, position };
+  return { fileName: sample.fileName, sampleId, position };
 }
-

@@ -1,5 +1,8 @@
 import type { Context } from 'koa';
+import { SAMPLE_TEXT_RULES } from '../domain/sample/checkSample';
 import { DomainError, ValidationError } from '../domain/shared/errors';
+import { storableKeyProblem } from '../domain/shared/jsonRules';
+import { textProblem, type TextRule } from '../domain/shared/textRules';
 
 export class MissingHeaderError extends DomainError {
   constructor(header: string) {
@@ -21,6 +24,13 @@ export interface UploadOptions {
   deviceType: string | null;
 }
 
+/** A header's text, refused with a message naming the header (control or bidi characters, length). */
+function checkHeaderText(value: string, what: string, rule: TextRule): string {
+  const problem = textProblem(value, what, rule);
+  if (problem !== undefined) throw new ValidationError(problem);
+  return value;
+}
+
 function decode(header: string, value: string): string {
   try {
     return decodeURIComponent(value);
@@ -28,6 +38,9 @@ function decode(header: string, value: string): string {
     throw new ValidationError(`Header ${header} is not valid URI-encoded text`);
   }
 }
+
+const optionalHeaderText = (value: string | undefined, what: string, rule: TextRule): string | null =>
+  value === undefined ? null : checkHeaderText(value, what, rule);
 
 export function uploadOptions(ctx: Context): UploadOptions {
   const get = (name: string): string | undefined => {
@@ -40,6 +53,7 @@ export function uploadOptions(ctx: Context): UploadOptions {
   let label: string | null | undefined = noLabel ? null : rawLabel === undefined ? undefined : decode('x-label', rawLabel).trim();
   if (label === '') label = noLabel ? null : undefined;
   if (typeof label === 'string' && label.length > MAX_LABEL_LENGTH) throw new ValidationError(`Label is too long (at most ${MAX_LABEL_LENGTH} characters)`);
+  if (typeof label === 'string') checkHeaderText(label, 'Header x-label', SAMPLE_TEXT_RULES.label);
   let metadata: Record<string, string> = {};
   const rawMetadata = get('x-metadata');
   if (rawMetadata !== undefined) {
@@ -53,7 +67,10 @@ export function uploadOptions(ctx: Context): UploadOptions {
     metadata = Object.fromEntries(
       Object.entries(parsed).map(([k, v]) => {
         if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') throw new ValidationError(`x-metadata value of "${k}" must be a string, number or boolean`);
-        return [k, String(v)];
+        checkHeaderText(k, 'Header x-metadata: a key', SAMPLE_TEXT_RULES.metadataKey);
+        const storable = storableKeyProblem(k, 'Header x-metadata');
+        if (storable !== undefined) throw new ValidationError(storable);
+        return [k, checkHeaderText(String(v), `Header x-metadata: the value of ${JSON.stringify(k)}`, SAMPLE_TEXT_RULES.metadataValue)];
       }),
     );
   }
@@ -66,7 +83,7 @@ export function uploadOptions(ctx: Context): UploadOptions {
     disallowDuplicates: flag('x-disallow-duplicates'),
     addDateId: get('x-add-date-id') === '1',
     metadata,
-    uploadSource: get('x-upload-source') ?? null,
-    deviceType: get('x-device-type') ?? null,
+    uploadSource: optionalHeaderText(get('x-upload-source'), 'Header x-upload-source', SAMPLE_TEXT_RULES.uploadSource),
+    deviceType: optionalHeaderText(get('x-device-type'), 'Header x-device-type', SAMPLE_TEXT_RULES.device),
   };
 }

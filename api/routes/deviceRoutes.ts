@@ -5,18 +5,17 @@ import { NotFoundError } from '../../domain/shared/errors';
 import type { ApiDeps } from '../apiDeps';
 import { requestContext } from '../auth/principal';
 import { intParam, operation, type Operation } from '../http/operation';
+import { withTextRule } from '../http/withTextRule';
 import { deviceView } from '../views/projectView';
 
-const noControlCharacters = (s: string) => !/[\u0000-\u001f\u007f-\u009f]/.test(s);
-
 const CreateDeviceRequest = z.object({
-  deviceId: z.string().min(1).max(DEVICE_ID_MAX).refine(noControlCharacters, 'must not contain control characters'),
-  deviceType: z.string().min(1).max(DEVICE_TYPE_MAX),
+  deviceId: z.string().min(1).max(DEVICE_ID_MAX).superRefine(withTextRule({ max: DEVICE_ID_MAX })),
+  deviceType: z.string().min(1).max(DEVICE_TYPE_MAX).superRefine(withTextRule({ max: DEVICE_TYPE_MAX })),
   ifNotExists: z.boolean(),
 });
 
 const RenameDeviceRequest = z.object({
-  name: z.string().min(1).max(DEVICE_NAME_MAX),
+  name: z.string().min(1).max(DEVICE_NAME_MAX).superRefine(withTextRule({ max: DEVICE_NAME_MAX })),
 });
 
 /** The `deviceId` path parameter (decoded by the router): a free string, validated like a new one. */

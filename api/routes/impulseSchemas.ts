@@ -2,9 +2,12 @@
 // Shapes only; whether the blocks make an impulse is the impulse decider's call.
 import { z } from 'zod';
 import { IMPULSE_TYPES, INPUT_BLOCK_TYPES, LEARN_BLOCK_TYPES } from '../../domain/impulse/blockCatalog';
+import { withTextRule } from '../http/withTextRule';
 
 const blockId = z.number().int();
-const label = z.string().min(1).max(256);
+const label = z.string().min(1).max(256).superRefine(withTextRule({ max: 256 }));
+/** An impulse's name: its length is the decider's to judge (its message says the limit). */
+const impulseName = z.string().superRefine(withTextRule({ max: Number.MAX_SAFE_INTEGER }));
 
 const InputBlockRequest = z.object({
   id: blockId,
@@ -62,7 +65,7 @@ const PostProcessingBlockRequest = z.object({
 });
 
 export const CreateImpulseRequest = z.object({
-  name: z.string().optional(),
+  name: impulseName.optional(),
   inputBlocks: z.array(InputBlockRequest).max(64),
   dspBlocks: z.array(DspBlockRequest).max(64),
   learnBlocks: z.array(LearnBlockRequest).max(64),
@@ -73,7 +76,7 @@ export const CreateImpulseRequest = z.object({
 export const CreateNewEmptyImpulseRequest = z.object({ type: z.enum(IMPULSE_TYPES).optional() });
 
 export const UpdateImpulseRequest = z.object({
-  name: z.string().optional(),
+  name: impulseName.optional(),
   tags: z.array(z.string()).max(32).optional(),
   type: z.enum(IMPULSE_TYPES).optional(),
 });

@@ -4,18 +4,21 @@
 import { z } from 'zod';
 import { addApiKey, addHmacKey, revokeApiKey, revokeHmacKey } from '../../commands/projects/projectCommands';
 import { API_KEY_ROLES } from '../../domain/project/projectEvents';
-import { KEY_NAME_MAX } from '../../domain/project/projectDecider';
+import { API_KEY_VALUE_MAX, HMAC_KEY_MAX, KEY_NAME_MAX } from '../../domain/project/projectDecider';
 import { UnauthorizedError } from '../../domain/shared/errors';
 import type { ApiKeyDocument } from '../../projections/apiKeys/apiKeyDocument';
 import type { HmacKeyEntry } from '../../projections/projects/projectDocument';
 import type { ApiDeps } from '../apiDeps';
 import { type Principal, requestContext } from '../auth/principal';
 import { intParam, operation, type Operation } from '../http/operation';
+import { withTextRule } from '../http/withTextRule';
+
+const keyName = z.string().min(1).max(KEY_NAME_MAX).superRefine(withTextRule({ max: KEY_NAME_MAX }));
 
 const AddProjectApiKeyRequest = z
   .object({
-    name: z.string().min(1).max(KEY_NAME_MAX),
-    apiKey: z.string().optional(),
+    name: keyName,
+    apiKey: z.string().max(API_KEY_VALUE_MAX).superRefine(withTextRule({ max: API_KEY_VALUE_MAX })).optional(),
     isDevelopmentKey: z.boolean().default(false),
     role: z.enum(API_KEY_ROLES),
     ttl: z.number().int().positive().max(10 * 365 * 24 * 3600).optional(),
@@ -24,7 +27,7 @@ const AddProjectApiKeyRequest = z
   .strict();
 
 const AddHmacKeyRequest = z
-  .object({ name: z.string().min(1).max(KEY_NAME_MAX), hmacKey: z.string().min(1).max(256), isDevelopmentKey: z.boolean().default(false) })
+  .object({ name: keyName, hmacKey: z.string().min(1).max(HMAC_KEY_MAX).superRefine(withTextRule({ max: HMAC_KEY_MAX })), isDevelopmentKey: z.boolean().default(false) })
   .strict();
 
 const isJwtUser = (p: Principal): boolean => p.kind === 'user' && p.via === 'jwt';
@@ -108,7 +111,7 @@ export function projectKeyOperations(deps: ApiDeps): Operation[] {
       path: '/api/:projectId/apikeys/ingestiononly',
       summary: 'Add an API key that can only send data to the ingestion API',
       auth: 'any',
-      body: z.object({ name: z.string().min(1).max(KEY_NAME_MAX) }).strict(),
+      body: z.object({ name: keyName }).strict(),
       async handler({ principal, params, body, requestId, settle }) {
         const result = await addApiKey(
           deps,

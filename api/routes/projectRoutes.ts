@@ -10,11 +10,12 @@ import { isStaff } from '../auth/staff';
 import { selectedImpulseId } from './selectedImpulse';
 import { PERFORMANCE_FIELDS, TargetConstraintsSchema, UpdateProjectRequest, UpdateProjectTagsRequest, type UpdateProjectBody } from './projectSettingsSchemas';
 import { intParam, operation, queryBoolean, queryInteger, type Operation } from '../http/operation';
+import { withTextRule } from '../http/withTextRule';
 import { projectInfoView } from '../views/projectView';
 import { projectViews, usersOfProjects } from './currentUserRoutes';
 
 const CreateProjectRequest = z.object({
-  projectName: z.string().min(1).max(PROJECT_NAME_MAX),
+  projectName: z.string().min(1).max(PROJECT_NAME_MAX).superRefine(withTextRule({ max: PROJECT_NAME_MAX })),
   projectVisibility: z.enum(['public', 'private']).optional(),
   originalProjectVersionId: z.number().int().optional(),
   showGettingStartedWizard: z.boolean().optional(),

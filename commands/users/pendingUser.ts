@@ -1,3 +1,4 @@
+import { userDecider } from '../../domain/user/userDecider';
 import { ConflictError } from '../../domain/shared/errors';
 import { userStream } from '../../domain/user/userEvents';
 import type { EventStore, Position } from '../../stores/eventstore/eventStore';
@@ -21,6 +22,9 @@ export async function createPendingUser(
   input: { email: string; name: string; invitedBy: string },
   ctx: CommandContext,
 ): Promise<{ userId: number; code: string; position: Position }> {
+  // Refuse bad values (an unusable e-mail, a name with hidden characters) before anything is reserved.
+  const probe = { placeholderUsername: 'pending-0', name: input.name, email: input.email, thirdPartyCodeHash: '', now: ctx.now };
+  userDecider.decide({ type: 'RegisterPendingUser', data: { ...probe, userId: 0 } }, userDecider.initialState());
   const emailTaken = 'An account with this e-mail address already exists';
   if (await deps.reservations.isReserved('email', input.email)) throw new ConflictError(emailTaken, 'EMAIL_TAKEN');
   const userId = await deps.ids.next('user');

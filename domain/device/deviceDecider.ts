@@ -1,12 +1,15 @@
 import type { Decider } from '../shared/decider';
-import { ConflictError, NotFoundError, ValidationError, assertNever } from '../shared/errors';
+import { MAX_DEVICE_TEXT_LENGTH } from '../sample/sampleLimits';
+import { ConflictError, NotFoundError, assertNever } from '../shared/errors';
+import { checkDate, checkId } from '../shared/numberRules';
+import { checkText } from '../shared/textRules';
 import type { DeviceEvent } from './deviceEvents';
 
-export const DEVICE_ID_MAX = 128;
-export const DEVICE_NAME_MAX = 128;
-export const DEVICE_TYPE_MAX = 64;
-
-const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
+// As long as a device name or type carried in data may be: a device first seen in a sample can be
+// looked up, renamed and deleted through the API under the same id.
+export const DEVICE_ID_MAX = MAX_DEVICE_TEXT_LENGTH;
+export const DEVICE_NAME_MAX = MAX_DEVICE_TEXT_LENGTH;
+export const DEVICE_TYPE_MAX = MAX_DEVICE_TEXT_LENGTH;
 
 /**
  * What the devices read model knows of a device seen in ingested data (the command handler looks
@@ -31,23 +34,15 @@ export type DeviceCommand =
 export type DeviceState = { status: 'none' } | { status: 'known' } | { status: 'deleted'; deleted: string };
 
 export function validateDeviceId(deviceId: string): void {
-  if (deviceId.length === 0) throw new ValidationError('Device id must not be empty');
-  if (deviceId.length > DEVICE_ID_MAX) throw new ValidationError(`Device id must be at most ${DEVICE_ID_MAX} characters`);
-  if (CONTROL_CHARACTERS.test(deviceId)) throw new ValidationError('Device id must not contain control characters');
+  checkText(deviceId, 'Device id ("deviceId")', { max: DEVICE_ID_MAX });
 }
 
 function validDeviceType(deviceType: string): string {
-  const type = deviceType.trim();
-  if (type === '') throw new ValidationError('Device type must not be empty');
-  if (type.length > DEVICE_TYPE_MAX) throw new ValidationError(`Device type must be at most ${DEVICE_TYPE_MAX} characters`);
-  return type;
+  return checkText(deviceType.trim(), 'Device type ("deviceType")', { max: DEVICE_TYPE_MAX });
 }
 
 function validName(name: string): string {
-  const trimmed = name.trim();
-  if (trimmed === '') throw new ValidationError('Device name must not be empty');
-  if (trimmed.length > DEVICE_NAME_MAX) throw new ValidationError(`Device name must be at most ${DEVICE_NAME_MAX} characters`);
-  return trimmed;
+  return checkText(name.trim(), 'Device name ("name")', { max: DEVICE_NAME_MAX });
 }
 
 /**
@@ -84,7 +79,7 @@ export const deviceDecider: Decider<DeviceCommand, DeviceEvent, DeviceState> = {
         return [
           {
             type: 'DeviceCreated',
-            data: { projectId: c.projectId, deviceId: c.deviceId, id: c.id, deviceType, name: c.deviceId, created: c.now.toISOString() },
+            data: { projectId: checkId(c.projectId, 'projectId'), deviceId: c.deviceId, id: checkId(c.id, 'id'), deviceType, name: c.deviceId, created: checkDate(c.now, 'now') },
           },
         ];
       }
@@ -99,7 +94,7 @@ export const deviceDecider: Decider<DeviceCommand, DeviceEvent, DeviceState> = {
         const c = command.data;
         validateDeviceId(c.deviceId);
         if (!exists(state, c.seenInData)) throw new NotFoundError(`Device "${c.deviceId}" not found in project ${c.projectId}`, 'DEVICE_NOT_FOUND');
-        return [{ type: 'DeviceDeleted', data: { projectId: c.projectId, deviceId: c.deviceId, deleted: c.now.toISOString() } }];
+        return [{ type: 'DeviceDeleted', data: { projectId: c.projectId, deviceId: c.deviceId, deleted: checkDate(c.now, 'now') } }];
       }
       default:
         return assertNever(command);

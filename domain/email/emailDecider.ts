@@ -1,8 +1,14 @@
 import type { Decider } from '../shared/decider';
 import { ConflictError, NotFoundError, ValidationError, assertNever } from '../shared/errors';
+import { checkDate } from '../shared/numberRules';
+import { checkText, cleanText } from '../shared/textRules';
 import type { EmailEvent } from './emailEvents';
 
 export const EMAIL_SUBJECT_MAX = 500;
+/** Longest address (RFC 5321: 64 + 1 + 255) and body; a delivery report is cut to DELIVERY_REPORT_MAX. */
+export const EMAIL_ADDRESS_MAX = 320;
+export const EMAIL_BODY_MAX = 1_000_000;
+export const DELIVERY_REPORT_MAX = 10_000;
 
 /** How one delivery attempt ended, as the saga that made it reports it. */
 export type DeliveryOutcome = { sent: true; providerResponse: string } | { sent: false; reason: string };
@@ -50,6 +56,11 @@ export const emailDecider: Decider<EmailCommand, EmailEvent, EmailState> = {
         if (subject === '') throw new ValidationError('E-mail subject must not be empty');
         if (subject.length > EMAIL_SUBJECT_MAX) throw new ValidationError(`E-mail subject must be at most ${EMAIL_SUBJECT_MAX} characters`);
         if (c.bodyText.trim() === '' || c.bodyHTML.trim() === '') throw new ValidationError('An e-mail needs both a text and an HTML body');
+        checkText(c.to, 'The recipient address ("to")', { max: EMAIL_ADDRESS_MAX });
+        checkText(c.from, 'The sender address ("from")', { max: EMAIL_ADDRESS_MAX });
+        checkText(subject, 'The e-mail subject ("subject")', { max: EMAIL_SUBJECT_MAX });
+        checkText(c.bodyText, 'The text body ("bodyText")', { max: EMAIL_BODY_MAX, multiline: true });
+        checkText(c.bodyHTML, 'The HTML body ("bodyHTML")', { max: EMAIL_BODY_MAX, multiline: true });
         return [
           {
             type: 'EmailQueued',
@@ -62,7 +73,7 @@ export const emailDecider: Decider<EmailCommand, EmailEvent, EmailState> = {
               subject,
               bodyText: c.bodyText,
               bodyHTML: c.bodyHTML,
-              queued: c.now.toISOString(),
+              queued: checkDate(c.now, 'now'),
             },
           },
         ];
@@ -78,10 +89,13 @@ export const emailDecider: Decider<EmailCommand, EmailEvent, EmailState> = {
             return [];
           case 'queued': {
             if (!c.outcome.sent && c.outcome.reason.trim() === '') throw new ValidationError('An e-mail that was not sent needs a reason');
-            const at = c.now.toISOString();
+            const at = checkDate(c.now, 'now');
+            // What the provider answered is recorded whatever it holds: cleaned and cut, never refused,
+            // or the delivery saga would retry an e-mail that was sent.
+            const report = { max: DELIVERY_REPORT_MAX, multiline: true };
             return c.outcome.sent
-              ? [{ type: 'EmailSent', data: { emailId: c.emailId, providerResponse: c.outcome.providerResponse, sent: at } }]
-              : [{ type: 'EmailNotSent', data: { emailId: c.emailId, reason: c.outcome.reason, at } }];
+              ? [{ type: 'EmailSent', data: { emailId: c.emailId, providerResponse: cleanText(c.outcome.providerResponse, report), sent: at } }]
+              : [{ type: 'EmailNotSent', data: { emailId: c.emailId, reason: cleanText(c.outcome.reason, report), at } }];
           }
           default:
             return assertNever(state);

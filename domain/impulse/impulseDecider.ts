@@ -1,5 +1,7 @@
 import type { Decider } from '../shared/decider';
 import { NotFoundError, ValidationError, assertNever } from '../shared/errors';
+import { jsonProblem } from '../shared/jsonRules';
+import { checkText } from '../shared/textRules';
 import { dspBlockDefinition, type ImpulseType } from './blockCatalog';
 import { resolveDspConfig, validateDspConfig, type DspConfigValues } from './dspConfig';
 import type { DspBlock, ImpulseBlocks, ImpulseEvent } from './impulseEvents';
@@ -7,6 +9,9 @@ import { buildImpulseBlocks, type ImpulseBlocksRequest } from './impulseValidati
 
 export const IMPULSE_NAME_MAX = 128;
 export const IMPULSE_TAG_MAX = 64;
+export const IMPULSE_TAGS_MAX = 32;
+/** A DSP parameter's value as text (numbers, lists of numbers, names). */
+export const DSP_VALUE_MAX = 65_536;
 
 /** `impulseId: null` means the project's default impulse: its lowest live id. */
 export type ImpulseCommand =
@@ -72,14 +77,16 @@ function checkedName(name: string): string {
   const trimmed = name.trim();
   if (trimmed === '') throw new ValidationError('Invalid impulse: "name" must not be empty');
   if (trimmed.length > IMPULSE_NAME_MAX) throw new ValidationError(`Invalid impulse: "name" must be at most ${IMPULSE_NAME_MAX} characters`);
-  return trimmed;
+  return checkText(trimmed, 'Invalid impulse: "name"', { max: IMPULSE_NAME_MAX });
 }
 
 function checkedTags(tags: string[]): string[] {
   const trimmed = [...new Set(tags.map((t) => t.trim()))];
   for (const tag of trimmed) {
     if (tag === '' || tag.length > IMPULSE_TAG_MAX) throw new ValidationError(`Invalid impulse: "tags" must be non-empty strings of at most ${IMPULSE_TAG_MAX} characters`);
+    checkText(tag, 'Invalid impulse: "tags"', { max: IMPULSE_TAG_MAX });
   }
+  if (trimmed.length > IMPULSE_TAGS_MAX) throw new ValidationError(`Invalid impulse: "tags": at most ${IMPULSE_TAGS_MAX} tags`);
   return trimmed;
 }
 
@@ -166,6 +173,8 @@ export const impulseDecider: Decider<ImpulseCommand, ImpulseEvent, ImpulsesState
           ...(input?.windowSizeMs === undefined ? {} : { windowSizeMs: input.windowSizeMs }),
         });
         if (errors.length > 0) throw new ValidationError(`Invalid DSP config for block ${block.id} (${block.type}): ${errors.join('; ')}`);
+        const textProblem = jsonProblem(config, '"config"', { text: { max: DSP_VALUE_MAX, allowEmpty: true }, key: { max: 256 }, maxDepth: 1, maxChars: 4 * DSP_VALUE_MAX });
+        if (textProblem !== undefined) throw new ValidationError(`Invalid DSP config for block ${block.id} (${block.type}): ${textProblem}`);
         return [{ type: 'DspConfigSet', data: { projectId: c.projectId, impulseId: impulse.id, dspId: block.id, config, set: c.now.toISOString() } }];
       }
       case 'ClearDspBlock': {

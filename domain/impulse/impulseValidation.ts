@@ -2,6 +2,8 @@
 // other (ids, the input of each DSP block, the DSP blocks of each learn block). Errors name the
 // block and the field, so a client can fix the one thing that is wrong.
 import { ValidationError } from '../shared/errors';
+import { jsonProblem, type JsonRule } from '../shared/jsonRules';
+import { MAX_FREQUENCY_HZ } from '../sample/sampleLimits';
 import { dspBlockDefinition, inputBlockInfo, learnBlockInfo, postProcessingBlockInfo, type InputBlockType, type LearnBlockType } from './blockCatalog';
 import type { DspBlock, ImpulseBlocks, InputBlock, LearnBlock, PostProcessingBlock } from './impulseEvents';
 
@@ -28,6 +30,23 @@ export interface ImpulseBlockContext {
 }
 
 const invalid = (where: string, message: string) => new ValidationError(`Invalid impulse: ${where}: ${message}`);
+
+/**
+ * Every string of a block (name, title, axes, labels, descriptions) on one line and bounded, every
+ * number finite: the blocks are stored as the client sends them, so this is all that stands
+ * between a request and the read models.
+ */
+const BLOCK_JSON_RULE: JsonRule = { text: { max: 1024, allowEmpty: true }, key: { max: 256 }, maxDepth: 4, maxChars: 1_000_000 };
+export const BLOCK_TITLE_MAX = 256;
+
+function checkBlockValues(where: string, block: { name?: string; title?: string }): void {
+  const problem = jsonProblem(block, 'the block', BLOCK_JSON_RULE);
+  if (problem !== undefined) throw invalid(where, problem);
+  for (const field of ['name', 'title'] as const) {
+    const value = block[field];
+    if (value !== undefined && (value.trim() === '' || value.length > BLOCK_TITLE_MAX)) throw invalid(where, `"${field}" must be 1 to ${BLOCK_TITLE_MAX} characters`);
+  }
+}
 const positive = (n: number | undefined): boolean => n !== undefined && Number.isFinite(n) && n > 0;
 
 /** Checks the requested blocks and answers them as stored; throws a ValidationError naming the block and field. */
@@ -49,6 +68,7 @@ export function buildImpulseBlocks(request: ImpulseBlocksRequest, context: Impul
   const inputBlocks = request.inputBlocks.map((b): InputBlock => {
     const where = `input block ${b.id} (${b.type})`;
     checkId(where, b.id);
+    checkBlockValues(where, b);
     const info = inputBlockInfo(b.type);
     if (!info) throw invalid(where, `"type" must be one of time-series, image, features`);
     checkInputBlock(where, b);
@@ -59,6 +79,7 @@ export function buildImpulseBlocks(request: ImpulseBlocksRequest, context: Impul
   const dspBlocks = request.dspBlocks.map((b): DspBlock => {
     const where = `DSP block ${b.id} (${b.type})`;
     checkId(where, b.id);
+    checkBlockValues(where, b);
     const def = dspBlockDefinition(b.type);
     if (!def) throw invalid(where, `"type" is not a known processing block`);
     let input = b.input;
@@ -85,6 +106,7 @@ export function buildImpulseBlocks(request: ImpulseBlocksRequest, context: Impul
   const learnBlocks = request.learnBlocks.map((b): LearnBlock => {
     const where = `learn block ${b.id} (${b.type})`;
     checkId(where, b.id);
+    checkBlockValues(where, b);
     const info = learnBlockInfo(b.type);
     if (!info) throw invalid(where, `"type" is not a known learning block`);
     if (b.dsp.length === 0) throw invalid(where, `"dsp" must name at least one DSP block of this impulse`);
@@ -96,6 +118,7 @@ export function buildImpulseBlocks(request: ImpulseBlocksRequest, context: Impul
   const postProcessingBlocks = request.postProcessingBlocks.map((b): PostProcessingBlock => {
     const where = `post-processing block ${b.id} (${b.type})`;
     checkId(where, b.id);
+    checkBlockValues(where, b);
     const info = postProcessingBlockInfo(b.type);
     if (!info) throw invalid(where, `"type" is not a known post-processing block`);
     const version = b.implementationVersion ?? info.latestImplementationVersion;
@@ -114,9 +137,11 @@ function checkInputBlock(where: string, b: ImpulseBlocksRequest['inputBlocks'][n
     if (!positive(b.windowIncreaseMs)) throw invalid(where, `"windowIncreaseMs" must be above 0, got ${b.windowIncreaseMs}`);
     // A larger increase would skip data between windows.
     if (b.windowIncreaseMs! > b.windowSizeMs!) throw invalid(where, `"windowIncreaseMs" must be at most "windowSizeMs" (${b.windowSizeMs}), got ${b.windowIncreaseMs}`);
-    if (b.frequencyHz !== undefined && !positive(b.frequencyHz)) throw invalid(where, `"frequencyHz" must be above 0, got ${b.frequencyHz}`);
-    if (b.classificationWindowIncreaseMs !== undefined && !positive(b.classificationWindowIncreaseMs)) {
-      throw invalid(where, `"classificationWindowIncreaseMs" must be above 0, got ${b.classificationWindowIncreaseMs}`);
+    if (b.frequencyHz !== undefined && (!positive(b.frequencyHz) || b.frequencyHz > MAX_FREQUENCY_HZ)) {
+      throw invalid(where, `"frequencyHz" must be above 0 and at most ${MAX_FREQUENCY_HZ}, got ${b.frequencyHz}`);
+    }
+    if (b.classificationWindowIncreaseMs !== undefined && (!positive(b.classificationWindowIncreaseMs) || b.classificationWindowIncreaseMs > MAX_WINDOW_MS)) {
+      throw invalid(where, `"classificationWindowIncreaseMs" must be above 0 and at most ${MAX_WINDOW_MS}, got ${b.classificationWindowIncreaseMs}`);
     }
     const minPercentage = b.labelingMethodMultiLabel?.minPercentage;
     if (minPercentage !== undefined && !(minPercentage >= 0 && minPercentage <= 100)) throw invalid(where, `"labelingMethodMultiLabel.minPercentage" must be from 0 to 100, got ${minPercentage}`);

@@ -1,5 +1,6 @@
 import type { Decider } from '../shared/decider';
 import { ConflictError, ValidationError, assertNever } from '../shared/errors';
+import { checkText } from '../shared/textRules';
 import type { OrganizationEvent } from './organizationEvents';
 
 export type OrganizationCommand = {
@@ -18,6 +19,7 @@ export const organizationDecider: Decider<OrganizationCommand, OrganizationEvent
         if (state.status !== 'none') throw new ConflictError(`Organization ${c.organizationId} already exists`);
         const name = c.name.trim();
         if (name === '' || name.length > 128) throw new ValidationError('Organization name must be 1 to 128 characters');
+        checkText(name, 'Organization name ("name")', { max: 128 });
         return [
           {
             type: 'OrganizationCreated',

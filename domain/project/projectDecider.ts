@@ -2,12 +2,16 @@ import { ConflictError, NotFoundError, ValidationError, assertNever } from '../s
 import { checkText } from '../shared/textRules';
 import { UNUSABLE_API_KEY } from './apiKeys';
 import type { Decider } from '../shared/decider';
+import { checkDate } from '../shared/numberRules';
+import { checkText } from '../shared/textRules';
 import type { ApiKeyRole, ProjectEvent } from './projectEvents';
 import { PROJECT_NAME_MAX, checkSettingsChange, type ProjectSettingsChange } from './projectSettings';
 
 export { PROJECT_NAME_MAX };
 export const KEY_NAME_MAX = 128;
 export const HMAC_KEY_MAX = 256;
+/** Longest API key value a client may choose (generated ones are far shorter). */
+export const API_KEY_VALUE_MAX = 256;
 
 export type ProjectCommand =
   | {
@@ -91,7 +95,7 @@ function keyName(name: string, what: string): string {
   const trimmed = name.trim();
   if (trimmed === '') throw new ValidationError(`"name": ${what} needs a name`);
   if (trimmed.length > KEY_NAME_MAX) throw new ValidationError(`"name": at most ${KEY_NAME_MAX} characters`);
-  return trimmed;
+  return checkText(trimmed, '"name"', { max: KEY_NAME_MAX });
 }
 
 function active(state: ProjectState): { status: 'active' } & ProjectFacts {
@@ -111,7 +115,8 @@ export const projectDecider: Decider<ProjectCommand, ProjectEvent, ProjectState>
         const name = c.name.trim();
         if (name === '') throw new ValidationError('Project name must not be empty');
         if (name.length > PROJECT_NAME_MAX) throw new ValidationError(`Project name must be at most ${PROJECT_NAME_MAX} characters`);
-        const created = c.now.toISOString();
+        checkText(name, 'Project name ("name")', { max: PROJECT_NAME_MAX });
+        const created = checkDate(c.now, 'now');
         return [
           {
             type: 'ProjectCreated',
@@ -161,6 +166,8 @@ export const projectDecider: Decider<ProjectCommand, ProjectEvent, ProjectState>
         // The same neutral refusal as for a value used by another project (see UNUSABLE_API_KEY).
         if (project.apiKeyHashes.includes(c.hash)) throw new ValidationError(UNUSABLE_API_KEY, 'UNUSABLE_API_KEY');
         if (c.expires !== null && c.expires.getTime() <= c.now.getTime()) throw new ValidationError('"ttl": the key would expire at once; give a positive number of seconds');
+        if (c.expires !== null) checkDate(c.expires, '"ttl" (the expiry it gives)');
+        checkText(c.key, '"apiKey"', { max: API_KEY_VALUE_MAX });
         return [
           {
             type: 'ApiKeyAdded',
@@ -192,6 +199,7 @@ export const projectDecider: Decider<ProjectCommand, ProjectEvent, ProjectState>
         const c = command.data;
         if (project.hmacKeys[c.hmacKeyId]) throw new ConflictError(`HMAC key ${c.hmacKeyId} already exists`);
         if (c.hmacKey.trim() === '' || c.hmacKey.length > HMAC_KEY_MAX) throw new ValidationError(`"hmacKey": 1 to ${HMAC_KEY_MAX} characters`);
+        checkText(c.hmacKey, '"hmacKey"', { max: HMAC_KEY_MAX });
         return [
           {
             type: 'HmacKeyAdded',

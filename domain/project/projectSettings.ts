@@ -3,6 +3,9 @@
 // depend on the project (notification lists name collaborators) or on several fields (split ratios
 // add up) are checked here, where the decider can apply them.
 import { ValidationError } from '../shared/errors';
+import { FREE_JSON_RULE, checkJsonValue, type JsonRule } from '../shared/jsonRules';
+import { checkNumber, type NumberRule } from '../shared/numberRules';
+import { checkText } from '../shared/textRules';
 
 export const LABELING_METHODS = ['single_label', 'object_detection', 'label_map'] as const;
 export const MODEL_ENGINES = ['tflite-eon', 'tflite-eon-ram-optimized', 'tflite'] as const;
@@ -114,8 +117,55 @@ export type ProjectSettingsChange = Partial<ProjectSettings>;
 
 export const PROJECT_NAME_MAX = 128;
 export const README_MAX_CHARS = 100_000;
+export const DESCRIPTION_MAX_CHARS = 10_000;
 const TAG_MAX = 64;
 const TAGS_MAX = 50;
+
+/** Every other setting's strings (targets, labels, column names...): one line, as the request schema bounds them. */
+const SETTING_JSON_RULE: JsonRule = { text: { max: 1024, allowEmpty: true }, key: { max: 256 }, maxDepth: 8, maxChars: 200_000 };
+/** Free-form settings: stored as the client gives them, within FREE_JSON_RULE. */
+const FREE_JSON_SETTINGS: readonly string[] = ['metadata', 'csvImportConfig'];
+
+/** The numeric settings and their ranges (the request schema's, held here too). */
+export const NUMBER_SETTINGS: Partial<Record<keyof ProjectSettings | keyof PerformanceSettings, NumberRule>> = {
+  dspPageSize: { min: 1, max: 1000, integer: true },
+  windowJobConcurrency: { min: 1, max: 64, integer: true },
+  gettingStartedStep: { min: 0, max: 100, integer: true },
+  dataAcquisitionPageSize: { min: 1, max: 1000, integer: true },
+  dataAcquisitionGridColumnCount: { min: 1, max: 20, integer: true },
+  dataAcquisitionGridColumnCountDetailed: { min: 1, max: 20, integer: true },
+  aiActionsGridColumnCount: { min: 1, max: 20, integer: true },
+  versioningStorageSizeMib: { min: 0, max: 10_000_000, integer: true },
+  defaultImpulseId: { min: 1, max: Number.MAX_SAFE_INTEGER, integer: true },
+  computeTimeLimitM: { min: 0, max: 1_000_000, integer: true },
+  dspFileSizeMb: { min: 1, max: 100_000, integer: true },
+  trainJobRamMb: { min: 256, max: 1_000_000, integer: true },
+};
+
+/**
+ * The rules every value of a change must meet whatever the request schema let through: texts
+ * bounded and free of control and bidirectional-override characters (the readme and description
+ * may span lines), numbers finite and in range, free-form JSON storable as a sub-document.
+ */
+function checkValues(checked: ProjectSettingsChange): void {
+  for (const [key, value] of Object.entries(checked) as [string, unknown][]) {
+    const field = `"${key}"`;
+    if (key === 'name') checkText(value as string, field, { max: PROJECT_NAME_MAX });
+    else if (key === 'description') checkText(value as string, field, { max: DESCRIPTION_MAX_CHARS, multiline: true, allowEmpty: true });
+    else if (key === 'readme') {
+      if (value !== null) checkText(value as string, field, { max: README_MAX_CHARS, multiline: true, allowEmpty: true });
+    } else if (key === 'logo') {
+      if (value !== null) checkText(value as string, field, { max: 2048, allowEmpty: true });
+    } else if (FREE_JSON_SETTINGS.includes(key)) checkJsonValue(value, field, FREE_JSON_RULE);
+    else checkJsonValue(value, field, SETTING_JSON_RULE);
+    const numberRule = NUMBER_SETTINGS[key as keyof typeof NUMBER_SETTINGS];
+    if (numberRule && value !== null) checkNumber(value as number, field, numberRule);
+  }
+  for (const [key, value] of Object.entries(checked.performance ?? {}) as [string, unknown][]) {
+    const numberRule = NUMBER_SETTINGS[key as keyof typeof NUMBER_SETTINGS];
+    if (numberRule) checkNumber(value as number, `"performance.${key}"`, numberRule);
+  }
+}
 
 /** Rules across fields and against the project; throws ValidationError naming the field. */
 export function checkSettingsChange(change: ProjectSettingsChange, collaboratorIds: readonly number[]): ProjectSettingsChange {
@@ -160,6 +210,7 @@ export function checkSettingsChange(change: ProjectSettingsChange, collaboratorI
     if (bad !== undefined) throw new ValidationError(`"tags": each tag is 1 to ${TAG_MAX} characters`);
     checked.tags = tags;
   }
+  checkValues(checked);
   return checked;
 }
 

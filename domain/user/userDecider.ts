@@ -1,5 +1,7 @@
 import type { Decider } from '../shared/decider';
 import { ConflictError, ForbiddenError, NotFoundError, UnauthorizedError, ValidationError, assertNever } from '../shared/errors';
+import { checkDate } from '../shared/numberRules';
+import { checkOptionalText, checkText, type TextRule } from '../shared/textRules';
 import type { ProjectsSortOrder, UserEvent } from './userEvents';
 
 // Secrets (passwords, codes, TOTP tokens) are checked by the command handlers, which hold the
@@ -102,6 +104,34 @@ export interface RegisteredUser {
 export type UserState = { status: 'unregistered' } | RegisteredUser | { status: 'deleted'; userId: number };
 
 const USERNAME = /^[a-zA-Z0-9][a-zA-Z0-9._-]{1,63}$/;
+
+/**
+ * The text rules of a user's fields (what the request schemas bound, held here too). Names and
+ * titles are shown to others, so they may not hide or reorder what is read.
+ */
+export const USER_TEXT_RULES = {
+  name: { max: 256 },
+  email: { max: 320 },
+  jobTitle: { max: 256, allowEmpty: true },
+  companyName: { max: 256, allowEmpty: true },
+  timezone: { max: 64 },
+  experiment: { max: 128 },
+  version: { max: 256 },
+  notification: { max: 256 },
+  photo: { max: 2048 },
+  checkoutId: { max: 256 },
+  notes: { max: 10_000, multiline: true, allowEmpty: true },
+  reason: { max: 10_000, multiline: true, allowEmpty: true },
+  address: { max: 256, allowEmpty: true },
+} as const satisfies Record<string, TextRule>;
+const MAX_EXPERIMENTS = 100;
+
+function checkProfileTexts(c: { name?: string; jobTitle?: string | null; companyName?: string | null; email?: string }): void {
+  if (c.name !== undefined) checkText(c.name.trim(), '"name"', USER_TEXT_RULES.name);
+  if (c.email !== undefined) checkText(c.email, '"email"', USER_TEXT_RULES.email);
+  if (c.jobTitle !== undefined) checkOptionalText(c.jobTitle, '"jobTitle"', USER_TEXT_RULES.jobTitle);
+  if (c.companyName !== undefined) checkOptionalText(c.companyName, '"companyName"', USER_TEXT_RULES.companyName);
+}
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 function registered(state: UserState): RegisteredUser {
@@ -119,7 +149,7 @@ export const userDecider: Decider<UserCommand, UserEvent, UserState> = {
   initialState: () => ({ status: 'unregistered' }),
 
   decide(command, state) {
-    const at = command.data.now.toISOString();
+    const at = checkDate(command.data.now, 'now');
     switch (command.type) {
       case 'RegisterUser': {
         const c = command.data;
@@ -129,6 +159,7 @@ export const userDecider: Decider<UserCommand, UserEvent, UserState> = {
         }
         if (!EMAIL.test(c.email)) throw new ValidationError(`"${c.email}" is not a valid e-mail address`);
         if (c.name.trim() === '') throw new ValidationError('Name must not be empty');
+        checkProfileTexts(c);
         if (!c.privacyPolicy) throw new ValidationError('The privacy policy must be accepted to create an account');
         return [
           {
@@ -147,13 +178,15 @@ export const userDecider: Decider<UserCommand, UserEvent, UserState> = {
               registered: at,
             },
           },
-          { type: 'ActivationCodeIssued', data: { userId: c.userId, codeHash: c.activationCode.hash, expires: c.activationCode.expires.toISOString(), issued: at } },
+          { type: 'ActivationCodeIssued', data: { userId: c.userId, codeHash: c.activationCode.hash, expires: checkDate(c.activationCode.expires, 'activation code expiry'), issued: at } },
         ];
       }
       case 'RegisterPendingUser': {
         const c = command.data;
         if (state.status !== 'unregistered') throw new ConflictError(`User ${c.userId} already exists`);
         if (!EMAIL.test(c.email)) throw new ValidationError(`"${c.email}" is not a valid e-mail address`);
+        checkText(c.email, '"email"', USER_TEXT_RULES.email);
+        if (c.name.trim() !== '') checkText(c.name.trim(), '"name"', USER_TEXT_RULES.name);
         return [
           {
             type: 'UserRegistered',
@@ -180,6 +213,7 @@ export const userDecider: Decider<UserCommand, UserEvent, UserState> = {
         if (!USERNAME.test(c.username)) {
           throw new ValidationError('Username must be 2 to 64 characters: letters, digits, ".", "_" or "-", starting with a letter or digit');
         }
+        if (c.name?.trim()) checkText(c.name.trim(), '"name"', USER_TEXT_RULES.name);
         return [
           {
             type: 'UserActivated',
@@ -196,7 +230,7 @@ export const userDecider: Decider<UserCommand, UserEvent, UserState> = {
       case 'IssueActivationCode': {
         const user = registered(state);
         if (user.activated) throw new ConflictError('This account is already activated', 'ALREADY_ACTIVATED');
-        return [{ type: 'ActivationCodeIssued', data: { userId: user.userId, codeHash: command.data.codeHash, expires: command.data.expires.toISOString(), issued: at } }];
+        return [{ type: 'ActivationCodeIssued', data: { userId: user.userId, codeHash: command.data.codeHash, expires: checkDate(command.data.expires, 'activation code expiry'), issued: at } }];
       }
       case 'ActivateUser': {
         const user = registered(state);
@@ -206,7 +240,7 @@ export const userDecider: Decider<UserCommand, UserEvent, UserState> = {
       }
       case 'RequestPasswordReset': {
         const user = registered(state);
-        return [{ type: 'PasswordResetRequested', data: { userId: user.userId, codeHash: command.data.codeHash, expires: command.data.expires.toISOString(), requested: at } }];
+        return [{ type: 'PasswordResetRequested', data: { userId: user.userId, codeHash: command.data.codeHash, expires: checkDate(command.data.expires, 'reset code expiry'), requested: at } }];
       }
       case 'ResetPassword': {
         const user = registered(state);
@@ -247,6 +281,7 @@ export const userDecider: Decider<UserCommand, UserEvent, UserState> = {
       case 'RecordLogin': {
         const user = registered(state);
         const c = command.data;
+        checkText(c.address, 'the client address', USER_TEXT_RULES.address);
         const failed = (reason: 'wrong-password' | 'totp-required' | 'wrong-totp'): UserEvent[] => [
           { type: 'LoginFailed', data: { userId: user.userId, reason, address: c.address, at } },
         ];
@@ -264,16 +299,27 @@ export const userDecider: Decider<UserCommand, UserEvent, UserState> = {
         const user = registered(state);
         const { now: _now, ...changes } = command.data;
         if (changes.name !== undefined && changes.name.trim() === '') throw new ValidationError('Name must not be empty');
+        checkProfileTexts(changes);
+        if (changes.timezone !== undefined) checkText(changes.timezone, '"timezone"', USER_TEXT_RULES.timezone);
+        if (changes.experiments !== undefined) {
+          if (changes.experiments.length > MAX_EXPERIMENTS) throw new ValidationError(`"experiments": at most ${MAX_EXPERIMENTS}`);
+          changes.experiments.forEach((e, i) => checkText(e, `"experiments"[${i}]`, USER_TEXT_RULES.experiment));
+        }
         if (Object.keys(changes).length === 0) return [];
         return [{ type: 'UserProfileUpdated', data: { userId: user.userId, ...changes, ...(changes.name !== undefined ? { name: changes.name.trim() } : {}), updated: at } }];
       }
       case 'AcceptTermsOfService':
+        checkText(command.data.version, '"version"', USER_TEXT_RULES.version);
         return [{ type: 'TermsOfServiceAccepted', data: { userId: registered(state).userId, version: command.data.version, accepted: at } }];
       case 'AcceptEula':
+        checkText(command.data.name, '"name"', USER_TEXT_RULES.version);
+        checkText(command.data.version, '"version"', USER_TEXT_RULES.version);
         return [{ type: 'EulaAccepted', data: { userId: registered(state).userId, name: command.data.name, version: command.data.version, accepted: at } }];
       case 'DismissNotification':
+        checkText(command.data.notification, '"notification"', USER_TEXT_RULES.notification);
         return [{ type: 'NotificationDismissed', data: { userId: registered(state).userId, notification: command.data.notification, dismissed: at } }];
       case 'ChangePhoto':
+        checkOptionalText(command.data.photo, '"photo"', USER_TEXT_RULES.photo);
         return [{ type: 'UserPhotoChanged', data: { userId: registered(state).userId, photo: command.data.photo, changed: at } }];
       case 'CreateDeveloperProfile': {
         const user = registered(state);
@@ -285,6 +331,8 @@ export const userDecider: Decider<UserCommand, UserEvent, UserState> = {
         if (user.trials > 0) throw new ConflictError('An enterprise trial can be started only once per user', 'TRIAL_USED');
         const c = command.data;
         if (c.expirationDate.getTime() <= c.now.getTime()) throw new ValidationError('The trial expiration date must be in the future');
+        checkDate(c.expirationDate, '"expirationDate"');
+        checkOptionalText(c.notes, '"notes"', USER_TEXT_RULES.notes);
         return [
           {
             type: 'EnterpriseTrialStarted',
@@ -297,6 +345,7 @@ export const userDecider: Decider<UserCommand, UserEvent, UserState> = {
         const s = user.subscription;
         if (s.status === 'canceled') throw new ConflictError('A canceled subscription cannot be reactivated', 'SUBSCRIPTION_CANCELED');
         if (s.status === 'active' || s.status === 'cancellation-pending') throw new ConflictError('You already have an active subscription', 'SUBSCRIPTION_ACTIVE');
+        checkText(command.data.checkoutId, '"checkoutId"', USER_TEXT_RULES.checkoutId);
         return [{ type: 'SubscriptionCheckoutStarted', data: { userId: user.userId, checkoutId: command.data.checkoutId, started: at } }];
       }
       case 'ActivateSubscription': {
@@ -308,6 +357,8 @@ export const userDecider: Decider<UserCommand, UserEvent, UserState> = {
         if (s.status === 'canceled') throw new ConflictError('A canceled subscription cannot be reactivated', 'SUBSCRIPTION_CANCELED');
         if (s.status !== 'checkout' || s.checkoutId !== c.checkoutId) throw new ValidationError(`Unknown checkout ${c.checkoutId}`, 'UNKNOWN_CHECKOUT');
         if (c.periodEnd.getTime() <= c.periodStart.getTime()) throw new ValidationError('The billing period must end after it starts');
+        checkDate(c.periodStart, '"periodStart"');
+        checkDate(c.periodEnd, '"periodEnd"');
         return [
           {
             type: 'SubscriptionActivated',
@@ -320,6 +371,7 @@ export const userDecider: Decider<UserCommand, UserEvent, UserState> = {
         const s = user.subscription;
         if (s.status === 'cancellation-pending') throw new ConflictError('The subscription is already set to be canceled at the end of the billing period');
         if (s.status !== 'active') throw new ConflictError('There is no active subscription to cancel', 'NO_SUBSCRIPTION');
+        checkOptionalText(command.data.reason, '"reason"', USER_TEXT_RULES.reason);
         return [{ type: 'SubscriptionCancellationRequested', data: { userId: user.userId, reason: command.data.reason, requested: at, effective: s.periodEnd } }];
       }
       case 'UndoCancelSubscription': {

@@ -117,10 +117,12 @@ for (const setup of setups) {
       const cases: [Record<string, unknown>, string][] = [
         [{ deviceType: 'LINUX', ifNotExists: true }, 'deviceId'],
         [{ deviceId: '', deviceType: 'LINUX', ifNotExists: true }, 'deviceId'],
-        [{ deviceId: 'x'.repeat(129), deviceType: 'LINUX', ifNotExists: true }, 'deviceId'],
+        [{ deviceId: 'x'.repeat(257), deviceType: 'LINUX', ifNotExists: true }, 'deviceId'],
         [{ deviceId: 'bad\u0007id', deviceType: 'LINUX', ifNotExists: true }, 'deviceId'],
         [{ deviceId: 'ok', ifNotExists: true }, 'deviceType'],
-        [{ deviceId: 'ok', deviceType: 'T'.repeat(65), ifNotExists: true }, 'deviceType'],
+        [{ deviceId: 'ok', deviceType: 'T'.repeat(257), ifNotExists: true }, 'deviceType'],
+        [{ deviceId: 'dev\u202Eice', deviceType: 'LINUX', ifNotExists: true }, 'deviceId'],
+        [{ deviceId: 'ok', deviceType: 'LINUX\u2066', ifNotExists: true }, 'deviceType'],
         [{ deviceId: 'ok', deviceType: 'LINUX' }, 'ifNotExists'],
         [{ deviceId: 'ok', deviceType: 'LINUX', ifNotExists: 'yes' }, 'ifNotExists'],
       ];
@@ -129,7 +131,7 @@ for (const setup of setups) {
         expect(res.status, JSON.stringify(body)).toBe(400);
         expect(String(res.body.error)).toMatch(new RegExp(`^Invalid request body: "${field}"`));
       }
-      for (const body of [{}, { name: '' }, { name: 'n'.repeat(129) }, { name: 3 }]) {
+      for (const body of [{}, { name: '' }, { name: 'n'.repeat(257) }, { name: 3 }, { name: 'Kitchen\u0000' }]) {
         const res = await rename('ac:87:a3:0a:2d:01', body);
         expect(res.status, JSON.stringify(body)).toBe(400);
         expect(String(res.body.error)).toMatch(/^Invalid request body: "name"/);

@@ -39,11 +39,30 @@ describe('a device the project has never known', () => {
   });
 
   it('is refused an empty, over-long or control-character id, and an empty or over-long type', () => {
-    spec.given([]).when(create({ deviceId: '' })).thenThrows(ValidationError, /must not be empty/);
-    spec.given([]).when(create({ deviceId: 'x'.repeat(129) })).thenThrows(ValidationError, /at most 128/);
-    spec.given([]).when(create({ deviceId: 'a\nb' })).thenThrows(ValidationError, /control characters/);
-    spec.given([]).when(create({ deviceType: ' ' })).thenThrows(ValidationError, /type must not be empty/);
-    spec.given([]).when(create({ deviceType: 'T'.repeat(65) })).thenThrows(ValidationError, /at most 64/);
+    spec.given([]).when(create({ deviceId: '' })).thenThrows(ValidationError, /Device id \("deviceId"\) is empty/);
+    spec.given([]).when(create({ deviceId: 'x'.repeat(257) })).thenThrows(ValidationError, /"deviceId"\) is 257 characters long; at most 256/);
+    spec.given([]).when(create({ deviceId: 'a\nb' })).thenThrows(ValidationError, /"deviceId"\) contains a control character/);
+    spec.given([]).when(create({ deviceType: ' ' })).thenThrows(ValidationError, /Device type \("deviceType"\) is empty/);
+    spec.given([]).when(create({ deviceType: 'T'.repeat(257) })).thenThrows(ValidationError, /"deviceType"\) is 257 characters long; at most 256/);
+  });
+
+  it('is refused a 3 MB id, and ids or types with bidirectional overrides, isolates or lone surrogates', () => {
+    spec.given([]).when(create({ deviceId: 'd'.repeat(3_000_000) })).thenThrows(ValidationError, /"deviceId"\) is 3000000 characters long/);
+    spec.given([]).when(create({ deviceId: 'dev\u202Eice' })).thenThrows(ValidationError, /"deviceId"\) contains an invisible formatting character \(U\+202E\)/);
+    spec.given([]).when(create({ deviceType: 'LINUX\u2069' })).thenThrows(ValidationError, /"deviceType"\) contains an invisible formatting character/);
+    spec.given([]).when(create({ deviceId: 'a\udc00' })).thenThrows(ValidationError, /"deviceId"\) is not valid Unicode/);
+  });
+
+  it('is refused an id or a time that is not one', () => {
+    spec.given([]).when(create({ id: Number.NaN })).thenThrows(ValidationError, /id must be a number/);
+    spec.given([]).when(create({ now: new Date(Number.NaN) })).thenThrows(ValidationError, /now is not a valid date/);
+  });
+
+  it('accepts an id and a type as long as a device name carried in data (256 characters)', () => {
+    spec
+      .given([])
+      .when(create({ deviceId: 'x'.repeat(256), deviceType: 'T'.repeat(256) }))
+      .thenMatches((events) => expect(events).toHaveLength(1));
   });
 
   it('accepts an id of 128 characters with colons, slashes and spaces', () => {
@@ -68,8 +87,11 @@ describe('a device seen only in ingested data', () => {
   });
 
   it('is refused an empty or over-long name', () => {
-    spec.given([]).when(rename(' ', seen)).thenThrows(ValidationError, /name must not be empty/);
-    spec.given([]).when(rename('n'.repeat(129), seen)).thenThrows(ValidationError, /at most 128/);
+    spec.given([]).when(rename(' ', seen)).thenThrows(ValidationError, /Device name \("name"\) is empty/);
+    spec.given([]).when(rename('n'.repeat(257), seen)).thenThrows(ValidationError, /"name"\) is 257 characters long; at most 256/);
+    spec.given([]).when(rename('n'.repeat(3_000_000), seen)).thenThrows(ValidationError, /"name"\) is 3000000 characters long/);
+    spec.given([]).when(rename('Kitchen\u0000', seen)).thenThrows(ValidationError, /"name"\) contains a control character/);
+    spec.given([]).when(rename('Kitchen\u2067', seen)).thenThrows(ValidationError, /"name"\) contains an invisible formatting character/);
   });
 });
 

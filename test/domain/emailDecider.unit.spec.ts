@@ -115,3 +115,32 @@ describe('an e-mail with a recorded outcome', () => {
     spec.given([queued, notSent]).when(sentOutcome()).then([]);
   });
 });
+
+describe('texts an e-mail carries (issue 9: bounded, no control or bidirectional-override characters)', () => {
+  it('refuses a subject or an address that hides characters, naming the field', () => {
+    spec.given([]).when(queue({ subject: 'Your job\u202E finished' })).thenThrows(ValidationError, /\("subject"\) contains an invisible formatting character/);
+    spec.given([]).when(queue({ subject: 'Your job\r\nBcc: x@y.z' })).thenThrows(ValidationError, /\("subject"\) contains a control character/);
+    spec.given([]).when(queue({ to: 'ada\u0000@example.com' })).thenThrows(ValidationError, /\("to"\) contains a control character/);
+  });
+
+  it('keeps line breaks in the bodies but refuses other control characters there', () => {
+    spec.given([]).when(queue({ bodyText: 'Line one\nLine two\r\n\tindented' })).thenMatches((events) => expect(events).toHaveLength(1));
+    spec.given([]).when(queue({ bodyHTML: '<p>\u0007</p>' })).thenThrows(ValidationError, /\("bodyHTML"\) contains a control character/);
+  });
+
+  it("records a provider's answer whatever it holds, cleaned and cut, never refused", () => {
+    const at = new Date('2026-11-25T10:00:05.000Z');
+    spec
+      .given([queued])
+      .when({ type: 'RecordDelivery', data: { emailId: 3, outcome: { sent: true, providerResponse: `250 OK\u0000\u202E${'x'.repeat(20_000)}` }, now: at } })
+      .thenMatches(([event]) => {
+        const response = (event as EmailSent).data.providerResponse;
+        expect(response.startsWith('250 OK\uFFFD\uFFFDx')).toBe(true);
+        expect(response).toHaveLength(10_000);
+      });
+    spec
+      .given([queued])
+      .when({ type: 'RecordDelivery', data: { emailId: 3, outcome: { sent: false, reason: 'refused:\u0007\r\nmailbox full' }, now: at } })
+      .thenMatches(([event]) => expect((event as EmailNotSent).data.reason).toBe('refused:\uFFFD\r\nmailbox full'));
+  });
+});

@@ -218,3 +218,32 @@ describe('a DSP block config', () => {
     expect(stateAfter(first, setConfig(2, {}), { type: 'ClearDspBlock', data: { projectId, dspId: 2, now } }).impulses.get(100)!.dspConfigs.size).toBe(0);
   });
 });
+
+describe('texts and numbers an impulse keeps (issue 9: no value the deciders accept can break a projection)', () => {
+  const base = motionImpulse();
+  const refused = (blocks: ImpulseBlocksRequest, message: RegExp, name?: string) =>
+    spec.given([]).when(save(blocks, name === undefined ? {} : { name })).thenThrows(ValidationError, message);
+
+  it('refuses an impulse name or tag that hides characters', () => {
+    refused(base, /"name" contains an invisible formatting character \(U\+202E\)/, 'Motion\u202E');
+    refused(base, /"name" contains a control character \(U\+0000\)/, 'Mo\u0000tion');
+    const created = history(save(base));
+    const update = (data: { name?: string; tags?: string[] }): ImpulseCommand => ({ type: 'UpdateImpulse', data: { projectId, impulseId: null, ...data, now } });
+    spec.given(created).when(update({ tags: ['draft\u2066'] })).thenThrows(ValidationError, /"tags" contains an invisible formatting character/);
+    spec.given(created).when(update({ tags: Array.from({ length: 33 }, (_, i) => `t${i}`) })).thenThrows(ValidationError, /at most 32 tags/);
+  });
+
+  it('refuses block names, titles and axes that hide characters or are unbounded, naming the block', () => {
+    refused({ ...base, inputBlocks: [{ ...base.inputBlocks[0]!, title: 'Time\u202Eseries' }] }, /input block 1 \(time-series\): the block\.title contains an invisible/);
+    refused({ ...base, dspBlocks: [{ ...base.dspBlocks[0]!, name: 'x'.repeat(257) }] }, /DSP block 2 \(spectral-analysis\): "name" must be 1 to 256 characters/);
+    refused({ ...base, dspBlocks: [{ ...base.dspBlocks[0]!, axes: ['accX\u0000'] }] }, /DSP block 2 \(spectral-analysis\): the block\.axes\[0\] contains a control character/);
+    refused({ ...base, learnBlocks: [{ ...base.learnBlocks[0]!, title: 'NN\n' }] }, /learn block 3 \(keras\): the block\.title contains a control character/);
+  });
+
+  it('refuses block numbers that are not finite or beyond any real sensor', () => {
+    refused({ ...base, inputBlocks: [{ ...base.inputBlocks[0]!, frequencyHz: 1e308 }] }, /"frequencyHz" must be above 0 and at most 1000000000/);
+    refused({ ...base, inputBlocks: [{ ...base.inputBlocks[0]!, windowSizeMs: Number.NaN }] }, /the block\.windowSizeMs must be a finite number, got NaN/);
+    refused({ ...base, inputBlocks: [{ ...base.inputBlocks[0]!, classificationWindowIncreaseMs: 1e12 }] }, /"classificationWindowIncreaseMs" must be above 0 and at most 86400000/);
+    refused({ ...base, dspBlocks: [{ ...base.dspBlocks[0]!, valuesPerAxis: Infinity }] }, /the block\.valuesPerAxis must be a finite number, got Infinity/);
+  });
+});

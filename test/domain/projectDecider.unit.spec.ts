@@ -547,3 +547,78 @@ describe('a change of settings with nothing in it', () => {
       .thenMatches((events) => expect(events[0]?.data).toMatchObject({ changes: { anomalyLabelsConfig: { anomalyLabels: ['broken'], noAnomalyLabels: ['fine'] } } }));
   });
 });
+
+describe('texts and numbers a project keeps (issue 9: no value the deciders accept can break a projection)', () => {
+  it('refuses a project name with a control character or a direction override', () => {
+    spec.given([]).when(create('Gest\u0000ures')).thenThrows(ValidationError, /Project name \("name"\) contains a control character \(U\+0000\)/);
+    spec.given([]).when(create('Gest\u202Eures')).thenThrows(ValidationError, /"name"\) contains an invisible formatting character \(U\+202E\)/);
+  });
+
+  it('refuses settings texts with hidden characters, naming the field', () => {
+    spec.given(created).when(update({ name: 'Gest\u2066ures' })).thenThrows(ValidationError, /^"name" contains an invisible formatting character/);
+    spec.given(created).when(update({ description: 'fine\u0007' })).thenThrows(ValidationError, /^"description" contains a control character \(U\+0007\)/);
+    spec.given(created).when(update({ readme: '# Title\u202E' })).thenThrows(ValidationError, /^"readme" contains an invisible formatting character/);
+    spec.given(created).when(update({ tags: ['au\u0000dio'] })).thenThrows(ValidationError, /^"tags"\[0\] contains a control character/);
+    spec.given(created).when(update({ latencyDevice: 'cortex-m4\n' })).thenThrows(ValidationError, /^"latencyDevice" contains a control character \(U\+000A\)/);
+    spec.given(created).when(update({ experiments: ['a\u2028b'] })).thenThrows(ValidationError, /^"experiments"\[0\] contains an invisible/);
+    spec
+      .given(created)
+      .when(update({ anomalyLabelsConfig: { anomalyLabels: ['bro\u0085ken'], noAnomalyLabels: ['fine'] } }))
+      .thenThrows(ValidationError, /^"anomalyLabelsConfig"\.anomalyLabels\[0\] contains a control character \(U\+0085\)/);
+    spec
+      .given(created)
+      .when(update({ targetConstraints: { targetDevices: [{ name: 'board\u202E' }], applicationBudgets: [] } }))
+      .thenThrows(ValidationError, /"targetConstraints"\.targetDevices\[0\]\.name contains an invisible/);
+  });
+
+  it('keeps line breaks and tabs in the readme and the description, and the empty description', () => {
+    spec.given(created).when(update({ readme: '# Title\n\n\tcode\r\n', description: 'line one\nline two' })).then(updated({ readme: '# Title\n\n\tcode\r\n', description: 'line one\nline two' }));
+    spec.given(created).when(update({ description: '' })).then(updated({ description: '' }));
+    spec.given(created).when(update({ description: 'x'.repeat(10_001) })).thenThrows(ValidationError, /^"description" is 10001 characters long/);
+  });
+
+  it('refuses metadata that a read model cannot store as a sub-document', () => {
+    spec.given(created).when(update({ metadata: { $where: 'x' } })).thenThrows(ValidationError, /"metadata": the key "\$where" must not start with "\$" or contain "\."/);
+    spec.given(created).when(update({ metadata: { 'a.b': 1 } })).thenThrows(ValidationError, /the key "a\.b" must not/);
+    spec.given(created).when(update({ metadata: { size: Infinity } })).thenThrows(ValidationError, /"metadata"\.size must be a finite number, got Infinity/);
+    spec.given(created).when(update({ metadata: { note: 'a\u0000' } })).thenThrows(ValidationError, /"metadata"\.note contains a control character/);
+    const deep = JSON.parse(`${'{"a":'.repeat(20)}1${'}'.repeat(20)}`) as Record<string, unknown>;
+    spec.given(created).when(update({ metadata: deep })).thenThrows(ValidationError, /nested more than 16 levels deep/);
+    spec.given(created).when(update({ metadata: { big: 'x'.repeat(100_001) } })).thenThrows(ValidationError, /"metadata"\.big is 100001 characters long/);
+    spec.given(created).when(update({ csvImportConfig: { '$x': 1 } })).thenThrows(ValidationError, /"csvImportConfig": the key "\$x"/);
+    const fine = { version: 2, tags: ['a', 'b'], nested: { note: 'multi\nline', n: -1.5, ok: true, none: null } };
+    spec.given(created).when(update({ metadata: fine })).then(updated({ metadata: fine }));
+  });
+
+  it('refuses numeric settings that are not finite or out of their range, naming the field', () => {
+    spec.given(created).when(update({ dspPageSize: Number.NaN })).thenThrows(ValidationError, /"dspPageSize" must be a finite number, got NaN/);
+    spec.given(created).when(update({ dspPageSize: 1001 })).thenThrows(ValidationError, /"dspPageSize" must be from 1 to 1000/);
+    spec.given(created).when(update({ gettingStartedStep: 1.5 })).thenThrows(ValidationError, /"gettingStartedStep" must be a whole number/);
+    spec.given(created).when(update({ versioningStorageSizeMib: Infinity })).thenThrows(ValidationError, /"versioningStorageSizeMib" must be a finite number/);
+    spec.given(created).when(update({ defaultImpulseId: 0 })).thenThrows(ValidationError, /"defaultImpulseId" must be from 1/);
+    spec.given(created).when(update({ performance: { trainJobRamMb: 1e308 } })).thenThrows(ValidationError, /"performance\.trainJobRamMb" must be from 256 to 1000000, got 1e\+308/);
+    spec.given(created).when(update({ defaultImpulseId: null })).then(updated({ defaultImpulseId: null }));
+    spec
+      .given(created)
+      .when(update({ targetConstraints: { targetDevices: [], applicationBudgets: [{ latencyPerInferenceMs: { maximum: Number.NaN } }] } }))
+      .thenThrows(ValidationError, /latencyPerInferenceMs\.maximum must be a finite number, got NaN/);
+    spec
+      .given(created)
+      .when(update({ datasetSplitOptions: { trainingSplitRatio: Number.NaN, testingSplitRatio: 0.2 } }))
+      .thenThrows(ValidationError, /"datasetSplitOptions.trainingSplitRatio" must be between 0 and 1/);
+  });
+
+  it('refuses key names, key values and HMAC keys with hidden characters or over their length', () => {
+    spec.given(created).when(addApiKey({ name: 'CI\u202E' })).thenThrows(ValidationError, /^"name" contains an invisible formatting character/);
+    spec.given(created).when(addApiKey({ key: `ei_${'k'.repeat(300)}` })).thenThrows(ValidationError, /^"apiKey" is 303 characters long; at most 256/);
+    spec.given(created).when(addApiKey({ key: 'ei_0123456789abcdef\u0000' })).thenThrows(ValidationError, /^"apiKey" contains a control character/);
+    spec.given(created).when(addHmacKey({ name: 'signing\u0007' })).thenThrows(ValidationError, /^"name" contains a control character/);
+    spec.given(created).when(addHmacKey({ hmacKey: 'secret\u2067' })).thenThrows(ValidationError, /^"hmacKey" contains an invisible formatting character/);
+  });
+
+  it('refuses an expiry or a time that is not a valid date', () => {
+    spec.given(created).when(addApiKey({ expires: new Date(8.64e15 + 1) })).thenThrows(ValidationError, /not a valid date/);
+    spec.given(created).when(addApiKey({ expires: new Date(Date.parse('+020000-01-01T00:00:00.000Z')) })).thenThrows(ValidationError, /"ttl" \(the expiry it gives\) must be between 1970 and 9999/);
+    spec.given([]).when({ ...create(), data: { ...(create().data as object), now: new Date(Number.NaN) } } as ProjectCommand).thenThrows(ValidationError, /now is not a valid date/);
+  });
+});

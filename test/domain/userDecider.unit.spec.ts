@@ -216,3 +216,43 @@ describe('a deleted user', () => {
     spec.given(deleted).when({ type: 'ChangePassword', data: { currentPasswordOk: true, passwordHash: 'x', now } }).thenThrows(NotFoundError);
   });
 });
+
+describe('texts a user shows to others (issue 9: bounded, no control or bidirectional-override characters)', () => {
+  it('refuses a name, e-mail, job title or company that hides characters, naming the field', () => {
+    spec.given([]).when(register({ name: 'Ada\u202E' })).thenThrows(ValidationError, /^"name" contains an invisible formatting character \(U\+202E\)/);
+    spec.given([]).when(register({ name: 'Ada\u0000' })).thenThrows(ValidationError, /^"name" contains a control character/);
+    spec.given([]).when(register({ email: 'ada\u0000@example.com' })).thenThrows(ValidationError, /^"email" contains a control character/);
+    spec.given([]).when(register({ jobTitle: 'Engineer\u2066' })).thenThrows(ValidationError, /^"jobTitle" contains an invisible/);
+    spec.given([]).when(register({ companyName: 'x'.repeat(3_000_000) })).thenThrows(ValidationError, /^"companyName" is 3000000 characters long; at most 256/);
+  });
+
+  it('accepts names in any script, and an empty job title', () => {
+    spec
+      .given([])
+      .when(register({ name: 'Ада Лавлейс 李', jobTitle: '' }))
+      .thenMatches(([event]) => expect(event).toMatchObject({ type: 'UserRegistered', data: { name: 'Ада Лавлейс 李', jobTitle: '' } }));
+  });
+
+  it('refuses profile updates that hide characters or are unbounded', () => {
+    const update = (data: Partial<Extract<UserCommand, { type: 'UpdateProfile' }>['data']>): UserCommand => ({ type: 'UpdateProfile', data: { now, ...data } });
+    spec.given(registered).when(update({ name: 'Ada\nLovelace' })).thenThrows(ValidationError, /^"name" contains a control character \(U\+000A\)/);
+    spec.given(registered).when(update({ companyName: 'ACME\u202D' })).thenThrows(ValidationError, /^"companyName" contains an invisible/);
+    spec.given(registered).when(update({ timezone: 'Europe/\u0000' })).thenThrows(ValidationError, /^"timezone" contains a control character/);
+    spec.given(registered).when(update({ experiments: ['ok', 'b\u2029'] })).thenThrows(ValidationError, /^"experiments"\[1\] contains an invisible/);
+  });
+
+  it('refuses other texts it records when they hide characters', () => {
+    spec.given(registered).when({ type: 'DismissNotification', data: { notification: 'n\u0007', now } }).thenThrows(ValidationError, /^"notification" contains a control character/);
+    spec.given(registered).when({ type: 'AcceptTermsOfService', data: { version: '1\u202E', now } }).thenThrows(ValidationError, /^"version" contains an invisible/);
+    spec
+      .given(registered)
+      .when({ type: 'StartEnterpriseTrial', data: { trialId: 1, organizationId: 2, expirationDate: later(day), notes: 'line one\nline \u0000two', now } })
+      .thenThrows(ValidationError, /^"notes" contains a control character \(U\+0000\)/);
+    spec.given(subscribed).when({ type: 'CancelSubscription', data: { reason: 'too\u202Eexpensive', now } }).thenThrows(ValidationError, /^"reason" contains an invisible/);
+  });
+
+  it('refuses times that are not valid dates', () => {
+    spec.given([]).when(register({ now: new Date(Number.NaN) })).thenThrows(ValidationError, /now is not a valid date/);
+    spec.given(registered).when({ type: 'RequestPasswordReset', data: { codeHash: 'h', expires: new Date(Number.NaN), now } }).thenThrows(ValidationError, /reset code expiry is not a valid date/);
+  });
+});

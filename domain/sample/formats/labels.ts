@@ -1,4 +1,9 @@
 import type { BoundingBox, IngestionCategory, StructuredLabel as SampleStructuredLabel } from '../sampleEvents';
+import { storableKeyProblem } from '../../shared/jsonRules';
+import { numberProblem, type NumberRule } from '../../shared/numberRules';
+import { textProblem, type TextRule } from '../../shared/textRules';
+import { SAMPLE_TEXT_RULES } from '../checkSample';
+import { MAX_BOUNDING_BOXES, MAX_BOX_COORDINATE, MAX_METADATA_ENTRIES, MAX_STRUCTURED_LABELS } from '../sampleLimits';
 import { SampleFormatError } from './sampleFormat';
 
 // File names, labels taken from them, and the `.labels` side files the official tools send in the
@@ -20,15 +25,17 @@ export function labelFromFileName(fileName: string): string | null {
 }
 
 /**
- * A stored file name must be a single path component: no `/` or `\`, not `.` or `..`, no control
- * characters or lone surrogates, not empty, at most 255 bytes of UTF-8. Returns the name unchanged.
+ * A stored file name must be a single path component: no `/` or `\`, not `.` or `..`, none of the
+ * characters the text rules refuse (control, bidirectional override and isolate characters, lone
+ * surrogates), not blank, at most 255 bytes of UTF-8. Returns the name unchanged.
  */
 export function checkFileName(name: string): string {
   if (name.length === 0) throw new SampleFormatError('The file name is empty');
   if (/[/\\]/.test(name)) throw new SampleFormatError(`The file name ${quote(name)} contains a path separator`);
   if (name === '.' || name === '..') throw new SampleFormatError(`The file name ${quote(name)} is not allowed`);
-  if (/\p{Cc}/u.test(name)) throw new SampleFormatError(`The file name ${quote(name)} contains a control character`);
-  if (/\p{Cs}/u.test(name)) throw new SampleFormatError(`The file name ${quote(name)} is not valid Unicode`);
+  // Not quoted: the name may hold the very characters that would garble the message.
+  const problem = textProblem(name, 'The file name', SAMPLE_TEXT_RULES.fileName);
+  if (problem !== undefined) throw new SampleFormatError(problem);
   const bytes = Buffer.byteLength(name, 'utf8');
   if (bytes > MAX_FILE_NAME_BYTES) {
     throw new SampleFormatError(`The file name is ${bytes} bytes long; at most ${MAX_FILE_NAME_BYTES} are allowed`);
@@ -187,7 +194,7 @@ function parseUploaderInfo(document: JsonObject, where: string): Map<string, Fil
     }
     Object.assign(labels, uploaderLabel(entry.label, `${at}.label`));
     if (entry.metadata !== undefined && entry.metadata !== null) {
-      labels.metadata = stringRecord(entry.metadata, `${at}.metadata`);
+      labels.metadata = metadataRecord(entry.metadata, `${at}.metadata`);
     }
     if (entry.boundingBoxes !== undefined && entry.boundingBoxes !== null) {
       labels.boundingBoxes = boundingBoxes(entry.boundingBoxes, `${at}.boundingBoxes`);
@@ -208,7 +215,7 @@ function parseUploaderInfo(document: JsonObject, where: string): Map<string, Fil
 /** `{type: 'unlabeled'|'infer'|'label'|'multi-label'|'keyvalue-labels', ...}`, or a plain string. */
 function uploaderLabel(value: unknown, at: string): FileLabels {
   if (value === undefined || value === null) return {};
-  if (typeof value === 'string') return { label: labelText(value) };
+  if (typeof value === 'string') return { label: labelText(value, at) };
   if (!isPlainObject(value)) throw new SampleFormatError(`${at} must be an object with a "type"`);
   switch (value.type) {
     case 'unlabeled':
@@ -217,7 +224,7 @@ function uploaderLabel(value: unknown, at: string): FileLabels {
       return {};
     case 'label':
       if (typeof value.label !== 'string') throw new SampleFormatError(`${at}.label must be a string`);
-      return { label: labelText(value.label) };
+      return { label: labelText(value.label, `${at}.label`) };
     case 'multi-label':
       return { structuredLabels: structuredLabels(value.labels, `${at}.labels`) };
     case 'keyvalue-labels':
@@ -229,9 +236,26 @@ function uploaderLabel(value: unknown, at: string): FileLabels {
   }
 }
 
-function labelText(label: string): string | null {
+function labelText(label: string, at: string): string | null {
   const trimmed = label.trim();
-  return trimmed === '' ? null : trimmed;
+  return trimmed === '' ? null : checkedText(trimmed, at, SAMPLE_TEXT_RULES.label);
+}
+
+/** Text bound for the log: refused here, naming where it is in the side file, when the text rules refuse it. */
+function checkedText(value: string, at: string, rule: TextRule): string {
+  const problem = textProblem(value, at, rule);
+  if (problem !== undefined) throw new SampleFormatError(problem);
+  return value;
+}
+
+function checkedNumber(value: number, at: string, rule: NumberRule): number {
+  const problem = numberProblem(value, at, rule);
+  if (problem !== undefined) throw new SampleFormatError(problem);
+  return value;
+}
+
+function listAtMost(value: unknown[], at: string, max: number): void {
+  if (value.length > max) throw new SampleFormatError(`${at} has ${value.length} entries; at most ${max} are allowed`);
 }
 
 /** A `{version: 1, type, <key>: {<data file name>: ...}}` side file. */
@@ -261,6 +285,7 @@ function fileKey(name: string, at: string): string {
 
 function structuredLabels(value: unknown, at: string): StructuredLabel[] {
   if (!Array.isArray(value)) throw new SampleFormatError(`${at} must be an array`);
+  listAtMost(value, at, MAX_STRUCTURED_LABELS);
   let labelMapKeys: string | null = null;
   return value.map((item: unknown, ix) => {
     const here = `${at}[${ix}]`;
@@ -277,7 +302,7 @@ function structuredLabels(value: unknown, at: string): StructuredLabel[] {
     if (startIndex > endIndex) {
       throw new SampleFormatError(`${here}: "endIndex" (${endIndex}) is before "startIndex" (${startIndex})`);
     }
-    const label: StructuredLabel = { label: item.label, startIndex, endIndex };
+    const label: StructuredLabel = { label: checkedText(item.label, `${here}.label`, SAMPLE_TEXT_RULES.label), startIndex, endIndex };
     if (item.labelMap !== undefined && item.labelMap !== null) {
       // The CLI's external form wraps the map as {type: 'key-values', labels: {...}}.
       const raw = isPlainObject(item.labelMap) && item.labelMap.type === 'key-values' ? item.labelMap.labels : item.labelMap;
@@ -294,6 +319,7 @@ function structuredLabels(value: unknown, at: string): StructuredLabel[] {
 
 function boundingBoxes(value: unknown, at: string): BoundingBox[] {
   if (!Array.isArray(value)) throw new SampleFormatError(`${at} must be an array`);
+  listAtMost(value, at, MAX_BOUNDING_BOXES);
   return value.map((item: unknown, ix) => {
     const here = `${at}[${ix}]`;
     if (!isPlainObject(item)) throw new SampleFormatError(`${here} must be an object`);
@@ -307,6 +333,10 @@ function boundingBoxes(value: unknown, at: string): BoundingBox[] {
     const box = { label: item.label, x: item.x, y: item.y, width: item.width, height: item.height } as BoundingBox;
     if (box.width <= 0) throw new SampleFormatError(`${here}: "width" must be > 0`);
     if (box.height <= 0) throw new SampleFormatError(`${here}: "height" must be > 0`);
+    checkedText(box.label, `${here}.label`, SAMPLE_TEXT_RULES.label);
+    for (const field of ['x', 'y', 'width', 'height'] as const) {
+      checkedNumber(box[field], `${here}.${field}`, { min: -MAX_BOX_COORDINATE, max: MAX_BOX_COORDINATE });
+    }
     return box;
   });
 }
@@ -332,6 +362,20 @@ function attachments(value: unknown, at: string): string[] {
     }
     return fileKey(item.filename, `${at}[${ix}].filename`);
   });
+}
+
+/** Sample metadata: a bounded string record whose keys and values the text rules accept. */
+function metadataRecord(value: unknown, at: string): Record<string, string> {
+  const record = stringRecord(value, at);
+  const entries = Object.entries(record);
+  if (entries.length > MAX_METADATA_ENTRIES) throw new SampleFormatError(`${at} has ${entries.length} entries; at most ${MAX_METADATA_ENTRIES} are allowed`);
+  for (const [key, item] of entries) {
+    checkedText(key, `${at}: a key`, SAMPLE_TEXT_RULES.metadataKey);
+    const storable = storableKeyProblem(key, at);
+    if (storable !== undefined) throw new SampleFormatError(storable);
+    checkedText(item, `${at}[${JSON.stringify(key.slice(0, 64))}]`, SAMPLE_TEXT_RULES.metadataValue);
+  }
+  return record;
 }
 
 /** A plain object whose values are all strings; returned as a null-prototype copy. */
