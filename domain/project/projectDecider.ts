@@ -1,5 +1,4 @@
 import { ConflictError, NotFoundError, ValidationError, assertNever } from '../shared/errors';
-import { checkText } from '../shared/textRules';
 import { UNUSABLE_API_KEY } from './apiKeys';
 import type { Decider } from '../shared/decider';
 import { checkDate } from '../shared/numberRules';
