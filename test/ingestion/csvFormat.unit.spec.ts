@@ -165,9 +165,20 @@ describe('a CSV file is refused, saying why, when', () => {
   });
 
   it('counts blank lines and quoted line breaks in the line number it gives', async () => {
-    const csv = 'timestamp,"a\nb"\n\n0,1\n   \n10,1\n20,oops\n';
-    expect(await refusal(csv)).toBe('Line 7, column "a\\nb": "oops" is not a number');
-    expect(() => readCsvValues(Buffer.from(csv))).toThrow('Line 7, column "a\\nb": "oops" is not a number');
+    // The line break is in the time column's header: a sensor's name may not hold one (below).
+    const csv = '"timestamp\n(ms)",a\n\n0,1\n   \n10,1\n20,oops\n';
+    expect(await refusal(csv)).toBe('Line 7, column "a": "oops" is not a number');
+    expect(() => readCsvValues(Buffer.from(csv))).toThrow('Line 7, column "a": "oops" is not a number');
+  });
+
+  it('refuses a sensor name or unit holding a control or direction-override character, naming the column', async () => {
+    expect(await refusal('timestamp,"a\nb"\n0,1\n10,1\n')).toBe('The name of column 2 contains a control character (U+000A)');
+    expect(await refusal('timestamp,accX (m\u202e/s)\n0,1\n10,1\n')).toBe('The units of column 2 contains an invisible formatting character (U+202E)');
+  });
+
+  it('refuses times whose mean step is outside the allowed interval range, and accepts the edges', async () => {
+    expect(await refusal('timestamp,a\n0,1\n86400001,2\n')).toMatch(/interval must be from 0\.000001 to 86400000 ms/);
+    expect((await parse(Buffer.from('timestamp,a\n0,1\n86400000,2\n'))).intervalMs).toBe(86_400_000);
   });
 });
 

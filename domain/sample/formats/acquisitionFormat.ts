@@ -4,6 +4,7 @@ import { CborTokenizer } from './cborTokenizer';
 import type { DocumentTokenizer } from './documentEvents';
 import { JsonTokenizer } from './jsonTokenizer';
 import { SignatureHasher } from './signatureHasher';
+import { Utf8Check } from './utf8Check';
 import { SampleFormatError, type ParseInput, type ParsedSample, type SampleSource } from './sampleFormat';
 
 // The Edge Impulse data acquisition format, as JSON or CBOR:
@@ -103,28 +104,20 @@ export async function* sourceChunks(source: SampleSource, chunkBytes = ACQUISITI
 /** The tokenizer for the encoding, behind a UTF-8 check for JSON (CBOR checks its text strings itself). */
 class AcquisitionDecoder implements DocumentTokenizer {
   private readonly tokenizer: DocumentTokenizer;
-  private readonly utf8: TextDecoder | null;
+  private readonly utf8: Utf8Check | null;
 
   constructor(reader: AcquisitionReader, encoding: AcquisitionEncoding) {
     this.tokenizer = encoding === 'json' ? new JsonTokenizer(reader) : new CborTokenizer(reader);
-    this.utf8 = encoding === 'json' ? new TextDecoder('utf-8', { fatal: true }) : null;
+    this.utf8 = encoding === 'json' ? new Utf8Check('The JSON file is not valid UTF-8') : null;
   }
 
   write(chunk: Uint8Array): void {
-    if (this.utf8) this.checkUtf8(() => this.utf8!.decode(chunk, { stream: true }));
+    this.utf8?.write(chunk);
     this.tokenizer.write(chunk);
   }
 
   end(): void {
-    if (this.utf8) this.checkUtf8(() => this.utf8!.decode());
+    this.utf8?.end();
     this.tokenizer.end();
-  }
-
-  private checkUtf8(decode: () => string): void {
-    try {
-      decode();
-    } catch {
-      throw new SampleFormatError('The JSON file is not valid UTF-8');
-    }
   }
 }

@@ -82,6 +82,8 @@ export class AcquisitionReader implements DocumentSink {
   private otherDepth = 0;
   private tagged: number | bigint | null = null;
   private finished = false;
+  /** A root that is not an object: reported after the whole file, so that a malformed file is told as such. */
+  private rootProblem: SampleFormatError | null = null;
 
   private ver: Scalar | typeof ABSENT = ABSENT;
   private alg: 'HS256' | 'none' | null = null;
@@ -157,6 +159,13 @@ export class AcquisitionReader implements DocumentSink {
     }
   }
 
+  /** Anything but an object at the root: skipped, and refused once the file is read. */
+  private notAnObject(got: string, container: boolean): void {
+    this.rootProblem = this.wrongType(DOCUMENT, got);
+    this.finished = true;
+    if (container) this.otherDepth++;
+  }
+
   beginArray(): void {
     const slot = this.slot();
     if (slot === OTHER) {
@@ -165,6 +174,8 @@ export class AcquisitionReader implements DocumentSink {
     }
     if (this.tagged !== null) return this.taggedItem(slot, true);
     switch (slot) {
+      case DOCUMENT:
+        return this.notAnObject('an array', true);
       case SENSORS:
         this.sensors = [];
         this.frames.push({ slot, member: SENSOR, seen: EMPTY_SET });
@@ -237,6 +248,8 @@ export class AcquisitionReader implements DocumentSink {
     if (slot === OTHER) return;
     if (this.tagged !== null) return this.taggedItem(slot, false);
     switch (slot) {
+      case DOCUMENT:
+        return this.notAnObject(describe(scalar), false);
       case VALUE_ITEM:
         return this.flatItem(scalar);
       case SIGNATURE:
@@ -280,6 +293,7 @@ export class AcquisitionReader implements DocumentSink {
 
   /** The document's fields once the whole file was read. */
   result(): AcquisitionDocument {
+    if (this.rootProblem) throw this.rootProblem;
     if (!this.finished) throw new SampleFormatError('The document must be an object, but is missing');
     return {
       alg: this.alg!,
@@ -415,6 +429,7 @@ export class AcquisitionReader implements DocumentSink {
   private taggedItem(slot: number, container: boolean): void {
     const what = `a value with CBOR tag ${String(this.tagged)}`;
     this.tagged = null;
+    if (slot === DOCUMENT) return this.notAnObject(what, container);
     if (slot !== VALUE_ITEM && slot !== CELL) throw this.wrongType(slot, what);
     this.badItem(slot, what, container);
   }
