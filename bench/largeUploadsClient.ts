@@ -4,7 +4,7 @@
 // the IPC channel. The parent (the service's process) samples its own RSS between `start` and `end`.
 import { createHmac, randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { open, rm } from 'node:fs/promises';
+import { open, rm, stat } from 'node:fs/promises';
 import { once } from 'node:events';
 import http from 'node:http';
 import { join } from 'node:path';
@@ -80,7 +80,7 @@ async function run(setup: ClientSetup): Promise<void> {
   ];
   for (const [name, format, route] of cases) {
     const path = files[format];
-    const { size } = await (await open(path, 'r')).stat();
+    const { size } = await stat(path);
     const diskSeconds = await timed(() => copyFsynced(path, `${path}.copy`));
     await rm(`${path}.copy`, { force: true });
     await send({ kind: 'start', name });
