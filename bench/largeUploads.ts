@@ -44,6 +44,7 @@ export async function benchLargeUploads(): Promise<BenchResult> {
     const setup: ClientSetup = { ingestionUrl: ingestion, apiKey, hmacKey, dir: clientDir };
     const lines: string[] = [`service idle RSS ${mb(idle)} MB; RSS sampled every ${RSS_SAMPLE_MS} ms in the service's process; load generator in a child process`];
     let worstOver = 0;
+    let atStart = 0;
     const exited = new Promise<void>((resolve, reject) => {
       client.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`the load generator exited with ${code}`))));
       client.on('error', reject);
@@ -57,11 +58,12 @@ export async function benchLargeUploads(): Promise<BenchResult> {
               break;
             case 'start':
               peak = process.memoryUsage.rss();
+              atStart = peak;
               break;
             case 'end': {
               const over = peak - idle;
               worstOver = Math.max(worstOver, over);
-              lines.push(describeCase(message, over));
+              lines.push(describeCase(message, over, atStart - idle));
               break;
             }
             case 'done':
@@ -86,14 +88,14 @@ export async function benchLargeUploads(): Promise<BenchResult> {
   }
 }
 
-function describeCase(report: CaseReport, overBytes: number): string {
+function describeCase(report: CaseReport, overBytes: number, startOverBytes: number): string {
   const outcome = report.status === 200 ? 'stored' : `answered ${report.status}: ${report.answer}`;
   const ratio = report.diskSeconds / report.seconds;
   return [
     `${report.name}: ${mb(report.bytes)} MB ${outcome} in ${report.seconds.toFixed(2)} s`,
-    `(fsync'd disk copy ${report.diskSeconds.toFixed(2)} s, ratio ${ratio.toFixed(2)});`,
-    `peak RSS over idle ${mb(overBytes)} MB;`,
-    `small uploads meanwhile: ${latency(report.small)}${report.smallFailures ? `, ${report.smallFailures} FAILED` : ''}`,
+    `(fsync'd disk copy of the same bytes ${report.diskSeconds.toFixed(2)} s, ratio ${ratio.toFixed(2)});`,
+    `peak RSS over idle ${mb(overBytes)} MB (${mb(startOverBytes)} MB at its start)`,
+    report.small.length > 0 ? `; small uploads meanwhile: ${latency(report.small)}${report.smallFailures ? `, ${report.smallFailures} FAILED` : ''}` : '',
   ].join(' ');
 }
 

@@ -83,13 +83,17 @@ async function run(setup: ClientSetup): Promise<void> {
     const { size } = await stat(path);
     const diskSeconds = await timed(() => copyFsynced(path, `${path}.copy`));
     await rm(`${path}.copy`, { force: true });
-    await send({ kind: 'start', name });
-    const started = performance.now();
-    const upload = route === 'data' ? postBody(agent, base, setup.apiKey, path, size, format) : postMultipart(agent, base, setup.apiKey, path, size, format);
-    const seconds = upload.then(() => (performance.now() - started) / 1000);
-    const latencies = await small.during(upload);
-    const reply = await upload;
-    await send({ kind: 'end', name, bytes: size, status: reply.status, answer: reply.text.slice(0, 200), seconds: await seconds, diskSeconds, small: latencies, smallFailures: small.takeFailures() });
+    const post = () => (route === 'data' ? postBody(agent, base, setup.apiKey, path, size, format) : postMultipart(agent, base, setup.apiKey, path, size, format));
+    // Alone first: the upload's own time and memory; then again with small uploads beside it.
+    for (const beside of [false, true]) {
+      await send({ kind: 'start', name });
+      const started = performance.now();
+      const upload = post();
+      const seconds = upload.then(() => (performance.now() - started) / 1000);
+      const latencies = beside ? await small.during(upload) : [];
+      const reply = await upload;
+      await send({ kind: 'end', name: beside ? `${name}, small uploads beside it` : `${name}, alone`, bytes: size, status: reply.status, answer: reply.text.slice(0, 200), seconds: await seconds, diskSeconds, small: latencies, smallFailures: small.takeFailures() });
+    }
   }
   agent.destroy();
 }
