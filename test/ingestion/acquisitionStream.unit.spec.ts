@@ -231,6 +231,24 @@ describe('the document read in file order', () => {
     expect(await refusalCut(duplicate, 'cbor')).toMatch(/^Malformed CBOR: Duplicate key in a map: "k"/);
   });
 
+  it('marks a CBOR signature written as an indefinite-length string invalid, as before (its bytes are not one run), and still parses the file', async () => {
+    const enc = (value: unknown) => cbor.encode(value);
+    const indefinite = Buffer.concat([Buffer.from([0x7f]), enc('0'.repeat(32)), enc('0'.repeat(32)), Buffer.from([0xff])]);
+    const bytes = Buffer.concat([Buffer.from([0xa3]), enc('protected'), enc({ ver: 'v1', alg: 'HS256' }), enc('signature'), indefinite, enc('payload'), enc(document().payload)]);
+    const parsed = await parseCut(bytes, 'cbor', [40]);
+    expect(parsed.signature).toEqual({ method: 'HS256', valid: false, keyIndex: null });
+    expect(parsed.valuesCount).toBe(4);
+  });
+
+  it('bounds what one file can make the tokenizers hold: nesting, number length and map size are refused past their limits', async () => {
+    const deepJson = Buffer.from(`{"protected":{"ver":"v1","alg":"none"},"x":${'['.repeat(300)}${']'.repeat(300)}}`);
+    expect(await refusalCut(deepJson, 'json')).toMatch(/^Malformed JSON: nested deeper than 256 levels/);
+    const longNumber = Buffer.from(`{"x":1${'0'.repeat(600)}}`);
+    expect(await refusalCut(longNumber, 'json')).toMatch(/^Malformed JSON: a number longer than 512 characters/);
+    const bigMap = Buffer.concat([Buffer.from([0xb9, 0x13, 0x88]), ...Array.from({ length: 5000 }, (_, i) => Buffer.concat([cbor.encode(`k${i}`), cbor.encode(i)]))]);
+    expect(await refusalCut(bigMap, 'cbor')).toMatch(/^Malformed CBOR: a map of 5000 entries; at most 4096/);
+  });
+
   it('readAcquisitionValues stops at the rows asked for, without reading what follows', () => {
     const text = '{"protected":{"ver":"v1","alg":"none"},"signature":"","payload":{"interval_ms":10,"sensors":[{"name":"a","units":""}],"values":[[1],[2],[3],oops';
     expect(readAcquisitionValues(Buffer.from(text), 'json', 2)).toEqual([[1], [2]]);
