@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseCsv, readCsvValues } from '../../domain/sample/formats/csvFormat';
+import { parseCsv, readCsvValues, streamCsvValues } from '../../domain/sample/formats/csvFormat';
 import { SampleFormatError } from '../../domain/sample/formats/sampleFormat';
 import { parseInput } from '../support/memorySource';
 
@@ -54,6 +54,23 @@ describe('a CSV file in the acquisition format', () => {
       [-9.12, 0.03, 1.23],
       [-9.14, 0.01, 1.25],
     ]);
+  });
+
+  it('gives the first values of a stored file from a stream in small chunks, reading no further than they go', async () => {
+    let chunksRead = 0;
+    async function* chunks(bytes: Buffer, size: number) {
+      for (let at = 0; at < bytes.length; at += size) {
+        chunksRead++;
+        yield bytes.subarray(at, at + size);
+      }
+    }
+    const bytes = Buffer.from(ACCELEROMETER);
+    expect(await streamCsvValues(chunks(bytes, 7), 100)).toEqual(readCsvValues(bytes));
+    chunksRead = 0;
+    const rows = Array.from({ length: 10_000 }, (_, i) => `${i * 10},${i}`).join('\n');
+    const long = Buffer.from(`timestamp,a\n${rows}\n`);
+    expect(await streamCsvValues(chunks(long, 1024), 2)).toEqual([[0], [1]]);
+    expect(chunksRead).toBeLessThan(long.length / 1024 / 2);
   });
 
   it('takes sensor columns without units', async () => {

@@ -98,7 +98,8 @@ export async function streamCsvValues(chunks: AsyncIterable<Uint8Array>, max: nu
   try {
     await eachRecord(all, options, reader);
   } catch (error) {
-    if (error === ENOUGH) return reader.rows;
+    // Stopping the pipeline early surfaces as its abort, not as ENOUGH: the reader knows it is done.
+    if (reader.enough) return reader.rows;
     throw formatError(error);
   }
   return reader.finish().rows;
@@ -212,6 +213,11 @@ class TableReader {
     private readonly collect: number | null,
     private readonly decimalComma: boolean,
   ) {}
+
+  /** The rows asked for are all read. */
+  get enough(): boolean {
+    return this.collect !== null && this.rows.length >= this.collect;
+  }
 
   /** Returns null so that csv-parse keeps nothing. */
   add(record: string[], line?: number): null {
