@@ -123,6 +123,13 @@ describe('a signed file cut into two chunks at every byte offset', () => {
     }
   });
 
+  it('verifies a JSON file that starts with a UTF-8 byte order mark, signed over the mark too, wherever the first cuts fall', async () => {
+    const withBom = sign(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify(document()), 'utf8')]));
+    for (const cuts of [[], [1], [2], [3], [1, 2], [4]]) {
+      expect((await parseCut(withBom, 'json', cuts)).signature, `cuts ${cuts.join(',')}`).toEqual({ method: 'HS256', valid: true, keyIndex: 0 });
+    }
+  });
+
   it('refuses invalid UTF-8 in JSON wherever the cut falls around the bad sequence', async () => {
     const bad = Buffer.concat([Buffer.from('{"a":"é', 'utf8'), Buffer.from([0xe2, 0x28, 0xa1]), Buffer.from('"}', 'utf8')]);
     for (let cut = 1; cut < bad.length; cut++) expect(await refusalCut(bad, 'json', [cut])).toBe('The JSON file is not valid UTF-8');
