@@ -2,8 +2,9 @@
 import { benchAccounts } from './accounts';
 import { benchEventStoreAppend } from './eventStoreAppend';
 import { benchIngestion } from './ingestion';
+import { benchLargeUploads } from './largeUploads';
 import { benchProjectInfo } from './projectInfo';
-const all = { accounts: benchAccounts, eventStoreAppend: benchEventStoreAppend, ingestion: benchIngestion, projectInfo: benchProjectInfo } as const;
+const all = { accounts: benchAccounts, eventStoreAppend: benchEventStoreAppend, ingestion: benchIngestion, largeUploads: benchLargeUploads, projectInfo: benchProjectInfo } as const;
 const name = process.argv[2] as keyof typeof all;
 if (!all[name]) throw new Error(`name one of: ${Object.keys(all).join(', ')}`);
 const result = await all[name]();

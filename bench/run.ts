@@ -5,9 +5,10 @@ import type { BenchResult } from './benchResult';
 import { benchAccounts } from './accounts';
 import { benchEventStoreAppend } from './eventStoreAppend';
 import { benchIngestion } from './ingestion';
+import { benchLargeUploads } from './largeUploads';
 import { benchProjectInfo } from './projectInfo';
 
-const benchmarks: Array<() => Promise<BenchResult>> = [benchEventStoreAppend, benchAccounts, benchProjectInfo, benchIngestion];
+const benchmarks: Array<() => Promise<BenchResult>> = [benchEventStoreAppend, benchAccounts, benchProjectInfo, benchIngestion, benchLargeUploads];
 
 for (const bench of benchmarks) {
   const result = await bench();

@@ -8,14 +8,8 @@ import type { BlobStore } from '../../stores/blobstore/blobStore';
 /** Values shown by the raw-data view unless the caller asks for fewer. */
 const DEFAULT_MAX_VALUES = 100_000;
 
-/** Decodes the first `max` value rows of a whole JSON, CBOR or CSV file (off the event loop when large). */
-export type ValuesDecoder = (bytes: Buffer, contentType: string, max: number) => Promise<number[][]>;
-
-async function readAll(stream: Readable): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
-}
+/** Decodes the first `max` value rows of a JSON, CBOR or CSV file from a stream of its bytes, reading no further than they go. */
+export type ValuesDecoder = (chunks: AsyncIterable<Uint8Array>, contentType: string, max: number) => Promise<number[][]>;
 
 /**
  * A source over a blob's stream that reads only as far as it is asked: the WAV reader wants the
@@ -65,5 +59,11 @@ export async function readSampleValues(blobs: BlobStore, decode: ValuesDecoder, 
     }
   }
   if (!(WHOLE_FILE_VALUE_TYPES as readonly string[]).includes(sample.contentType)) return [];
-  return decode(await readAll(await blobs.open(sample.sha256)), sample.contentType, max);
+  const stream = await blobs.open(sample.sha256);
+  try {
+    return await decode(stream, sample.contentType, max);
+  } finally {
+    // Reading stops at `max` rows: the rest of the file is never read.
+    stream.destroy();
+  }
 }

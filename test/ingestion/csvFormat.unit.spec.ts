@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseCsv, readCsvValues } from '../../domain/sample/formats/csvFormat';
+import { parseCsv, readCsvValues, streamCsvValues } from '../../domain/sample/formats/csvFormat';
 import { SampleFormatError } from '../../domain/sample/formats/sampleFormat';
 import { parseInput } from '../support/memorySource';
 
@@ -54,6 +54,23 @@ describe('a CSV file in the acquisition format', () => {
       [-9.12, 0.03, 1.23],
       [-9.14, 0.01, 1.25],
     ]);
+  });
+
+  it('gives the first values of a stored file from a stream in small chunks, reading no further than they go', async () => {
+    let chunksRead = 0;
+    async function* chunks(bytes: Buffer, size: number) {
+      for (let at = 0; at < bytes.length; at += size) {
+        chunksRead++;
+        yield bytes.subarray(at, at + size);
+      }
+    }
+    const bytes = Buffer.from(ACCELEROMETER);
+    expect(await streamCsvValues(chunks(bytes, 7), 100)).toEqual(readCsvValues(bytes));
+    chunksRead = 0;
+    const rows = Array.from({ length: 10_000 }, (_, i) => `${i * 10},${i}`).join('\n');
+    const long = Buffer.from(`timestamp,a\n${rows}\n`);
+    expect(await streamCsvValues(chunks(long, 1024), 2)).toEqual([[0], [1]]);
+    expect(chunksRead).toBeLessThan(long.length / 1024 / 2);
   });
 
   it('takes sensor columns without units', async () => {
@@ -165,9 +182,20 @@ describe('a CSV file is refused, saying why, when', () => {
   });
 
   it('counts blank lines and quoted line breaks in the line number it gives', async () => {
-    const csv = 'timestamp,"a\nb"\n\n0,1\n   \n10,1\n20,oops\n';
-    expect(await refusal(csv)).toBe('Line 7, column "a\\nb": "oops" is not a number');
-    expect(() => readCsvValues(Buffer.from(csv))).toThrow('Line 7, column "a\\nb": "oops" is not a number');
+    // The line break is in the time column's header: a sensor's name may not hold one (below).
+    const csv = '"timestamp\n(ms)",a\n\n0,1\n   \n10,1\n20,oops\n';
+    expect(await refusal(csv)).toBe('Line 7, column "a": "oops" is not a number');
+    expect(() => readCsvValues(Buffer.from(csv))).toThrow('Line 7, column "a": "oops" is not a number');
+  });
+
+  it('refuses a sensor name or unit holding a control or direction-override character, naming the column', async () => {
+    expect(await refusal('timestamp,"a\nb"\n0,1\n10,1\n')).toBe('The name of column 2 contains a control character (U+000A)');
+    expect(await refusal('timestamp,accX (m\u202e/s)\n0,1\n10,1\n')).toBe('The units of column 2 contains an invisible formatting character (U+202E)');
+  });
+
+  it('refuses times whose mean step is outside the allowed interval range, and accepts the edges', async () => {
+    expect(await refusal('timestamp,a\n0,1\n86400001,2\n')).toMatch(/interval must be from 0\.000001 to 86400000 ms/);
+    expect((await parse(Buffer.from('timestamp,a\n0,1\n86400000,2\n'))).intervalMs).toBe(86_400_000);
   });
 });
 
