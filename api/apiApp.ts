@@ -10,6 +10,7 @@ import { accessLog } from './http/accessLog';
 import { jsonEnvelope } from './http/envelope';
 import { mountOperations, type Operation } from './http/operation';
 import { requestId } from './http/requestId';
+import { logRequestErrors } from './http/requestErrors';
 import { openApiDocument } from './openApi';
 import { accountOperations } from './routes/accountRoutes';
 import { currentUserOperations } from './routes/currentUserRoutes';
@@ -73,9 +74,7 @@ export function createApiApp(deps: ApiDeps, options: ApiAppOptions): Koa {
     settle: settler(options.sync, options.settleTimeoutMs, options.log),
   });
 
-  app.on('error', (error: unknown, ctx?: Koa.Context) => {
-    options.log.error({ err: error, requestId: ctx?.state.requestId }, 'request failed');
-  });
+  app.on('error', logRequestErrors(options.log, 'request failed'));
   app.use(requestId());
   app.use(accessLog(options.log));
   app.use(jsonEnvelope());

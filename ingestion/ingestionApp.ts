@@ -3,6 +3,7 @@ import Koa from 'koa';
 import type { Logger } from 'pino';
 import { accessLog } from '../api/http/accessLog';
 import { requestId } from '../api/http/requestId';
+import { logRequestErrors } from '../api/http/requestErrors';
 import type { IdAllocator } from '../commands/idAllocator';
 import { DomainError, TooLargeError, ValidationError } from '../domain/shared/errors';
 import type { ApiKeyQueries } from '../projections/apiKeys/apiKeyQueries';
@@ -156,9 +157,7 @@ export function createIngestionApp(deps: IngestionDeps): Koa {
     }
   });
 
-  app.on('error', (error: unknown, ctx?: Koa.Context) => {
-    deps.log.error({ err: error, requestId: ctx?.state.requestId }, 'ingestion request failed');
-  });
+  app.on('error', logRequestErrors(deps.log, 'ingestion request failed'));
   app.use(requestId());
   app.use(accessLog(deps.log));
   app.use(textErrors());
