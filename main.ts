@@ -16,6 +16,7 @@ import type { ApiDeps } from './api/apiDeps';
 import { IdentityProviderConfig, loadIdentityProviders } from './api/auth/identityProviders';
 import { LoginThrottle } from './api/auth/loginThrottle';
 import { describeIssues } from './api/http/operation';
+import { answerClientErrors } from './api/http/clientErrors';
 import { z } from 'zod';
 import { TokenService } from './api/auth/tokens';
 import { queueEmail } from './commands/emails/queueEmail';
@@ -372,6 +373,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
 
     if (config.roles.has('api')) {
       const server = http.createServer();
+      answerClientErrors(server, log, (_status, error) => ({ type: 'application/json; charset=utf-8', body: JSON.stringify({ success: false, error }) }));
       servers.push(server);
       const port = await listen(server, config.apiPort, config.host, log);
       apiUrl = local('http', port);
@@ -428,9 +430,12 @@ export async function startService(config: Config, log: Logger = pino({ level: c
         log: log.child({ role: 'ingestion' }),
       });
       const plain = http.createServer(app.callback());
+      const text = (_status: number, message: string) => ({ type: 'text/plain; charset=utf-8', body: message });
+      answerClientErrors(plain, log, text);
       servers.push(plain);
       ingestionUrl = local('http', await listen(plain, config.ingestionPort, config.host, log));
       const secure = https.createServer(await tlsCredentials(config, log), app.callback());
+      answerClientErrors(secure, log, text);
       servers.push(secure);
       ingestionTlsUrl = local('https', await listen(secure, config.ingestionTlsPort, config.host, log));
     }

@@ -11,6 +11,7 @@ import { jsonEnvelope } from './http/envelope';
 import { mountOperations, type Operation } from './http/operation';
 import { requestId } from './http/requestId';
 import { logRequestErrors } from './http/requestErrors';
+import { unknownMethod } from './http/clientErrors';
 import { openApiDocument } from './openApi';
 import { accountOperations } from './routes/accountRoutes';
 import { currentUserOperations } from './routes/currentUserRoutes';
@@ -97,6 +98,6 @@ export function createApiApp(deps: ApiDeps, options: ApiAppOptions): Koa {
     }),
   );
   app.use(router.routes());
-  app.use(router.allowedMethods({ throw: true }));
+  app.use(router.allowedMethods({ throw: true, notImplemented: unknownMethod }));
   return app;
 }

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { accessLog } from '../api/http/accessLog';
 import { requestId } from '../api/http/requestId';
 import { logRequestErrors } from '../api/http/requestErrors';
+import { unknownMethod } from '../api/http/clientErrors';
 import type { IdAllocator } from '../commands/idAllocator';
 import { DomainError, TooLargeError, ValidationError } from '../domain/shared/errors';
 import type { ApiKeyQueries } from '../projections/apiKeys/apiKeyQueries';
@@ -162,6 +163,6 @@ export function createIngestionApp(deps: IngestionDeps): Koa {
   app.use(accessLog(deps.log));
   app.use(textErrors());
   app.use(router.routes());
-  app.use(router.allowedMethods({ throw: true }));
+  app.use(router.allowedMethods({ throw: true, notImplemented: unknownMethod }));
   return app;
 }
