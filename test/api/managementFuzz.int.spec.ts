@@ -1,4 +1,5 @@
 import http from 'node:http';
+import net from 'node:net';
 import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -283,6 +284,30 @@ describe('the management API under hostile input', () => {
     }
     expect(problems).toEqual([]);
   }, 120_000);
+
+  it("answers requests Node's HTTP parser refuses in the envelope too", async () => {
+    const raw = (bytes: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = net.connect(port, '127.0.0.1', () => socket.end(bytes));
+        const chunks: Buffer[] = [];
+        socket.on('data', (c: Buffer) => chunks.push(c));
+        socket.on('close', () => resolve(Buffer.concat(chunks).toString()));
+        socket.on('error', reject);
+      });
+    const cases: [string, number][] = [
+      ['GET /v1/api/user HTTP/1.1\r\nHost: a\r\nNot a header\r\n\r\n', 400],
+      ['GET /v1/api/user HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab', 400],
+      ['BOGUS\r\n\r\n', 400],
+      [`GET /v1/api/user HTTP/1.1\r\nHost: a\r\nx-big: ${'x'.repeat(20_000)}\r\n\r\n`, 431],
+    ];
+    for (const [request, status] of cases) {
+      const answer = await raw(request);
+      const [head = '', body = ''] = answer.split('\r\n\r\n');
+      expect(head, request.slice(0, 60)).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+      expect(head).toMatch(/content-type: application\/json/i);
+      expect(JSON.parse(body)).toEqual({ success: false, error: expect.any(String) });
+    }
+  });
 
   it('leaves no polluted prototype behind and still serves the fixture', async () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
