@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import type { IncomingHttpHeaders } from 'node:http';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
+import { finished, type Readable } from 'node:stream';
 import busboy from 'busboy';
 import { ValidationError } from '../domain/shared/errors';
 import { FileTooLargeError, receivedOnDisk, streamToFile, type ReceivedFile } from './receiveFile';
@@ -80,8 +80,11 @@ export async function receiveMultipart(
     });
     parser.on('close', resolve);
     parser.on('error', (error: Error) => reject(new ValidationError(`Malformed multipart/form-data body: ${error.message}`)));
-    body.on('error', reject);
-    body.on('aborted', () => reject(new ValidationError('The upload was aborted')));
+    // Not the 'aborted' event: a client may have gone while the request waited for its API key
+    // check, and a body destroyed before it is piped would leave the parser waiting for good.
+    finished(body, (error) => {
+      if (error) reject(new ValidationError('The upload was aborted before the body was complete', 'UPLOAD_ABORTED'));
+    });
   });
   body.pipe(parser);
   const parseError = await done.then(

@@ -242,6 +242,9 @@ function multipartParser(options: MultipartOptions): (ctx: Context) => Promise<R
     if (!ctx.is('multipart')) return {};
     // A declared length over the limit is refused before a byte is read.
     if (Number(ctx.get('content-length') || 0) > maxBodyBytes) throw fileTooLarge(options);
+    // Formidable waits for the request's events: one that ended before (its client gone while it
+    // was authenticated) would keep it, and the files it started, waiting for good.
+    if (ctx.req.destroyed) throw abortedUpload();
     await parse(ctx, async () => {});
     // Formidable is done at the closing boundary; the body must also have arrived whole (a client
     // that goes away in the last bytes has not sent this request), else the files are not used.
@@ -258,6 +261,8 @@ function multipartParser(options: MultipartOptions): (ctx: Context) => Promise<R
   };
 }
 
+const abortedUpload = () => new ValidationError('The upload was aborted before the body was complete', 'UPLOAD_ABORTED');
+
 async function wholeBody(ctx: Context): Promise<void> {
   if (ctx.req.complete) return;
   ctx.req.resume();
@@ -265,7 +270,7 @@ async function wholeBody(ctx: Context): Promise<void> {
     await finished(ctx.req);
   } catch {
     await removeUploads(ctx.request.files);
-    throw new ValidationError('The upload was aborted before the body was complete', 'UPLOAD_ABORTED');
+    throw abortedUpload();
   }
 }
 
