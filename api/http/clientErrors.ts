@@ -34,6 +34,9 @@ export function answerClientErrors(server: Server, log: Logger, format: (status:
     const [status, message] = statusOf(error.code);
     const { type, body } = format(status, message);
     const head = `HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : status === 413 ? 'Payload Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request'}\r\n`;
-    socket.end(`${head}Content-Type: ${type}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    socket.write(`${head}Content-Type: ${type}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    // Destroyed at once, as Node does: that also aborts the request in progress on this connection
+    // (a client half-closing mid-body), whose handler would otherwise wait for the rest of its body.
+    socket.destroy();
   });
 }
