@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import { STATUS_CODES, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { DomainError } from '../../domain/shared/errors';
@@ -14,6 +14,8 @@ function statusOf(code: string | undefined): [number, string] {
   if (code === 'HPE_HEADER_OVERFLOW') return [431, 'The request line and headers are too large (at most 16 KB)'];
   if (code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW') return [413, 'The chunk extensions are too large'];
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return [408, 'The request took too long to arrive'];
+  // The client closed its side (socket.end()) before the request was whole.
+  if (code === 'HPE_INVALID_EOF_STATE') return [400, 'The connection was closed before the request was complete'];
   return [400, 'Malformed HTTP request'];
 }
 
@@ -33,8 +35,7 @@ export function answerClientErrors(server: Server, log: Logger, format: (status:
     }
     const [status, message] = statusOf(error.code);
     const { type, body } = format(status, message);
-    const head = `HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : status === 413 ? 'Payload Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request'}\r\n`;
-    socket.write(`${head}Content-Type: ${type}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: ${type}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
     // Destroyed at once, as Node does: that also aborts the request in progress on this connection
     // (a client half-closing mid-body), whose handler would otherwise wait for the rest of its body.
     socket.destroy();
