@@ -230,6 +230,9 @@ describe('a service process whose clients cut their connections mid-request', ()
     // tsx keeps its compile cache in the temporary folder too.
     const leftovers = async () => [...(await filesUnder(path.join(dataDir, 'incoming'))), ...(await filesUnder(tmpDir)).filter((f) => !path.relative(tmpDir, f).startsWith('tsx-'))];
     const before = await stored();
+    // The folders looked into are those the service uses (else the checks below could not fail).
+    expect(await readdir(path.join(dataDir, 'incoming'))).toHaveLength(1);
+    expect(await readdir(path.join(dataDir, 'blobs'))).toContain('tmp');
 
     const ingestionHeaders = { 'x-api-key': apiKey };
     const multipartRequest = (name: string, parts: Parameters<typeof multipart>[0]) => {
@@ -320,6 +323,7 @@ describe('a service process whose clients cut their connections mid-request', ()
     const after = await stored();
     expect(after.samples).toBe(before.samples + 2);
     expect(after.events).toBeGreaterThan(before.events);
+    expect(after.smallBlobs).toBe(before.smallBlobs + 2);
     expect(await leftovers()).toEqual([]);
     console.log(`cut-connection test: ${connections} connections cut in ${seconds.toFixed(1)} s; the service kept running and stored nothing of them`);
     events.close();
