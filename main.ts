@@ -17,6 +17,7 @@ import { IdentityProviderConfig, loadIdentityProviders } from './api/auth/identi
 import { LoginThrottle } from './api/auth/loginThrottle';
 import { ResetRequestThrottle } from './api/auth/resetRequestThrottle';
 import { describeIssues } from './api/http/operation';
+import { answerClientErrors } from './api/http/clientErrors';
 import { z } from 'zod';
 import { TokenService } from './api/auth/tokens';
 import { queueEmail } from './commands/emails/queueEmail';
@@ -295,11 +296,14 @@ async function tlsCredentials(config: Config, log: Logger): Promise<{ cert: stri
   return { cert: await readFile(certFile, 'utf8'), key: await readFile(keyFile, 'utf8') };
 }
 
-function listen(server: http.Server | https.Server, port: number, host: string): Promise<number> {
+function listen(server: http.Server | https.Server, port: number, host: string, log: Logger): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
       server.off('error', reject);
+      // A listening server reports failed accepts (EMFILE: a client opening connections without end)
+      // as 'error' events, which would stop the process if nothing listened. Node goes on accepting.
+      server.on('error', (error) => log.error({ err: error, port }, 'the server could not accept a connection'));
       resolve((server.address() as AddressInfo).port);
     });
   });
@@ -378,8 +382,9 @@ export async function startService(config: Config, log: Logger = pino({ level: c
 
     if (config.roles.has('api')) {
       const server = http.createServer();
+      answerClientErrors(server, log, (_status, error) => ({ type: 'application/json; charset=utf-8', body: JSON.stringify({ success: false, error }) }));
       servers.push(server);
-      const port = await listen(server, config.apiPort, config.host);
+      const port = await listen(server, config.apiPort, config.host, log);
       apiUrl = local('http', port);
       const ids = new IdAllocator(stores.events);
       const deps: ApiDeps = {
@@ -437,11 +442,14 @@ export async function startService(config: Config, log: Logger = pino({ level: c
         log: log.child({ role: 'ingestion' }),
       });
       const plain = http.createServer(app.callback());
+      const text = (_status: number, message: string) => ({ type: 'text/plain; charset=utf-8', body: message });
+      answerClientErrors(plain, log, text);
       servers.push(plain);
-      ingestionUrl = local('http', await listen(plain, config.ingestionPort, config.host));
+      ingestionUrl = local('http', await listen(plain, config.ingestionPort, config.host, log));
       const secure = https.createServer(await tlsCredentials(config, log), app.callback());
+      answerClientErrors(secure, log, text);
       servers.push(secure);
-      ingestionTlsUrl = local('https', await listen(secure, config.ingestionTlsPort, config.host));
+      ingestionTlsUrl = local('https', await listen(secure, config.ingestionTlsPort, config.host, log));
     }
     log.info({ apiUrl, ingestionUrl, ingestionTlsUrl, roles: [...config.roles], eventStore: config.eventStoreUrl ? 'eventstoredb' : 'sqlite', readStore: config.mongoUrl ? 'mongodb' : 'memory' }, 'service started');
     return { config, stores, apiUrl, ingestionUrl, ingestionTlsUrl, projections, stop, endDueSubscriptions: async (now) => subscriptionEnd?.runOnce(now), fullyDeleteDueProjects: async (now) => projectDeletion?.runOnce(now) };

@@ -11,6 +11,8 @@ import { accessLog } from './http/accessLog';
 import { jsonEnvelope } from './http/envelope';
 import { mountOperations, type Operation } from './http/operation';
 import { requestId } from './http/requestId';
+import { logRequestErrors } from './http/requestErrors';
+import { unknownMethod } from './http/clientErrors';
 import { openApiDocument } from './openApi';
 import { accountOperations } from './routes/accountRoutes';
 import { currentUserOperations } from './routes/currentUserRoutes';
@@ -77,9 +79,7 @@ export function createApiApp(deps: ApiDeps, options: ApiAppOptions): Koa {
     settle: settler(options.sync, options.settleTimeoutMs, options.log),
   });
 
-  app.on('error', (error: unknown, ctx?: Koa.Context) => {
-    options.log.error({ err: error, requestId: ctx?.state.requestId }, 'request failed');
-  });
+  app.on('error', logRequestErrors(options.log, 'request failed'));
   // First, so that every answer has it, refusals included: no browser guesses another type from the body.
   app.use((ctx, next) => (ctx.set('X-Content-Type-Options', 'nosniff'), next()));
   app.use(requestId());
@@ -106,6 +106,6 @@ export function createApiApp(deps: ApiDeps, options: ApiAppOptions): Koa {
   // Outside /v1: not part of the Edge Impulse API, and where probes expect it.
   app.use(new Router().get('/health', healthRoute(options.health, options.log)).routes());
   app.use(router.routes());
-  app.use(router.allowedMethods({ throw: true }));
+  app.use(router.allowedMethods({ throw: true, notImplemented: unknownMethod }));
   return app;
 }

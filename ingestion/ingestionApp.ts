@@ -3,6 +3,8 @@ import Koa from 'koa';
 import type { Logger } from 'pino';
 import { accessLog } from '../api/http/accessLog';
 import { requestId } from '../api/http/requestId';
+import { logRequestErrors } from '../api/http/requestErrors';
+import { unknownMethod } from '../api/http/clientErrors';
 import type { IdAllocator } from '../commands/idAllocator';
 import { DomainError, TooLargeError, ValidationError } from '../domain/shared/errors';
 import type { ApiKeyQueries } from '../projections/apiKeys/apiKeyQueries';
@@ -163,14 +165,12 @@ export function createIngestionApp(deps: IngestionDeps): Koa {
     }
   });
 
-  app.on('error', (error: unknown, ctx?: Koa.Context) => {
-    deps.log.error({ err: error, requestId: ctx?.state.requestId }, 'ingestion request failed');
-  });
+  app.on('error', logRequestErrors(deps.log, 'ingestion request failed'));
   app.use((ctx, next) => (ctx.set('X-Content-Type-Options', 'nosniff'), next()));
   app.use(requestId());
   app.use(accessLog(deps.log));
   app.use(textErrors());
   app.use(router.routes());
-  app.use(router.allowedMethods({ throw: true }));
+  app.use(router.allowedMethods({ throw: true, notImplemented: unknownMethod }));
   return app;
 }

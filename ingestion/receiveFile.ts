@@ -3,8 +3,9 @@ import { createWriteStream } from 'node:fs';
 import { open, rm, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { Transform, type Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { ValidationError } from '../domain/shared/errors';
 import type { SampleSource } from '../domain/sample/formats/sampleFormat';
 import type { BlobInfo, BlobStore } from '../stores/blobstore/blobStore';
 
@@ -14,6 +15,39 @@ export const MAX_FILE_BYTES = 100 * 1000 * 1000;
 export class FileTooLargeError extends Error {
   constructor(readonly maxBytes: number) {
     super(`The file is larger than ${maxBytes / 1e6} MB`);
+  }
+}
+
+/** The client went away (reset, or closed its side) before the whole body arrived. */
+export class UploadAbortedError extends ValidationError {
+  constructor() {
+    super('The upload was aborted before the body was complete', 'UPLOAD_ABORTED');
+  }
+}
+
+/** Whether `error`, thrown while reading `body`, means the client cut the connection. */
+export function isAbortOf(body: Readable, error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return body.readableAborted && (code === 'ECONNRESET' || code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ECONNABORTED');
+}
+
+/**
+ * Streams `source`, through `transform`, into a new file: backpressure and every stream's errors are
+ * the pipeline's. On any failure nothing is left: the file is removed only once its write stream has
+ * closed, because a stream still opening its file would create it again after the removal.
+ */
+export async function streamToFile(source: Readable, transform: (chunks: AsyncIterable<Buffer>) => AsyncIterable<Buffer>, file: string): Promise<void> {
+  const out = createWriteStream(file, { flags: 'wx', highWaterMark: 1024 * 1024 });
+  // The pipeline reports the first error; a stream destroyed mid-write reports its interrupted write
+  // again once that write returns, when the pipeline no longer listens (ERR_STREAM_DESTROYED).
+  out.on('error', () => {});
+  try {
+    await pipeline(source, transform, out);
+  } catch (error) {
+    out.destroy();
+    if (!out.closed) await new Promise<void>((resolve) => out.once('close', () => resolve()));
+    await rm(file, { force: true });
+    throw isAbortOf(source, error) ? new UploadAbortedError() : error;
   }
 }
 
@@ -53,12 +87,16 @@ export async function receiveBody(body: Readable, declaredLength: number | undef
   const hash = createHash('sha256');
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of body) {
-    size += (chunk as Buffer).length;
-    // A body longer than it declared is cut off by Node's HTTP parser; this bounds the rest.
-    if (size > Math.min(maxBytes, IN_MEMORY_BODY_BYTES)) throw new FileTooLargeError(Math.min(maxBytes, IN_MEMORY_BODY_BYTES));
-    hash.update(chunk as Buffer);
-    chunks.push(chunk as Buffer);
+  try {
+    for await (const chunk of body) {
+      size += (chunk as Buffer).length;
+      // A body longer than it declared is cut off by Node's HTTP parser; this bounds the rest.
+      if (size > Math.min(maxBytes, IN_MEMORY_BODY_BYTES)) throw new FileTooLargeError(Math.min(maxBytes, IN_MEMORY_BODY_BYTES));
+      hash.update(chunk as Buffer);
+      chunks.push(chunk as Buffer);
+    }
+  } catch (error) {
+    throw isAbortOf(body, error) ? new UploadAbortedError() : error;
   }
   const bytes = Buffer.concat(chunks, size);
   return {
@@ -78,20 +116,18 @@ export async function receiveToFile(body: Readable, dir: string, maxBytes = MAX_
   const file = path.join(dir, `${randomUUID()}.part`);
   const hash = createHash('sha256');
   let size = 0;
-  const meter = new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
-      size += chunk.length;
-      if (size > maxBytes) return callback(new FileTooLargeError(maxBytes));
-      hash.update(chunk);
-      callback(null, chunk);
+  await streamToFile(
+    body,
+    async function* meter(chunks) {
+      for await (const chunk of chunks) {
+        size += chunk.length;
+        if (size > maxBytes) throw new FileTooLargeError(maxBytes);
+        hash.update(chunk);
+        yield chunk;
+      }
     },
-  });
-  try {
-    await pipeline(body, meter, createWriteStream(file));
-  } catch (error) {
-    await rm(file, { force: true });
-    throw error;
-  }
+    file,
+  );
   return receivedOnDisk(file, size, hash.digest('hex'));
 }
 

@@ -1,12 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { createWriteStream, type WriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import type { IncomingHttpHeaders } from 'node:http';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
+import { finished, type Readable } from 'node:stream';
 import busboy from 'busboy';
 import { ValidationError } from '../domain/shared/errors';
-import { FileTooLargeError, receivedOnDisk, type ReceivedFile } from './receiveFile';
+import { FileTooLargeError, receivedOnDisk, streamToFile, type ReceivedFile } from './receiveFile';
 
 export interface ReceivedPart {
   field: string;
@@ -17,36 +16,30 @@ export interface ReceivedPart {
   file: ReceivedFile | FileTooLargeError;
 }
 
-const end = (stream: WriteStream) => new Promise<void>((resolve, reject) => stream.end((error?: Error | null) => (error ? reject(error) : resolve())));
-
 /**
  * One part to disk, hashed and counted on the way. A part over `maxBytes` is dropped on its own
  * (the rest of it is read and discarded), so the other parts of the request still go through.
  */
 async function receivePart(stream: Readable, dir: string, maxBytes: number): Promise<ReceivedFile | FileTooLargeError> {
   const file = path.join(dir, `${randomUUID()}.part`);
-  const out = createWriteStream(file, { highWaterMark: 1024 * 1024 });
   const hash = createHash('sha256');
   let size = 0;
   let tooLarge = false;
-  try {
-    for await (const chunk of stream) {
-      size += (chunk as Buffer).length;
-      if (tooLarge) continue;
-      if (size > maxBytes) {
-        tooLarge = true;
-        continue;
+  await streamToFile(
+    stream,
+    async function* meter(chunks) {
+      for await (const chunk of chunks) {
+        size += chunk.length;
+        if (tooLarge || size > maxBytes) {
+          tooLarge = true;
+          continue;
+        }
+        hash.update(chunk);
+        yield chunk;
       }
-      hash.update(chunk as Buffer);
-      // Backpressure is the write stream's: only wait when its buffer is full.
-      if (!out.write(chunk)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
-    }
-    await end(out);
-  } catch (error) {
-    out.destroy();
-    await rm(file, { force: true });
-    throw error;
-  }
+    },
+    file,
+  );
   if (tooLarge) {
     await rm(file, { force: true });
     return new FileTooLargeError(maxBytes);
@@ -87,8 +80,11 @@ export async function receiveMultipart(
     });
     parser.on('close', resolve);
     parser.on('error', (error: Error) => reject(new ValidationError(`Malformed multipart/form-data body: ${error.message}`)));
-    body.on('error', reject);
-    body.on('aborted', () => reject(new ValidationError('The upload was aborted')));
+    // Not the 'aborted' event: a client may have gone while the request waited for its API key
+    // check, and a body destroyed before it is piped would leave the parser waiting for good.
+    finished(body, (error) => {
+      if (error) reject(new ValidationError('The upload was aborted before the body was complete', 'UPLOAD_ABORTED'));
+    });
   });
   body.pipe(parser);
   const parseError = await done.then(

@@ -1,4 +1,5 @@
 import { rm } from 'node:fs/promises';
+import { finished } from 'node:stream/promises';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { HttpMethodEnum, koaBody, type ScalarOrArrayFiles } from 'koa-body'; // its augmentation types ctx.request.body
@@ -241,7 +242,13 @@ function multipartParser(options: MultipartOptions): (ctx: Context) => Promise<R
     if (!ctx.is('multipart')) return {};
     // A declared length over the limit is refused before a byte is read.
     if (Number(ctx.get('content-length') || 0) > maxBodyBytes) throw fileTooLarge(options);
+    // Formidable waits for the request's events: one that ended before (its client gone while it
+    // was authenticated) would keep it, and the files it started, waiting for good.
+    if (ctx.req.destroyed) throw abortedUpload();
     await parse(ctx, async () => {});
+    // Formidable is done at the closing boundary; the body must also have arrived whole (a client
+    // that goes away in the last bytes has not sent this request), else the files are not used.
+    await wholeBody(ctx);
     const files: Record<string, UploadedFile> = {};
     for (const [field, value] of Object.entries(ctx.request.files ?? {})) {
       if (!options.files.includes(field)) throw new ValidationError(`Unexpected file field "${field}": this operation takes ${options.files.map((f) => `"${f}"`).join(', ')}`);
@@ -252,6 +259,19 @@ function multipartParser(options: MultipartOptions): (ctx: Context) => Promise<R
     }
     return files;
   };
+}
+
+const abortedUpload = () => new ValidationError('The upload was aborted before the body was complete', 'UPLOAD_ABORTED');
+
+async function wholeBody(ctx: Context): Promise<void> {
+  if (ctx.req.complete) return;
+  ctx.req.resume();
+  try {
+    await finished(ctx.req);
+  } catch {
+    await removeUploads(ctx.request.files);
+    throw abortedUpload();
+  }
 }
 
 async function removeUploads(files: ScalarOrArrayFiles | undefined): Promise<void> {

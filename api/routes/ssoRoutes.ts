@@ -12,7 +12,8 @@ import { Password } from './accountRoutes';
 export function ssoOperations(deps: ApiDeps): Operation[] {
   const providers = deps.settings.identityProviders;
   const idpsOf = (email: string | null) => (email ? providersForEmail(providers, email).map((p) => p.name) : []);
-  const lookup = (usernameOrEmail: string) => deps.users.byUsernameOrEmail(decodeURIComponent(usernameOrEmail));
+  // The router has decoded path parameters already; decoding again failed on a '%' (a 500).
+  const lookup = (usernameOrEmail: string) => deps.users.byUsernameOrEmail(usernameOrEmail);
 
   return [
     operation({
@@ -22,7 +23,7 @@ export function ssoOperations(deps: ApiDeps): Operation[] {
       summary: 'Identity providers enabled for a user or an e-mail domain',
       auth: 'none',
       async handler({ params }) {
-        const value = decodeURIComponent(params.usernameOrEmail ?? '');
+        const value = params.usernameOrEmail ?? '';
         const user: UserDocument | null = value.includes('@') ? null : await lookup(value);
         const idps = idpsOf(value.includes('@') ? value : (user?.email ?? null));
         return { idps, ...(user && idps.length > 0 ? { needsPasswordSetup: !user.passwordConfigured } : {}) };

@@ -1,3 +1,4 @@
+import http from 'node:http';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestService, type TestService, registerUser } from '../support/testService';
@@ -50,6 +51,28 @@ describe('the ingestion API under generated input', () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('answers any method on any path with a 4xx, never a 500', async () => {
+    const port = Number(new URL(service.ingestionUrl!).port);
+    const statusOf = (method: string, path: string) =>
+      new Promise<number>((resolve, reject) => {
+        // node:http, not fetch: fetch refuses to send TRACE.
+        const req = http.request({ host: '127.0.0.1', port, method, path, headers: { 'x-api-key': apiKey }, agent: false }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    const answers: string[] = [];
+    for (const path of ['/api/training/data', '/api/split/files', '/api/bogus/data', '/api/training', '/nope', '/%00', '/api/%E0%A4%A/data']) {
+      for (const method of ['GET', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'PROPFIND', 'HEAD', 'POST']) {
+        const status = await statusOf(method, path);
+        if (status < 200 || status >= 500) answers.push(`${method} ${path}: ${status}`);
+      }
+    }
+    expect(answers).toEqual([]);
   });
 
   it('answers /files with a clear status and never a 500', async () => {
