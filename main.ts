@@ -332,7 +332,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
   let subscriptionEnd: ReturnType<typeof startSubscriptionEnd> | undefined;
   let projectDeletion: ReturnType<typeof startProjectDeletion> | undefined;
   let parser: SampleParser | undefined;
-  // One parse worker for the roles that read sample files (ingestion, and the api's raw-data view).
+  // One sample parser for the roles that read sample files (ingestion, and the api's raw-data view).
   const sampleParser = (): SampleParser => (parser ??= new SampleParser());
   const stop = async () => {
     await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));

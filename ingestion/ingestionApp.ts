@@ -41,7 +41,7 @@ export interface IngestionDeps {
   health: ProjectionHealth;
   /** Where uploads are received before they are checked and stored; made by the caller. */
   tmpDir: string;
-  /** Parses files received on disk in a worker thread. */
+  /** Parses received files as streams, a chunk at a time. */
   parser: SampleParser;
   /** Keeps the keys' `lastUsed`. */
   apiKeyUsage?: ApiKeyUsageRecorder;

@@ -60,7 +60,7 @@ export async function receiveMultipart(
   let tooMany = false;
   let parser: busboy.Busboy;
   try {
-    parser = busboy({ headers, limits: { files: options.maxFiles, fields: 20, fieldSize: 64 * 1024 } });
+    parser = busboy({ headers, defParamCharset: 'utf8', limits: { files: options.maxFiles, fields: 20, fieldSize: 64 * 1024 } });
   } catch (error) {
     throw new ValidationError(`Malformed multipart/form-data request: ${(error as Error).message}`);
   }
