@@ -9,6 +9,7 @@ import type { DeviceEvent } from '../../domain/device/deviceEvents';
 import type { EmailEvent } from '../../domain/email/emailEvents';
 import { IMPULSE_TYPES, INPUT_BLOCK_TYPES, LEARN_BLOCK_TYPES } from '../../domain/impulse/blockCatalog';
 import type { ImpulseBlocks, ImpulseEvent } from '../../domain/impulse/impulseEvents';
+import { JOB_LOG_LEVELS, type JobEvent } from '../../domain/job/jobEvents';
 import type { OrganizationEvent } from '../../domain/organization/organizationEvents';
 import { API_KEY_ROLES, type ApiKeyUsed, type ProjectEvent } from '../../domain/project/projectEvents';
 import { LABELING_METHODS, MODEL_ENGINES, MODEL_VARIANTS, PROJECT_NAME_MAX, README_MAX_CHARS, type ProjectSettingsChange } from '../../domain/project/projectSettings';
@@ -18,7 +19,7 @@ import { textProblem, type TextRule } from '../../domain/shared/textRules';
 import { PROJECTS_SORT_ORDERS, type UserEvent } from '../../domain/user/userEvents';
 import { EULAS, USER_EXPERIMENTS, USER_NOTIFICATIONS } from '../../api/views/userView';
 
-export type AnyEvent = UserEvent | ProjectEvent | ApiKeyUsed | SampleEvent | DeviceEvent | EmailEvent | ImpulseEvent | OrganizationEvent;
+export type AnyEvent = UserEvent | ProjectEvent | ApiKeyUsed | SampleEvent | DeviceEvent | EmailEvent | ImpulseEvent | OrganizationEvent | JobEvent;
 export type EventType = AnyEvent['type'];
 type DataOf<T extends EventType> = Extract<AnyEvent, { type: T }>['data'];
 
@@ -271,6 +272,25 @@ export const eventGenerators: Generators = {
   DeviceDeleted: (ids) => fc.record({ projectId: fc.constant(ids.projectId), deviceId: fc.constant(ids.deviceId), deleted: iso }),
 
   // email-{id}
+  JobRequested: (ids) =>
+    fc.record({
+      jobId: fc.constant(ids.id),
+      projectId: fc.constantFrom(ids.projectId, null),
+      organizationId: fc.constantFrom(ids.organizationId, null),
+      category: line(128),
+      categoryKey: line(128),
+      key: line(128, true),
+      parameters: fc.dictionary(line(64), fc.oneof(fc.integer(), fc.boolean(), line(64, true))),
+      jobNotificationUids: fc.array(fc.constantFrom(ids.userId, ids.otherUserId), { maxLength: 3 }),
+      createdByUserId: fc.constantFrom(ids.userId, null),
+      created: iso,
+    }),
+  JobStarted: (ids) => fc.record({ jobId: fc.constant(ids.id), workerId: line(128), attempt: between(1, 10, { integer: true }), started: iso }),
+  JobOutputWritten: (ids) =>
+    fc.record({ jobId: fc.constant(ids.id), lines: fc.array(fc.record({ created: iso, data: paragraph(4096), logLevel: fc.constantFrom(...JOB_LOG_LEVELS) }), { minLength: 1, maxLength: 5 }) }),
+  JobCancelRequested: (ids) => fc.record({ jobId: fc.constant(ids.id), force: fc.boolean(), requestedByUserId: fc.constantFrom(ids.userId, null), requested: iso }),
+  JobFinished: (ids) =>
+    fc.record({ jobId: fc.constant(ids.id), finishedSuccessful: fc.boolean(), reason: fc.option(line(1024), { nil: null }), cancelled: fc.boolean(), computeTimeMs: between(0, 1e12, { integer: true }), finished: iso }),
   EmailQueued: (ids) =>
     fc.record({
       emailId: fc.constant(ids.id),

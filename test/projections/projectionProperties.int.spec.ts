@@ -104,6 +104,16 @@ const scenario: fc.Arbitrary<{ creations: Step[][]; streams: Step[][] }> = fc.tu
         5,
       ).map(createdOnce),
     );
+    const jobIds = { ...base, id: 60_000 + projectId };
+    const job = `job-${jobIds.id}`;
+    streams.push(
+      sequence(
+        [ev('JobRequested', jobIds, job), ev('JobStarted', jobIds, job)],
+        oneOf(['JobOutputWritten', 'JobCancelRequested', 'JobStarted'], jobIds, job),
+        [ev('JobFinished', jobIds, job)],
+        4,
+      ),
+    );
     const emailIds = { ...base, id: 50_000 + projectId };
     streams.push(sequence([ev('EmailQueued', emailIds, `email-${emailIds.id}`)], oneOf(['EmailSent', 'EmailNotSent'], emailIds, `email-${emailIds.id}`), [], 2));
   }
