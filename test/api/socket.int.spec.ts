@@ -240,6 +240,23 @@ describe('the job websocket', () => {
     expect(lines.slice(1)).toEqual([0, 1, 2, 3, 4].map((i) => `line ${i} from process ${child.pid}\n`));
     expect(socket.named(`job-finished-${jobId}`)[0]!.payload).toEqual({ success: true });
   }, 30_000);
+
+  it('closes open sockets when the service stops, without waiting for the clients', async () => {
+    const jobId = await requestJob(events, projectId);
+    const socket = await connect();
+    socket.startLogStream(jobId);
+    await writeOutput(events, jobId, [line('before the restart\n')]);
+    await socket.until(() => dataOf(socket, jobId).length === 1, 'a line');
+    const started = Date.now();
+    service = await service.restart();
+    events = service.stores.events;
+    expect(Date.now() - started).toBeLessThan(5_000);
+    await socket.until(() => socket.closed, 'the socket to close');
+    // The restarted service serves the job again, from the same log.
+    const again = await connect();
+    again.startLogStream(jobId);
+    await again.until(() => dataOf(again, jobId).length === 1, 'the replay after the restart');
+  }, 30_000);
 });
 
 /** The socket server attached to a server of its own, on the service's stores, with small limits to reach them in a test. */
