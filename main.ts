@@ -20,6 +20,7 @@ import { describeIssues } from './api/http/operation';
 import { answerClientErrors } from './api/http/clientErrors';
 import { z } from 'zod';
 import { TokenService } from './api/auth/tokens';
+import { attachJobSocket, type JobSocketServer } from './api/socket/jobSocketServer';
 import { queueEmail } from './commands/emails/queueEmail';
 import { IdAllocator } from './commands/idAllocator';
 import { startSagas, type RunningSagas } from './commands/sagas';
@@ -332,9 +333,12 @@ export async function startService(config: Config, log: Logger = pino({ level: c
   let subscriptionEnd: ReturnType<typeof startSubscriptionEnd> | undefined;
   let projectDeletion: ReturnType<typeof startProjectDeletion> | undefined;
   let parser: SampleParser | undefined;
+  let jobSocket: JobSocketServer | undefined;
   // One sample parser for the roles that read sample files (ingestion, and the api's raw-data view).
   const sampleParser = (): SampleParser => (parser ??= new SampleParser());
   const stop = async () => {
+    // Websockets first: an open one would keep its server from closing.
+    await jobSocket?.close();
     await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
     for (const s of servers) s.closeAllConnections();
     await parser?.close();
@@ -422,6 +426,8 @@ export async function startService(config: Config, log: Logger = pino({ level: c
       };
       const app: Koa = createApiApp(deps, { log: log.child({ role: 'api' }), sync, health, settleTimeoutMs: config.settleTimeoutMs });
       server.on('request', app.callback());
+      // After the app's listener: socket.io passes on every request outside /socket.io to it.
+      jobSocket = attachJobSocket(server, { events: stores.events, tokens: deps.tokens.socket, projects: deps.projects, log: log.child({ role: 'api', component: 'job-socket' }) });
     }
     if (config.roles.has('ingestion')) {
       // Uploads that were being received when the process stopped were never acknowledged.

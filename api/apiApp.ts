@@ -29,6 +29,7 @@ import { deviceOperations } from './routes/deviceRoutes';
 import { rawDataOperations } from './routes/rawDataRoutes';
 import { impulseOperations } from './routes/impulseRoutes';
 import { dspOperations } from './routes/dspRoutes';
+import { socketTokenOperations } from './routes/socketTokenRoutes';
 import { healthRoute } from './routes/healthRoutes';
 import { serveUserPhoto, userPhotoOperations } from './routes/userPhotoRoutes';
 
@@ -56,6 +57,7 @@ export function allOperations(deps: ApiDeps): Operation[] {
     ...deviceOperations(deps),
     ...impulseOperations(deps),
     ...dspOperations(deps),
+    ...socketTokenOperations(deps),
     ...rawDataOperations(deps),
     ...projectKeyOperations(deps),
     ...collaboratorOperations(deps),

@@ -1,4 +1,5 @@
 import { SignJWT, errors, jwtVerify } from 'jose';
+import { SocketTokenService } from '../socket/socketTokens';
 
 export const TOKEN_LIFETIME_SECONDS = 30 * 24 * 3600;
 const ISSUER = 'edge-ml-service';
@@ -13,9 +14,12 @@ export interface TokenClaims {
 /** Session tokens: HS256 JWTs signed with the service secret (`jose`), valid for 30 days. */
 export class TokenService {
   private readonly key: Uint8Array;
+  /** The job websocket's short-lived tokens, signed with the same secret but never valid as a session token. */
+  readonly socket: SocketTokenService;
 
   constructor(secret: string) {
     this.key = new TextEncoder().encode(secret);
+    this.socket = new SocketTokenService(this.key);
   }
 
   async issue(userId: number, sessionVersion: number, now: Date): Promise<string> {
@@ -48,10 +52,11 @@ export class TokenService {
     const known = this.verified.get(token);
     if (known && known.expires > Date.now()) return known.claims;
     try {
-      const { payload } = await jwtVerify(token, this.key, { issuer: ISSUER, algorithms: ['HS256'] });
+      // Only the type issued above, and no audience: a socket token (same secret) is not a session.
+      const { payload } = await jwtVerify(token, this.key, { issuer: ISSUER, algorithms: ['HS256'], typ: 'JWT' });
       const userId = Number(payload.sub);
       const sessionVersion = payload.sv;
-      if (!Number.isSafeInteger(userId) || userId <= 0 || payload.iat === undefined || typeof sessionVersion !== 'number') return { invalid: 'Invalid token' };
+      if (payload.aud !== undefined || !Number.isSafeInteger(userId) || userId <= 0 || payload.iat === undefined || typeof sessionVersion !== 'number') return { invalid: 'Invalid token' };
       const claims = { userId, sessionVersion, issuedAt: new Date(payload.iat * 1000) };
       this.remember(token, claims, payload.exp === undefined ? Number.POSITIVE_INFINITY : payload.exp * 1000);
       return claims;

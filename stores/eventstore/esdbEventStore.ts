@@ -34,7 +34,7 @@ import {
   type EventData,
   type ReadAllOptions as EsdbReadAllOptions,
   type ReadPosition,
-  type ReadStreamOptions,
+  type ReadStreamOptions as EsdbReadStreamOptions,
   type RecordedEvent,
   type ResolvedEvent,
   type SubscribeToAllOptions,
@@ -55,6 +55,7 @@ import {
   type NewEvent,
   type Position,
   type ReadAllOptions,
+  type ReadStreamOptions,
   type Revision,
   type StoredEvent,
   type Subscription,
@@ -88,7 +89,7 @@ export interface EsdbClient {
     nextExpectedRevision: bigint;
     position?: { commit: bigint; prepare: bigint };
   }>;
-  readStream(streamName: string, options: ReadStreamOptions): EsdbRead<ResolvedEvent>;
+  readStream(streamName: string, options: EsdbReadStreamOptions): EsdbRead<ResolvedEvent>;
   readAll(options: EsdbReadAllOptions): EsdbRead<AllStreamResolvedEvent>;
   subscribeToAll(options: SubscribeToAllOptions): EsdbSubscriptionSource;
   dispose(): Promise<void>;
@@ -247,10 +248,14 @@ export class EsdbEventStore implements EventStore {
     throw new Error(`Stream ${streamId}: no event at revision ${revision} right after appending it`);
   }
 
-  async readStream(streamId: string, options?: { fromRevision?: Revision }): Promise<StoredEvent[]> {
+  async readStream(streamId: string, options?: ReadStreamOptions): Promise<StoredEvent[]> {
     const events: StoredEvent[] = [];
+    if (options?.maxCount !== undefined && options.maxCount <= 0) return events;
     try {
-      const read = this.client.readStream(streamId, { fromRevision: options?.fromRevision ?? START });
+      const read = this.client.readStream(streamId, {
+        fromRevision: options?.fromRevision ?? START,
+        ...(options?.maxCount !== undefined ? { maxCount: options.maxCount } : {}),
+      });
       for await (const resolved of cancelOnExit(read)) {
         if (resolved.event) events.push(toStoredEvent(resolved.event, streamEventPosition(resolved.event)));
       }

@@ -53,6 +53,12 @@ export interface AppendResult {
   position: Position;
 }
 
+export interface ReadStreamOptions {
+  /** From this revision on (inclusive); from the stream's first event when absent. */
+  fromRevision?: Revision;
+  maxCount?: number;
+}
+
 export interface ReadAllOptions {
   /** Only events strictly after this position; from the start of the log when absent. */
   after?: Position;
@@ -83,8 +89,12 @@ export interface EventStore {
    * (SQLite: anywhere); ids reused in another stream are refused by SQLite only.
    */
   appendToStream(streamId: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
-  /** The stream's events in order; an empty array when the stream does not exist. */
-  readStream(streamId: string, options?: { fromRevision?: Revision }): Promise<StoredEvent[]>;
+  /**
+   * The stream's events in order; an empty array when the stream does not exist. `maxCount` reads
+   * a page of at most that many, so a long stream (a job's output) can be read without holding it
+   * whole; the next page starts at the last revision read plus one.
+   */
+  readStream(streamId: string, options?: ReadStreamOptions): Promise<StoredEvent[]>;
   /** The whole log in order (our events only, never the store's own system events). */
   readAll(options?: ReadAllOptions): AsyncIterable<StoredEvent>;
   subscribeToAll(options?: { after?: Position }): Subscription;

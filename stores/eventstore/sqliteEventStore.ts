@@ -16,6 +16,7 @@ import {
   type NewEvent,
   type Position,
   type ReadAllOptions,
+  type ReadStreamOptions,
   type Revision,
   type StoredEvent,
   type Subscription,
@@ -91,8 +92,9 @@ export class SqliteEventStore implements EventStore {
     this.selectById = db.prepare<[string], StoredRef>(
       'SELECT position, stream_id, revision, event_id FROM events WHERE event_id = ?',
     );
-    this.selectStreamFrom = db.prepare<[string, bigint], EventRow>(
-      'SELECT * FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision',
+    // LIMIT -1: no limit.
+    this.selectStreamFrom = db.prepare<[string, bigint, number], EventRow>(
+      'SELECT * FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision LIMIT ?',
     );
     this.selectStreamSlice = db.prepare<[string, bigint, number], StoredRef>(
       `SELECT position, stream_id, revision, event_id FROM events
@@ -248,8 +250,9 @@ export class SqliteEventStore implements EventStore {
     return new DuplicateEventIdError(streamId, taken?.id ?? '?');
   }
 
-  async readStream(streamId: string, options?: { fromRevision?: Revision }): Promise<StoredEvent[]> {
-    return this.selectStreamFrom.all(streamId, options?.fromRevision ?? 0n).map(toStoredEvent);
+  async readStream(streamId: string, options?: ReadStreamOptions): Promise<StoredEvent[]> {
+    if (options?.maxCount !== undefined && options.maxCount <= 0) return [];
+    return this.selectStreamFrom.all(streamId, options?.fromRevision ?? 0n, options?.maxCount ?? -1).map(toStoredEvent);
   }
 
   async *readAll(options?: ReadAllOptions): AsyncGenerator<StoredEvent> {

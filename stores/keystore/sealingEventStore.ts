@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import type { AppendResult, EventStore, ExpectedRevision, NewEvent, Position, ReadAllOptions, Revision, StoredEvent, Subscription } from '../eventstore/eventStore';
+import type { AppendResult, EventStore, ExpectedRevision, NewEvent, Position, ReadAllOptions, ReadStreamOptions, StoredEvent, Subscription } from '../eventstore/eventStore';
 import type { KeyStore } from './keyStore';
 
 export interface SealedFieldsSpec {
@@ -29,7 +29,7 @@ export class SealingEventStore implements EventStore {
     return this.inner.appendToStream(streamId, sealed, expected);
   }
 
-  async readStream(streamId: string, options?: { fromRevision?: Revision }): Promise<StoredEvent[]> {
+  async readStream(streamId: string, options?: ReadStreamOptions): Promise<StoredEvent[]> {
     const events = await this.inner.readStream(streamId, options);
     return Promise.all(events.map((e) => this.open(e)));
   }

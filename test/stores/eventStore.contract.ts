@@ -278,6 +278,22 @@ export function eventStoreContract(
         expect(await store.readStream(stream, { fromRevision: 4n })).toEqual([]);
       });
 
+      it('reads a page of at most maxCount events, the next one from the revision after it', async () => {
+        const stream = streamName();
+        await store.appendToStream(stream, ['A', 'B', 'C', 'D', 'E'].map((t) => newEvent(t)), 'no_stream');
+        const pages: string[][] = [];
+        for (let from = 0n; ; ) {
+          const page = await store.readStream(stream, { fromRevision: from, maxCount: 2 });
+          if (page.length === 0) break;
+          expect(page.length).toBeLessThanOrEqual(2);
+          pages.push(page.map((e) => e.type));
+          from = page[page.length - 1]!.revision + 1n;
+        }
+        expect(pages).toEqual([['A', 'B'], ['C', 'D'], ['E']]);
+        expect(await store.readStream(stream, { maxCount: 0 })).toEqual([]);
+        expect(await store.readStream(streamName(), { maxCount: 3 })).toEqual([]);
+      });
+
       it('round-trips metadata and nested data', async () => {
         const stream = streamName();
         const data = {

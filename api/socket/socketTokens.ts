@@ -1,0 +1,78 @@
+import { SignJWT, errors, jwtVerify } from 'jose';
+
+/** Long enough for the SDK to fetch a token and connect (it retries for 60 s), short enough that a leaked one soon dies. */
+export const SOCKET_TOKEN_LIFETIME_SECONDS = 10 * 60;
+
+const ISSUER = 'edge-ml-service';
+// Audience and header type tell the two kinds of token apart: a socket token lacks the login
+// token's type, and a login token lacks this audience, so neither passes for the other even though
+// one secret signs both.
+const AUDIENCE = 'job-socket';
+const TYPE = 'socket+jwt';
+/** Far more than a token we issue (about 250 characters): a longer one is refused before any work. */
+const MAX_TOKEN_LENGTH = 2048;
+
+/** Who asked for the token: the websocket acts for them and only for them. */
+export type SocketCaller = { kind: 'user'; userId: number } | { kind: 'apiKey'; apiKeyId: number };
+
+export interface SocketTokenClaims {
+  caller: SocketCaller;
+  /** The only project whose jobs the socket may follow. */
+  projectId: number;
+  expires: Date;
+}
+
+const subjectOf = (caller: SocketCaller): string => (caller.kind === 'user' ? `user:${caller.userId}` : `apikey:${caller.apiKeyId}`);
+
+function callerOf(subject: string | undefined): SocketCaller | undefined {
+  const match = /^(user|apikey):(\d{1,15})$/.exec(subject ?? '');
+  if (!match) return undefined;
+  const id = Number(match[2]);
+  if (!Number.isSafeInteger(id) || id <= 0) return undefined;
+  return match[1] === 'user' ? { kind: 'user', userId: id } : { kind: 'apiKey', apiKeyId: id };
+}
+
+/**
+ * Short-lived tokens for the job websocket (`GET /api/{projectId}/socket-token`): HS256 JWTs signed
+ * with the service secret, bound to the caller and one project. They go in a URL query, where
+ * proxies may log them; that is why they are short-lived and good for nothing but the socket.
+ */
+export class SocketTokenService {
+  constructor(private readonly key: Uint8Array) {}
+
+  async issue(caller: SocketCaller, projectId: number, now: Date): Promise<{ socketToken: string; expires: Date }> {
+    const iat = Math.floor(now.getTime() / 1000);
+    const exp = iat + SOCKET_TOKEN_LIFETIME_SECONDS;
+    const socketToken = await new SignJWT({ pid: projectId })
+      .setProtectedHeader({ alg: 'HS256', typ: TYPE })
+      .setSubject(subjectOf(caller))
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setIssuedAt(iat)
+      .setExpirationTime(exp)
+      .sign(this.key);
+    return { socketToken, expires: new Date(exp * 1000) };
+  }
+
+  /** The claims of a valid socket token, or why it is not one. */
+  async verify(token: string, now: Date = new Date()): Promise<SocketTokenClaims | { invalid: string }> {
+    if (token.length === 0 || token.length > MAX_TOKEN_LENGTH) return { invalid: 'Invalid socket token' };
+    try {
+      const { payload } = await jwtVerify(token, this.key, {
+        issuer: ISSUER,
+        audience: AUDIENCE,
+        typ: TYPE,
+        algorithms: ['HS256'],
+        currentDate: now,
+        requiredClaims: ['exp', 'iat', 'sub'],
+      });
+      const caller = callerOf(payload.sub);
+      const projectId = payload.pid;
+      if (!caller || typeof projectId !== 'number' || !Number.isSafeInteger(projectId) || projectId <= 0) return { invalid: 'Invalid socket token' };
+      return { caller, projectId, expires: new Date(payload.exp! * 1000) };
+    } catch (error) {
+      if (error instanceof errors.JWTExpired) return { invalid: 'Socket token has expired, get a new one' };
+      return { invalid: 'Invalid socket token' };
+    }
+  }
+}
