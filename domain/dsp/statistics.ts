@@ -47,14 +47,19 @@ function centralMoments(x: ArrayLike<number>): { mean: number; m2: number; m3: n
 
 const isConstant = (m2: number, m: number, options?: MomentOptions) => m2 <= ((options?.resolution ?? 1e-15) * m) ** 2;
 
+// Where m2^1.5 or m2² underflows to 0 (values around 1e-80 and below) scipy answers NaN; such an
+// input is constant as far as float64 can tell, so it is answered as one.
+
 /** scipy `stats.skew(x)`: m3 / m2^1.5; 0 for a constant input. */
 export function skewness(x: ArrayLike<number>, options?: MomentOptions): number {
   const { mean: m, m2, m3 } = centralMoments(x);
-  return isConstant(m2, m, options) ? 0 : m3 / m2 ** 1.5;
+  const denominator = m2 ** 1.5;
+  return isConstant(m2, m, options) || denominator === 0 ? 0 : m3 / denominator;
 }
 
 /** scipy `stats.kurtosis(x)` (Fisher): m4 / m2² − 3; −3 for a constant input. */
 export function kurtosis(x: ArrayLike<number>, options?: MomentOptions): number {
   const { mean: m, m2, m4 } = centralMoments(x);
-  return (isConstant(m2, m, options) ? 0 : m4 / (m2 * m2)) - 3;
+  const denominator = m2 * m2;
+  return (isConstant(m2, m, options) || denominator === 0 ? 0 : m4 / denominator) - 3;
 }
