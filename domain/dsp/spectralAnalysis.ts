@@ -12,6 +12,8 @@ import { sosfilt } from './spectral/sosFilter';
 import { spectralFeaturesV1 } from './spectral/spectralFeaturesV1';
 import { readSpectralParameters, type SpectralParameters } from './spectral/spectralParameters';
 import { waveletFeatures, waveletMinimumLength } from './spectral/waveletFeatures';
+import { mean32 } from './spectral/float32Statistics';
+import { mean } from './statistics';
 import { pyFloatString } from './spectral/pythonFormat';
 
 const f32 = Math.fround;
@@ -46,10 +48,12 @@ function prepareAxis(raw: Float64Array, p: SpectralParameters, fs: number, sos: 
 }
 
 function removeMean(x: Float64Array, float32: boolean): Float64Array {
-  let sum = 0;
-  for (const v of x) sum += v;
-  const m = float32 ? f32(sum / x.length) : sum / x.length;
-  return float32 ? x.map((v) => f32(v - m)) : x.map((v) => v - m);
+  if (float32) {
+    const m = mean32(x);
+    return x.map((v) => f32(v - m));
+  }
+  const m = mean(x);
+  return x.map((v) => v - m);
 }
 
 function run(input: DspInput, params: DspParams, options: { implementationVersion: number; drawGraphs: boolean }): DspResult {
@@ -92,7 +96,7 @@ function run(input: DspInput, params: DspParams, options: { implementationVersio
         const windowMs = Math.ceil((minimum / prepared.fs) * 1000);
         throw new DspConfigurationError(`"wavelet-level": wavelet decomposition level is too high, please increase window size to at least ${windowMs} ms, or reduce level`);
       }
-      const result = waveletFeatures(x, p.wavelet, p.waveletLevel);
+      const result = waveletFeatures(x, p.wavelet, p.waveletLevel, prepared.float32);
       features.push(...result.features);
       if (axis === 0) labels.push(...result.labels);
       if (options.drawGraphs) spectra[name] = Array.from(result.approximation);

@@ -4,6 +4,7 @@
 import { rfftMagnitude } from '../fft';
 import { DspConfigurationError } from '../processingBlock';
 import { kurtosis, rms, skewness } from '../statistics';
+import { kurtosis32, rms32, skewness32 } from './float32Statistics';
 import type { FilterType } from './spectralParameters';
 import { pyFloatString, pyRound } from './pythonFormat';
 
@@ -61,12 +62,8 @@ export function binRange(filterType: FilterType, cutoff: number, fs: number, n: 
   return { start: 1, stop: Math.floor(n / 2) + 1 };
 }
 
-const f32 = Math.fround;
-
 export function spectrumFeatures(x: ArrayLike<number>, o: SpectrumOptions): SpectrumFeatures {
-  const round = o.float32 ? f32 : (v: number) => v;
-  const resolution = o.float32 ? 1e-6 : 1e-15;
-  const features = [round(rms(x)), round(skewness(x, { resolution })), round(kurtosis(x, { resolution }))];
+  const features = o.float32 ? [rms32(x), skewness32(x), kurtosis32(x)] : [rms(x), skewness(x), kurtosis(x)];
   const labels = ['RMS', 'Skewness', 'Kurtosis'].map((l) => l + o.suffix);
   const spec = welchMaxHold(x, o.fftLength, o.overlap);
   if (o.spectralStats) {

@@ -2,9 +2,12 @@
 // default 'symmetric' mode, then 14 statistics per coefficient array. The transform is the
 // discrete-wavelets package (it mirrors pywt's DWT and boundary modes), fed pywt's own filters
 // (waveletFilters.ts) since it ships only the Daubechies family. pywt works in float32 on the
-// block's float32 signal, so each level's coefficients are rounded to float32 before the next.
+// block's float32 signal, so each level's coefficients are rounded to float32 before the next, and
+// numpy's statistics of them round as float32 (float32Statistics.ts); after an input decimation
+// the signal, and so everything here, is float64.
 import DWT from 'discrete-wavelets';
 import { kurtosis, mean, populationStd, rms, skewness } from '../statistics';
+import { kurtosis32, mean32, rms32, skewness32, std32, variance32 } from './float32Statistics';
 import { WAVELET_FILTERS } from './waveletFilters';
 
 const f32 = Math.fround;
@@ -26,14 +29,15 @@ function basisOf(wavelet: string): Basis {
 }
 
 /** pywt.wavedec(x, wavelet, level) on float32 data: [cA_L, cD_L, …, cD_1]. */
-export function wavedec(x: ArrayLike<number>, wavelet: string, level: number): Float64Array[] {
+export function wavedec(x: ArrayLike<number>, wavelet: string, level: number, float32: boolean): Float64Array[] {
   const basis = basisOf(wavelet);
-  let approx: number[] = Array.from(x, f32);
+  const round = float32 ? f32 : (v: number) => v;
+  let approx: number[] = Array.from(x, round);
   const details: Float64Array[] = [];
   for (let l = 0; l < level; l++) {
     const [a, d] = DWT.dwt(approx, basis, 'symmetric') as [number[], number[]];
-    details.unshift(Float64Array.from(d, f32));
-    approx = a.map(f32);
+    details.unshift(Float64Array.from(d, round));
+    approx = a.map(round);
   }
   return [Float64Array.from(approx), ...details];
 }
@@ -43,9 +47,10 @@ export const waveletMinimumLength = (level: number): number => 32 * 2 ** level;
 
 /**
  * numpy.histogram(c, bins=100, density=True) then scipy.stats.entropy, with the float32 bin edges
- * numpy uses for float32 data so values on an edge land in the same bin.
+ * and index arithmetic numpy uses for float32 data so values on an edge land in the same bin.
  */
-export function histogramEntropy(c: ArrayLike<number>): number {
+export function histogramEntropy(c: ArrayLike<number>, float32: boolean): number {
+  const f32 = float32 ? Math.fround : (v: number) => v;
   const bins = 100;
   let first = Infinity;
   let last = -Infinity;
@@ -87,25 +92,43 @@ function crossings(c: ArrayLike<number>, threshold: number): number {
   return count / c.length;
 }
 
-/** The sample-standard variance (ddof 1), as np.var(x, ddof=1). */
-function sampleVariance(c: ArrayLike<number>): number {
-  const m = mean(c);
-  let sum = 0;
-  for (let i = 0; i < c.length; i++) sum += (c[i]! - m) ** 2;
-  return sum / (c.length - 1);
+interface Moments {
+  mean(c: ArrayLike<number>): number;
+  std(c: ArrayLike<number>): number;
+  /** ddof 1, as np.var(c, ddof=1). */
+  sampleVariance(c: ArrayLike<number>): number;
+  rms(c: ArrayLike<number>): number;
+  skew(c: ArrayLike<number>): number;
+  kurtosis(c: ArrayLike<number>): number;
 }
+
+const FLOAT32: Moments = { mean: mean32, std: std32, sampleVariance: (c) => variance32(c, 1), rms: rms32, skew: skewness32, kurtosis: kurtosis32 };
+
+const FLOAT64: Moments = {
+  mean,
+  std: populationStd,
+  sampleVariance(c) {
+    const m = mean(c);
+    let sum = 0;
+    for (let i = 0; i < c.length; i++) sum += (c[i]! - m) ** 2;
+    return sum / (c.length - 1);
+  },
+  rms,
+  skew: skewness,
+  kurtosis,
+};
 
 export const WAVELET_FEATURE_NAMES = ['entropy', 'zcross', 'mcross', 'n5', 'n25', 'n75', 'n95', 'median', 'mean', 'std', 'var', 'rms', 'skew', 'kurtosis'] as const;
 
 /** The 14 features of one coefficient array, in the reference's order. */
-export function coefficientFeatures(c: Float64Array): number[] {
-  const entropy = histogramEntropy(c);
+export function coefficientFeatures(c: Float64Array, float32: boolean): number[] {
+  const stats = float32 ? FLOAT32 : FLOAT64;
+  const entropy = histogramEntropy(c, float32);
   const zcross = crossings(c, 0);
-  const mcross = crossings(c, f32(mean(c)));
+  const mcross = crossings(c, stats.mean(c));
   const sorted = Float64Array.from(c).sort();
   const percentile = (p: number) => sorted[Math.trunc(((sorted.length - 1) * p) / 100 + 0.5)]!;
-  const r = f32(rms(c));
-  const resolution = 1e-6;
+  const r = stats.rms(c);
   return [
     entropy,
     zcross,
@@ -115,12 +138,12 @@ export function coefficientFeatures(c: Float64Array): number[] {
     percentile(75),
     percentile(95),
     percentile(50),
-    f32(mean(c)),
-    f32(populationStd(c)),
-    f32(sampleVariance(c)),
+    stats.mean(c),
+    stats.std(c),
+    stats.sampleVariance(c),
     r,
-    r === 0 ? 0 : f32(skewness(c, { resolution })),
-    r === 0 ? 0 : f32(kurtosis(c, { resolution })),
+    r === 0 ? 0 : stats.skew(c),
+    r === 0 ? 0 : stats.kurtosis(c),
   ];
 }
 
@@ -130,12 +153,12 @@ export interface WaveletAxisFeatures {
   approximation: Float64Array;
 }
 
-export function waveletFeatures(x: ArrayLike<number>, wavelet: string, level: number): WaveletAxisFeatures {
-  const coefficients = wavedec(x, wavelet, level);
+export function waveletFeatures(x: ArrayLike<number>, wavelet: string, level: number, float32: boolean): WaveletAxisFeatures {
+  const coefficients = wavedec(x, wavelet, level, float32);
   const features: number[] = [];
   const labels: string[] = [];
   coefficients.forEach((c, i) => {
-    features.push(...coefficientFeatures(c));
+    features.push(...coefficientFeatures(c, float32));
     labels.push(...WAVELET_FEATURE_NAMES.map((name) => `L${i}-${name}`));
   });
   return { features, labels, approximation: coefficients[0]! };
