@@ -1,45 +1,37 @@
 // Wavelet analysis of implementation versions 3 and 4 (dsp-reference §5.5): pywt.wavedec in its
 // default 'symmetric' mode, then 14 statistics per coefficient array. The transform is the
-// discrete-wavelets package (it mirrors pywt's DWT and boundary modes), fed pywt's own filters
-// (waveletFilters.ts) since it ships only the Daubechies family. pywt works in float32 on the
-// block's float32 signal, so each level's coefficients are rounded to float32 before the next, and
-// numpy's statistics of them round as float32 (float32Statistics.ts); after an input decimation
-// the signal, and so everything here, is float64.
-import DWT from 'discrete-wavelets';
+// DWT of dwt.ts with pywt's own filters (waveletFilters.ts). pywt works in float32 on the block's
+// float32 signal, and numpy's statistics of the coefficients round as float32
+// (float32Statistics.ts); after an input decimation the signal, and so everything here, is float64.
+import { downsamplingConvolution } from './dwt';
 import { kurtosis, mean, populationStd, rms, skewness } from '../statistics';
 import { kurtosis32, mean32, rms32, skewness32, std32, variance32 } from './float32Statistics';
 import { WAVELET_FILTERS } from './waveletFilters';
 
-const f32 = Math.fround;
 
-type Basis = { dec: { low: number[]; high: number[] }; rec: { low: number[]; high: number[] } };
-const bases = new Map<string, Basis>();
-
-/** discrete-wavelets correlates where pywt convolves: it takes the decomposition filters reversed. */
-function basisOf(wavelet: string): Basis {
-  let basis = bases.get(wavelet);
-  if (!basis) {
-    const filters = WAVELET_FILTERS[wavelet];
-    if (!filters) throw new RangeError(`unknown wavelet ${wavelet}`);
-    // Only decomposition is used; the reconstruction pair is required by the type, not read.
-    basis = { dec: { low: [...filters.decLo].reverse(), high: [...filters.decHi].reverse() }, rec: { low: [...filters.decLo], high: [...filters.decHi] } };
-    bases.set(wavelet, basis);
-  }
-  return basis;
+/**
+ * pywt's float32 filters: its C tables cast to float, except the coiflets, whose table holds the
+ * filter divided by √2 and is multiplied by √2 in float when the wavelet is built.
+ */
+function float32Filters(wavelet: string): { decLo: readonly number[]; decHi: readonly number[] } | undefined {
+  const filters = WAVELET_FILTERS[wavelet];
+  if (!filters || !wavelet.startsWith('coif')) return filters;
+  const sqrt2 = Math.fround(Math.SQRT2);
+  const rebuild = (h: readonly number[]) => h.map((v) => Math.fround(Math.fround(v / Math.SQRT2) * sqrt2));
+  return { decLo: rebuild(filters.decLo), decHi: rebuild(filters.decHi) };
 }
 
-/** pywt.wavedec(x, wavelet, level) on float32 data: [cA_L, cD_L, …, cD_1]. */
+/** pywt.wavedec(x, wavelet, level): [cA_L, cD_L, …, cD_1], in float32 for float32 data. */
 export function wavedec(x: ArrayLike<number>, wavelet: string, level: number, float32: boolean): Float64Array[] {
-  const basis = basisOf(wavelet);
-  const round = float32 ? f32 : (v: number) => v;
-  let approx: number[] = Array.from(x, round);
+  const filters = float32 ? float32Filters(wavelet) : WAVELET_FILTERS[wavelet];
+  if (!filters) throw new RangeError(`unknown wavelet ${wavelet}`);
+  let approx: Float64Array = Float64Array.from(x, float32 ? Math.fround : (v) => v);
   const details: Float64Array[] = [];
   for (let l = 0; l < level; l++) {
-    const [a, d] = DWT.dwt(approx, basis, 'symmetric') as [number[], number[]];
-    details.unshift(Float64Array.from(d, round));
-    approx = a.map(round);
+    details.unshift(downsamplingConvolution(approx, filters.decHi, float32));
+    approx = downsamplingConvolution(approx, filters.decLo, float32);
   }
-  return [Float64Array.from(approx), ...details];
+  return [approx, ...details];
 }
 
 /** The smallest window the reference accepts for a level: 32·2^level samples per axis. */
@@ -62,8 +54,10 @@ export function histogramEntropy(c: ArrayLike<number>, float32: boolean): number
     first -= 0.5;
     last += 0.5;
   }
+  // Edges: np.linspace in float64, cast to float32 (checked against np.histogram_bin_edges);
+  // bin indices: float32 arithmetic on the float32 range.
+  const step = (last - first) / bins;
   const delta = f32(last - first);
-  const step = delta / bins;
   const edges = new Float64Array(bins + 1);
   for (let i = 0; i < bins; i++) edges[i] = f32(i * step + first);
   edges[bins] = f32(last);
@@ -128,7 +122,9 @@ export function coefficientFeatures(c: Float64Array, float32: boolean): number[]
   const mcross = crossings(c, stats.mean(c));
   const sorted = Float64Array.from(c).sort();
   const percentile = (p: number) => sorted[Math.trunc(((sorted.length - 1) * p) / 100 + 0.5)]!;
-  const r = stats.rms(c);
+  // The reference sorts the array in place before these statistics, which changes numpy's
+  // pairwise summation order and so their last float32 bits.
+  const r = stats.rms(sorted);
   return [
     entropy,
     zcross,
@@ -138,12 +134,12 @@ export function coefficientFeatures(c: Float64Array, float32: boolean): number[]
     percentile(75),
     percentile(95),
     percentile(50),
-    stats.mean(c),
-    stats.std(c),
-    stats.sampleVariance(c),
+    stats.mean(sorted),
+    stats.std(sorted),
+    stats.sampleVariance(sorted),
     r,
-    r === 0 ? 0 : stats.skew(c),
-    r === 0 ? 0 : stats.kurtosis(c),
+    r === 0 ? 0 : stats.skew(sorted),
+    r === 0 ? 0 : stats.kurtosis(sorted),
   ];
 }
 
