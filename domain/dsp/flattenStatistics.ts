@@ -43,13 +43,17 @@ export function axisStatistics(values: ArrayLike<number>, offset: number, step: 
   m4 /= n;
   // scipy 1.7.3's test for "no spread": m2 within float64 resolution (1e-15) of the mean.
   const flat = m2 <= (1e-15 * mean) ** 2;
+  const skewness = m3 / m2 ** 1.5;
+  const kurtosis = m4 / (m2 * m2) - 3;
   return {
     average: mean,
     minimum,
     maximum,
     rms: Math.sqrt(squares / n),
     stdev: Math.sqrt(m2),
-    skewness: flat ? 0 : m3 / m2 ** 1.5,
-    kurtosis: flat ? -3 : m4 / (m2 * m2) - 3,
+    // A spread so small (below 1e-160) that its powers underflow gives scipy inf or NaN; we treat it as
+    // no spread at all, since a feature row cannot hold NaN.
+    skewness: flat || !Number.isFinite(skewness) ? 0 : skewness,
+    kurtosis: flat || !Number.isFinite(kurtosis) ? -3 : kurtosis,
   };
 }
