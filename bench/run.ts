@@ -3,12 +3,13 @@
 
 import type { BenchResult } from './benchResult';
 import { benchAccounts } from './accounts';
+import { benchDspAudio } from './dspAudio';
 import { benchEventStoreAppend } from './eventStoreAppend';
 import { benchIngestion } from './ingestion';
 import { benchLargeUploads } from './largeUploads';
 import { benchProjectInfo } from './projectInfo';
 
-const benchmarks: Array<() => Promise<BenchResult>> = [benchEventStoreAppend, benchAccounts, benchProjectInfo, benchIngestion, benchLargeUploads];
+const benchmarks: Array<() => Promise<BenchResult>> = [benchEventStoreAppend, benchAccounts, benchProjectInfo, benchIngestion, benchLargeUploads, benchDspAudio];
 
 for (const bench of benchmarks) {
   const result = await bench();

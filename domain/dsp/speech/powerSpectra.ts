@@ -5,12 +5,15 @@ import type { Framing } from './frames';
 
 /** frames.count rows of fftLength/2 + 1 bins. */
 export function framePowerSpectra(signal: ArrayLike<number>, frames: Framing, fftLength: number): Float64Array[] {
+  // One copy into a Float64Array keeps the frame loop monomorphic: indexing a value that is sometimes
+  // an array, sometimes a Float32Array made this loop cost more than the FFTs.
+  const samples = signal instanceof Float64Array ? signal : Float64Array.from(signal);
   const rows: Float64Array[] = [];
   const take = Math.min(frames.length, fftLength);
   const frame = new Float64Array(take);
   for (let f = 0; f < frames.count; f++) {
     const start = f * frames.stride;
-    for (let i = 0; i < take; i++) frame[i] = signal[start + i]!;
+    for (let i = 0; i < take; i++) frame[i] = samples[start + i]!;
     rows.push(powerSpectrum(frame, fftLength));
   }
   return rows;
