@@ -23,7 +23,7 @@ export const mfeBlock: ProcessingBlock = {
     const winSize = intParam(params, 'win_size', 101);
     if (version <= 2 && (winSize < 1 || winSize % 2 !== 1)) throw new DspConfigurationError(`"win_size" must be odd, got ${winSize}`);
     const noiseFloor = numberParam(params, 'noise_floor_db', -52);
-    if (version >= 3 && !(noiseFloor < -12 || noiseFloor > -12)) throw new DspConfigurationError(`"noise_floor_db" cannot be -12 (it would divide by zero)`);
+    if (version >= 3 && noiseFloor === -12) throw new DspConfigurationError(`"noise_floor_db" cannot be -12 (it would divide by zero)`);
 
     const signal = version >= 3 ? scaledPreemphasisFloat32(raw, 0.98, 1) : raw;
     const mel = melEnergies(signal, {

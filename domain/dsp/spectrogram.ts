@@ -23,7 +23,7 @@ export const spectrogramBlock: ProcessingBlock = {
     if (frameLength < 4 / fs) throw new DspConfigurationError(`"frame_length" should be at least 4 samples (${4 / fs} s), got ${frameLength}`);
     if (frameStride < 4 / fs) throw new DspConfigurationError(`"frame_stride" should be at least 4 samples (${4 / fs} s), got ${frameStride}`);
     const noiseFloor = numberParam(params, 'noise_floor_db', -52);
-    if (version >= 3 && !(noiseFloor < -12 || noiseFloor > -12)) throw new DspConfigurationError(`"noise_floor_db" cannot be -12 (it would divide by zero)`);
+    if (version >= 3 && noiseFloor === -12) throw new DspConfigurationError(`"noise_floor_db" cannot be -12 (it would divide by zero)`);
 
     const signal = version === 3 && outsideUnit(raw) ? Float32Array.from(raw, (x) => x / 32768) : raw;
     const frames = framing(version, signal.length, fs, frameLength, frameStride);
