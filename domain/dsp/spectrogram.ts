@@ -25,7 +25,7 @@ export const spectrogramBlock: ProcessingBlock = {
     const noiseFloor = numberParam(params, 'noise_floor_db', -52);
     if (version >= 3 && noiseFloor === -12) throw new DspConfigurationError(`"noise_floor_db" cannot be -12 (it would divide by zero)`);
 
-    const signal = version === 3 && outsideUnit(raw) ? Float32Array.from(raw, (x) => x / 32768) : raw;
+    const signal = version === 3 && outsideUnit(raw) ? scaledToUnit(raw) : raw;
     const frames = framing(version, signal.length, fs, frameLength, frameStride);
     checkFrameCount(frames);
     const spectra = framePowerSpectra(signal, frames, fftLength);
@@ -49,6 +49,13 @@ export const spectrogramBlock: ProcessingBlock = {
     };
   },
 };
+
+/** float32(x / 32768), as v3 rescales int16 audio (a plain loop: Float32Array.from with a map is slow). */
+function scaledToUnit(x: ArrayLike<number>): Float32Array {
+  const out = new Float32Array(x.length);
+  for (let i = 0; i < x.length; i++) out[i] = x[i]! / 32768;
+  return out;
+}
 
 function outsideUnit(x: ArrayLike<number>): boolean {
   for (let i = 0; i < x.length; i++) if (x[i]! < -1 || x[i]! > 1) return true;

@@ -13,7 +13,8 @@ export interface Cepstra {
 export function mfccCore(signal: ArrayLike<number>, options: MelEnergyOptions, numCepstral: number): Cepstra {
   const mel = melEnergies(signal, options);
   const rows = mel.frames.count;
-  const logs = mel.energies.map(Math.log);
+  const logs = new Float64Array(mel.energies.length);
+  for (let i = 0; i < logs.length; i++) logs[i] = Math.log(mel.energies[i]!);
   const coefficients = dctIIOrtho(logs, rows, options.numFilters, numCepstral);
   for (let f = 0; f < rows; f++) coefficients[f * numCepstral] = Math.log(mel.frameEnergies[f]!);
   return { mel, coefficients };

@@ -7,7 +7,12 @@ import type { Framing } from './frames';
 export function framePowerSpectra(signal: ArrayLike<number>, frames: Framing, fftLength: number): Float64Array[] {
   // One copy into a Float64Array keeps the frame loop monomorphic: indexing a value that is sometimes
   // an array, sometimes a Float32Array made this loop cost more than the FFTs.
-  const samples = signal instanceof Float64Array ? signal : Float64Array.from(signal);
+  let samples: Float64Array;
+  if (signal instanceof Float64Array) samples = signal;
+  else {
+    samples = new Float64Array(signal.length);
+    for (let i = 0; i < signal.length; i++) samples[i] = signal[i]!;
+  }
   const rows: Float64Array[] = [];
   const take = Math.min(frames.length, fftLength);
   const frame = new Float64Array(take);
