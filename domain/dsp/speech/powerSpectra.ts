@@ -5,8 +5,8 @@ import type { Framing } from './frames';
 
 /** frames.count rows of fftLength/2 + 1 bins. */
 export function framePowerSpectra(signal: ArrayLike<number>, frames: Framing, fftLength: number): Float64Array[] {
-  // One copy into a Float64Array keeps the frame loop monomorphic: indexing a value that is sometimes
-  // an array, sometimes a Float32Array made this loop cost more than the FFTs.
+  // One copy into a Float64Array keeps the frame loop monomorphic whatever the caller passes (a plain
+  // array, MFE's float32 pre-emphasised signal, float64).
   let samples: Float64Array;
   if (signal instanceof Float64Array) samples = signal;
   else {
