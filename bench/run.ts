@@ -3,13 +3,14 @@
 
 import type { BenchResult } from './benchResult';
 import { benchAccounts } from './accounts';
+import { benchDspAudio } from './dspAudio';
 import { benchDspSpectral } from './dspSpectral';
 import { benchEventStoreAppend } from './eventStoreAppend';
 import { benchIngestion } from './ingestion';
 import { benchLargeUploads } from './largeUploads';
 import { benchProjectInfo } from './projectInfo';
 
-const benchmarks: Array<() => Promise<BenchResult>> = [benchEventStoreAppend, benchAccounts, benchProjectInfo, benchIngestion, benchLargeUploads, benchDspSpectral];
+const benchmarks: Array<() => Promise<BenchResult>> = [benchEventStoreAppend, benchAccounts, benchProjectInfo, benchIngestion, benchLargeUploads, benchDspSpectral, benchDspAudio];
 
 for (const bench of benchmarks) {
   const result = await bench();

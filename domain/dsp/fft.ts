@@ -3,16 +3,34 @@
 // a frame longer than `n` is truncated to its first `n` values, a shorter one is zero-padded.
 import FFT from 'fft.js';
 
-const transforms = new Map<number, FFT>();
+interface Transform {
+  fft: FFT;
+  /** Reused between calls: a block computes thousands of spectra of one length per window. */
+  input: Float64Array;
+  out: number[];
+}
 
-function transformOf(n: number): FFT {
+const transforms = new Map<number, Transform>();
+
+function transformOf(n: number): Transform {
   if (!Number.isInteger(n) || n < 2 || (n & (n - 1)) !== 0) throw new RangeError(`FFT length must be a power of two of at least 2, got ${n}`);
-  let fft = transforms.get(n);
-  if (!fft) {
-    fft = new FFT(n);
-    transforms.set(n, fft);
+  let transform = transforms.get(n);
+  if (!transform) {
+    const fft = new FFT(n);
+    transform = { fft, input: new Float64Array(n), out: fft.createComplexArray() as number[] };
+    transforms.set(n, transform);
   }
-  return fft;
+  return transform;
+}
+
+/** Runs the transform into the reused buffers; the result is valid until the next call for `n`. */
+function transformInPlace(frame: ArrayLike<number>, n: number): number[] {
+  const { fft, input, out } = transformOf(n);
+  const count = Math.min(n, frame.length);
+  for (let i = 0; i < count; i++) input[i] = frame[i]!;
+  input.fill(0, count);
+  fft.realTransform(out, input);
+  return out;
 }
 
 /**
@@ -20,12 +38,7 @@ function transformOf(n: number): FFT {
  * im1, ...] in a Float64Array of length n + 2.
  */
 export function rfft(frame: ArrayLike<number>, n: number): Float64Array {
-  const fft = transformOf(n);
-  const input = new Float64Array(n);
-  const count = Math.min(n, frame.length);
-  for (let i = 0; i < count; i++) input[i] = frame[i]!;
-  const out = fft.createComplexArray() as number[];
-  fft.realTransform(out, input);
+  const out = transformInPlace(frame, n);
   const bins = new Float64Array(n + 2);
   for (let i = 0; i < n + 2; i++) bins[i] = out[i]!;
   return bins;
@@ -33,16 +46,19 @@ export function rfft(frame: ArrayLike<number>, n: number): Float64Array {
 
 /** |rfft(frame, n)[k]| for k = 0 … n/2. */
 export function rfftMagnitude(frame: ArrayLike<number>, n: number): Float64Array {
-  const bins = rfft(frame, n);
+  const out = transformInPlace(frame, n);
   const mags = new Float64Array(n / 2 + 1);
-  for (let k = 0; k < mags.length; k++) mags[k] = Math.hypot(bins[2 * k]!, bins[2 * k + 1]!);
+  for (let k = 0; k < mags.length; k++) mags[k] = Math.hypot(out[2 * k]!, out[2 * k + 1]!);
   return mags;
 }
 
-/** The power spectrum of the reference (dsp-reference 1.2): |rfft(frame, n)[k]|² / n. */
-export function powerSpectrum(frame: ArrayLike<number>, n: number): Float64Array {
-  const bins = rfft(frame, n);
-  const power = new Float64Array(n / 2 + 1);
-  for (let k = 0; k < power.length; k++) power[k] = (bins[2 * k]! ** 2 + bins[2 * k + 1]! ** 2) / n;
+/**
+ * The power spectrum of the reference (dsp-reference 1.2): |rfft(frame, n)[k]|² / n, written into
+ * `into` when given (n/2 + 1 values), so a block's loop over frames allocates nothing.
+ */
+export function powerSpectrum(frame: ArrayLike<number>, n: number, into?: Float64Array): Float64Array {
+  const out = transformInPlace(frame, n);
+  const power = into ?? new Float64Array(n / 2 + 1);
+  for (let k = 0; k <= n / 2; k++) power[k] = (out[2 * k]! ** 2 + out[2 * k + 1]! ** 2) / n;
   return power;
 }
