@@ -440,6 +440,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
         devices: new DeviceQueries(stores.readStore),
         impulses: new ImpulseQueries(stores.readStore),
         samples: new SampleQueries(stores.readStore),
+        jobs: new JobQueries(stores.readStore),
         tokens: new TokenService(await jwtSecret(config)),
         throttle: new LoginThrottle(),
         resetRequests: new ResetRequestThrottle(),

@@ -29,6 +29,7 @@ import { deviceOperations } from './routes/deviceRoutes';
 import { rawDataOperations } from './routes/rawDataRoutes';
 import { impulseOperations } from './routes/impulseRoutes';
 import { dspOperations } from './routes/dspRoutes';
+import { jobOperations } from './routes/jobRoutes';
 import { healthRoute } from './routes/healthRoutes';
 import { serveUserPhoto, userPhotoOperations } from './routes/userPhotoRoutes';
 
@@ -57,6 +58,7 @@ export function allOperations(deps: ApiDeps): Operation[] {
     ...impulseOperations(deps),
     ...dspOperations(deps),
     ...rawDataOperations(deps),
+    ...jobOperations(deps),
     ...projectKeyOperations(deps),
     ...collaboratorOperations(deps),
     ...projectOperations(deps),

@@ -178,7 +178,7 @@ describe('a started job', () => {
     spec.given([requested, started('w1', 1, 1), asked]).when(recover(60)).thenMatches((events) => {
       expect(events).toHaveLength(1);
       expect(events[0]).toMatchObject({ type: 'JobFinished', data: { finishedSuccessful: false, cancelled: true } });
-      expect(String(events[0]!.data.reason)).toMatch(/^Cancelled; Worker w1 stopped responding/);
+      expect(String((events[0]!.data as { reason?: unknown }).reason)).toMatch(/^Cancelled; Worker w1 stopped responding/);
     });
   });
 });
