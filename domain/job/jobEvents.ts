@@ -65,8 +65,8 @@ export type JobFinished = DomainEvent<
 
 /**
  * The worker holding the claim is alive. Appended only when the worker wrote no output for a
- * heartbeat interval (output is itself a sign of life), so a quiet job running an hour with a 15 s
- * interval adds at most 240 small events. Being events, heartbeats and the claim live in one stream:
+ * heartbeat interval (output is itself a sign of life), so a quiet job running an hour adds at most
+ * 360 small events (about 150 bytes each) with the default 10 s interval (JOB_HEARTBEAT_MS). Being events, heartbeats and the claim live in one stream:
  * a worker that declares a job's worker dead appends at the revision it read, so a heartbeat that
  * lands first makes that append fail instead of ending a live job.
  */
