@@ -24,6 +24,11 @@ import { attachJobSocket, type JobSocketServer } from './api/socket/jobSocketSer
 import { queueEmail } from './commands/emails/queueEmail';
 import { IdAllocator } from './commands/idAllocator';
 import { startSagas, type RunningSagas } from './commands/sagas';
+import { JobWorker } from './commands/jobs/jobWorker';
+import { jobRunners } from './commands/jobs/jobRunners';
+import { ThreadPool } from './commands/jobs/threadPool';
+import { SagaRunner } from './commands/sagas/sagaRunner';
+import { JobQueries } from './projections/jobs/jobQueries';
 import { startSubscriptionEnd } from './commands/sagas/subscriptionEnd';
 import { startProjectDeletion } from './commands/sagas/projectDeletion';
 import { UniquenessReservations } from './commands/uniqueness';
@@ -60,7 +65,7 @@ import { MemoryReadStore } from './stores/readstore/memoryReadStore';
 import { MongoReadStore } from './stores/readstore/mongoReadStore';
 import type { ReadStore } from './stores/readstore/readStore';
 
-export const ROLES = ['api', 'ingestion', 'projections', 'sagas'] as const;
+export const ROLES = ['api', 'ingestion', 'projections', 'sagas', 'jobs'] as const;
 export type Role = (typeof ROLES)[number];
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -97,6 +102,8 @@ export interface Config {
   projectDeletionDelayMs: number;
   /** Reverse proxies in front of the management API whose `X-Forwarded-For` entries are believed (0: none). */
   trustedProxyHops: number;
+  /** How often a job worker heartbeats a quiet job and looks for lost ones; a worker silent 3 times as long is taken for dead. */
+  jobHeartbeatMs: number;
 }
 
 export class ConfigError extends Error {
@@ -142,7 +149,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (roles.size === 0) throw new ConfigError('ROLES', 'names no role');
 
   const mongoUrl = url('MONGO_URL', ['mongodb', 'mongodb+srv']);
-  if (!mongoUrl && (roles.has('api') || roles.has('ingestion') || roles.has('sagas')) && !roles.has('projections')) {
+  if (!mongoUrl && (roles.has('api') || roles.has('ingestion') || roles.has('sagas') || roles.has('jobs')) && !roles.has('projections')) {
     throw new ConfigError('ROLES', 'without "projections" needs MONGO_URL: the in-memory read store lives in one process');
   }
 
@@ -166,6 +173,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
   const hops = text('TRUSTED_PROXY_HOPS') ?? '0';
   if (!/^\d$/.test(hops)) throw new ConfigError('TRUSTED_PROXY_HOPS', `must be a number of proxies from 0 to 9, got "${hops}"`);
+
+  const heartbeat = text('JOB_HEARTBEAT_MS') ?? '10000';
+  if (!/^\d+$/.test(heartbeat) || Number(heartbeat) < 100 || Number(heartbeat) > 3_600_000) throw new ConfigError('JOB_HEARTBEAT_MS', `must be a number of milliseconds from 100 to 3600000, got "${heartbeat}"`);
 
   const mongoDb = text('MONGO_DB') ?? 'edge_ml';
   if (!/^[A-Za-z0-9_-]{1,38}$/.test(mongoDb)) throw new ConfigError('MONGO_DB', 'must be a database name of letters, digits, "_" or "-"');
@@ -223,6 +233,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     settleTimeoutMs: Number(settle),
     projectDeletionDelayMs: Math.round(Number(deletionDelay) * 3600_000),
     trustedProxyHops: Number(hops),
+    jobHeartbeatMs: Number(heartbeat),
   };
 }
 
@@ -318,6 +329,8 @@ export interface RunningService {
   ingestionUrl: string | undefined;
   ingestionTlsUrl: string | undefined;
   projections: ProjectionRunner | undefined;
+  /** The job worker, when the jobs role runs. */
+  jobWorker: JobWorker | undefined;
   /** Ends due subscriptions now, rather than at the next interval (tests, operators). */
   endDueSubscriptions(now?: Date): Promise<void>;
   /** Runs the full deletion of deleted projects due by `now` (normally done every minute). */
@@ -334,6 +347,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
   let projectDeletion: ReturnType<typeof startProjectDeletion> | undefined;
   let parser: SampleParser | undefined;
   let jobSocket: JobSocketServer | undefined;
+  let jobWorker: { worker: JobWorker; runner: SagaRunner; pool: ThreadPool } | undefined;
   // One sample parser for the roles that read sample files (ingestion, and the api's raw-data view).
   const sampleParser = (): SampleParser => (parser ??= new SampleParser());
   const stop = async () => {
@@ -342,6 +356,9 @@ export async function startService(config: Config, log: Logger = pino({ level: c
     await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
     for (const s of servers) s.closeAllConnections();
     await parser?.close();
+    await jobWorker?.runner.stop();
+    await jobWorker?.worker.stop();
+    await jobWorker?.pool.close();
     await subscriptionEnd?.stop();
     await projectDeletion?.stop();
     await sagas?.stop();
@@ -355,7 +372,20 @@ export async function startService(config: Config, log: Logger = pino({ level: c
       await projections.start();
     }
     if (config.roles.has('sagas')) {
-      sagas = await startSagas({ events: stores.events, readStore: stores.readStore, log: log.child({ role: 'sagas' }), smtpUrl: config.smtpUrl });
+      const recipients = new UserQueries(stores.readStore);
+      sagas = await startSagas({
+        events: stores.events,
+        readStore: stores.readStore,
+        log: log.child({ role: 'sagas' }),
+        smtpUrl: config.smtpUrl,
+        jobNotifications: {
+          mailFrom: config.mailFrom,
+          recipient: async (userId) => {
+            const u = await recipients.byId(userId);
+            return u && typeof u.email === 'string' && u.email !== '' && !u.deletedDate ? { email: u.email, name: u.name ?? u.username } : null;
+          },
+        },
+      });
       const users = new UserQueries(stores.readStore);
       subscriptionEnd = startSubscriptionEnd({
         events: stores.events,
@@ -374,6 +404,16 @@ export async function startService(config: Config, log: Logger = pino({ level: c
         destroyProjectKey: (projectId) => stores.events.destroySubject(`project-${projectId}`),
         log: log.child({ role: 'sagas' }),
       });
+    }
+    if (config.roles.has('jobs')) {
+      // Test runners, only when a test asks for them: the production registry holds real runners only.
+      if (process.env.NODE_ENV === 'test' && process.env.EDGE_ML_TEST_JOB_RUNNERS === '1') await import('./test/support/testJobRunners');
+      const pool = new ThreadPool();
+      const worker = new JobWorker({ events: stores.events, jobs: new JobQueries(stores.readStore), runners: jobRunners, pool, log: log.child({ role: 'jobs' }), heartbeatMs: config.jobHeartbeatMs });
+      const runner = new SagaRunner(stores.events, stores.readStore, worker.saga(), log.child({ role: 'jobs' }));
+      runner.start();
+      worker.start();
+      jobWorker = { worker, runner, pool };
     }
     const sync: ReadModelSync =
       projections ?? new CheckpointPoller(stores.readStore, allProjections.map((p) => p.name));
@@ -404,6 +444,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
         devices: new DeviceQueries(stores.readStore),
         impulses: new ImpulseQueries(stores.readStore),
         samples: new SampleQueries(stores.readStore),
+        jobs: new JobQueries(stores.readStore),
         tokens: new TokenService(await jwtSecret(config)),
         throttle: new LoginThrottle(),
         resetRequests: new ResetRequestThrottle(),
@@ -458,7 +499,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
       ingestionTlsUrl = local('https', await listen(secure, config.ingestionTlsPort, config.host, log));
     }
     log.info({ apiUrl, ingestionUrl, ingestionTlsUrl, roles: [...config.roles], eventStore: config.eventStoreUrl ? 'eventstoredb' : 'sqlite', readStore: config.mongoUrl ? 'mongodb' : 'memory' }, 'service started');
-    return { config, stores, apiUrl, ingestionUrl, ingestionTlsUrl, projections, stop, endDueSubscriptions: async (now) => subscriptionEnd?.runOnce(now), fullyDeleteDueProjects: async (now) => projectDeletion?.runOnce(now) };
+    return { config, stores, apiUrl, ingestionUrl, ingestionTlsUrl, projections, jobWorker: jobWorker?.worker, stop, endDueSubscriptions: async (now) => subscriptionEnd?.runOnce(now), fullyDeleteDueProjects: async (now) => projectDeletion?.runOnce(now) };
   } catch (error) {
     await stop();
     throw error;

@@ -30,6 +30,7 @@ import { rawDataOperations } from './routes/rawDataRoutes';
 import { impulseOperations } from './routes/impulseRoutes';
 import { dspOperations } from './routes/dspRoutes';
 import { socketTokenOperations } from './routes/socketTokenRoutes';
+import { jobOperations } from './routes/jobRoutes';
 import { healthRoute } from './routes/healthRoutes';
 import { serveUserPhoto, userPhotoOperations } from './routes/userPhotoRoutes';
 
@@ -59,6 +60,7 @@ export function allOperations(deps: ApiDeps): Operation[] {
     ...dspOperations(deps),
     ...socketTokenOperations(deps),
     ...rawDataOperations(deps),
+    ...jobOperations(deps),
     ...projectKeyOperations(deps),
     ...collaboratorOperations(deps),
     ...projectOperations(deps),

@@ -5,6 +5,7 @@ import type { SendEmail } from '../commands/users/accountMail';
 import type { ApiKeyQueries } from '../projections/apiKeys/apiKeyQueries';
 import type { DeviceQueries } from '../projections/devices/deviceQueries';
 import type { ImpulseQueries } from '../projections/impulses/impulseQueries';
+import type { JobQueries } from '../projections/jobs/jobQueries';
 import type { SampleQueries } from '../projections/samples/sampleQueries';
 import type { EmailQueries } from '../projections/emails/emailQueries';
 import type { OrganizationQueries } from '../projections/organizations/organizationQueries';
@@ -56,6 +57,7 @@ export interface ApiDeps {
   devices: DeviceQueries;
   impulses: ImpulseQueries;
   samples: SampleQueries;
+  jobs: JobQueries;
   tokens: TokenService;
   /** Guesses of passwords, TOTP tokens and codes. */
   throttle: LoginThrottle;

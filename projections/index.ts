@@ -2,6 +2,7 @@ import { apiKeysProjection } from './apiKeys/apiKeysProjection';
 import { devicesProjection } from './devices/devicesProjection';
 import { emailsProjection } from './emails/emailsProjection';
 import { impulsesProjection } from './impulses/impulsesProjection';
+import { jobsProjection } from './jobs/jobsProjection';
 import { organizationsProjection } from './organizations/organizationsProjection';
 import type { Projection } from './projection';
 import { samplesProjection } from './samples/samplesProjection';
@@ -9,4 +10,4 @@ import { projectsProjection } from './projects/projectsProjection';
 import { usersProjection } from './users/usersProjection';
 
 /** Every read model the API serves from. */
-export const allProjections: readonly Projection[] = [usersProjection, projectsProjection, apiKeysProjection, emailsProjection, organizationsProjection, samplesProjection, devicesProjection, impulsesProjection];
+export const allProjections: readonly Projection[] = [usersProjection, projectsProjection, apiKeysProjection, emailsProjection, organizationsProjection, samplesProjection, devicesProjection, impulsesProjection, jobsProjection];

@@ -6,7 +6,7 @@ describe('configuration from the environment', () => {
     const c = loadConfig({});
     expect(c).toMatchObject({ apiPort: 4800, ingestionPort: 4810, ingestionTlsPort: 4811, eventStoreUrl: undefined, mongoUrl: undefined, jwtSecret: undefined, logLevel: 'info', signupEnabled: true });
     expect(c.dataDir).toMatch(/\/data$/);
-    expect([...c.roles]).toEqual(['api', 'ingestion', 'projections', 'sagas']);
+    expect([...c.roles]).toEqual(['api', 'ingestion', 'projections', 'sagas', 'jobs']);
   });
 
   it('reads every variable', () => {
@@ -26,6 +26,8 @@ describe('configuration from the environment', () => {
     [{ MONGO_URL: 'localhost:27017' }, /MONGO_URL/],
     [{ ROLES: 'api,cron' }, /ROLES.*cron/],
     [{ ROLES: 'api' }, /ROLES.*MONGO_URL/],
+    [{ ROLES: 'jobs' }, /ROLES.*MONGO_URL/],
+    [{ JOB_HEARTBEAT_MS: '10' }, /JOB_HEARTBEAT_MS/],
     [{ JWT_SECRET: 'short' }, /JWT_SECRET/],
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
     [{ SIGNUP_ENABLED: 'maybe' }, /SIGNUP_ENABLED/],

@@ -149,7 +149,12 @@ export function mountOperations(router: Router, operations: readonly Operation[]
         const redirect = ctx.state.redirect as string | undefined;
         if (redirect) ctx.redirect(redirect);
         ctx.status = redirect ? 302 : 200;
-        ctx.body = { success: true, ...result };
+        // An operation answering something other than JSON (a log download) sets `textBody`.
+        const text = ctx.state.textBody as string | NodeJS.ReadableStream | undefined;
+        if (text !== undefined) {
+          ctx.type = 'text/plain; charset=utf-8';
+          ctx.body = text;
+        } else ctx.body = { success: true, ...result };
         // A key's `lastUsed` counts what it was accepted for: a refused call records nothing.
         if (principal?.kind === 'apiKey') await deps.auth.apiKeyUsage?.note(principal.projectId, principal.apiKeyId);
       } finally {

@@ -94,6 +94,7 @@ export function projectOperations(deps: ApiDeps): Operation[] {
         const chosen = await selectedImpulseId(deps.impulses, project, undefined);
         const status = await deps.impulses.statusOf(project.id, query.impulseId ?? chosen);
         const defaultImpulseId = chosen ?? status.defaultImpulseId;
+        const now = new Date();
         return projectInfoView(project, users, {
           impulse: { ...status, defaultImpulseId },
           devices: await deps.devices.forProject(project.id),
@@ -102,7 +103,8 @@ export function projectOperations(deps: ApiDeps): Operation[] {
           audience: principal.kind === 'apiKey' ? 'apiKey' : 'collaborator',
           staffUsernames: deps.settings.staffUsernames,
           studioUrl: deps.settings.publicUrl,
-          now: new Date(),
+          now,
+          computeTimeUsedMs: await deps.jobs.computeTimeUsedMs(project.id, now),
         });
       },
     }),

@@ -120,6 +120,8 @@ export interface ProjectInfoOptions {
   /** The selected impulse's progress and the project's default impulse. */
   impulse: { created: boolean; configured: boolean; complete: boolean; defaultImpulseId: number | null };
   now: Date;
+  /** Compute time of the project's jobs that finished in the calendar month of `now`. */
+  computeTimeUsedMs: number;
 }
 
 /** The limits a project has unless staff set others. */
@@ -135,10 +137,10 @@ export function projectInfoView(p: ProjectDocument, users: UsersById, options: P
     enterprisePerformance: s.performance?.enterprisePerformance ?? DEFAULT_LIMITS.enterprisePerformance,
     trainJobRamMb: s.performance?.trainJobRamMb ?? DEFAULT_LIMITS.trainJobRamMb,
   };
-  // Compute time is counted per calendar month; no job has run yet, so none is used.
+  // Compute time is counted per calendar month (UTC): the jobs that finished in it.
   const periodStart = new Date(Date.UTC(options.now.getUTCFullYear(), options.now.getUTCMonth(), 1));
   const periodEnd = new Date(Date.UTC(options.now.getUTCFullYear(), options.now.getUTCMonth() + 1, 1));
-  const timeUsedMs = 0;
+  const timeUsedMs = options.computeTimeUsedMs;
   const training = p.data.training;
   const labels = Object.keys(training.labels).filter((k) => (training.labels[k] ?? 0) > 0).map(labelFromKey).sort();
   return {

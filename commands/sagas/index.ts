@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
 import type { EventStore } from '../../stores/eventstore/eventStore';
 import type { ReadStore } from '../../stores/readstore/readStore';
+import { IdAllocator } from '../idAllocator';
+import { jobNotificationSaga, type JobNotificationDeps } from '../jobs/jobNotificationSaga';
 import { emailDeliverySaga } from './emailDeliverySaga';
 import { SagaRunner } from './sagaRunner';
 
@@ -10,6 +12,11 @@ export interface SagaDeps {
   log: Logger;
   /** `smtp://` or `smtps://`; undefined: e-mails are recorded as not sent, with the reason. */
   smtpUrl: string | undefined;
+  /**
+   * Job-end e-mails: the sender, and where they go (users read model; null when the user is gone or
+   * has no address). Without them that saga does not run.
+   */
+  jobNotifications?: Pick<JobNotificationDeps, 'mailFrom' | 'recipient'>;
 }
 
 export interface RunningSagas {
@@ -22,7 +29,12 @@ export interface RunningSagas {
  * caught up: a saga's backlog (e-mails to send) must not hold up the rest of the service.
  */
 export async function startSagas(deps: SagaDeps): Promise<RunningSagas> {
-  const sagas = [emailDeliverySaga({ events: deps.events, smtpUrl: deps.smtpUrl, log: deps.log.child({ saga: 'email-delivery' }) })];
+  const sagas = [
+    emailDeliverySaga({ events: deps.events, smtpUrl: deps.smtpUrl, log: deps.log.child({ saga: 'email-delivery' }) }),
+    ...(deps.jobNotifications
+      ? [jobNotificationSaga({ events: deps.events, ids: new IdAllocator(deps.events), ...deps.jobNotifications, log: deps.log.child({ saga: 'job-notifications' }) })]
+      : []),
+  ];
   const runners = sagas.map((saga) => new SagaRunner(deps.events, deps.readStore, saga, deps.log.child({ role: 'sagas' })));
   for (const runner of runners) runner.start();
   return {

@@ -63,4 +63,30 @@ export type JobFinished = DomainEvent<
   }
 >;
 
-export type JobEvent = JobRequested | JobStarted | JobOutputWritten | JobCancelRequested | JobFinished;
+/**
+ * The worker holding the claim is alive. Appended only when the worker wrote no output for a
+ * heartbeat interval (output is itself a sign of life), so a quiet job running an hour adds at most
+ * 360 small events (about 150 bytes each) with the default 10 s interval (JOB_HEARTBEAT_MS). Being events, heartbeats and the claim live in one stream:
+ * a worker that declares a job's worker dead appends at the revision it read, so a heartbeat that
+ * lands first makes that append fail instead of ending a live job.
+ */
+export type JobHeartbeat = DomainEvent<'JobHeartbeat', { jobId: number; workerId: string; attempt: number; at: string }>;
+
+/** The users e-mailed when the job ends (`POST .../jobs/{jobId}/update`). */
+export type JobNotificationsUpdated = DomainEvent<'JobNotificationsUpdated', { jobId: number; jobNotificationUids: number[] }>;
+
+/**
+ * The e-mail ids drawn for the end-of-job notifications, recorded once before any e-mail is queued:
+ * a notification saga that sees JobFinished again queues the same e-mails (same ids), never a second.
+ */
+export type JobNotificationsPlanned = DomainEvent<'JobNotificationsPlanned', { jobId: number; notifications: { userId: number; emailId: number }[] }>;
+
+export type JobEvent =
+  | JobRequested
+  | JobStarted
+  | JobOutputWritten
+  | JobCancelRequested
+  | JobFinished
+  | JobHeartbeat
+  | JobNotificationsUpdated
+  | JobNotificationsPlanned;

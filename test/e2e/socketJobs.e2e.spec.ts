@@ -44,8 +44,8 @@ async function sdkFor(service: TestService): Promise<{ api: EdgeImpulseApi; proj
 }
 
 // runJobUntilCompletion polls GET /api/{projectId}/jobs/{jobId}/status every 5 s for
-// job.finishedSuccessful; that route and the job read model behind it are built on wip/jobs.
-describe.skip('runJobUntilCompletion of the official SDK (skipped: needs the job status route from wip/jobs)', () => {
+// job.finishedSuccessful, answered by the job read model from the events this test appends.
+describe('runJobUntilCompletion of the official SDK', () => {
   let service: TestService;
   let api: EdgeImpulseApi;
   let projectId: number;

@@ -291,6 +291,10 @@ export const eventGenerators: Generators = {
   JobCancelRequested: (ids) => fc.record({ jobId: fc.constant(ids.id), force: fc.boolean(), requestedByUserId: fc.constantFrom(ids.userId, null), requested: iso }),
   JobFinished: (ids) =>
     fc.record({ jobId: fc.constant(ids.id), finishedSuccessful: fc.boolean(), reason: fc.option(line(1024), { nil: null }), cancelled: fc.boolean(), computeTimeMs: between(0, 1e12, { integer: true }), finished: iso }),
+  JobHeartbeat: (ids) => fc.record({ jobId: fc.constant(ids.id), workerId: line(128), attempt: between(1, 10, { integer: true }), at: iso }),
+  JobNotificationsUpdated: (ids) => fc.record({ jobId: fc.constant(ids.id), jobNotificationUids: fc.uniqueArray(between(1, Number.MAX_SAFE_INTEGER, { integer: true }), { maxLength: 5 }) }),
+  JobNotificationsPlanned: (ids) =>
+    fc.record({ jobId: fc.constant(ids.id), notifications: fc.array(fc.record({ userId: between(1, Number.MAX_SAFE_INTEGER, { integer: true }), emailId: between(1, Number.MAX_SAFE_INTEGER, { integer: true }) }), { maxLength: 3 }) }),
   EmailQueued: (ids) =>
     fc.record({
       emailId: fc.constant(ids.id),

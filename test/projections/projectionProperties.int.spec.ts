@@ -109,8 +109,8 @@ const scenario: fc.Arbitrary<{ creations: Step[][]; streams: Step[][] }> = fc.tu
     streams.push(
       sequence(
         [ev('JobRequested', jobIds, job), ev('JobStarted', jobIds, job)],
-        oneOf(['JobOutputWritten', 'JobCancelRequested', 'JobStarted'], jobIds, job),
-        [ev('JobFinished', jobIds, job)],
+        oneOf(['JobOutputWritten', 'JobCancelRequested', 'JobStarted', 'JobHeartbeat', 'JobNotificationsUpdated'], jobIds, job),
+        [ev('JobFinished', jobIds, job), ev('JobNotificationsPlanned', jobIds, job), ev('JobNotificationsUpdated', jobIds, job)],
         4,
       ),
     );

@@ -23,9 +23,12 @@ import { SAMPLES } from '../../projections/samples/sampleDocument';
 import { ORGANIZATIONS } from '../../projections/organizations/organizationDocument';
 import { TRIALS, USERS } from '../../projections/users/userDocument';
 import type { ReadStore } from '../../stores/readstore/readStore';
+import { jobDecider, type JobCommand } from '../../domain/job/jobDecider';
+import { jobStream } from '../../domain/job/jobEvents';
+import { JOB_CATEGORY_COUNTS, JOB_COMPUTE_TIME, JOB_OUTPUT, JOBS } from '../../projections/jobs/jobDocument';
 
 /** Every collection the projections write, for snapshots. */
-export const READ_MODEL_COLLECTIONS = [USERS, TRIALS, PROJECTS, API_KEYS, EMAILS, ORGANIZATIONS, SAMPLES, DEVICES, IMPULSES];
+export const READ_MODEL_COLLECTIONS = [USERS, TRIALS, PROJECTS, API_KEYS, EMAILS, ORGANIZATIONS, SAMPLES, DEVICES, IMPULSES, JOBS, JOB_OUTPUT, JOB_COMPUTE_TIME, JOB_CATEGORY_COUNTS];
 
 /** A small but complete log, made by the deciders: it holds every event type a projection handles. */
 export function sampleLog(): StoredEvent[] {
@@ -185,6 +188,42 @@ export function sampleLog(): StoredEvent[] {
       }
     }
     batches.push([deviceStream(10, deviceId), events]);
+  }
+  // Jobs of project 10: one run to its end after a cancel request, one retried after its worker
+  // went silent and then force-cancelled.
+  const jobTime = (seconds: number) => new Date(now.getTime() + seconds * 1000);
+  const request = (jobId: number): JobCommand => ({
+    type: 'RequestJob',
+    data: { jobId, projectId: 10, organizationId: null, category: 'Generate features', categoryKey: 'generate-features', key: '3', parameters: { dspId: 3 }, jobNotificationUids: [1], createdByUserId: 1, now },
+  });
+  const jobCommands: [number, JobCommand[]][] = [
+    [1, [
+      request(1),
+      { type: 'StartJob', data: { jobId: 1, workerId: 'w1', now: jobTime(1) } },
+      { type: 'WriteJobOutput', data: { jobId: 1, workerId: 'w1', attempt: 1, lines: [{ created: jobTime(2).toISOString(), data: 'a\n', logLevel: 'info' }, { created: jobTime(2).toISOString(), data: 'b\n', logLevel: 'warn' }] } },
+      { type: 'RecordJobHeartbeat', data: { jobId: 1, workerId: 'w1', attempt: 1, now: jobTime(12) } },
+      { type: 'UpdateJobNotifications', data: { jobId: 1, jobNotificationUids: [1, 2] } },
+      { type: 'RequestJobCancel', data: { jobId: 1, force: false, userId: 1, now: jobTime(13) } },
+      { type: 'FinishJob', data: { jobId: 1, workerId: 'w1', attempt: 1, successful: false, reason: null, computeTimeMs: 13_000, now: jobTime(14) } },
+      { type: 'PlanJobNotifications', data: { jobId: 1, notifications: [{ userId: 1, emailId: 77 }] } },
+    ]],
+    [2, [
+      request(2),
+      { type: 'StartJob', data: { jobId: 2, workerId: 'w1', now: jobTime(1) } },
+      { type: 'RecoverJob', data: { jobId: 2, workerId: 'w2', now: jobTime(100), leaseMs: 30_000, maxAttempts: 2 } },
+      { type: 'RequestJobCancel', data: { jobId: 2, force: true, userId: 1, now: jobTime(101) } },
+    ]],
+  ];
+  for (const [jobId, commands] of jobCommands) {
+    let state = jobDecider.initialState();
+    const events: DomainEvent[] = [];
+    for (const command of commands) {
+      for (const e of jobDecider.decide(command, state)) {
+        events.push(e);
+        state = jobDecider.evolve(state, e);
+      }
+    }
+    batches.push([jobStream(jobId), events]);
   }
   // Impulses of project 10: every impulse event (see impulseSampleLog.ts).
   batches.push([impulsesStream(10), impulseSampleEvents(10, now)]);

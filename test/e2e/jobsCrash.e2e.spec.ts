@@ -1,0 +1,125 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, describe, expect, it } from 'vitest';
+import { IdAllocator } from '../../commands/idAllocator';
+import { requestJob } from '../../commands/jobs/requestJob';
+import { jobStream } from '../../domain/job/jobEvents';
+import { SqliteEventStore } from '../../stores/eventstore/sqliteEventStore';
+import { call, signup } from '../support/testService';
+
+// A worker process killed with SIGKILL in the middle of a job: after a restart the job is found
+// (its heartbeats stopped) and retried once; killed again during the retry, it ends as failed with
+// the reason. Never "running" for good. The service runs as a child process on the embedded SQLite
+// log, with the test-only job runners (NODE_ENV=test and EDGE_ML_TEST_JOB_RUNNERS=1) and short
+// heartbeats (a worker silent for 3 x 300 ms is taken for dead).
+
+interface Running {
+  child: ChildProcess;
+  apiUrl: string;
+}
+
+const exitOf = (child: ChildProcess): Promise<void> =>
+  new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve();
+    else child.once('exit', () => resolve());
+  });
+
+function startProcess(dataDir: string, children: ChildProcess[]): Promise<Running> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'main.ts'], {
+    cwd: path.resolve(__dirname, '../..'),
+    env: {
+      ...process.env,
+      API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', MONGO_URL: '', EVENTSTORE_URL: '', ROLES: '',
+      NODE_ENV: 'test', EDGE_ML_TEST_JOB_RUNNERS: '1', JOB_HEARTBEAT_MS: '300',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  children.push(child);
+  return new Promise((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout! });
+    lines.on('line', (line) => {
+      try {
+        const entry = JSON.parse(line) as { msg?: string; apiUrl?: string };
+        if (entry.msg === 'service started') resolve({ child, apiUrl: entry.apiUrl! });
+      } catch {
+        // not a log line
+      }
+    });
+    child.once('exit', (code, signal) => reject(new Error(`service exited with ${code ?? signal} before it started`)));
+  });
+}
+
+describe('a job worker process killed during a job', () => {
+  const children: ChildProcess[] = [];
+  let dataDir: string | undefined;
+  let log: SqliteEventStore | undefined;
+  afterAll(async () => {
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    await Promise.all(children.map(exitOf));
+    await log?.close();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('is retried once after a restart, and fails with the reason when killed again', { timeout: 90_000 }, async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'edge-ml-jobs-crash-'));
+    let service = await startProcess(dataDir, children);
+    await call(service, 'POST', '/api-user-create', { body: signup() });
+    const token = String((await call(service, 'POST', '/api-login', { body: { username: 'ada', password: 'correct horse battery' } })).body.token);
+    const projectId = Number((await call(service, 'POST', '/api/projects/create', { headers: { 'x-jwt-token': token }, body: { projectName: 'Crash' } })).body.id);
+
+    // The job is requested through the log itself (another connection to the same SQLite file), as
+    // the generate-features endpoint of another process would: ids come from the shared hi/lo sequence.
+    log = SqliteEventStore.open(path.join(dataDir, 'events.sqlite'));
+    const { jobId } = await requestJob(
+      { events: log, ids: new IdAllocator(log), projects: { byId: async () => ({ settings: {} }) } },
+      { projectId, category: 'Crash test', categoryKey: 'test-lines', key: 'crash', parameters: { lines: 100, delayMs: 50 }, notificationList: null, createdByUserId: null },
+      { actor: 'system:test', correlationId: 'crash', now: new Date() },
+    );
+    const events = async () => (await log!.readStream(jobStream(jobId))).map((e) => ({ type: e.type, data: e.data as Record<string, unknown> }));
+    const status = async () => (await call(service, 'GET', `/api/${projectId}/jobs/${jobId}/status`, { headers: { 'x-jwt-token': token } })).body.job as Record<string, unknown>;
+    const until = async (check: () => Promise<boolean>, what: string, timeoutMs = 20_000) => {
+      const end = Date.now() + timeoutMs;
+      while (!(await check())) {
+        if (Date.now() > end) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(await events())}`);
+        await sleep(50);
+      }
+    };
+    const outputOfAttempt = async (attempt: number) => {
+      const all = await events();
+      const from = all.findIndex((e) => e.type === 'JobStarted' && e.data.attempt === attempt);
+      return from < 0 ? 0 : all.slice(from).filter((e) => e.type === 'JobOutputWritten').length;
+    };
+
+    // Attempt 1 writes output; the process is killed in the middle.
+    await until(async () => (await outputOfAttempt(1)) >= 2, 'output of attempt 1');
+    service.child.kill('SIGKILL');
+    await exitOf(service.child);
+    expect((await events()).some((e) => e.type === 'JobFinished')).toBe(false);
+
+    // Restarted: the job of the dead worker is found and retried, by the new process.
+    service = await startProcess(dataDir, children);
+    await until(async () => (await outputOfAttempt(2)) >= 2, 'the retry (attempt 2) to write output');
+    const claims = (await events()).filter((e) => e.type === 'JobStarted').map((e) => e.data);
+    expect(claims).toHaveLength(2);
+    expect(claims[1]!.workerId).not.toBe(claims[0]!.workerId);
+    expect(await status()).toMatchObject({ id: jobId });
+    expect(await status()).not.toHaveProperty('finishedSuccessful');
+
+    // Killed again during the retry: after the next restart the job ends as failed, with the reason.
+    service.child.kill('SIGKILL');
+    await exitOf(service.child);
+    service = await startProcess(dataDir, children);
+    await until(async () => typeof (await status()).finishedSuccessful === 'boolean', 'the job to end');
+    const ended = await status();
+    expect(ended).toMatchObject({ finishedSuccessful: false, additionalInfo: expect.stringMatching(/^Worker \S+ stopped responding: no sign of life for \d+ s \(attempt 2 of 2\)$/) });
+    const all = await events();
+    expect(all.filter((e) => e.type === 'JobStarted')).toHaveLength(2);
+    expect(all.filter((e) => e.type === 'JobFinished')).toHaveLength(1);
+    const stdout = (await call(service, 'GET', `/api/${projectId}/jobs/${jobId}/stdout?logLevel=warn`, { headers: { 'x-jwt-token': token } })).body.stdout as { data: string }[];
+    expect(stdout.map((l) => l.data)).toEqual([expect.stringMatching(/attempt 1 of 2\); retrying\n$/), expect.stringMatching(/attempt 2 of 2\); the job failed\n$/)]);
+  });
+});

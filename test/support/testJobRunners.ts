@@ -1,0 +1,44 @@
+// Job runners for tests only. In-process tests call registerTestJobRunners(); a service started as
+// a child process registers them when NODE_ENV=test and EDGE_ML_TEST_JOB_RUNNERS=1 (main.ts). The
+// production registry never holds them.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { jobRunners, type JobRunner } from '../../commands/jobs/jobRunners';
+
+const number = (value: unknown, fallback: number): number => (typeof value === 'number' && Number.isFinite(value) ? value : fallback);
+
+/**
+ * `test-lines`: writes `lines` lines ("line 1" ...), `delayMs` apart, at `level`, stopping when its
+ * signal aborts; then fails with `failWith` when given.
+ */
+export const linesRunner: JobRunner = async ({ parameters, log, signal }) => {
+  const lines = number(parameters.lines, 3);
+  const delayMs = number(parameters.delayMs, 0);
+  const level = (['error', 'warn', 'info', 'debug'] as const).find((l) => l === parameters.level) ?? 'info';
+  for (let i = 1; i <= lines; i++) {
+    signal.throwIfAborted();
+    log(`line ${i}`, level);
+    if (delayMs > 0) await sleep(delayMs, undefined, { signal });
+  }
+  if (typeof parameters.failWith === 'string') throw new Error(parameters.failWith);
+};
+
+/** `test-cpu`: spins a pool thread for `ms` milliseconds (a busy loop that checks nothing). */
+export const cpuRunner: JobRunner = async ({ parameters, log, signal, pool }) => {
+  log('spinning');
+  const result = await pool.run<{ threadId: number }>({ module: new URL('./poolTasks.ts', import.meta.url), name: 'spin', input: { ms: number(parameters.ms, 100) } }, { signal });
+  log(`spun on thread ${result.threadId}`);
+};
+
+/** `test-stubborn`: waits `ms` milliseconds ignoring its signal, as a runner that never answers would. */
+export const stubbornRunner: JobRunner = async ({ parameters, log }) => {
+  log('not listening');
+  await sleep(number(parameters.ms, 5000));
+};
+
+export function registerTestJobRunners(): void {
+  jobRunners.set('test-lines', linesRunner);
+  jobRunners.set('test-cpu', cpuRunner);
+  jobRunners.set('test-stubborn', stubbornRunner);
+}
+
+if (process.env.NODE_ENV === 'test' && process.env.EDGE_ML_TEST_JOB_RUNNERS === '1') registerTestJobRunners();
