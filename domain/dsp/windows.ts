@@ -264,3 +264,87 @@ function windowLabeller(sample: WindowSample, originalRows: number, w: TimeSerie
     return best ?? fallback ?? at(firstRow).label;
   };
 }
+
+// ---------------------------------------------------------------------------------------------
+// Image input blocks: one window per image, resized to the block's imageWidth × imageHeight. How
+// the resize modes are read (the Studio's code is not public; the names and the docs' pictures):
+// * squash: scaled to exactly width × height, the aspect ratio not kept (the Studio's default);
+// * fit-short: scaled so the shorter side fits, the overflow of the longer side cropped at
+//   cropAnchor (default middle-center);
+// * fit-long: scaled so the longer side fits, the rest padded with black, the image centred;
+// * crop: not scaled: a width × height cut at cropAnchor; a side shorter than the target is first
+//   scaled up as fit-short would.
+// resizeMethod lanczos3 (default) or nearest picks the kernel. EXIF orientation is applied first
+// and transparency is flattened onto black. Decoding and resizing use sharp (libvips).
+
+export type ImageResizeMode = 'squash' | 'fit-short' | 'fit-long' | 'crop';
+export type CropAnchor = NonNullable<InputBlock['cropAnchor']>;
+
+export interface ImageWindowing {
+  width: number;
+  height: number;
+  resizeMode: ImageResizeMode;
+  resizeMethod: 'lanczos3' | 'nearest';
+  cropAnchor: CropAnchor;
+}
+
+export function imageWindowing(block: InputBlock): ImageWindowing {
+  if (block.type !== 'image') throw new WindowingError(`input block ${block.id} is of type "${block.type}", not image`);
+  const { imageWidth: width, imageHeight: height } = block;
+  if (width === undefined || height === undefined) throw new WindowingError(`input block ${block.id} has no "imageWidth"/"imageHeight"`);
+  return { width, height, resizeMode: block.resizeMode ?? 'squash', resizeMethod: block.resizeMethod ?? 'lanczos3', cropAnchor: block.cropAnchor ?? 'middle-center' };
+}
+
+/** An image window: pixels row-major, each 0xRRGGBB as the image block reads them (dsp-reference 4). */
+export interface ImageWindow {
+  width: number;
+  height: number;
+  pixels: Uint32Array;
+}
+
+/** sharp's gravity for an anchor. */
+const GRAVITY: Record<CropAnchor, string> = {
+  'top-left': 'northwest', 'top-center': 'north', 'top-right': 'northeast',
+  'middle-left': 'west', 'middle-center': 'centre', 'middle-right': 'east',
+  'bottom-left': 'southwest', 'bottom-center': 'south', 'bottom-right': 'southeast',
+};
+
+/** Where a `size` cut starts in a side of `length` for an anchor's position along that side (0 start, 1 middle, 2 end). */
+function cutStart(length: number, size: number, position: 0 | 1 | 2): number {
+  return position === 0 ? 0 : position === 2 ? length - size : Math.floor((length - size) / 2);
+}
+
+/** Decodes a PNG or JPEG sample and makes its window. Throws WindowingError when the bytes are not an image sharp can read. */
+export async function imageWindow(bytes: Uint8Array, w: ImageWindowing): Promise<ImageWindow> {
+  const { default: sharp } = await import('sharp');
+  const kernel = w.resizeMethod === 'nearest' ? 'nearest' : 'lanczos3';
+  try {
+    let image = sharp(bytes).rotate().flatten({ background: '#000000' });
+    if (w.resizeMode === 'crop') {
+      const oriented = await image.toBuffer({ resolveWithObject: true });
+      const { width: iw, height: ih } = oriented.info;
+      image = sharp(oriented.data);
+      let [cw, ch] = [iw, ih];
+      if (iw < w.width || ih < w.height) {
+        const scale = Math.max(w.width / iw, w.height / ih);
+        [cw, ch] = [Math.max(w.width, Math.round(iw * scale)), Math.max(w.height, Math.round(ih * scale))];
+        image = sharp(await image.resize(cw, ch, { fit: 'fill', kernel }).toBuffer());
+      }
+      const [vertical, horizontal] = w.cropAnchor.split('-') as [string, string];
+      const left = cutStart(cw, w.width, horizontal === 'left' ? 0 : horizontal === 'right' ? 2 : 1);
+      const top = cutStart(ch, w.height, vertical === 'top' ? 0 : vertical === 'bottom' ? 2 : 1);
+      image = image.extract({ left, top, width: w.width, height: w.height });
+    } else {
+      const fit = w.resizeMode === 'squash' ? 'fill' : w.resizeMode === 'fit-short' ? 'cover' : 'contain';
+      image = image.resize(w.width, w.height, { fit, kernel, position: w.resizeMode === 'fit-short' ? GRAVITY[w.cropAnchor] : 'centre', background: { r: 0, g: 0, b: 0 } });
+    }
+    const { data, info } = await image.removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
+    if (info.width !== w.width || info.height !== w.height || info.channels !== 3) throw new WindowingError(`the image came out ${info.width}×${info.height}×${info.channels}, expected ${w.width}×${w.height}×3`);
+    const pixels = new Uint32Array(w.width * w.height);
+    for (let p = 0; p < pixels.length; p++) pixels[p] = (data[3 * p]! << 16) | (data[3 * p + 1]! << 8) | data[3 * p + 2]!;
+    return { width: w.width, height: w.height, pixels };
+  } catch (error) {
+    if (error instanceof WindowingError) throw error;
+    throw new WindowingError(`the image cannot be read: ${(error as Error).message}`);
+  }
+}
