@@ -226,8 +226,9 @@ function windowLabeller(sample: WindowSample, originalRows: number, w: TimeSerie
   const labels = [...sample.structuredLabels].sort((a, b) => a.startIndex - b.startIndex);
   const msPerRow = 1000 / sample.frequency;
   const sampleEndMs = originalRows * msPerRow;
-  // The last label starting at or before `row` (labels cover every row: checkStructuredLabels).
-  const at = (row: number): StructuredLabel => {
+  // The index of the last label starting at or before `row` (labels cover every row:
+  // checkStructuredLabels), by binary search: a sample may carry 10,000 of them.
+  const indexAt = (row: number): number => {
     let lo = 0;
     let hi = labels.length - 1;
     while (lo < hi) {
@@ -235,8 +236,9 @@ function windowLabeller(sample: WindowSample, originalRows: number, w: TimeSerie
       if (labels[mid]!.startIndex <= row) lo = mid;
       else hi = mid - 1;
     }
-    return labels[lo]!;
+    return lo;
   };
+  const at = (row: number): StructuredLabel => labels[indexAt(row)]!;
   return (startMs, endMs) => {
     const end = Math.min(endMs, sampleEndMs);
     if (w.labelMethod === 'end-of-window') {
@@ -248,7 +250,7 @@ function windowLabeller(sample: WindowSample, originalRows: number, w: TimeSerie
     let best: string | undefined;
     let bestTime = -1;
     const firstRow = Math.max(0, Math.floor(startMs / msPerRow));
-    let ix = labels.indexOf(at(firstRow));
+    let ix = indexAt(firstRow);
     for (; ix < labels.length && labels[ix]!.startIndex * msPerRow < end; ix++) {
       const l = labels[ix]!;
       const overlap = Math.min(end, (l.endIndex + 1) * msPerRow) - Math.max(startMs, l.startIndex * msPerRow);
