@@ -2,9 +2,10 @@
 // a category's windows, reduced to 2-D with UMAP for blocks that reduce dimensions, and the
 // DspTrainedFeaturesResponse served from it.
 //
-// * Which windows. At most EXPLORER_MAX_WINDOWS, drawn uniformly by reservoir sampling while X is
-//   written (one pass, at most that many rows held), with a seeded generator: the same data and seed
-//   give the same windows. totalSampleCount is the number of windows in the category.
+// * Which windows. At most EXPLORER_MAX_WINDOWS (fewer for wide blocks, explorerCapacity), drawn
+//   uniformly by reservoir sampling while X is written (one pass, at most that many rows held), with a
+//   seeded generator: the same data and seed give the same windows. totalSampleCount is the number of
+//   windows in the category.
 // * Reduction. umap-js (the JavaScript port of UMAP by PAIR, MIT) with its `random` option fed by the
 //   same seeded generator, so a rerun draws the same picture. The Studio's hyperparameters are not
 //   public: these are umap-learn's defaults (15 neighbours, min_dist 0.1, 2 components) with 200
@@ -17,6 +18,13 @@ import { UMAP } from 'umap-js';
 
 /** Most windows a category's explorer holds and reduces. */
 export const EXPLORER_MAX_WINDOWS = 2000;
+/** Most feature values it holds: wide blocks (raw audio: 16,000 features a window) keep fewer windows. */
+export const EXPLORER_MAX_VALUES = 2_000_000;
+
+/** The reservoir capacity for a block of `featureCount` features: 2,000 windows, fewer for wide blocks, at least 50. */
+export function explorerCapacity(featureCount: number): number {
+  return Math.max(50, Math.min(EXPLORER_MAX_WINDOWS, Math.floor(EXPLORER_MAX_VALUES / Math.max(1, featureCount))));
+}
 
 export const UMAP_SETTINGS = { nComponents: 2, nNeighbors: 15, minDist: 0.1, nEpochs: 200 } as const;
 

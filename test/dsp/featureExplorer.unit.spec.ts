@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { buildFeatureExplorer, EXPLORER_MAX_WINDOWS, featureExplorerResponse, seededRandom, WindowReservoir, type ExplorerWindow } from '../../domain/dsp/featureExplorer';
+import { buildFeatureExplorer, explorerCapacity, EXPLORER_MAX_WINDOWS, featureExplorerResponse, seededRandom, WindowReservoir, type ExplorerWindow } from '../../domain/dsp/featureExplorer';
 
 /** Two classes far apart in 12 dimensions, with noise from a seeded generator. */
 function clusters(n: number, seed: number): ExplorerWindow[] {
@@ -63,6 +63,15 @@ describe('WindowReservoir', () => {
     };
     expect(again(5)).toEqual(again(5));
     expect(EXPLORER_MAX_WINDOWS).toBe(2000);
+  });
+});
+
+describe('explorerCapacity', () => {
+  it('keeps 2,000 windows of narrow blocks and bounds the values held for wide ones', () => {
+    expect(explorerCapacity(39)).toBe(2000);
+    expect(explorerCapacity(16_000)).toBe(125);
+    expect(explorerCapacity(10_000_000)).toBe(50);
+    for (const f of [1, 33, 650, 1000, 4000, 99_999]) expect(explorerCapacity(f) * f).toBeLessThanOrEqual(Math.max(2_000_000, 50 * f));
   });
 });
 

@@ -70,7 +70,7 @@ describe('resampleInterleaved', () => {
 
   const skip = oracleSkipReason('numpy, scipy');
   describe.skipIf(skip !== undefined)(`against scipy.signal.resample_poly${skip ? ` (${skip})` : ''}`, () => {
-    it('gives the same rows for down- and upsampling, rational and awkward ratios, several axes', () => {
+    it('gives the same rows for down- and upsampling, rational and awkward ratios, several axes, filters too long to hold', () => {
       const cases = [
         { rows: 200, axes: 3, from: 100, to: 62.5 },
         { rows: 160, axes: 1, from: 16000, to: 44100 },
@@ -78,6 +78,8 @@ describe('resampleInterleaved', () => {
         { rows: 97, axes: 1, from: 50, to: 51 },
         { rows: 64, axes: 2, from: 1000 / 16, to: 100 },
         { rows: 5, axes: 1, from: 100, to: 10 },
+        // 110,003 rows to 68,752: coprime, a 2.2-million-tap filter, evaluated tap by tap.
+        { rows: 110_003, axes: 1, from: 100, to: 62.5 },
       ].map((c, ix) => ({ ...c, values: Array.from(signal(c.rows, c.axes, ix)) }));
       const expected = runOracle<number[][]>(SCIPY, cases);
       cases.forEach((c, ix) => {
