@@ -1,10 +1,12 @@
 // `npx tsx bench/only.ts <name>`: one benchmark alone (for profiling).
 import { benchAccounts } from './accounts';
+import { benchDspAudio } from './dspAudio';
+import { benchDspSpectral } from './dspSpectral';
 import { benchEventStoreAppend } from './eventStoreAppend';
 import { benchIngestion } from './ingestion';
 import { benchLargeUploads } from './largeUploads';
 import { benchProjectInfo } from './projectInfo';
-const all = { accounts: benchAccounts, eventStoreAppend: benchEventStoreAppend, ingestion: benchIngestion, largeUploads: benchLargeUploads, projectInfo: benchProjectInfo } as const;
+const all = { accounts: benchAccounts, dspAudio: benchDspAudio, dspSpectral: benchDspSpectral, eventStoreAppend: benchEventStoreAppend, ingestion: benchIngestion, largeUploads: benchLargeUploads, projectInfo: benchProjectInfo } as const;
 const name = process.argv[2] as keyof typeof all;
 if (!all[name]) throw new Error(`name one of: ${Object.keys(all).join(', ')}`);
 const result = await all[name]();
