@@ -7,8 +7,11 @@
 export const MIN_INTERVAL_MS = 1e-6;
 /** Longest interval between values, in ms: one value a day. */
 export const MAX_INTERVAL_MS = 86_400_000;
-/** Most value rows (time steps) a sample may hold. */
-export const MAX_VALUE_ROWS = 20_000_000;
+/**
+ * Most value rows (time steps) a sample may hold: what the largest upload (100 MB) can carry, an
+ * 8-bit mono WAV of 100 million samples. (20 million refused 16-bit WAVs of 40 MB and more.)
+ */
+export const MAX_VALUE_ROWS = 100_000_000;
 /** Longest sample, in ms: MAX_VALUE_ROWS rows at MAX_INTERVAL_MS stays far below 2^53. */
 export const MAX_SAMPLE_LENGTH_MS = MAX_VALUE_ROWS * MAX_INTERVAL_MS;
 /** Largest image or video side, in pixels. */

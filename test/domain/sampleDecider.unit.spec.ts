@@ -94,6 +94,11 @@ describe('a sample that does not exist yet', () => {
     spec.given([]).when(ingest(largest)).then([ingested(largest)]);
   });
 
+  it('is ingested when it is the longest audio a 100 MB upload can hold (8-bit mono WAV)', () => {
+    const audio: Data = { ...timeSeries, kind: 'audio', contentType: 'audio/wav', intervalMs: 0.0625, frequency: 16000, valuesCount: 100_000_000 - 44, totalLengthMs: (100_000_000 - 44) * 0.0625 };
+    spec.given([]).when(ingest(audio)).then([ingested(audio)]);
+  });
+
   it('stores -0 as 0, the value a replay of the JSON log would give', () => {
     spec
       .given([])
