@@ -1,5 +1,6 @@
 // Composition root: reads the configuration, builds the adapters and starts the roles.
 // `tsx main.ts` runs the service; `tsx main.ts rebuild` rebuilds the read models from the log.
+import { availableParallelism } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -348,6 +349,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
   let parser: SampleParser | undefined;
   let jobSocket: JobSocketServer | undefined;
   let jobWorker: { worker: JobWorker; runner: SagaRunner; pool: ThreadPool } | undefined;
+  let dspPool: ThreadPool | undefined;
   // One sample parser for the roles that read sample files (ingestion, and the api's raw-data view).
   const sampleParser = (): SampleParser => (parser ??= new SampleParser());
   const stop = async () => {
@@ -359,6 +361,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
     await jobWorker?.runner.stop();
     await jobWorker?.worker.stop();
     await jobWorker?.pool.close();
+    await dspPool?.close();
     await subscriptionEnd?.stop();
     await projectDeletion?.stop();
     await sagas?.stop();
@@ -450,6 +453,8 @@ export async function startService(config: Config, log: Logger = pino({ level: c
         resetRequests: new ResetRequestThrottle(),
         apiKeyUsage,
         decodeValues: (bytes, contentType, max) => sampleParser().values(bytes, contentType, max),
+        // Two threads: a DSP run is one window, so more would only take cores from the jobs.
+        dspPool: (dspPool = new ThreadPool(Math.min(2, availableParallelism()))),
         sendEmail: (email, ctx) => queueEmail({ events: stores.events, ids }, { ...email, projectId: null, from: config.mailFrom }, ctx),
         settings: {
           signupEnabled: config.signupEnabled,

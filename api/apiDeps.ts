@@ -1,6 +1,7 @@
 import type { IdAllocator } from '../commands/idAllocator';
 import type { ApiKeyUsageRecorder } from '../commands/projects/projectCommands';
 import type { UniquenessReservations } from '../commands/uniqueness';
+import type { ThreadPool } from '../commands/jobs/threadPool';
 import type { SendEmail } from '../commands/users/accountMail';
 import type { ApiKeyQueries } from '../projections/apiKeys/apiKeyQueries';
 import type { DeviceQueries } from '../projections/devices/deviceQueries';
@@ -67,5 +68,7 @@ export interface ApiDeps {
   apiKeyUsage: ApiKeyUsageRecorder;
   /** Decodes stored JSON, CBOR and CSV samples for the raw-data view, large ones off the event loop. */
   decodeValues: ValuesDecoder;
+  /** Worker threads for the synchronous DSP runs (`dsp/{dspId}/run`), so a block never runs on the HTTP loop. */
+  dspPool: ThreadPool;
   settings: ApiSettings;
 }

@@ -6,6 +6,21 @@ import type { ApiDeps } from '../apiDeps';
 import { requestContext } from '../auth/principal';
 import { intParam, operation, type Operation } from '../http/operation';
 import { DspConfigRequest } from './impulseSchemas';
+import { dspTaskBlock, type DspTaskOutcome, type DspWindowResult } from '../../commands/dsp/dspPoolTasks';
+import { DSP_WINDOW_MAX_VALUES, resolveImpulseDsp } from '../../domain/dsp/impulseDsp';
+import { DspConfigurationError } from '../../domain/dsp/processingBlock';
+import { ValidationError } from '../../domain/shared/errors';
+import { z } from 'zod';
+
+// The SDK's DspRunRequestWithFeatures: one window's raw values, parameter overrides, graphs when asked.
+const DspRunRequest = z.object({
+  features: z.array(z.number().finite()).min(1).max(DSP_WINDOW_MAX_VALUES),
+  params: z.record(z.string(), z.union([z.string(), z.number().finite(), z.boolean()]).transform(String)).default({}),
+  drawGraphs: z.boolean().default(false),
+  requestPerformance: z.boolean().default(false),
+});
+
+const DSP_POOL_TASKS = new URL('../../commands/dsp/dspPoolTasks.ts', import.meta.url);
 
 export function dspOperations(deps: ApiDeps): Operation[] {
   return [
@@ -63,6 +78,37 @@ export function dspOperations(deps: ApiDeps): Operation[] {
         );
         await settle(position);
         return {};
+      },
+    }),
+    operation({
+      operationId: 'runDspOnFeaturesArray',
+      method: 'post',
+      path: '/api/:projectId/dsp/:dspId/run',
+      summary: "Run the DSP block on one window of raw values, with the saved config and any overrides (the job's code path)",
+      auth: 'any',
+      body: DspRunRequest,
+      async handler({ params, body }) {
+        const projectId = intParam(params, 'projectId');
+        const dspId = intParam(params, 'dspId');
+        const impulse = await deps.impulses.withDspBlock(projectId, dspId);
+        if (!impulse) throw new NotFoundError(`DSP block ${dspId} not found in this project's impulses`, 'DSP_BLOCK_NOT_FOUND');
+        let dsp;
+        try {
+          dsp = resolveImpulseDsp(impulse, dspId, body.params);
+        } catch (error) {
+          if (error instanceof DspConfigurationError) throw new ValidationError(error.message, 'DSP_CONFIGURATION');
+          throw error;
+        }
+        const outcome = await deps.dspPool.run<DspTaskOutcome<DspWindowResult>>({
+          module: DSP_POOL_TASKS,
+          name: 'runDspWindow',
+          input: { dsp: dspTaskBlock(dsp), values: body.features, drawGraphs: body.drawGraphs },
+        });
+        if (!outcome.ok) throw new ValidationError(outcome.refusal, 'DSP_CONFIGURATION');
+        const { features, graphs, labels } = outcome.value;
+        // No `performance`: that is an on-device latency/RAM estimate this service does not model,
+        // and the SDK marks it optional.
+        return { features, graphs, labels };
       },
     }),
     operation({
