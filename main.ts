@@ -28,6 +28,7 @@ import { startSagas, type RunningSagas } from './commands/sagas';
 import { JobWorker } from './commands/jobs/jobWorker';
 import { jobRunners } from './commands/jobs/jobRunners';
 import { ThreadPool } from './commands/jobs/threadPool';
+import { generateFeaturesRunner } from './commands/dsp/generateFeatures';
 import { SagaRunner } from './commands/sagas/sagaRunner';
 import { JobQueries } from './projections/jobs/jobQueries';
 import { startSubscriptionEnd } from './commands/sagas/subscriptionEnd';
@@ -411,6 +412,8 @@ export async function startService(config: Config, log: Logger = pino({ level: c
     if (config.roles.has('jobs')) {
       // Test runners, only when a test asks for them: the production registry holds real runners only.
       if (process.env.NODE_ENV === 'test' && process.env.EDGE_ML_TEST_JOB_RUNNERS === '1') await import('./test/support/testJobRunners');
+      // The production runners: feature generation (commands/dsp/generateFeatures.ts).
+      jobRunners.set('generate-features', generateFeaturesRunner({ events: stores.events, blobs: stores.blobs, impulses: new ImpulseQueries(stores.readStore), samples: new SampleQueries(stores.readStore) }));
       const pool = new ThreadPool();
       const worker = new JobWorker({ events: stores.events, jobs: new JobQueries(stores.readStore), runners: jobRunners, pool, log: log.child({ role: 'jobs' }), heartbeatMs: config.jobHeartbeatMs });
       const runner = new SagaRunner(stores.events, stores.readStore, worker.saga(), log.child({ role: 'jobs' }));

@@ -29,6 +29,7 @@ import { deviceOperations } from './routes/deviceRoutes';
 import { rawDataOperations } from './routes/rawDataRoutes';
 import { impulseOperations } from './routes/impulseRoutes';
 import { dspOperations } from './routes/dspRoutes';
+import { generateFeaturesOperations } from './routes/generateFeaturesRoutes';
 import { socketTokenOperations } from './routes/socketTokenRoutes';
 import { jobOperations } from './routes/jobRoutes';
 import { healthRoute } from './routes/healthRoutes';
@@ -58,6 +59,7 @@ export function allOperations(deps: ApiDeps): Operation[] {
     ...deviceOperations(deps),
     ...impulseOperations(deps),
     ...dspOperations(deps),
+    ...generateFeaturesOperations(deps),
     ...socketTokenOperations(deps),
     ...rawDataOperations(deps),
     ...jobOperations(deps),

@@ -3,7 +3,11 @@
 // Both go through domain/dsp/impulseDsp.ts, so they compute the same features for the same window.
 import { processingBlocks } from '../../domain/dsp/blocks';
 import { runImpulseDsp, type ImpulseDsp } from '../../domain/dsp/impulseDsp';
-import { DspConfigurationError, type DspGraph, type OutputConfig } from '../../domain/dsp/processingBlock';
+import { DspConfigurationError, type DspGraph, type DspResult, type OutputConfig } from '../../domain/dsp/processingBlock';
+import { sampleWindows, type TimeSeriesWindowing, type WindowSample } from '../../domain/dsp/windows';
+import { decodeValues } from '../../domain/sample/formats/decodeValues';
+import type { SampleSource } from '../../domain/sample/formats/sampleFormat';
+import { readWavValues } from '../../domain/sample/formats/wavFormat';
 
 /** ImpulseDsp without its block object, which cannot cross to a thread; the thread looks it up by type. */
 export type DspTaskBlock = Omit<ImpulseDsp, 'block'>;
@@ -47,37 +51,68 @@ export function runDspWindow(input: { dsp: DspTaskBlock; values: number[]; drawG
   });
 }
 
-export interface DspBatchResult {
-  /** Row-major float32 features, `windows × featureCount`. */
-  features: Float32Array;
-  featureCount: number;
-  labels: string[];
-  outputConfig: OutputConfig;
+export interface SampleFeaturesInput {
+  dsp: DspTaskBlock;
+  windowing: TimeSeriesWindowing;
+  sample: WindowSample;
+  contentType: string;
+  /** The stored file; decoded here, in the thread, like the windows and the block. */
+  bytes: Uint8Array;
+}
+
+export type SampleFeatures =
+  | { skipped: true; reason: string }
+  | {
+      skipped: false;
+      /** Row-major float32, `labels.length × featureCount`. */
+      features: Float32Array;
+      featureCount: number;
+      /** The class label of each window, in row order. */
+      labels: string[];
+      blockLabels: string[];
+      outputConfig: OutputConfig;
+      fftUsed: number[];
+    };
+
+/** A source over bytes already in memory, for the WAV reader. */
+function memorySource(bytes: Uint8Array): SampleSource {
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return { size: buffer.length, read: async (offset, length) => buffer.subarray(offset, offset + length), readAll: async () => buffer };
 }
 
 /**
- * A batch of windows (the job): one float32 row each. Every window must give the same feature count,
- * as X needs; a block that did not would be a fault, reported as such.
+ * All windows of one sample (the generate-features job's batch): decode its values, resample and
+ * window them (domain/dsp/windows.ts), run the block on each. A sample the block cannot use comes back
+ * skipped with the reason; a block refusal (DspConfigurationError) too, naming the sample.
  */
-export function runDspWindows(input: { dsp: DspTaskBlock; windows: Float64Array[] }): DspTaskOutcome<DspBatchResult> {
-  return refusalOf(() => {
-    const dsp = rehydrate(input.dsp);
-    let out: Float32Array | undefined;
-    let featureCount = 0;
-    let labels: string[] = [];
-    let outputConfig: OutputConfig | undefined;
-    input.windows.forEach((values, i) => {
-      const r = runImpulseDsp(dsp, values, { drawGraphs: false });
-      if (!out) {
-        featureCount = r.features.length;
-        labels = r.labels;
-        outputConfig = r.outputConfig;
-        out = new Float32Array(featureCount * input.windows.length);
-      } else if (r.features.length !== featureCount) {
-        throw new Error(`The ${dsp.dspBlock.type} block gave ${r.features.length} features for a window after ${featureCount} for the first`);
+export async function sampleFeatures(input: SampleFeaturesInput): Promise<SampleFeatures> {
+  const { sample, windowing } = input;
+  const rows =
+    input.contentType === 'audio/wav'
+      ? await readWavValues(memorySource(input.bytes), sample.valuesCount)
+      : decodeValues(Buffer.from(input.bytes.buffer, input.bytes.byteOffset, input.bytes.byteLength), input.contentType, sample.valuesCount);
+  const windows = sampleWindows(sample, rows, input.dsp.dspBlock.axes, windowing);
+  if (windows.skipped) return windows;
+  const dsp = rehydrate(input.dsp);
+  const labels: string[] = [];
+  let out: Float32Array | undefined;
+  let first: DspResult | undefined;
+  try {
+    for (const w of windows.windows()) {
+      const r = runImpulseDsp(dsp, w.values, { drawGraphs: false });
+      if (!first) {
+        first = r;
+        out = new Float32Array(r.features.length * windows.count);
+      } else if (r.features.length !== first.features.length) {
+        throw new Error(`The ${dsp.dspBlock.type} block gave ${r.features.length} features for a window after ${first.features.length} for the first`);
       }
-      out.set(r.features, i * featureCount);
-    });
-    return { features: out ?? new Float32Array(0), featureCount, labels, outputConfig: outputConfig ?? { type: 'flat', shape: { width: 0 } } };
-  });
+      out!.set(r.features, labels.length * first.features.length);
+      labels.push(w.label);
+    }
+  } catch (error) {
+    if (error instanceof DspConfigurationError) return { skipped: true, reason: `sample ${sample.id} ("${sample.name}"): ${error.message}` };
+    throw error;
+  }
+  if (!first || !out) return { skipped: true, reason: `sample ${sample.id} ("${sample.name}") gave no window` };
+  return { skipped: false, features: out, featureCount: first.features.length, labels, blockLabels: first.labels, outputConfig: first.outputConfig, fftUsed: first.fftUsed };
 }
