@@ -1,0 +1,152 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { processingBlocks } from '../../domain/dsp/blocks';
+import { dspFeaturesStream, type DspFeaturesGenerated } from '../../domain/dsp/dspFeaturesEvents';
+import type { DspMetadata } from '../../domain/dsp/dspMetadata';
+import { decodeNpy } from '../../domain/dsp/npy';
+import { signedSample } from '../support/signedSample';
+import { call, describeOn, setups, signup, startTestService, loginToken, type TestService } from '../support/testService';
+
+// 100 Hz samples (interval 10 ms), windows of 500 ms (50 rows) every 250 ms: a 200-row sample gives 7.
+const ROWS = 200;
+const impulse = (inputType: 'time-series' | 'image' = 'time-series') => ({
+  name: 'Motion',
+  inputBlocks: [
+    inputType === 'image'
+      ? { id: 1, type: 'image', name: 'Image', title: 'Image data', imageWidth: 32, imageHeight: 32 }
+      : { id: 1, type: 'time-series', name: 'Time series', title: 'Time series data', axes: ['accX', 'accY'], windowSizeMs: 500, windowIncreaseMs: 250, frequencyHz: 100 },
+  ],
+  dspBlocks: [
+    inputType === 'image'
+      ? { id: 2, type: 'image', name: 'Image', title: 'Image', axes: ['image'], input: 1, implementationVersion: 1 }
+      : { id: 2, type: 'spectral-analysis', name: 'Spectral features', title: 'Spectral Analysis', axes: ['accX', 'accY'], input: 1, implementationVersion: 4 },
+  ],
+  learnBlocks: [{ id: 3, type: 'keras', name: 'Classifier', title: 'Classification', dsp: [2] }],
+});
+/** A two-axis signal: `idle` is a slow sine, `wave` a fast one, each with its own phase. */
+const rows = (label: string, seed: number, n = ROWS): number[][] =>
+  Array.from({ length: n }, (_, i) => {
+    const f = label === 'idle' ? 1 : 9;
+    return [Math.round(1000 * Math.sin((2 * Math.PI * f * i) / 100 + seed)) / 100, Math.round(1000 * Math.cos((2 * Math.PI * f * i) / 100 + seed)) / 200];
+  });
+
+for (const setup of setups) {
+  describeOn(setup, 'generate-features over HTTP, run by the job worker', () => {
+    let service: TestService;
+    let ada: Record<string, string>;
+    let projectId: number;
+    let apiKey: string;
+    const post = (path: string, body: unknown) => call(service, 'POST', `/api/${projectId}${path}`, { headers: ada, body });
+    const get = (path: string) => call(service, 'GET', `/api/${projectId}${path}`, { headers: ada });
+    const jobCount = async () => Number((await get('/jobs/all?limit=1000')).body.totalJobCount);
+    const ingest = async (category: 'training' | 'testing', label: string, values: number[][], name: string) => {
+      const res = await fetch(`${service.ingestionUrl}/api/${category}/data`, {
+        method: 'POST',
+        headers: { 'x-api-key': apiKey, 'content-type': 'application/json', 'x-file-name': `${name}.json`, 'x-label': label },
+        body: signedSample('none', values, { alg: 'none' }),
+      });
+      expect(res.status, await res.text()).toBe(200);
+    };
+    const finished = async (jobId: number) => {
+      const end = Date.now() + 60_000;
+      for (;;) {
+        const { job } = (await get(`/jobs/${jobId}/status`)).body as { job: { finishedSuccessful?: boolean } };
+        if (job.finishedSuccessful !== undefined) return job;
+        if (Date.now() > end) throw new Error(`job ${jobId} did not finish`);
+        await sleep(100);
+      }
+    };
+    const results = async () => (await service.stores.events.readStream(dspFeaturesStream(projectId, 2))).map((e) => e as unknown as DspFeaturesGenerated);
+    const blob = async (sha256: string) => {
+      const chunks: Buffer[] = [];
+      for await (const c of await service.stores.blobs.open(sha256)) chunks.push(c as Buffer);
+      return Buffer.concat(chunks);
+    };
+
+    beforeAll(async () => {
+      service = await startTestService({ mongo: setup.mongo });
+      await call(service, 'POST', '/api-user-create', { body: signup() });
+      ada = { 'x-jwt-token': await loginToken(service, 'ada') };
+      const project = await call(service, 'POST', '/api/projects/create', { headers: ada, body: { projectName: 'Features' } });
+      projectId = Number(project.body.id);
+      apiKey = String(project.body.apiKey);
+    });
+    afterAll(async () => {
+      await service?.destroy();
+    });
+
+    it('refuses with a 400 naming the problem and requests no job: no impulse, unknown block, no training data, an input it cannot handle, bad parameters', async () => {
+      const refused = async (body: unknown, error: RegExp) => {
+        const res = await post('/jobs/generate-features', body);
+        expect(res.status, JSON.stringify(res.body)).toBe(400);
+        expect(String(res.body.error)).toMatch(error);
+      };
+      await refused({ dspId: 2 }, /no impulse/);
+      const made = await post('/impulse', impulse('image'));
+      expect(made.status).toBe(200);
+      await refused({ dspId: 2 }, /no training data/);
+      await ingest('training', 'idle', rows('idle', 0), 'idle.1');
+      await refused({ dspId: 2 }, /time-series impulses only/);
+      expect((await post(`/impulse?impulseId=${made.body.id}`, impulse())).status).toBe(200);
+      await refused({ dspId: 9 }, /"dspId": no DSP block 9/);
+      await refused({ dspId: 2, normalizeData: 'zscore' }, /normalizeData/);
+      await refused({}, /dspId/);
+      expect(await jobCount()).toBe(0);
+    });
+
+    it('generates X, y and metadata for training and testing, skipping an unusable sample with a log line, and the row of a window is the block run on it', async () => {
+      await ingest('training', 'idle', rows('idle', 1), 'idle.2');
+      await ingest('training', 'wave', rows('wave', 0), 'wave.1');
+      await ingest('training', 'wave', rows('wave', 2, 20), 'wave.short');
+      await ingest('testing', 'wave', rows('wave', 3), 'wave.test');
+      const res = await post('/jobs/generate-features', { dspId: 2, skipFeatureExplorer: true });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      const jobId = Number(res.body.id);
+      const job = await finished(jobId);
+      const stdout = ((await get(`/jobs/${jobId}/stdout`)).body.stdout as { data: string }[]).map((l) => l.data).join('');
+      expect(job.finishedSuccessful, stdout).toBe(true);
+      expect(stdout).toMatch(/Skipped sample \d+ \("wave\.short\.json"\) is shorter than one window \(20 rows at 100 Hz, a window is 50\)/);
+      expect(stdout).toMatch(/Processed 28\/28 windows/);
+
+      const [result] = await results();
+      const d = result!.data;
+      expect(d).toMatchObject({ projectId, dspId: 2, jobId, classes: ['idle', 'wave'], windowCount: 28, categories: { training: { windowCount: 21 }, testing: { windowCount: 7 } }, scaler: null });
+      expect(d.skippedSampleIds).toHaveLength(1);
+      const xTrain = decodeNpy(await blob(d.categories.training.x));
+      const yTrain = decodeNpy(await blob(d.categories.training.y));
+      const yTest = decodeNpy(await blob(d.categories.testing.y));
+      expect(xTrain.shape).toEqual([21, d.featureCount]);
+      expect(yTrain.shape).toEqual([21]);
+      // Samples in id order: idle.1, idle.2, wave.1 (wave.short skipped); y is 1-based into classes.
+      expect(Array.from(yTrain.data)).toEqual([...Array(14).fill(1), ...Array(7).fill(2)]);
+      expect(Array.from(yTest.data)).toEqual(Array(7).fill(2));
+      const metadata = JSON.parse((await blob(d.metadata)).toString('utf8')) as DspMetadata;
+      expect(metadata).toMatchObject({ labels: ['idle', 'wave'], featureCount: d.featureCount, windowCount: 28, frequency: 100, windowSizeMs: 500 });
+      expect(metadata.includedSamples.map((s) => s.windowCount)).toEqual([7, 7, 7, 7]);
+
+      // Window 1 of idle.1 (rows 25..74) through the block directly, with the saved (default) config.
+      const block = processingBlocks.get('spectral-analysis')!;
+      const window = rows('idle', 0).slice(25, 75).flat();
+      const direct = block.run({ values: window, axes: ['accX', 'accY'], frequency: 100 }, d.dspConfig, { implementationVersion: 4, drawGraphs: false });
+      const row = Array.from(xTrain.data.subarray(d.featureCount, 2 * d.featureCount));
+      // X is float32: the direct run's features rounded to float32, exactly.
+      expect(row).toEqual(Array.from(Float32Array.from(direct.features)));
+    });
+
+    it('normalize-channel-standard-scaler: a later run supersedes, with the scaler recorded and training columns centred', async () => {
+      const res = await post('/jobs/generate-features', { dspId: 2, skipFeatureExplorer: true, normalizeData: 'normalize-channel-standard-scaler' });
+      expect(res.status).toBe(200);
+      expect((await finished(Number(res.body.id))).finishedSuccessful).toBe(true);
+      const all = await results();
+      expect(all).toHaveLength(2);
+      const d = all[1]!.data;
+      expect(d.scaler?.mean).toHaveLength(d.featureCount);
+      const x = decodeNpy(await blob(d.categories.training.x));
+      for (let j = 0; j < d.featureCount; j++) {
+        let sum = 0;
+        for (let i = 0; i < 21; i++) sum += x.data[i * d.featureCount + j]!;
+        expect(Math.abs(sum / 21)).toBeLessThan(1e-4);
+      }
+    });
+  });
+}
