@@ -43,6 +43,7 @@ import { ApiKeyUsageRecorder } from './commands/projects/projectCommands';
 import { ApiKeyQueries } from './projections/apiKeys/apiKeyQueries';
 import { DeviceQueries } from './projections/devices/deviceQueries';
 import { ImpulseQueries } from './projections/impulses/impulseQueries';
+import { DspFeaturesQueries } from './projections/dspFeatures/dspFeaturesQueries';
 import { EmailQueries } from './projections/emails/emailQueries';
 import { SampleQueries } from './projections/samples/sampleQueries';
 import { OrganizationQueries } from './projections/organizations/organizationQueries';
@@ -451,6 +452,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
         impulses: new ImpulseQueries(stores.readStore),
         samples: new SampleQueries(stores.readStore),
         jobs: new JobQueries(stores.readStore),
+        dspFeatures: new DspFeaturesQueries(stores.readStore),
         tokens: new TokenService(await jwtSecret(config)),
         throttle: new LoginThrottle(),
         resetRequests: new ResetRequestThrottle(),

@@ -30,6 +30,7 @@ import { rawDataOperations } from './routes/rawDataRoutes';
 import { impulseOperations } from './routes/impulseRoutes';
 import { dspOperations } from './routes/dspRoutes';
 import { generateFeaturesOperations } from './routes/generateFeaturesRoutes';
+import { dspFeaturesOperations } from './routes/dspFeaturesRoutes';
 import { socketTokenOperations } from './routes/socketTokenRoutes';
 import { jobOperations } from './routes/jobRoutes';
 import { healthRoute } from './routes/healthRoutes';
@@ -60,6 +61,7 @@ export function allOperations(deps: ApiDeps): Operation[] {
     ...impulseOperations(deps),
     ...dspOperations(deps),
     ...generateFeaturesOperations(deps),
+    ...dspFeaturesOperations(deps),
     ...socketTokenOperations(deps),
     ...rawDataOperations(deps),
     ...jobOperations(deps),

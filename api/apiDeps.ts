@@ -5,6 +5,7 @@ import type { ThreadPool } from '../commands/jobs/threadPool';
 import type { SendEmail } from '../commands/users/accountMail';
 import type { ApiKeyQueries } from '../projections/apiKeys/apiKeyQueries';
 import type { DeviceQueries } from '../projections/devices/deviceQueries';
+import type { DspFeaturesQueries } from '../projections/dspFeatures/dspFeaturesQueries';
 import type { ImpulseQueries } from '../projections/impulses/impulseQueries';
 import type { JobQueries } from '../projections/jobs/jobQueries';
 import type { SampleQueries } from '../projections/samples/sampleQueries';
@@ -59,6 +60,7 @@ export interface ApiDeps {
   impulses: ImpulseQueries;
   samples: SampleQueries;
   jobs: JobQueries;
+  dspFeatures: DspFeaturesQueries;
   tokens: TokenService;
   /** Guesses of passwords, TOTP tokens and codes. */
   throttle: LoginThrottle;

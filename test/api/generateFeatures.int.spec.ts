@@ -51,7 +51,11 @@ for (const setup of setups) {
       const end = Date.now() + 60_000;
       for (;;) {
         const { job } = (await get(`/jobs/${jobId}/status`)).body as { job: { finishedSuccessful?: boolean } };
-        if (job.finishedSuccessful !== undefined) return job;
+        if (job.finishedSuccessful !== undefined) {
+          // The result is recorded before the job ends: let every read model reach it.
+          await service.projections!.waitFor((await service.stores.events.headPosition())!, 5000);
+          return job;
+        }
         if (Date.now() > end) throw new Error(`job ${jobId} did not finish`);
         await sleep(100);
       }
@@ -133,6 +137,35 @@ for (const setup of setups) {
       expect(row).toEqual(Array.from(Float32Array.from(direct.features)));
     });
 
+    it('serves the features: DSPInfo, X and y as .npy, feature labels, metadata; none before generation or after a clear', async () => {
+      const [first] = await results();
+      const d = first!.data;
+      const info = await get('/dsp/2');
+      expect(info.body.dsp).toMatchObject({ classes: ['idle', 'wave'], expectedWindowCount: 28, normalizeData: 'none', features: { generated: true, count: d.featureCount, classes: ['idle', 'wave'] } });
+      const labels = (await get('/dsp/2/features/labels')).body.labels as string[];
+      expect(labels).toHaveLength(d.featureCount);
+      expect(labels[0]).toMatch(/^accX /);
+      expect((info.body.dsp as { features: { labels: string[] } }).features.labels).toEqual(labels);
+
+      const x = await fetch(`${service.apiUrl}/v1/api/${projectId}/dsp-data/2/x/training`, { headers: ada });
+      expect(x.status, x.status === 200 ? "" : await x.text()).toBe(200);
+      expect(x.headers.get('content-type')).toBe('application/octet-stream');
+      const bytes = Buffer.from(await x.arrayBuffer());
+      expect(bytes.equals(await blob(d.categories.training.x))).toBe(true);
+      expect(decodeNpy(bytes).shape).toEqual([21, d.featureCount]);
+      const y = await fetch(`${service.apiUrl}/v1/api/${projectId}/dsp-data/2/y/testing`, { headers: ada });
+      expect(Array.from(decodeNpy(Buffer.from(await y.arrayBuffer())).data)).toEqual(Array(7).fill(2));
+
+      const meta = (await get('/dsp/2/metadata?category=testing')).body;
+      expect(meta).toMatchObject({ generated: true, labels: ['idle', 'wave'], featureCount: d.featureCount, windowCount: 28, outputConfig: { type: 'flat' } });
+      expect((meta.includedSamples as unknown[]).length).toBe(1);
+      expect(((await get('/dsp/2/metadata?excludeIncludedSamples=true')).body.includedSamples as unknown[]).length).toBe(0);
+
+      expect((await get('/dsp-data/2/x/validation')).status).toBe(400);
+      expect((await get('/dsp-data/2/x/training?raw=true')).status).toBe(400);
+      expect((await get('/dsp-data/7/x/training')).status).toBe(404);
+    });
+
     it('normalize-channel-standard-scaler: a later run supersedes, with the scaler recorded and training columns centred', async () => {
       const res = await post('/jobs/generate-features', { dspId: 2, skipFeatureExplorer: true, normalizeData: 'normalize-channel-standard-scaler' });
       expect(res.status).toBe(200);
@@ -147,6 +180,11 @@ for (const setup of setups) {
         for (let i = 0; i < 21; i++) sum += x.data[i * d.featureCount + j]!;
         expect(Math.abs(sum / 21)).toBeLessThan(1e-4);
       }
+      expect((await get('/dsp/2')).body.dsp).toMatchObject({ normalizeData: 'normalize-channel-standard-scaler', features: { generated: true } });
+      // Clearing the block drops its features from the read side.
+      expect((await post('/dsp/2/clear', {})).status).toBe(200);
+      expect((await get('/dsp/2')).body.dsp).toMatchObject({ features: { generated: false } });
+      expect((await get('/dsp/2/features/labels')).status).toBe(404);
     });
   });
 }

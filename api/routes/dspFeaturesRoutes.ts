@@ -1,0 +1,88 @@
+// The generated features of a DSP block (DSPApi): X and y as stored .npy, the feature labels, the
+// metadata. All read the block's current DspFeaturesGenerated record (projections/dspFeatures) and
+// the blobs it names; a block whose features were never generated, or cleared since, has none.
+import { z } from 'zod';
+import { FEATURE_CATEGORIES } from '../../domain/dsp/dspFeaturesEvents';
+import type { DspMetadata } from '../../domain/dsp/dspMetadata';
+import { NotFoundError, ValidationError } from '../../domain/shared/errors';
+import type { DspFeaturesDocument } from '../../projections/dspFeatures/dspFeaturesDocument';
+import type { ApiDeps } from '../apiDeps';
+import { intParam, operation, queryBoolean, type Operation } from '../http/operation';
+
+const DataQuery = z.object({ raw: queryBoolean.optional() });
+const MetadataQuery = z.object({ excludeIncludedSamples: queryBoolean.optional(), category: z.enum(['training', 'testing', 'validation', 'all']).optional() });
+
+export function dspFeaturesOperations(deps: ApiDeps): Operation[] {
+  const current = async (params: Record<string, string>): Promise<DspFeaturesDocument> => {
+    const projectId = intParam(params, 'projectId');
+    const dspId = intParam(params, 'dspId');
+    const features = await deps.dspFeatures.current(projectId, dspId);
+    if (!features || !(await deps.impulses.withDspBlock(projectId, dspId))) {
+      throw new NotFoundError(`No features generated for DSP block ${dspId}: run the generate-features job first`, 'FEATURES_NOT_GENERATED');
+    }
+    return features;
+  };
+  const readBlob = async (sha256: string): Promise<Buffer> => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of await deps.blobs.open(sha256)) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks);
+  };
+  const metadataOf = async (features: DspFeaturesDocument): Promise<DspMetadata> => JSON.parse((await readBlob(features.metadata)).toString('utf8')) as DspMetadata;
+  const npy = (axis: 'x' | 'y') =>
+    operation({
+      operationId: axis === 'x' ? 'downloadDspData' : 'downloadDspLabels',
+      method: 'get',
+      path: `/api/:projectId/dsp-data/:dspId/${axis}/:category`,
+      summary: axis === 'x' ? 'The features of a category: float32 .npy, windows × features' : "The windows' classes of a category: float32 .npy, 1-based into the metadata's labels",
+      auth: 'any',
+      query: DataQuery,
+      async handler({ ctx, params, query }) {
+        const category = params.category as (typeof FEATURE_CATEGORIES)[number];
+        if (!FEATURE_CATEGORIES.includes(category)) throw new ValidationError(`"category": expected training or testing, got ${JSON.stringify(params.category)}`);
+        // The raw windows are not stored: the job keeps only the block's output.
+        if (query.raw) throw new ValidationError('"raw": the raw windows are not stored by this service; only the features are', 'RAW_NOT_STORED');
+        const features = await current(params);
+        ctx.state.fileBody = { type: 'application/octet-stream', body: await deps.blobs.open(features.categories[category][axis]) };
+        return {};
+      },
+    });
+  return [
+    npy('x'),
+    npy('y'),
+    operation({
+      operationId: 'getDspFeatureLabels',
+      method: 'get',
+      path: '/api/:projectId/dsp/:dspId/features/labels',
+      summary: 'The names of the feature columns of the generated features',
+      auth: 'any',
+      async handler({ params }) {
+        return { labels: (await metadataOf(await current(params))).featureLabels };
+      },
+    }),
+    operation({
+      operationId: 'getDspMetadata',
+      method: 'get',
+      path: '/api/:projectId/dsp/:dspId/metadata',
+      summary: 'The metadata of the generated features (config, labels, windows, included samples)',
+      auth: 'any',
+      query: MetadataQuery,
+      async handler({ params, query }) {
+        const features = await current(params);
+        const metadata = await metadataOf(features);
+        let includedSamples = metadata.includedSamples;
+        if (query.category === 'training' || query.category === 'testing') {
+          // Rows are training samples first; the record says how many windows each category has.
+          let rows = 0;
+          const firstTesting = features.categories.training.windowCount;
+          includedSamples = includedSamples.filter((s) => {
+            const inTraining = rows < firstTesting;
+            rows += s.windowCount;
+            return query.category === 'training' ? inTraining : !inTraining;
+          });
+        }
+        if (query.category === 'validation') includedSamples = [];
+        return { ...metadata, generated: true, includedSamples: query.excludeIncludedSamples ? [] : includedSamples };
+      },
+    }),
+  ];
+}
