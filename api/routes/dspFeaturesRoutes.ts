@@ -4,12 +4,16 @@
 import { z } from 'zod';
 import { FEATURE_CATEGORIES } from '../../domain/dsp/dspFeaturesEvents';
 import type { DspMetadata } from '../../domain/dsp/dspMetadata';
+import { featureExplorerResponse, type FeatureExplorer } from '../../domain/dsp/featureExplorer';
+import type { FeatureImportanceResponse } from '../../domain/dsp/featureImportance';
 import { NotFoundError, ValidationError } from '../../domain/shared/errors';
 import type { DspFeaturesDocument } from '../../projections/dspFeatures/dspFeaturesDocument';
 import type { ApiDeps } from '../apiDeps';
 import { intParam, operation, queryBoolean, type Operation } from '../http/operation';
 
 const DataQuery = z.object({ raw: queryBoolean.optional() });
+const featureAxis = z.string().regex(/^\d{1,6}$/, 'expected a feature index').transform(Number);
+const GraphQuery = z.object({ featureAx1: featureAxis.optional(), featureAx2: featureAxis.optional(), featureAx3: featureAxis.optional() });
 const MetadataQuery = z.object({ excludeIncludedSamples: queryBoolean.optional(), category: z.enum(['training', 'testing', 'validation', 'all']).optional() });
 
 export function dspFeaturesOperations(deps: ApiDeps): Operation[] {
@@ -47,6 +51,35 @@ export function dspFeaturesOperations(deps: ApiDeps): Operation[] {
       },
     });
   return [
+    operation({
+      operationId: 'dspSampleTrainedFeatures',
+      method: 'get',
+      path: '/api/:projectId/dsp/:dspId/features/get-graph/:category',
+      summary: "The feature explorer of a category: sampled windows with their UMAP coordinates (reducing blocks) and the requested features",
+      auth: 'any',
+      query: GraphQuery,
+      async handler({ params, query }) {
+        const category = params.category as (typeof FEATURE_CATEGORIES)[number];
+        if (!FEATURE_CATEGORIES.includes(category)) throw new ValidationError(`"category": expected training or testing, got ${JSON.stringify(params.category)}`);
+        const features = await current(params);
+        if (features.explorer === null) throw new NotFoundError('The feature explorer was skipped in the last feature generation (skipFeatureExplorer)', 'EXPLORER_NOT_GENERATED');
+        const explorer = JSON.parse((await readBlob(features.explorer)).toString('utf8')) as Record<string, FeatureExplorer>;
+        const axes = [query.featureAx1 ?? 0, query.featureAx2 ?? 1, query.featureAx3 ?? 2];
+        return { ...featureExplorerResponse(explorer[category]!, axes) };
+      },
+    }),
+    operation({
+      operationId: 'getDspFeatureImportance',
+      method: 'get',
+      path: '/api/:projectId/dsp/:dspId/features/importance',
+      summary: 'Feature importance per class of the last feature generation, when it was calculated',
+      auth: 'any',
+      async handler({ params }) {
+        const features = await current(params);
+        if (features.importance === null) return { hasFeatureImportance: false, labels: {} };
+        return { ...(JSON.parse((await readBlob(features.importance)).toString('utf8')) as FeatureImportanceResponse) };
+      },
+    }),
     npy('x'),
     npy('y'),
     operation({

@@ -1,7 +1,10 @@
 // The DSP work the thread pool runs (commands/jobs/threadPool.ts loads this module in its worker
-// threads): one window for the DSP run endpoints, batches of windows for the generate-features job.
+// threads): one window for the DSP run endpoints; for the generate-features job, all windows of one
+// sample at a time, then the feature explorer and the feature importance.
 // Both go through domain/dsp/impulseDsp.ts, so they compute the same features for the same window.
 import { processingBlocks } from '../../domain/dsp/blocks';
+import { buildFeatureExplorer, type ExplorerWindow, type FeatureExplorer } from '../../domain/dsp/featureExplorer';
+import { featureImportance, type FeatureImportanceResponse } from '../../domain/dsp/featureImportance';
 import { runImpulseDsp, type ImpulseDsp } from '../../domain/dsp/impulseDsp';
 import { DspConfigurationError, type DspGraph, type DspResult, type OutputConfig } from '../../domain/dsp/processingBlock';
 import { sampleWindows, type TimeSeriesWindowing, type WindowSample } from '../../domain/dsp/windows';
@@ -69,6 +72,8 @@ export type SampleFeatures =
       featureCount: number;
       /** The class label of each window, in row order. */
       labels: string[];
+      /** Each window's place in the sample, in row order (for the feature explorer). */
+      windows: { startMs: number; endMs: number }[];
       blockLabels: string[];
       outputConfig: OutputConfig;
       fftUsed: number[];
@@ -95,6 +100,7 @@ export async function sampleFeatures(input: SampleFeaturesInput): Promise<Sample
   if (windows.skipped) return windows;
   const dsp = rehydrate(input.dsp);
   const labels: string[] = [];
+  const places: { startMs: number; endMs: number }[] = [];
   let out: Float32Array | undefined;
   let first: DspResult | undefined;
   try {
@@ -108,11 +114,22 @@ export async function sampleFeatures(input: SampleFeaturesInput): Promise<Sample
       }
       out!.set(r.features, labels.length * first.features.length);
       labels.push(w.label);
+      places.push({ startMs: w.startMs, endMs: w.endMs });
     }
   } catch (error) {
     if (error instanceof DspConfigurationError) return { skipped: true, reason: `sample ${sample.id} ("${sample.name}"): ${error.message}` };
     throw error;
   }
   if (!first || !out) return { skipped: true, reason: `sample ${sample.id} ("${sample.name}") gave no window` };
-  return { skipped: false, features: out, featureCount: first.features.length, labels, blockLabels: first.labels, outputConfig: first.outputConfig, fftUsed: first.fftUsed };
+  return { skipped: false, features: out, featureCount: first.features.length, labels, windows: places, blockLabels: first.labels, outputConfig: first.outputConfig, fftUsed: first.fftUsed };
+}
+
+/** The feature explorer of one category (UMAP for reducing blocks): CPU work for the pool. */
+export function explorerTask(input: { windows: ExplorerWindow[]; total: number; reduce: boolean; seed: number }): FeatureExplorer {
+  return buildFeatureExplorer(input.windows, input.total, { reduce: input.reduce, seed: input.seed });
+}
+
+/** One-vs-rest random forest importances over the sampled training windows: CPU work for the pool. */
+export function importanceTask(input: { rows: number[][]; ys: number[]; classes: string[]; featureLabels: string[]; seed: number }): FeatureImportanceResponse {
+  return featureImportance(input.rows, input.ys, input.classes, input.featureLabels, input.seed);
 }

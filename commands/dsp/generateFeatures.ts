@@ -12,6 +12,9 @@
 //   files (npy.ts patches the row count into the header at the end) and stored as blobs from there.
 // * normalize-channel-standard-scaler: fitted on training rows as they are written; training X is then
 //   rewritten scaled from its temporary file, testing rows are scaled as they come (training runs first).
+// * Feature explorer (unless skipFeatureExplorer) and importance (when asked, with ≥ 2 classes and a
+//   block that has it): seeded reservoirs fed while X is written, so they hold a bounded sample; the
+//   UMAP and the forests run in the pool; each stored as one JSON blob named in the event.
 import { createReadStream } from 'node:fs';
 import { mkdtemp, open, rm, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -19,6 +22,8 @@ import path from 'node:path';
 import { classList, DspMetadataBuilder } from '../../domain/dsp/dspMetadata';
 import { dspFeaturesDecider } from '../../domain/dsp/dspFeaturesDecider';
 import { dspFeaturesStream, FEATURE_CATEGORIES, type FeatureArtifacts, type FeatureCategory, type GenerateFeaturesParameters } from '../../domain/dsp/dspFeaturesEvents';
+import { explorerCapacity, WindowReservoir, type ExplorerWindow, type FeatureExplorer } from '../../domain/dsp/featureExplorer';
+import { ImportanceSampler, type FeatureImportanceResponse } from '../../domain/dsp/featureImportance';
 import { resolveImpulseDsp } from '../../domain/dsp/impulseDsp';
 import { NpyWriter, npyRows, type NpySink } from '../../domain/dsp/npy';
 import { standardize, StandardScalerFit, type StandardScaler } from '../../domain/dsp/standardScaler';
@@ -115,6 +120,11 @@ export function generateFeaturesRunner(deps: GenerateFeaturesDeps): JobRunner {
     const expected = expectedWindowCount(all.filter((s) => s.kind !== 'image' && s.kind !== 'video'), windowing);
     const task = dspTaskBlock(dsp);
     const normalize = parameters.normalizeData === 'normalize-channel-standard-scaler';
+    // Seeded by the block, so a rerun on the same data draws the same explorer and forests.
+    const seed = parameters.dspId;
+    const reservoirs: Partial<Record<FeatureCategory, WindowReservoir<ExplorerWindow>>> = {};
+    const importanceWanted = parameters.calculateFeatureImportance && dsp.block.hasFeatureImportance && classes.length >= 2;
+    let importanceSampler: ImportanceSampler | undefined;
     job.log(`Generating features for ${dsp.dspBlock.type} block ${dsp.dspBlock.id} ("${dsp.dspBlock.name}"): ${byCategory.training.length} training and ${byCategory.testing.length} testing samples, about ${expected} windows`);
 
     const dir = await mkdtemp(path.join(tmpdir(), `features-${job.jobId}-`));
@@ -149,12 +159,19 @@ export function generateFeaturesRunner(deps: GenerateFeaturesDeps): JobRunner {
           else if (result.featureCount !== featureCount) throw new Error(`sample ${sample.id} gave ${result.featureCount} features per window, earlier samples ${featureCount}`);
           x ??= await npyFile(dir, `x_${category}.npy`, featureCount);
           if (category === 'training' && normalize) scalerFit ??= new StandardScalerFit(featureCount);
+          const reservoir = parameters.skipFeatureExplorer ? undefined : (reservoirs[category] ??= new WindowReservoir<ExplorerWindow>(explorerCapacity(featureCount), seed));
+          if (category === 'training' && importanceWanted) importanceSampler ??= new ImportanceSampler(classes.length, seed);
           for (let i = 0; i < result.labels.length; i++) {
             const row = result.features.subarray(i * featureCount, (i + 1) * featureCount);
             metadata.addWindow(sample.id, { features: row, labels: result.blockLabels, outputConfig: result.outputConfig, fftUsed: result.fftUsed });
             if (category === 'training') scalerFit?.add(row);
-            await x.writer.writeRow(category === 'testing' && scaler ? standardize(scaler, row) : row);
-            await y.writer.writeRow(metadata.yOf(result.labels[i]!));
+            const stored = category === 'testing' && scaler ? standardize(scaler, row) : row;
+            const yValue = metadata.yOf(result.labels[i]!);
+            await x.writer.writeRow(stored);
+            await y.writer.writeRow(yValue);
+            const place = result.windows[i]!;
+            reservoir?.offer(() => ({ features: Array.from(stored), y: yValue, yLabel: result.labels[i]!, sample: { id: sample.id, name: sample.fileName ?? String(sample.id), startMs: place.startMs, endMs: place.endMs } }));
+            if (category === 'training') importanceSampler?.offer(yValue, row);
           }
           processed += result.labels.length;
           job.log(`Processed ${processed}/${expected} windows`);
@@ -179,6 +196,39 @@ export function generateFeaturesRunner(deps: GenerateFeaturesDeps): JobRunner {
       const now = new Date();
       const meta = metadata.build(now);
       const metaBlob = await deps.blobs.put(Buffer.from(JSON.stringify(meta)));
+      // Training rows entered the reservoir before the scaler was fitted: scale the kept ones as X is.
+      const scaledRows = (rows: number[][]) => (scaler ? rows.map((r) => Array.from(standardize(scaler!, r))) : rows);
+      let explorerBlob: string | null = null;
+      if (!parameters.skipFeatureExplorer) {
+        job.log('Building the feature explorer');
+        const explorer: Partial<Record<FeatureCategory, FeatureExplorer>> = {};
+        for (const category of FEATURE_CATEGORIES) {
+          const reservoir = reservoirs[category];
+          const kept = reservoir?.items() ?? [];
+          let windows = kept;
+          if (category === 'training' && scaler) {
+            const scaled = scaledRows(kept.map((k) => k.features));
+            windows = kept.map((w, i) => ({ ...w, features: scaled[i]! }));
+          }
+          explorer[category] = await job.pool.run<FeatureExplorer>(
+            { module: POOL_TASKS, name: 'explorerTask', input: { windows, total: reservoir?.seen ?? 0, reduce: dsp.block.dimensionalityReduction, seed } },
+            { signal: job.signal },
+          );
+        }
+        explorerBlob = (await deps.blobs.put(Buffer.from(JSON.stringify(explorer)))).sha256;
+      }
+      let importanceBlob: string | null = null;
+      if (parameters.calculateFeatureImportance && !importanceWanted) {
+        job.log(`Feature importance skipped: ${dsp.block.hasFeatureImportance ? 'it needs at least two classes' : `the ${dsp.dspBlock.type} block does not have it`}`, 'warn');
+      } else if (importanceSampler) {
+        job.log('Calculating feature importance');
+        const { rows, ys } = importanceSampler.sample();
+        const importance = await job.pool.run<FeatureImportanceResponse>(
+          { module: POOL_TASKS, name: 'importanceTask', input: { rows: scaledRows(rows), ys, classes, featureLabels: meta.featureLabels, seed } },
+          { signal: job.signal },
+        );
+        importanceBlob = (await deps.blobs.put(Buffer.from(JSON.stringify(importance)))).sha256;
+      }
       job.signal.throwIfAborted();
       await handleCommand(
         deps.events,
@@ -196,6 +246,8 @@ export function generateFeaturesRunner(deps: GenerateFeaturesDeps): JobRunner {
             implementationVersion: dsp.dspBlock.implementationVersion,
             categories: { training: artifacts.training!, testing: artifacts.testing! },
             metadata: metaBlob.sha256,
+            explorer: explorerBlob,
+            importance: importanceBlob,
             featureCount,
             windowCount: metadata.windowCount,
             classes,

@@ -42,6 +42,8 @@ function checkRecord(d: DspFeaturesGenerated['data']): DspFeaturesGenerated['dat
     windows += checkNumber(a.windowCount, `categories.${c}.windowCount`, COUNT);
   }
   checkHash(d.metadata, 'metadata');
+  if (d.explorer !== null) checkHash(d.explorer, 'explorer');
+  if (d.importance !== null) checkHash(d.importance, 'importance');
   checkNumber(d.featureCount, 'featureCount', { min: 0, max: MAX_FEATURES, integer: true });
   if (checkNumber(d.windowCount, 'windowCount', COUNT) !== windows) throw new ValidationError('windowCount must be the windows of both categories');
   if (d.classes.length > MAX_CLASSES) throw new ValidationError(`classes: at most ${MAX_CLASSES}`);

@@ -52,6 +52,10 @@ export type DspFeaturesGenerated = DomainEvent<
     skippedSampleIds: number[];
     /** Read-model position (`_position`) of the newest sample used: the log prefix the data came from. */
     sourcePosition: string;
+    /** SHA-256 of the feature explorer JSON ({training, testing}: domain/dsp/featureExplorer.ts); null when skipped. */
+    explorer: string | null;
+    /** SHA-256 of the feature importance JSON (DspFeatureImportanceResponse); null when not asked or not possible. */
+    importance: string | null;
     /** Fitted on training windows when normalizeData asked for it; X of both categories is scaled. */
     scaler: { mean: number[]; scale: number[] } | null;
     generated: string;

@@ -161,6 +161,9 @@ for (const setup of setups) {
       expect((meta.includedSamples as unknown[]).length).toBe(1);
       expect(((await get('/dsp/2/metadata?excludeIncludedSamples=true')).body.includedSamples as unknown[]).length).toBe(0);
 
+      // That run skipped the explorer and did not ask for importance.
+      expect((await get('/dsp/2/features/get-graph/training')).status).toBe(404);
+      expect((await get('/dsp/2/features/importance')).body).toEqual({ success: true, hasFeatureImportance: false, labels: {} });
       expect((await get('/dsp-data/2/x/validation')).status).toBe(400);
       expect((await get('/dsp-data/2/x/training?raw=true')).status).toBe(400);
       expect((await get('/dsp-data/7/x/training')).status).toBe(404);
@@ -186,5 +189,33 @@ for (const setup of setups) {
       expect((await get('/dsp/2')).body.dsp).toMatchObject({ features: { generated: false } });
       expect((await get('/dsp/2/features/labels')).status).toBe(404);
     });
+
+    it('builds the feature explorer (seeded UMAP: a rerun draws the same picture) and the feature importance when asked', async () => {
+      const graphs: unknown[] = [];
+      for (let run = 0; run < 2; run++) {
+        const res = await post('/jobs/generate-features', { dspId: 2, calculateFeatureImportance: true });
+        expect(res.status).toBe(200);
+        const job = await finished(Number(res.body.id));
+        expect(job.finishedSuccessful).toBe(true);
+        const graph = (await get('/dsp/2/features/get-graph/training?featureAx1=0&featureAx2=1&featureAx3=2')).body;
+        expect(graph).toMatchObject({ success: true, totalSampleCount: 21, skipFirstFeatures: 2 });
+        const data = graph.data as { X: Record<string, number>; y: number; yLabel: string; sample: { id: number; startMs: number; endMs: number } }[];
+        expect(data).toHaveLength(21);
+        expect(Object.keys(data[0]!.X).sort()).toEqual(['0', '1', '2', '3', '4']);
+        expect(data[0]).toMatchObject({ y: 1, yLabel: 'idle', sample: { startMs: 0, endMs: 500 } });
+        graphs.push(data.map((d) => [d.X['0'], d.X['1']]));
+      }
+      expect(graphs[1]).toEqual(graphs[0]);
+      expect(((await get('/dsp/2/features/get-graph/testing')).body.data as unknown[]).length).toBe(7);
+
+      const importance = (await get('/dsp/2/features/importance')).body as { hasFeatureImportance: boolean; labels: Record<string, { features: { axis: string; importance: number }[] }> };
+      expect(importance.hasFeatureImportance).toBe(true);
+      expect(Object.keys(importance.labels).sort()).toEqual(['idle', 'wave']);
+      for (const { features } of Object.values(importance.labels)) {
+        const total = features.reduce((sum, f) => sum + f.importance, 0);
+        expect(total).toBeCloseTo(1, 6);
+        expect(features[0]!.axis).toMatch(/^acc[XY] /);
+      }
+    }, 60_000);
   });
 }

@@ -16,6 +16,8 @@ const data = (overrides: Partial<DspFeaturesGenerated['data']> = {}): DspFeature
   implementationVersion: 4,
   categories: { training: { x: h('a'), y: h('b'), windowCount: 10 }, testing: { x: h('c'), y: h('d'), windowCount: 4 } },
   metadata: h('e'),
+  explorer: h('f'),
+  importance: null,
   featureCount: 2,
   windowCount: 14,
   classes: ['idle', 'wave'],

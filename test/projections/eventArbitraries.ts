@@ -312,6 +312,8 @@ export const eventGenerators: Generators = {
           testing: fc.record({ x: hash, y: hash, windowCount: fc.constant(testing) }),
         }),
         metadata: hash,
+        explorer: fc.option(hash, { nil: null }),
+        importance: fc.option(hash, { nil: null }),
         featureCount: fc.constant(featureCount),
         windowCount: fc.constant(training + testing),
         classes: fc.array(line(256, true), { maxLength: 4 }),

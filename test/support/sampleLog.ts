@@ -238,7 +238,7 @@ export function sampleLog(): StoredEvent[] {
       parameters: { dspId: 2, calculateFeatureImportance: false, skipFeatureExplorer: true, normalizeData: scaled ? 'normalize-channel-standard-scaler' : 'none' },
       dspConfig: { 'scale-axes': '1', 'input-decimation-ratio': '1' }, implementationVersion: 1,
       categories: { training: { x: 'a'.repeat(64), y: 'b'.repeat(64), windowCount: 3 }, testing: { x: 'c'.repeat(64), y: 'd'.repeat(64), windowCount: 1 } },
-      metadata: 'e'.repeat(64), featureCount: 2, windowCount: 4, classes: ['idle', 'wave'], skippedSampleIds: [5],
+      metadata: 'e'.repeat(64), explorer: scaled ? 'f'.repeat(64) : null, importance: null, featureCount: 2, windowCount: 4, classes: ['idle', 'wave'], skippedSampleIds: [5],
       sourcePosition: '00000000000000000042', scaler: scaled ? { mean: [0.5, -1], scale: [1, 2] } : null, generated: now.toISOString(),
     },
   });
