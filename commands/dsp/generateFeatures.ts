@@ -88,10 +88,25 @@ class FileSink implements NpySink {
   }
 }
 
-async function npyFile(dir: string, name: string, columns: number | null): Promise<{ path: string; writer: NpyWriter; file: FileHandle }> {
-  const p = path.join(dir, name);
-  const file = await open(p, 'w');
-  return { path: p, file, writer: new NpyWriter(new FileSink(file), '<f4', columns) };
+/** The temporary files of one run: each handle is closed once, and all of them when the run ends however it ends. */
+class TempFiles {
+  private readonly open = new Set<FileHandle>();
+  constructor(readonly dir: string) {}
+
+  async npy(name: string, columns: number | null): Promise<{ path: string; writer: NpyWriter; file: FileHandle }> {
+    const p = path.join(this.dir, name);
+    const file = await open(p, 'w');
+    this.open.add(file);
+    return { path: p, file, writer: new NpyWriter(new FileSink(file), '<f4', columns) };
+  }
+
+  async close(file: FileHandle): Promise<void> {
+    if (this.open.delete(file)) await file.close();
+  }
+
+  async closeAll(): Promise<void> {
+    await Promise.all([...this.open].map((f) => this.close(f).catch(() => undefined)));
+  }
 }
 
 async function readAllBytes(stream: AsyncIterable<Buffer | Uint8Array | string>): Promise<Uint8Array> {
@@ -128,6 +143,7 @@ export function generateFeaturesRunner(deps: GenerateFeaturesDeps): JobRunner {
     job.log(`Generating features for ${dsp.dspBlock.type} block ${dsp.dspBlock.id} ("${dsp.dspBlock.name}"): ${byCategory.training.length} training and ${byCategory.testing.length} testing samples, about ${expected} windows`);
 
     const dir = await mkdtemp(path.join(tmpdir(), `features-${job.jobId}-`));
+    const temp = new TempFiles(dir);
     try {
       const skipped: number[] = [];
       let processed = 0;
@@ -137,8 +153,8 @@ export function generateFeaturesRunner(deps: GenerateFeaturesDeps): JobRunner {
       let sourcePosition = '';
       const artifacts: Partial<Record<FeatureCategory, FeatureArtifacts>> = {};
       for (const category of FEATURE_CATEGORIES) {
-        let x: Awaited<ReturnType<typeof npyFile>> | undefined;
-        const y = await npyFile(dir, `y_${category}.npy`, null);
+        let x: Awaited<ReturnType<TempFiles["npy"]>> | undefined;
+        const y = await temp.npy(`y_${category}.npy`, null);
         for (const sample of byCategory[category]) {
           job.signal.throwIfAborted();
           if (sample._position > sourcePosition) sourcePosition = sample._position;
@@ -157,7 +173,7 @@ export function generateFeaturesRunner(deps: GenerateFeaturesDeps): JobRunner {
           }
           if (featureCount === undefined) featureCount = result.featureCount;
           else if (result.featureCount !== featureCount) throw new Error(`sample ${sample.id} gave ${result.featureCount} features per window, earlier samples ${featureCount}`);
-          x ??= await npyFile(dir, `x_${category}.npy`, featureCount);
+          x ??= await temp.npy(`x_${category}.npy`, featureCount);
           if (category === 'training' && normalize) scalerFit ??= new StandardScalerFit(featureCount);
           const reservoir = parameters.skipFeatureExplorer ? undefined : (reservoirs[category] ??= new WindowReservoir<ExplorerWindow>(explorerCapacity(featureCount), seed));
           if (category === 'training' && importanceWanted) importanceSampler ??= new ImportanceSampler(classes.length, seed);
@@ -177,15 +193,15 @@ export function generateFeaturesRunner(deps: GenerateFeaturesDeps): JobRunner {
           job.log(`Processed ${processed}/${expected} windows`);
         }
         // A category without windows still gets its (empty) files, with the feature count as columns.
-        x ??= await npyFile(dir, `x_${category}.npy`, featureCount ?? 0);
+        x ??= await temp.npy(`x_${category}.npy`, featureCount ?? 0);
         await x.writer.close();
         await y.writer.close();
-        await x.file.close();
-        await y.file.close();
+        await temp.close(x.file);
+        await temp.close(y.file);
         let xPath = x.path;
         if (category === 'training' && scalerFit && scalerFit.count > 0) {
           scaler = scalerFit.result();
-          xPath = await rewriteScaled(dir, x.path, scaler, featureCount!);
+          xPath = await rewriteScaled(temp, x.path, scaler, featureCount!);
           job.log(`Standard scaler fitted on ${scaler.count} training windows`);
         }
         const xBlob = await deps.blobs.put(createReadStream(xPath));
@@ -261,19 +277,20 @@ export function generateFeaturesRunner(deps: GenerateFeaturesDeps): JobRunner {
       );
       job.log(`Features generated: ${metadata.windowCount} windows of ${featureCount} features${skipped.length > 0 ? `, ${skipped.length} sample(s) skipped` : ''}`);
     } finally {
+      await temp.closeAll();
       await rm(dir, { recursive: true, force: true });
     }
   };
 }
 
 /** Training X again, each row standardized, from its unscaled temporary file. */
-async function rewriteScaled(dir: string, from: string, scaler: StandardScaler, columns: number): Promise<string> {
-  const out = await npyFile(dir, 'x_training_scaled.npy', columns);
+async function rewriteScaled(temp: TempFiles, from: string, scaler: StandardScaler, columns: number): Promise<string> {
+  const out = await temp.npy('x_training_scaled.npy', columns);
   try {
     for await (const { row } of npyRows(createReadStream(from))) await out.writer.writeRow(standardize(scaler, row));
     await out.writer.close();
   } finally {
-    await out.file.close();
+    await temp.close(out.file);
   }
   return out.path;
 }

@@ -217,5 +217,18 @@ for (const setup of setups) {
         expect(features[0]!.axis).toMatch(/^acc[XY] /);
       }
     }, 60_000);
+
+    it('refuses a saved config the changed impulse makes invalid, naming the parameter, and requests no job', async () => {
+      // A low-pass at 40 Hz is fine at 100 Hz; at 62.5 Hz it is above Nyquist.
+      expect((await post('/dsp/2', { config: { 'filter-type': 'low', 'filter-cutoff': '40', 'filter-order': '2' } })).status).toBe(200);
+      const slower = impulse();
+      slower.inputBlocks[0] = { ...slower.inputBlocks[0]!, frequencyHz: 62.5 } as (typeof slower.inputBlocks)[number];
+      expect((await post('/impulse', slower)).status).toBe(200);
+      const before = await jobCount();
+      const res = await post('/jobs/generate-features', { dspId: 2 });
+      expect(res.status).toBe(400);
+      expect(String(res.body.error)).toMatch(/"filter-cutoff": cut-off frequency is above Nyquist/);
+      expect(await jobCount()).toBe(before);
+    });
   });
 }
