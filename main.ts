@@ -1,5 +1,6 @@
 // Composition root: reads the configuration, builds the adapters and starts the roles.
 // `tsx main.ts` runs the service; `tsx main.ts rebuild` rebuilds the read models from the log.
+import { availableParallelism } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -27,6 +28,7 @@ import { startSagas, type RunningSagas } from './commands/sagas';
 import { JobWorker } from './commands/jobs/jobWorker';
 import { jobRunners } from './commands/jobs/jobRunners';
 import { ThreadPool } from './commands/jobs/threadPool';
+import { generateFeaturesRunner } from './commands/dsp/generateFeatures';
 import { SagaRunner } from './commands/sagas/sagaRunner';
 import { JobQueries } from './projections/jobs/jobQueries';
 import { startSubscriptionEnd } from './commands/sagas/subscriptionEnd';
@@ -41,6 +43,7 @@ import { ApiKeyUsageRecorder } from './commands/projects/projectCommands';
 import { ApiKeyQueries } from './projections/apiKeys/apiKeyQueries';
 import { DeviceQueries } from './projections/devices/deviceQueries';
 import { ImpulseQueries } from './projections/impulses/impulseQueries';
+import { DspFeaturesQueries } from './projections/dspFeatures/dspFeaturesQueries';
 import { EmailQueries } from './projections/emails/emailQueries';
 import { SampleQueries } from './projections/samples/sampleQueries';
 import { OrganizationQueries } from './projections/organizations/organizationQueries';
@@ -348,6 +351,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
   let parser: SampleParser | undefined;
   let jobSocket: JobSocketServer | undefined;
   let jobWorker: { worker: JobWorker; runner: SagaRunner; pool: ThreadPool } | undefined;
+  let dspPool: ThreadPool | undefined;
   // One sample parser for the roles that read sample files (ingestion, and the api's raw-data view).
   const sampleParser = (): SampleParser => (parser ??= new SampleParser());
   const stop = async () => {
@@ -359,6 +363,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
     await jobWorker?.runner.stop();
     await jobWorker?.worker.stop();
     await jobWorker?.pool.close();
+    await dspPool?.close();
     await subscriptionEnd?.stop();
     await projectDeletion?.stop();
     await sagas?.stop();
@@ -408,6 +413,8 @@ export async function startService(config: Config, log: Logger = pino({ level: c
     if (config.roles.has('jobs')) {
       // Test runners, only when a test asks for them: the production registry holds real runners only.
       if (process.env.NODE_ENV === 'test' && process.env.EDGE_ML_TEST_JOB_RUNNERS === '1') await import('./test/support/testJobRunners');
+      // The production runners: feature generation (commands/dsp/generateFeatures.ts).
+      jobRunners.set('generate-features', generateFeaturesRunner({ events: stores.events, blobs: stores.blobs, impulses: new ImpulseQueries(stores.readStore), samples: new SampleQueries(stores.readStore) }));
       const pool = new ThreadPool();
       const worker = new JobWorker({ events: stores.events, jobs: new JobQueries(stores.readStore), runners: jobRunners, pool, log: log.child({ role: 'jobs' }), heartbeatMs: config.jobHeartbeatMs });
       const runner = new SagaRunner(stores.events, stores.readStore, worker.saga(), log.child({ role: 'jobs' }));
@@ -445,11 +452,14 @@ export async function startService(config: Config, log: Logger = pino({ level: c
         impulses: new ImpulseQueries(stores.readStore),
         samples: new SampleQueries(stores.readStore),
         jobs: new JobQueries(stores.readStore),
+        dspFeatures: new DspFeaturesQueries(stores.readStore),
         tokens: new TokenService(await jwtSecret(config)),
         throttle: new LoginThrottle(),
         resetRequests: new ResetRequestThrottle(),
         apiKeyUsage,
         decodeValues: (bytes, contentType, max) => sampleParser().values(bytes, contentType, max),
+        // Two threads: a DSP run is one window, so more would only take cores from the jobs.
+        dspPool: (dspPool = new ThreadPool(Math.min(2, availableParallelism()))),
         sendEmail: (email, ctx) => queueEmail({ events: stores.events, ids }, { ...email, projectId: null, from: config.mailFrom }, ctx),
         settings: {
           signupEnabled: config.signupEnabled,

@@ -29,6 +29,8 @@ import { deviceOperations } from './routes/deviceRoutes';
 import { rawDataOperations } from './routes/rawDataRoutes';
 import { impulseOperations } from './routes/impulseRoutes';
 import { dspOperations } from './routes/dspRoutes';
+import { generateFeaturesOperations } from './routes/generateFeaturesRoutes';
+import { dspFeaturesOperations } from './routes/dspFeaturesRoutes';
 import { socketTokenOperations } from './routes/socketTokenRoutes';
 import { jobOperations } from './routes/jobRoutes';
 import { healthRoute } from './routes/healthRoutes';
@@ -58,6 +60,8 @@ export function allOperations(deps: ApiDeps): Operation[] {
     ...deviceOperations(deps),
     ...impulseOperations(deps),
     ...dspOperations(deps),
+    ...generateFeaturesOperations(deps),
+    ...dspFeaturesOperations(deps),
     ...socketTokenOperations(deps),
     ...rawDataOperations(deps),
     ...jobOperations(deps),

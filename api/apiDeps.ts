@@ -1,9 +1,11 @@
 import type { IdAllocator } from '../commands/idAllocator';
 import type { ApiKeyUsageRecorder } from '../commands/projects/projectCommands';
 import type { UniquenessReservations } from '../commands/uniqueness';
+import type { ThreadPool } from '../commands/jobs/threadPool';
 import type { SendEmail } from '../commands/users/accountMail';
 import type { ApiKeyQueries } from '../projections/apiKeys/apiKeyQueries';
 import type { DeviceQueries } from '../projections/devices/deviceQueries';
+import type { DspFeaturesQueries } from '../projections/dspFeatures/dspFeaturesQueries';
 import type { ImpulseQueries } from '../projections/impulses/impulseQueries';
 import type { JobQueries } from '../projections/jobs/jobQueries';
 import type { SampleQueries } from '../projections/samples/sampleQueries';
@@ -58,6 +60,7 @@ export interface ApiDeps {
   impulses: ImpulseQueries;
   samples: SampleQueries;
   jobs: JobQueries;
+  dspFeatures: DspFeaturesQueries;
   tokens: TokenService;
   /** Guesses of passwords, TOTP tokens and codes. */
   throttle: LoginThrottle;
@@ -67,5 +70,7 @@ export interface ApiDeps {
   apiKeyUsage: ApiKeyUsageRecorder;
   /** Decodes stored JSON, CBOR and CSV samples for the raw-data view, large ones off the event loop. */
   decodeValues: ValuesDecoder;
+  /** Worker threads for the synchronous DSP runs (`dsp/{dspId}/run`), so a block never runs on the HTTP loop. */
+  dspPool: ThreadPool;
   settings: ApiSettings;
 }

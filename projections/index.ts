@@ -1,5 +1,6 @@
 import { apiKeysProjection } from './apiKeys/apiKeysProjection';
 import { devicesProjection } from './devices/devicesProjection';
+import { dspFeaturesProjection } from './dspFeatures/dspFeaturesProjection';
 import { emailsProjection } from './emails/emailsProjection';
 import { impulsesProjection } from './impulses/impulsesProjection';
 import { jobsProjection } from './jobs/jobsProjection';
@@ -10,4 +11,4 @@ import { projectsProjection } from './projects/projectsProjection';
 import { usersProjection } from './users/usersProjection';
 
 /** Every read model the API serves from. */
-export const allProjections: readonly Projection[] = [usersProjection, projectsProjection, apiKeysProjection, emailsProjection, organizationsProjection, samplesProjection, devicesProjection, impulsesProjection, jobsProjection];
+export const allProjections: readonly Projection[] = [usersProjection, projectsProjection, apiKeysProjection, emailsProjection, organizationsProjection, samplesProjection, devicesProjection, impulsesProjection, jobsProjection, dspFeaturesProjection];

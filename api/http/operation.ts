@@ -151,7 +151,12 @@ export function mountOperations(router: Router, operations: readonly Operation[]
         ctx.status = redirect ? 302 : 200;
         // An operation answering something other than JSON (a log download) sets `textBody`.
         const text = ctx.state.textBody as string | NodeJS.ReadableStream | undefined;
-        if (text !== undefined) {
+        // One answering bytes (a stored .npy) sets `fileBody` with its content type.
+        const file = ctx.state.fileBody as { type: string; body: Buffer | NodeJS.ReadableStream } | undefined;
+        if (file !== undefined) {
+          ctx.type = file.type;
+          ctx.body = file.body;
+        } else if (text !== undefined) {
           ctx.type = 'text/plain; charset=utf-8';
           ctx.body = text;
         } else ctx.body = { success: true, ...result };

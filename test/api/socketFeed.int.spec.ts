@@ -14,10 +14,12 @@ import { SqliteEventStore } from '../../stores/eventstore/sqliteEventStore';
 
 const log = pino({ level: 'silent' });
 const metadata = () => ({ actor: 'system:test', correlationId: 'feed-test', time: new Date().toISOString() });
+// Category key 'simulated': no worker has a runner for it, so the service's own worker leaves these
+// jobs to the test (generate-features now has a real runner).
 const requested = (jobId: number, projectId: number) => ({
   id: randomUUID(),
   type: 'JobRequested',
-  data: { jobId, projectId, organizationId: null, category: 'Generate features', categoryKey: 'generate-features', key: '1', parameters: {}, jobNotificationUids: [], createdByUserId: null, created: new Date().toISOString() },
+  data: { jobId, projectId, organizationId: null, category: 'Generate features', categoryKey: 'simulated', key: '1', parameters: {}, jobNotificationUids: [], createdByUserId: null, created: new Date().toISOString() },
   metadata: metadata(),
 });
 const output = (jobId: number, text: string) => ({ id: randomUUID(), type: 'JobOutputWritten', data: { jobId, lines: [{ created: new Date().toISOString(), data: text, logLevel: 'info' }] }, metadata: metadata() });

@@ -13,12 +13,14 @@ import { startTestService, type TestService } from '../support/testService';
 const metadata = () => ({ actor: 'system:test', correlationId: 'sdk-socket-test', time: new Date().toISOString() });
 const event = (type: string, data: Record<string, unknown>) => ({ id: randomUUID(), type, data, metadata: metadata() });
 
+// Category key 'simulated': no worker has a runner for it, so the service's own worker leaves the job
+// to the test (generate-features now has a real runner).
 async function startJob(events: EventStore, jobId: number, projectId: number): Promise<void> {
   const now = new Date().toISOString();
   await events.appendToStream(
     jobStream(jobId),
     [
-      event('JobRequested', { jobId, projectId, organizationId: null, category: 'Generate features', categoryKey: 'generate-features', key: '3', parameters: {}, jobNotificationUids: [], createdByUserId: null, created: now }),
+      event('JobRequested', { jobId, projectId, organizationId: null, category: 'Generate features', categoryKey: 'simulated', key: '3', parameters: {}, jobNotificationUids: [], createdByUserId: null, created: now }),
       event('JobStarted', { jobId, workerId: 'test-worker', attempt: 1, started: now }),
       event('JobOutputWritten', { jobId, lines: [{ created: now, data: 'Scheduling job in cluster...\n', logLevel: 'info' }] }),
     ],

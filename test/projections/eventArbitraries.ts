@@ -6,6 +6,7 @@
 // property test also checks the table against the type names declared in domain/*/*Events.ts.
 import fc from 'fast-check';
 import type { DeviceEvent } from '../../domain/device/deviceEvents';
+import { NORMALIZE_DATA, type DspFeaturesEvent } from '../../domain/dsp/dspFeaturesEvents';
 import type { EmailEvent } from '../../domain/email/emailEvents';
 import { IMPULSE_TYPES, INPUT_BLOCK_TYPES, LEARN_BLOCK_TYPES } from '../../domain/impulse/blockCatalog';
 import type { ImpulseBlocks, ImpulseEvent } from '../../domain/impulse/impulseEvents';
@@ -19,7 +20,7 @@ import { textProblem, type TextRule } from '../../domain/shared/textRules';
 import { PROJECTS_SORT_ORDERS, type UserEvent } from '../../domain/user/userEvents';
 import { EULAS, USER_EXPERIMENTS, USER_NOTIFICATIONS } from '../../api/views/userView';
 
-export type AnyEvent = UserEvent | ProjectEvent | ApiKeyUsed | SampleEvent | DeviceEvent | EmailEvent | ImpulseEvent | OrganizationEvent | JobEvent;
+export type AnyEvent = UserEvent | ProjectEvent | ApiKeyUsed | SampleEvent | DeviceEvent | EmailEvent | ImpulseEvent | OrganizationEvent | JobEvent | DspFeaturesEvent;
 export type EventType = AnyEvent['type'];
 type DataOf<T extends EventType> = Extract<AnyEvent, { type: T }>['data'];
 
@@ -295,6 +296,35 @@ export const eventGenerators: Generators = {
   JobNotificationsUpdated: (ids) => fc.record({ jobId: fc.constant(ids.id), jobNotificationUids: fc.uniqueArray(between(1, Number.MAX_SAFE_INTEGER, { integer: true }), { maxLength: 5 }) }),
   JobNotificationsPlanned: (ids) =>
     fc.record({ jobId: fc.constant(ids.id), notifications: fc.array(fc.record({ userId: between(1, Number.MAX_SAFE_INTEGER, { integer: true }), emailId: between(1, Number.MAX_SAFE_INTEGER, { integer: true }) }), { maxLength: 3 }) }),
+  // dsp-features-{projectId}-{dspId}
+  DspFeaturesGenerated: (ids) =>
+    fc.tuple(between(0, 6, { integer: true }), fc.boolean(), between(0, 1e6, { integer: true }), between(0, 1e6, { integer: true })).chain(([featureCount, scaled, training, testing]) =>
+      fc.record({
+        projectId: fc.constant(ids.projectId),
+        impulseId: between(1, Number.MAX_SAFE_INTEGER, { integer: true }),
+        dspId: fc.constant(ids.id),
+        jobId: between(1, Number.MAX_SAFE_INTEGER, { integer: true }),
+        parameters: fc.record({ dspId: fc.constant(ids.id), calculateFeatureImportance: fc.boolean(), skipFeatureExplorer: fc.boolean(), normalizeData: fc.constantFrom(...NORMALIZE_DATA) }),
+        dspConfig: fc.dictionary(line(64), line(1024, true), { maxKeys: 4 }),
+        implementationVersion: between(1, 1000, { integer: true }),
+        categories: fc.record({
+          training: fc.record({ x: hash, y: hash, windowCount: fc.constant(training) }),
+          testing: fc.record({ x: hash, y: hash, windowCount: fc.constant(testing) }),
+        }),
+        metadata: hash,
+        explorer: fc.option(hash, { nil: null }),
+        importance: fc.option(hash, { nil: null }),
+        featureCount: fc.constant(featureCount),
+        windowCount: fc.constant(training + testing),
+        classes: fc.array(line(256, true), { maxLength: 4 }),
+        skippedSampleIds: fc.array(between(1, Number.MAX_SAFE_INTEGER, { integer: true }), { maxLength: 3 }),
+        sourcePosition: line(64),
+        scaler: scaled
+          ? fc.record({ mean: fc.array(between(-3.4e38, 3.4e38), { minLength: featureCount, maxLength: featureCount }), scale: fc.array(between(-3.4e38, 3.4e38), { minLength: featureCount, maxLength: featureCount }) })
+          : fc.constant(null),
+        generated: iso,
+      }),
+    ),
   EmailQueued: (ids) =>
     fc.record({
       emailId: fc.constant(ids.id),

@@ -13,6 +13,9 @@ import { userDecider, type UserCommand } from '../../domain/user/userDecider';
 import { userStream } from '../../domain/user/userEvents';
 import type { StoredEvent } from '../../stores/eventstore/eventStore';
 import { impulseSampleEvents } from './impulseSampleLog';
+import { dspFeaturesDecider, type DspFeaturesCommand } from '../../domain/dsp/dspFeaturesDecider';
+import { dspFeaturesStream } from '../../domain/dsp/dspFeaturesEvents';
+import { DSP_FEATURES } from '../../projections/dspFeatures/dspFeaturesDocument';
 import { impulsesStream } from '../../domain/impulse/impulseEvents';
 import { IMPULSES } from '../../projections/impulses/impulseDocument';
 import { API_KEYS } from '../../projections/apiKeys/apiKeyDocument';
@@ -28,7 +31,7 @@ import { jobStream } from '../../domain/job/jobEvents';
 import { JOB_CATEGORY_COUNTS, JOB_COMPUTE_TIME, JOB_OUTPUT, JOBS } from '../../projections/jobs/jobDocument';
 
 /** Every collection the projections write, for snapshots. */
-export const READ_MODEL_COLLECTIONS = [USERS, TRIALS, PROJECTS, API_KEYS, EMAILS, ORGANIZATIONS, SAMPLES, DEVICES, IMPULSES, JOBS, JOB_OUTPUT, JOB_COMPUTE_TIME, JOB_CATEGORY_COUNTS];
+export const READ_MODEL_COLLECTIONS = [USERS, TRIALS, PROJECTS, API_KEYS, EMAILS, ORGANIZATIONS, SAMPLES, DEVICES, IMPULSES, JOBS, JOB_OUTPUT, JOB_COMPUTE_TIME, JOB_CATEGORY_COUNTS, DSP_FEATURES];
 
 /** A small but complete log, made by the deciders: it holds every event type a projection handles. */
 export function sampleLog(): StoredEvent[] {
@@ -227,6 +230,27 @@ export function sampleLog(): StoredEvent[] {
   }
   // Impulses of project 10: every impulse event (see impulseSampleLog.ts).
   batches.push([impulsesStream(10), impulseSampleEvents(10, now)]);
+  // Features of DSP block 2 of project 10, generated twice (the second supersedes), after the block was cleared.
+  const features = (jobId: number, scaled: boolean): DspFeaturesCommand => ({
+    type: 'RecordDspFeatures',
+    data: {
+      projectId: 10, impulseId: 62, dspId: 2, jobId,
+      parameters: { dspId: 2, calculateFeatureImportance: false, skipFeatureExplorer: true, normalizeData: scaled ? 'normalize-channel-standard-scaler' : 'none' },
+      dspConfig: { 'scale-axes': '1', 'input-decimation-ratio': '1' }, implementationVersion: 1,
+      categories: { training: { x: 'a'.repeat(64), y: 'b'.repeat(64), windowCount: 3 }, testing: { x: 'c'.repeat(64), y: 'd'.repeat(64), windowCount: 1 } },
+      metadata: 'e'.repeat(64), explorer: scaled ? 'f'.repeat(64) : null, importance: null, featureCount: 2, windowCount: 4, classes: ['idle', 'wave'], skippedSampleIds: [5],
+      sourcePosition: '00000000000000000042', scaler: scaled ? { mean: [0.5, -1], scale: [1, 2] } : null, generated: now.toISOString(),
+    },
+  });
+  let featuresState = dspFeaturesDecider.initialState();
+  const featureEvents: DomainEvent[] = [];
+  for (const command of [features(1, false), features(2, true)]) {
+    for (const e of dspFeaturesDecider.decide(command, featuresState)) {
+      featureEvents.push(e);
+      featuresState = dspFeaturesDecider.evolve(featuresState, e);
+    }
+  }
+  batches.push([dspFeaturesStream(10, 2), featureEvents]);
   let position = 0n;
   const log: StoredEvent[] = [];
   for (const [streamId, events] of batches) {

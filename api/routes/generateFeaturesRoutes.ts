@@ -1,0 +1,67 @@
+// POST /api/{projectId}/jobs/generate-features (the SDK's JobsApi.generateFeaturesJob). Everything the
+// job would otherwise fail on later is checked here, so bad input is a 400 naming the problem and no
+// job is requested: no impulse, a DSP block that is not in one, no training data, a DSP config the
+// block refuses, or an input block the job does not handle yet.
+import { z } from 'zod';
+import { requestJob } from '../../commands/jobs/requestJob';
+import { NORMALIZE_DATA } from '../../domain/dsp/dspFeaturesEvents';
+import { resolveImpulseDsp } from '../../domain/dsp/impulseDsp';
+import { DspConfigurationError } from '../../domain/dsp/processingBlock';
+import { ValidationError } from '../../domain/shared/errors';
+import type { ApiDeps } from '../apiDeps';
+import { requestContext } from '../auth/principal';
+import { operation, type Operation } from '../http/operation';
+
+const GenerateFeaturesRequest = z.object({
+  dspId: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
+  calculateFeatureImportance: z.boolean().default(false),
+  skipFeatureExplorer: z.boolean().default(false),
+  normalizeData: z.enum(NORMALIZE_DATA).default('none'),
+});
+
+export function generateFeaturesOperations(deps: ApiDeps): Operation[] {
+  return [
+    operation({
+      operationId: 'generateFeaturesJob',
+      method: 'post',
+      path: '/api/:projectId/jobs/generate-features',
+      summary: 'Start a job that generates the features of a DSP block for all training and testing data',
+      auth: 'any',
+      body: GenerateFeaturesRequest,
+      async handler({ principal, body, project, requestId, settle }) {
+        const projectId = project.id;
+        if (!(await deps.impulses.byId(projectId))) throw new ValidationError('This project has no impulse: create one before generating features', 'NO_IMPULSE');
+        const impulse = await deps.impulses.withDspBlock(projectId, body.dspId);
+        if (!impulse) throw new ValidationError(`"dspId": no DSP block ${body.dspId} in this project's impulses`, 'DSP_BLOCK_NOT_FOUND');
+        const samples = await deps.samples.count(projectId, { category: 'training' });
+        if (samples === 0) throw new ValidationError('There is no training data: add samples before generating features', 'NO_TRAINING_DATA');
+        try {
+          // Without the input block's frequency the job takes the samples' most common one; the
+          // frequency-dependent checks then run in the job, the others here.
+          const dsp = resolveImpulseDsp(impulse, body.dspId);
+          if (dsp.inputBlock.type !== 'time-series') {
+            throw new DspConfigurationError(`input block ${dsp.inputBlock.id} is of type "${dsp.inputBlock.type}": this service generates features for time-series impulses only so far`);
+          }
+        } catch (error) {
+          if (error instanceof DspConfigurationError) throw new ValidationError(error.message, 'DSP_CONFIGURATION');
+          throw error;
+        }
+        const { jobId, position } = await requestJob(
+          { events: deps.events, ids: deps.ids, projects: deps.projects },
+          {
+            projectId,
+            category: 'Generate features',
+            categoryKey: 'generate-features',
+            key: String(body.dspId),
+            parameters: { ...body },
+            notificationList: 'dsp',
+            createdByUserId: principal.kind === 'user' ? principal.user.id : null,
+          },
+          requestContext(principal, requestId),
+        );
+        await settle(position);
+        return { id: jobId };
+      },
+    }),
+  ];
+}

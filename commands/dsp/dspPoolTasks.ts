@@ -1,0 +1,135 @@
+// The DSP work the thread pool runs (commands/jobs/threadPool.ts loads this module in its worker
+// threads): one window for the DSP run endpoints; for the generate-features job, all windows of one
+// sample at a time, then the feature explorer and the feature importance.
+// Both go through domain/dsp/impulseDsp.ts, so they compute the same features for the same window.
+import { processingBlocks } from '../../domain/dsp/blocks';
+import { buildFeatureExplorer, type ExplorerWindow, type FeatureExplorer } from '../../domain/dsp/featureExplorer';
+import { featureImportance, type FeatureImportanceResponse } from '../../domain/dsp/featureImportance';
+import { runImpulseDsp, type ImpulseDsp } from '../../domain/dsp/impulseDsp';
+import { DspConfigurationError, type DspGraph, type DspResult, type OutputConfig } from '../../domain/dsp/processingBlock';
+import { sampleWindows, type TimeSeriesWindowing, type WindowSample } from '../../domain/dsp/windows';
+import { decodeValues } from '../../domain/sample/formats/decodeValues';
+import type { SampleSource } from '../../domain/sample/formats/sampleFormat';
+import { readWavValues } from '../../domain/sample/formats/wavFormat';
+
+/** ImpulseDsp without its block object, which cannot cross to a thread; the thread looks it up by type. */
+export type DspTaskBlock = Omit<ImpulseDsp, 'block'>;
+
+export const dspTaskBlock = (dsp: ImpulseDsp): DspTaskBlock => ({ dspBlock: dsp.dspBlock, inputBlock: dsp.inputBlock, config: dsp.config, frequencyHz: dsp.frequencyHz });
+
+function rehydrate(dsp: DspTaskBlock): ImpulseDsp {
+  const block = processingBlocks.get(dsp.dspBlock.type);
+  if (!block) throw new DspConfigurationError(`DSP block type "${dsp.dspBlock.type}" cannot be run by this service`);
+  return { ...dsp, block };
+}
+
+/**
+ * A refusal of the block comes back as a value, not a throw: the pool turns a throw into a plain
+ * TaskFailedError, and the caller needs to tell "bad parameter" (400) from a fault.
+ */
+export type DspTaskOutcome<T> = { ok: true; value: T } | { ok: false; refusal: string };
+
+function refusalOf<T>(f: () => T): DspTaskOutcome<T> {
+  try {
+    return { ok: true, value: f() };
+  } catch (error) {
+    if (error instanceof DspConfigurationError) return { ok: false, refusal: error.message };
+    throw error;
+  }
+}
+
+export interface DspWindowResult {
+  features: number[];
+  labels: string[];
+  outputConfig: OutputConfig;
+  fftUsed: number[];
+  graphs: DspGraph[];
+}
+
+/** One window (the run endpoints). */
+export function runDspWindow(input: { dsp: DspTaskBlock; values: number[]; drawGraphs: boolean }): DspTaskOutcome<DspWindowResult> {
+  return refusalOf(() => {
+    const r = runImpulseDsp(rehydrate(input.dsp), input.values, { drawGraphs: input.drawGraphs });
+    return { features: Array.from(r.features), labels: r.labels, outputConfig: r.outputConfig, fftUsed: r.fftUsed, graphs: r.graphs };
+  });
+}
+
+export interface SampleFeaturesInput {
+  dsp: DspTaskBlock;
+  windowing: TimeSeriesWindowing;
+  sample: WindowSample;
+  contentType: string;
+  /** The stored file; decoded here, in the thread, like the windows and the block. */
+  bytes: Uint8Array;
+}
+
+export type SampleFeatures =
+  | { skipped: true; reason: string }
+  | {
+      skipped: false;
+      /** Row-major float32, `labels.length × featureCount`. */
+      features: Float32Array;
+      featureCount: number;
+      /** The class label of each window, in row order. */
+      labels: string[];
+      /** Each window's place in the sample, in row order (for the feature explorer). */
+      windows: { startMs: number; endMs: number }[];
+      blockLabels: string[];
+      outputConfig: OutputConfig;
+      fftUsed: number[];
+    };
+
+/** A source over bytes already in memory, for the WAV reader. */
+function memorySource(bytes: Uint8Array): SampleSource {
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return { size: buffer.length, read: async (offset, length) => buffer.subarray(offset, offset + length), readAll: async () => buffer };
+}
+
+/**
+ * All windows of one sample (the generate-features job's batch): decode its values, resample and
+ * window them (domain/dsp/windows.ts), run the block on each. A sample the block cannot use comes back
+ * skipped with the reason; a block refusal (DspConfigurationError) too, naming the sample.
+ */
+export async function sampleFeatures(input: SampleFeaturesInput): Promise<SampleFeatures> {
+  const { sample, windowing } = input;
+  const rows =
+    input.contentType === 'audio/wav'
+      ? await readWavValues(memorySource(input.bytes), sample.valuesCount)
+      : decodeValues(Buffer.from(input.bytes.buffer, input.bytes.byteOffset, input.bytes.byteLength), input.contentType, sample.valuesCount);
+  const windows = sampleWindows(sample, rows, input.dsp.dspBlock.axes, windowing);
+  if (windows.skipped) return windows;
+  const dsp = rehydrate(input.dsp);
+  const labels: string[] = [];
+  const places: { startMs: number; endMs: number }[] = [];
+  let out: Float32Array | undefined;
+  let first: DspResult | undefined;
+  try {
+    for (const w of windows.windows()) {
+      const r = runImpulseDsp(dsp, w.values, { drawGraphs: false });
+      if (!first) {
+        first = r;
+        out = new Float32Array(r.features.length * windows.count);
+      } else if (r.features.length !== first.features.length) {
+        throw new Error(`The ${dsp.dspBlock.type} block gave ${r.features.length} features for a window after ${first.features.length} for the first`);
+      }
+      out!.set(r.features, labels.length * first.features.length);
+      labels.push(w.label);
+      places.push({ startMs: w.startMs, endMs: w.endMs });
+    }
+  } catch (error) {
+    if (error instanceof DspConfigurationError) return { skipped: true, reason: `sample ${sample.id} ("${sample.name}"): ${error.message}` };
+    throw error;
+  }
+  if (!first || !out) return { skipped: true, reason: `sample ${sample.id} ("${sample.name}") gave no window` };
+  return { skipped: false, features: out, featureCount: first.features.length, labels, windows: places, blockLabels: first.labels, outputConfig: first.outputConfig, fftUsed: first.fftUsed };
+}
+
+/** The feature explorer of one category (UMAP for reducing blocks): CPU work for the pool. */
+export function explorerTask(input: { windows: ExplorerWindow[]; total: number; reduce: boolean; seed: number }): FeatureExplorer {
+  return buildFeatureExplorer(input.windows, input.total, { reduce: input.reduce, seed: input.seed });
+}
+
+/** One-vs-rest random forest importances over the sampled training windows: CPU work for the pool. */
+export function importanceTask(input: { rows: number[][]; ys: number[]; classes: string[]; featureLabels: string[]; seed: number }): FeatureImportanceResponse {
+  return featureImportance(input.rows, input.ys, input.classes, input.featureLabels, input.seed);
+}

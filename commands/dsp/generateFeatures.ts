@@ -1,0 +1,296 @@
+// The generate-features job (dsp-reference 11): every live training then testing sample of the
+// project, windowed by the impulse's input block and run through its DSP block in the thread pool
+// (one pool task per sample: decode, resample, window, block), written as float32 X and y .npy per
+// category and the metadata JSON to the blob store, and recorded by a DspFeaturesGenerated event.
+//
+// Choices:
+// * A sample that gives no window (no label, a missing axis, too short without zero padding, values
+//   the block refuses, an image or video in a time-series impulse) is skipped with a warning naming it
+//   and why, and listed in the event: one bad upload should not cost the features of all the others,
+//   and the log says what was left out. The job fails only when no window at all is left.
+// * Memory: one sample's bytes and features at a time; X and y are written row by row to temporary
+//   files (npy.ts patches the row count into the header at the end) and stored as blobs from there.
+// * normalize-channel-standard-scaler: fitted on training rows as they are written; training X is then
+//   rewritten scaled from its temporary file, testing rows are scaled as they come (training runs first).
+// * Feature explorer (unless skipFeatureExplorer) and importance (when asked, with ≥ 2 classes and a
+//   block that has it): seeded reservoirs fed while X is written, so they hold a bounded sample; the
+//   UMAP and the forests run in the pool; each stored as one JSON blob named in the event.
+import { createReadStream } from 'node:fs';
+import { mkdtemp, open, rm, type FileHandle } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { classList, DspMetadataBuilder } from '../../domain/dsp/dspMetadata';
+import { dspFeaturesDecider } from '../../domain/dsp/dspFeaturesDecider';
+import { dspFeaturesStream, FEATURE_CATEGORIES, type FeatureArtifacts, type FeatureCategory, type GenerateFeaturesParameters } from '../../domain/dsp/dspFeaturesEvents';
+import { explorerCapacity, WindowReservoir, type ExplorerWindow, type FeatureExplorer } from '../../domain/dsp/featureExplorer';
+import { ImportanceSampler, type FeatureImportanceResponse } from '../../domain/dsp/featureImportance';
+import { resolveImpulseDsp } from '../../domain/dsp/impulseDsp';
+import { NpyWriter, npyRows, type NpySink } from '../../domain/dsp/npy';
+import { standardize, StandardScalerFit, type StandardScaler } from '../../domain/dsp/standardScaler';
+import { expectedWindowCount, timeSeriesWindowing, type TimeSeriesWindowing, type WindowSample } from '../../domain/dsp/windows';
+import type { ImpulseDocument } from '../../projections/impulses/impulseDocument';
+import type { SampleDocument } from '../../projections/samples/sampleDocument';
+import type { BlobStore } from '../../stores/blobstore/blobStore';
+import type { EventStore } from '../../stores/eventstore/eventStore';
+import { systemContext } from '../commandContext';
+import { handleCommand } from '../handleCommand';
+import type { JobRunContext, JobRunner } from '../jobs/jobRunners';
+import { dspTaskBlock, type SampleFeatures, type SampleFeaturesInput } from './dspPoolTasks';
+
+const POOL_TASKS = new URL('./dspPoolTasks.ts', import.meta.url);
+
+export interface GenerateFeaturesDeps {
+  events: EventStore;
+  blobs: BlobStore;
+  impulses: { withDspBlock(projectId: number, dspId: number): Promise<ImpulseDocument | null> };
+  samples: { ids(projectId: number, category: FeatureCategory): Promise<SampleDocument[]> };
+}
+
+/** The job's parameters as requested (validated by the endpoint; read defensively here). */
+export function generateFeaturesParameters(p: Record<string, unknown>): GenerateFeaturesParameters {
+  return {
+    dspId: Number(p.dspId),
+    calculateFeatureImportance: p.calculateFeatureImportance === true,
+    skipFeatureExplorer: p.skipFeatureExplorer === true,
+    normalizeData: p.normalizeData === 'normalize-channel-standard-scaler' ? 'normalize-channel-standard-scaler' : 'none',
+  };
+}
+
+/** The impulse frequency when the input block names none: the most common frequency of the samples. */
+export function commonFrequency(samples: readonly { frequency: number }[]): number | undefined {
+  const counts = new Map<number, number>();
+  for (const s of samples) if (s.frequency > 0) counts.set(s.frequency, (counts.get(s.frequency) ?? 0) + 1);
+  let best: number | undefined;
+  for (const [f, n] of counts) if (best === undefined || n > counts.get(best)! || (n === counts.get(best)! && f > best)) best = f;
+  return best;
+}
+
+export const windowSampleOf = (s: SampleDocument): WindowSample => ({
+  id: s.id,
+  name: s.fileName ?? String(s.id),
+  label: s.label,
+  frequency: s.frequency,
+  sensors: s.sensors.map((x) => x.name),
+  valuesCount: s.valuesCount,
+  structuredLabels: s.structuredLabels ?? [],
+});
+
+/** An NpySink on a file: appends in order, and the header overwrite at offset 0. */
+class FileSink implements NpySink {
+  private position = 0;
+  constructor(private readonly file: FileHandle) {}
+  async write(chunk: Uint8Array): Promise<void> {
+    await this.file.write(chunk, 0, chunk.length, this.position);
+    this.position += chunk.length;
+  }
+  async writeAt(position: number, chunk: Uint8Array): Promise<void> {
+    await this.file.write(chunk, 0, chunk.length, position);
+  }
+}
+
+/** The temporary files of one run: each handle is closed once, and all of them when the run ends however it ends. */
+class TempFiles {
+  private readonly open = new Set<FileHandle>();
+  constructor(readonly dir: string) {}
+
+  async npy(name: string, columns: number | null): Promise<{ path: string; writer: NpyWriter; file: FileHandle }> {
+    const p = path.join(this.dir, name);
+    const file = await open(p, 'w');
+    this.open.add(file);
+    return { path: p, file, writer: new NpyWriter(new FileSink(file), '<f4', columns) };
+  }
+
+  async close(file: FileHandle): Promise<void> {
+    if (this.open.delete(file)) await file.close();
+  }
+
+  async closeAll(): Promise<void> {
+    await Promise.all([...this.open].map((f) => this.close(f).catch(() => undefined)));
+  }
+}
+
+async function readAllBytes(stream: AsyncIterable<Buffer | Uint8Array | string>): Promise<Uint8Array> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
+  return Buffer.concat(chunks);
+}
+
+export function generateFeaturesRunner(deps: GenerateFeaturesDeps): JobRunner {
+  return async (job: JobRunContext) => {
+    const projectId = job.projectId;
+    if (projectId === null) throw new Error('A generate-features job belongs to a project');
+    const parameters = generateFeaturesParameters(job.parameters);
+    const impulse = await deps.impulses.withDspBlock(projectId, parameters.dspId);
+    if (!impulse) throw new Error(`DSP block ${parameters.dspId} is no longer part of an impulse of this project`);
+    const byCategory = {
+      training: [...(await deps.samples.ids(projectId, 'training'))].sort((a, b) => a.id - b.id),
+      testing: [...(await deps.samples.ids(projectId, 'testing'))].sort((a, b) => a.id - b.id),
+    };
+    const all = [...byCategory.training, ...byCategory.testing];
+    const dsp = resolveImpulseDsp(impulse, parameters.dspId, {}, commonFrequency(all));
+    if (dsp.inputBlock.type !== 'time-series') throw new Error(`input block ${dsp.inputBlock.id} is of type "${dsp.inputBlock.type}": this service generates features for time-series impulses only so far`);
+    const windowing: TimeSeriesWindowing = timeSeriesWindowing(dsp.inputBlock, dsp.frequencyHz);
+    const classes = classList(all.map((s) => ({ label: s.label, structuredLabels: s.structuredLabels ?? [] })));
+    const metadata = new DspMetadataBuilder({ dspConfig: dsp.config, classes, axes: dsp.dspBlock.axes, windowing, interleaved: dsp.dspBlock.type === 'raw' });
+    const expected = expectedWindowCount(all.filter((s) => s.kind !== 'image' && s.kind !== 'video'), windowing);
+    const task = dspTaskBlock(dsp);
+    const normalize = parameters.normalizeData === 'normalize-channel-standard-scaler';
+    // Seeded by the block, so a rerun on the same data draws the same explorer and forests.
+    const seed = parameters.dspId;
+    const reservoirs: Partial<Record<FeatureCategory, WindowReservoir<ExplorerWindow>>> = {};
+    const importanceWanted = parameters.calculateFeatureImportance && dsp.block.hasFeatureImportance && classes.length >= 2;
+    let importanceSampler: ImportanceSampler | undefined;
+    job.log(`Generating features for ${dsp.dspBlock.type} block ${dsp.dspBlock.id} ("${dsp.dspBlock.name}"): ${byCategory.training.length} training and ${byCategory.testing.length} testing samples, about ${expected} windows`);
+
+    const dir = await mkdtemp(path.join(tmpdir(), `features-${job.jobId}-`));
+    const temp = new TempFiles(dir);
+    try {
+      const skipped: number[] = [];
+      let processed = 0;
+      let featureCount: number | undefined;
+      let scalerFit: StandardScalerFit | undefined;
+      let scaler: StandardScaler | undefined;
+      let sourcePosition = '';
+      const artifacts: Partial<Record<FeatureCategory, FeatureArtifacts>> = {};
+      for (const category of FEATURE_CATEGORIES) {
+        let x: Awaited<ReturnType<TempFiles["npy"]>> | undefined;
+        const y = await temp.npy(`y_${category}.npy`, null);
+        for (const sample of byCategory[category]) {
+          job.signal.throwIfAborted();
+          if (sample._position > sourcePosition) sourcePosition = sample._position;
+          if (sample.kind === 'image' || sample.kind === 'video') {
+            skipped.push(sample.id);
+            job.log(`Skipped sample ${sample.id} ("${sample.fileName}"): a ${sample.kind} sample in a time-series impulse`, 'warn');
+            continue;
+          }
+          const bytes = await readAllBytes(await deps.blobs.open(sample.sha256));
+          const input: SampleFeaturesInput = { dsp: task, windowing, sample: windowSampleOf(sample), contentType: sample.contentType, bytes };
+          const result = await job.pool.run<SampleFeatures>({ module: POOL_TASKS, name: 'sampleFeatures', input }, { signal: job.signal });
+          if (result.skipped) {
+            skipped.push(sample.id);
+            job.log(`Skipped ${result.reason}`, 'warn');
+            continue;
+          }
+          if (featureCount === undefined) featureCount = result.featureCount;
+          else if (result.featureCount !== featureCount) throw new Error(`sample ${sample.id} gave ${result.featureCount} features per window, earlier samples ${featureCount}`);
+          x ??= await temp.npy(`x_${category}.npy`, featureCount);
+          if (category === 'training' && normalize) scalerFit ??= new StandardScalerFit(featureCount);
+          const reservoir = parameters.skipFeatureExplorer ? undefined : (reservoirs[category] ??= new WindowReservoir<ExplorerWindow>(explorerCapacity(featureCount), seed));
+          if (category === 'training' && importanceWanted) importanceSampler ??= new ImportanceSampler(classes.length, seed);
+          for (let i = 0; i < result.labels.length; i++) {
+            const row = result.features.subarray(i * featureCount, (i + 1) * featureCount);
+            metadata.addWindow(sample.id, { features: row, labels: result.blockLabels, outputConfig: result.outputConfig, fftUsed: result.fftUsed });
+            if (category === 'training') scalerFit?.add(row);
+            const stored = category === 'testing' && scaler ? standardize(scaler, row) : row;
+            const yValue = metadata.yOf(result.labels[i]!);
+            await x.writer.writeRow(stored);
+            await y.writer.writeRow(yValue);
+            const place = result.windows[i]!;
+            reservoir?.offer(() => ({ features: Array.from(stored), y: yValue, yLabel: result.labels[i]!, sample: { id: sample.id, name: sample.fileName ?? String(sample.id), startMs: place.startMs, endMs: place.endMs } }));
+            if (category === 'training') importanceSampler?.offer(yValue, row);
+          }
+          processed += result.labels.length;
+          job.log(`Processed ${processed}/${expected} windows`);
+        }
+        // A category without windows still gets its (empty) files, with the feature count as columns.
+        x ??= await temp.npy(`x_${category}.npy`, featureCount ?? 0);
+        await x.writer.close();
+        await y.writer.close();
+        await temp.close(x.file);
+        await temp.close(y.file);
+        let xPath = x.path;
+        if (category === 'training' && scalerFit && scalerFit.count > 0) {
+          scaler = scalerFit.result();
+          xPath = await rewriteScaled(temp, x.path, scaler, featureCount!);
+          job.log(`Standard scaler fitted on ${scaler.count} training windows`);
+        }
+        const xBlob = await deps.blobs.put(createReadStream(xPath));
+        const yBlob = await deps.blobs.put(createReadStream(y.path));
+        artifacts[category] = { x: xBlob.sha256, y: yBlob.sha256, windowCount: y.writer.rows };
+      }
+      if (metadata.windowCount === 0 || featureCount === undefined) throw new Error('No sample gave a window: there are no features to generate (see the skipped samples above)');
+      const now = new Date();
+      const meta = metadata.build(now);
+      const metaBlob = await deps.blobs.put(Buffer.from(JSON.stringify(meta)));
+      // Training rows entered the reservoir before the scaler was fitted: scale the kept ones as X is.
+      const scaledRows = (rows: number[][]) => (scaler ? rows.map((r) => Array.from(standardize(scaler!, r))) : rows);
+      let explorerBlob: string | null = null;
+      if (!parameters.skipFeatureExplorer) {
+        job.log('Building the feature explorer');
+        const explorer: Partial<Record<FeatureCategory, FeatureExplorer>> = {};
+        for (const category of FEATURE_CATEGORIES) {
+          const reservoir = reservoirs[category];
+          const kept = reservoir?.items() ?? [];
+          let windows = kept;
+          if (category === 'training' && scaler) {
+            const scaled = scaledRows(kept.map((k) => k.features));
+            windows = kept.map((w, i) => ({ ...w, features: scaled[i]! }));
+          }
+          explorer[category] = await job.pool.run<FeatureExplorer>(
+            { module: POOL_TASKS, name: 'explorerTask', input: { windows, total: reservoir?.seen ?? 0, reduce: dsp.block.dimensionalityReduction, seed } },
+            { signal: job.signal },
+          );
+        }
+        explorerBlob = (await deps.blobs.put(Buffer.from(JSON.stringify(explorer)))).sha256;
+      }
+      let importanceBlob: string | null = null;
+      if (parameters.calculateFeatureImportance && !importanceWanted) {
+        job.log(`Feature importance skipped: ${dsp.block.hasFeatureImportance ? 'it needs at least two classes' : `the ${dsp.dspBlock.type} block does not have it`}`, 'warn');
+      } else if (importanceSampler) {
+        job.log('Calculating feature importance');
+        const { rows, ys } = importanceSampler.sample();
+        const importance = await job.pool.run<FeatureImportanceResponse>(
+          { module: POOL_TASKS, name: 'importanceTask', input: { rows: scaledRows(rows), ys, classes, featureLabels: meta.featureLabels, seed } },
+          { signal: job.signal },
+        );
+        importanceBlob = (await deps.blobs.put(Buffer.from(JSON.stringify(importance)))).sha256;
+      }
+      job.signal.throwIfAborted();
+      await handleCommand(
+        deps.events,
+        dspFeaturesStream(projectId, parameters.dspId),
+        dspFeaturesDecider,
+        {
+          type: 'RecordDspFeatures',
+          data: {
+            projectId,
+            impulseId: impulse.id,
+            dspId: parameters.dspId,
+            jobId: job.jobId,
+            parameters,
+            dspConfig: dsp.config,
+            implementationVersion: dsp.dspBlock.implementationVersion,
+            categories: { training: artifacts.training!, testing: artifacts.testing! },
+            metadata: metaBlob.sha256,
+            explorer: explorerBlob,
+            importance: importanceBlob,
+            featureCount,
+            windowCount: metadata.windowCount,
+            classes,
+            skippedSampleIds: skipped,
+            sourcePosition,
+            scaler: scaler ? { mean: scaler.mean, scale: scaler.scale } : null,
+            generated: now.toISOString(),
+          },
+        },
+        systemContext('generate-features', now),
+      );
+      job.log(`Features generated: ${metadata.windowCount} windows of ${featureCount} features${skipped.length > 0 ? `, ${skipped.length} sample(s) skipped` : ''}`);
+    } finally {
+      await temp.closeAll();
+      await rm(dir, { recursive: true, force: true });
+    }
+  };
+}
+
+/** Training X again, each row standardized, from its unscaled temporary file. */
+async function rewriteScaled(temp: TempFiles, from: string, scaler: StandardScaler, columns: number): Promise<string> {
+  const out = await temp.npy('x_training_scaled.npy', columns);
+  try {
+    for await (const { row } of npyRows(createReadStream(from))) await out.writer.writeRow(standardize(scaler, row));
+    await out.writer.close();
+  } finally {
+    await temp.close(out.file);
+  }
+  return out.path;
+}

@@ -1,0 +1,80 @@
+import { EdgeImpulseApi } from 'edge-impulse-api';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decodeNpy } from '../../domain/dsp/npy';
+import { signedSample } from '../support/signedSample';
+import { startTestService, type TestService } from '../support/testService';
+
+// The official SDK, unmodified: build an impulse, ingest (the ingestion API, as a device does),
+// generate features with JobsApi.generateFeaturesJob, follow the job with runJobUntilCompletion
+// (websocket and status polling), read DSPInfo and the artifacts; run the block on one window.
+describe('feature generation through the official SDK', () => {
+  let service: TestService;
+  let api: EdgeImpulseApi;
+  let projectId: number;
+  let apiKey: string;
+
+  const ingest = async (category: 'training' | 'testing', label: string, values: number[][]) => {
+    const res = await fetch(`${service.ingestionUrl}/api/${category}/data`, {
+      method: 'POST',
+      headers: { 'x-api-key': apiKey, 'content-type': 'application/json', 'x-file-name': `${label}.json`, 'x-label': label },
+      body: signedSample('none', values, { alg: 'none' }),
+    });
+    expect(res.status).toBe(200);
+  };
+  const signal = (f: number, n: number) => Array.from({ length: n }, (_, i) => [Math.sin((2 * Math.PI * f * i) / 100), Math.cos((2 * Math.PI * f * i) / 100) / 2]);
+
+  beforeAll(async () => {
+    service = await startTestService({ mongo: false });
+    api = new EdgeImpulseApi({ endpoint: service.apiUrl });
+    await api.user.createUser({ name: 'Ada Lovelace', username: 'ada', email: 'ada@example.com', password: 'correct horse battery', privacyPolicy: true, turnstileResponse: 'ok' });
+    await api.authenticate({ method: 'jwtToken', jwtToken: (await api.login.login({ username: 'ada', password: 'correct horse battery' })).token! });
+    const created = await api.projects.createProject({ projectName: 'Features through the SDK' });
+    projectId = created.id;
+    apiKey = created.apiKey;
+  });
+  afterAll(async () => {
+    await service?.destroy();
+  });
+
+  it('generates features, follows the job to its end and reads DSPInfo, X, y, labels and metadata', async () => {
+    await api.impulse.createImpulse(projectId, {
+      name: 'Motion',
+      inputBlocks: [{ id: 1, type: 'time-series', name: 'Time series', title: 'Time series data', axes: ['accX', 'accY'], windowSizeMs: 1000, windowIncreaseMs: 500, frequencyHz: 100 }],
+      dspBlocks: [{ id: 2, type: 'flatten', name: 'Flatten', title: 'Flatten', axes: ['accX', 'accY'], input: 1, implementationVersion: 1 }],
+      learnBlocks: [{ id: 3, type: 'keras', name: 'Classifier', title: 'Classification', dsp: [2] }],
+    } as Parameters<typeof api.impulse.createImpulse>[1]);
+    await ingest('training', 'idle', signal(1, 300));
+    await ingest('training', 'wave', signal(7, 300));
+    await ingest('testing', 'wave', signal(7, 200));
+
+    const { id: jobId } = await api.jobs.generateFeaturesJob(projectId, { dspId: 2, skipFeatureExplorer: true });
+    const output: string[] = [];
+    await api.runJobUntilCompletion({ type: 'project', projectId, jobId }, (line) => output.push(line));
+    expect(output.join('')).toMatch(/Processed 13\/13 windows/);
+
+    // The result is recorded before the job ends; the read model may take a moment more.
+    let info = await api.dsp.getDspConfig(projectId, 2);
+    for (let i = 0; i < 50 && !info.dsp.features.generated; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      info = await api.dsp.getDspConfig(projectId, 2);
+    }
+    // 300 rows give 5 windows of 100 rows every 50, 200 rows give 3.
+    expect(info.dsp).toMatchObject({ classes: ['idle', 'wave'], expectedWindowCount: 13, features: { generated: true, classes: ['idle', 'wave'] } });
+    const featureCount = info.dsp.features.count!;
+    expect(featureCount).toBeGreaterThan(0);
+
+    const x = decodeNpy(await api.dsp.downloadDspData(projectId, 2, 'training'));
+    expect(x.shape).toEqual([10, featureCount]);
+    const y = decodeNpy(await api.dsp.downloadDspLabels(projectId, 2, 'training'));
+    expect(Array.from(y.data)).toEqual([1, 1, 1, 1, 1, 2, 2, 2, 2, 2]);
+    expect((await api.dsp.getDspFeatureLabels(projectId, 2)).labels).toHaveLength(featureCount);
+    const metadata = await api.dsp.getDspMetadata(projectId, 2);
+    expect(metadata).toMatchObject({ generated: true, windowCount: 13, featureCount, labels: ['idle', 'wave'] });
+    expect(metadata.created).toBeInstanceOf(Date);
+
+    // The first training window through runDspOnFeaturesArray gives X's first row (float32).
+    const window = signal(1, 100).flat();
+    const run = await api.dsp.runDspOnFeaturesArray(projectId, 2, { features: window, params: {}, drawGraphs: false, requestPerformance: false });
+    expect(Array.from(Float32Array.from(run.features))).toEqual(Array.from(x.data.subarray(0, featureCount)));
+  }, 90_000);
+});
