@@ -2,6 +2,7 @@
 // against the block's descriptors and the cross-field rules of dsp-reference.md.
 import type { DspBlockDefinition } from './blockCatalog';
 import type { DspGroupItem, DspParameter } from './dspParameters';
+import { framing } from '../dsp/speech/frames';
 
 export type DspConfigValues = Record<string, string>;
 
@@ -83,13 +84,9 @@ function checkValue(p: DspParameter, raw: string): string | undefined {
   }
 }
 
-/** Frames of `frameLength`/`frameStride` seconds in the window (dsp-reference §1.1, v ≥ 2). */
+/** Frames of `frameLength`/`frameStride` seconds in the window: the blocks' own framing, so both agree. */
 function frameCount(frequencyHz: number, windowSizeMs: number, frameLength: number, frameStride: number, version: number): number {
-  const ceilNC = (v: number) => (v - Math.floor(v) > 0 && v - Math.floor(v) < 0.001 ? Math.floor(v) : Math.ceil(v));
-  const samples = Math.floor((frequencyHz * windowSizeMs) / 1000);
-  const length = version === 1 ? Math.round(frequencyHz * frameLength) : ceilNC(frequencyHz * frameLength);
-  const stride = ceilNC(frequencyHz * frameStride);
-  return version === 1 ? Math.floor((samples - length) / stride) : Math.floor((samples - (length - stride)) / stride);
+  return framing(version, Math.floor((frequencyHz * windowSizeMs) / 1000), frequencyHz, frameLength, frameStride).count;
 }
 
 function crossFieldErrors(type: string, config: DspConfigValues, n: Record<string, number>, context: DspConfigContext): string[] {
