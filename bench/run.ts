@@ -6,11 +6,12 @@ import { benchAccounts } from './accounts';
 import { benchDspAudio } from './dspAudio';
 import { benchDspSpectral } from './dspSpectral';
 import { benchEventStoreAppend } from './eventStoreAppend';
+import { benchFeatureJob } from './featureJob';
 import { benchIngestion } from './ingestion';
 import { benchLargeUploads } from './largeUploads';
 import { benchProjectInfo } from './projectInfo';
 
-const benchmarks: Array<() => Promise<BenchResult>> = [benchEventStoreAppend, benchAccounts, benchProjectInfo, benchIngestion, benchLargeUploads, benchDspSpectral, benchDspAudio];
+const benchmarks: Array<() => Promise<BenchResult>> = [benchEventStoreAppend, benchAccounts, benchProjectInfo, benchIngestion, benchLargeUploads, benchDspSpectral, benchDspAudio, benchFeatureJob];
 
 for (const bench of benchmarks) {
   const result = await bench();
