@@ -1,4 +1,6 @@
-import { rm } from 'node:fs/promises';
+import { mkdtemp, rm, rmdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { finished } from 'node:stream/promises';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
@@ -163,7 +165,10 @@ export function mountOperations(router: Router, operations: readonly Operation[]
         // A key's `lastUsed` counts what it was accepted for: a refused call records nothing.
         if (principal?.kind === 'apiKey') await deps.auth.apiKeyUsage?.note(principal.projectId, principal.apiKeyId);
       } finally {
-        if (parseMultipart) await removeUploads(ctx.request.files);
+        if (parseMultipart) {
+          await removeUploads(ctx.request.files);
+          await removeUploadFolder(ctx);
+        }
       }
     });
   }
@@ -224,29 +229,30 @@ function multipartError(error: Error, options: MultipartOptions): Error {
 
 function multipartParser(options: MultipartOptions): (ctx: Context) => Promise<Record<string, UploadedFile>> {
   const maxBodyBytes = options.maxFileBytes * options.files.length + MULTIPART_OVERHEAD_BYTES;
-  const parse = koaBody({
-    multipart: true,
-    json: false,
-    urlencoded: false,
-    text: false,
-    parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH],
-    formidable: {
-      maxFiles: options.files.length,
-      maxFileSize: options.maxFileBytes,
-      // Checked as the bytes arrive (maxFileSize only at the end of each file).
-      maxTotalFileSize: options.maxFileBytes * options.files.length,
-      maxFields: MAX_TEXT_FIELDS,
-      maxFieldsSize: MULTIPART_OVERHEAD_BYTES,
-      allowEmptyFiles: false,
-      hashAlgorithm: 'sha256',
-      ...(options.uploadDir ? { uploadDir: options.uploadDir } : {}),
-    },
-    onError(error, ctx) {
-      // Formidable stops reading on an error; drain the rest so the client gets to read our answer.
-      if (!ctx.req.complete) ctx.req.resume();
-      throw multipartError(error, options);
-    },
-  });
+  const parserFor = (uploadDir: string) =>
+    koaBody({
+      multipart: true,
+      json: false,
+      urlencoded: false,
+      text: false,
+      parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH],
+      formidable: {
+        maxFiles: options.files.length,
+        maxFileSize: options.maxFileBytes,
+        // Checked as the bytes arrive (maxFileSize only at the end of each file).
+        maxTotalFileSize: options.maxFileBytes * options.files.length,
+        maxFields: MAX_TEXT_FIELDS,
+        maxFieldsSize: MULTIPART_OVERHEAD_BYTES,
+        allowEmptyFiles: false,
+        hashAlgorithm: 'sha256',
+        uploadDir,
+      },
+      onError(error, ctx) {
+        // Formidable stops reading on an error; drain the rest so the client gets to read our answer.
+        if (!ctx.req.complete) ctx.req.resume();
+        throw multipartError(error, options);
+      },
+    });
   return async (ctx) => {
     // Anything else (JSON, no body) simply has no files; the handler says which one it needs.
     if (!ctx.is('multipart')) return {};
@@ -255,7 +261,12 @@ function multipartParser(options: MultipartOptions): (ctx: Context) => Promise<R
     // Formidable waits for the request's events: one that ended before (its client gone while it
     // was authenticated) would keep it, and the files it started, waiting for good.
     if (ctx.req.destroyed) throw abortedUpload();
-    await parse(ctx, async () => {});
+    // A folder of this request's own: formidable removes a failed file 1 ms after closing its
+    // stream, and a stream still opening then creates it again; sweeping the folder later (see
+    // removeUploadFolder) removes whatever formidable left, without knowing the file names.
+    const folder = await mkdtemp(path.join(options.uploadDir ?? tmpdir(), 'upload-'));
+    ctx.state.uploadFolder = folder;
+    await parserFor(folder)(ctx, async () => {});
     // Formidable is done at the closing boundary; the body must also have arrived whole (a client
     // that goes away in the last bytes has not sent this request), else the files are not used.
     await wholeBody(ctx);
@@ -269,6 +280,22 @@ function multipartParser(options: MultipartOptions): (ctx: Context) => Promise<R
     }
     return files;
   };
+}
+
+/**
+ * Removes the request's upload folder: at once when it is empty (the usual case), else shortly
+ * after, once formidable's own late removals and stream opens are over.
+ */
+async function removeUploadFolder(ctx: Context): Promise<void> {
+  const folder = ctx.state.uploadFolder as string | undefined;
+  if (folder === undefined) return;
+  try {
+    await rmdir(folder);
+  } catch {
+    const sweep = () => void rm(folder, { recursive: true, force: true }).catch(() => undefined);
+    setTimeout(sweep, 250).unref();
+    setTimeout(sweep, 2000).unref();
+  }
 }
 
 const abortedUpload = () => new ValidationError('The upload was aborted before the body was complete', 'UPLOAD_ABORTED');
