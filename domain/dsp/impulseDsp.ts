@@ -79,7 +79,20 @@ export function dspInputFor(dsp: ImpulseDsp, values: ArrayLike<number>): DspInpu
   return { values, axes, frequency: dsp.frequencyHz };
 }
 
-/** Runs the block on one window: the single place the service calls a block's run. */
+const FLOAT32_MAX = 3.4028234663852886e38;
+
+/**
+ * Runs the block on one window: the single place the service calls a block's run. Features are
+ * stored as float32 (X.npy) and answered as JSON, so a value float32 cannot hold (huge inputs, or
+ * NaN/Infinity from them) refuses the window here, for the run endpoint and the job alike.
+ */
 export function runImpulseDsp(dsp: ImpulseDsp, values: ArrayLike<number>, options: { drawGraphs: boolean }): DspResult {
-  return dsp.block.run(dspInputFor(dsp, values), dsp.config, { implementationVersion: dsp.dspBlock.implementationVersion, drawGraphs: options.drawGraphs });
+  const result = dsp.block.run(dspInputFor(dsp, values), dsp.config, { implementationVersion: dsp.dspBlock.implementationVersion, drawGraphs: options.drawGraphs });
+  for (let i = 0; i < result.features.length; i++) {
+    const value = result.features[i]!;
+    if (!(Math.abs(value) <= FLOAT32_MAX)) {
+      throw new DspConfigurationError(`"features": the ${dsp.dspBlock.type} block gave a value outside the float32 range (${value}) at feature ${i}; the window's values are too large for it`);
+    }
+  }
+  return result;
 }

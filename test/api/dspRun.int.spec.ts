@@ -74,6 +74,8 @@ for (const setup of setups) {
         [{ features: [], params: {} }, /features/],
         [{ features: ['a', 1, 2], params: {} }, /features/],
         [{ params: {} }, /features/],
+        // Finite in JSON, but beyond what the block's float32 features can hold.
+        [{ features: window.map(() => 1e308), params: {} }, /"features": the spectral-analysis block gave a value outside the float32 range/],
       ];
       for (const [body, error] of cases) {
         const res = await call(service, 'POST', `/api/${projectId}/dsp/2/run`, { headers: ada, body });
