@@ -3,7 +3,7 @@ import { ConflictError, NotFoundError, ValidationError, assertNever } from '../s
 import { FREE_JSON_RULE, checkJsonValue } from '../shared/jsonRules';
 import { checkDate, checkId, checkIsoTimestamp, checkNumber } from '../shared/numberRules';
 import { checkText, type TextRule } from '../shared/textRules';
-import { JOB_LOG_LEVELS, type JobEvent, type JobOutputLine } from './jobEvents';
+import { JOB_LOG_LEVELS, type JobEvent, type JobOutputLine, type JobRequested } from './jobEvents';
 
 // Bounds of what a job records, so no accepted value can break a read model or an append.
 export const JOB_CATEGORY_RULE: TextRule = { max: 256 };
@@ -22,21 +22,7 @@ export const JOB_COMPUTE_TIME_MAX_MS = 1e12;
 export const WORKER_ID_RULE: TextRule = { max: 128 };
 
 export type JobCommand =
-  | {
-      type: 'RequestJob';
-      data: {
-        jobId: number;
-        projectId: number | null;
-        organizationId: number | null;
-        category: string;
-        categoryKey: string;
-        key: string;
-        parameters: Record<string, unknown>;
-        jobNotificationUids: number[];
-        createdByUserId: number | null;
-        now: Date;
-      };
-    }
+  | { type: 'RequestJob'; data: Omit<JobRequested['data'], 'created'> & { now: Date } }
   /** A worker claims a requested job. */
   | { type: 'StartJob'; data: { jobId: number; workerId: string; now: Date } }
   /**
