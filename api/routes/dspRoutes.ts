@@ -4,13 +4,14 @@ import { dspConfigGroups } from '../../domain/impulse/dspConfig';
 import { NotFoundError } from '../../domain/shared/errors';
 import type { ApiDeps } from '../apiDeps';
 import { requestContext } from '../auth/principal';
-import { intParam, operation, type Operation } from '../http/operation';
+import { intParam, operation, queryInteger, type Operation } from '../http/operation';
 import { DspConfigRequest } from './impulseSchemas';
-import { commonFrequency } from '../../commands/dsp/generateFeatures';
+import { commonFrequency, readAllBytes, windowSampleOf } from '../../commands/dsp/generateFeatures';
 import { processingBlocks } from '../../domain/dsp/blocks';
 import { classList, type DspMetadata } from '../../domain/dsp/dspMetadata';
-import { expectedImageWindowCount, expectedWindowCount, timeSeriesWindowing, WindowingError } from '../../domain/dsp/windows';
-import { dspTaskBlock, type DspTaskOutcome, type DspWindowResult } from '../../commands/dsp/dspPoolTasks';
+import { expectedImageWindowCount, expectedWindowCount, sliceRange, timeSeriesWindowing, WindowingError } from '../../domain/dsp/windows';
+import { dspTaskBlock, type DspTaskOutcome, type DspWindowResult, type SliceFeatures, type SliceFeaturesInput } from '../../commands/dsp/dspPoolTasks';
+import { sampleView } from './rawDataRoutes';
 import { DSP_WINDOW_MAX_VALUES, resolveImpulseDsp } from '../../domain/dsp/impulseDsp';
 import { DspConfigurationError } from '../../domain/dsp/processingBlock';
 import { ValidationError } from '../../domain/shared/errors';
@@ -24,6 +25,16 @@ const DspRunRequest = z.object({
   requestPerformance: z.boolean().default(false),
 });
 
+// The SDK's DspRunRequestWithoutFeatures: overrides (null: keep the saved value) and whether to save them.
+const SliceRunRequest = z.object({
+  params: z.record(z.string(), z.union([z.string(), z.number().finite(), z.boolean(), z.null()])).default({}),
+  store: z.boolean().default(false),
+});
+const SliceQuery = z.object({ sliceStart: queryInteger, sliceEnd: queryInteger.optional() });
+
+const overridesOf = (params: Record<string, string | number | boolean | null>): Record<string, string> =>
+  Object.fromEntries(Object.entries(params).flatMap(([k, v]) => (v === null ? [] : [[k, String(v)]])));
+
 const DSP_POOL_TASKS = new URL('../../commands/dsp/dspPoolTasks.ts', import.meta.url);
 
 export function dspOperations(deps: ApiDeps): Operation[] {
@@ -32,7 +43,104 @@ export function dspOperations(deps: ApiDeps): Operation[] {
     for await (const chunk of await deps.blobs.open(metadataSha)) chunks.push(chunk as Buffer);
     return (JSON.parse(Buffer.concat(chunks).toString('utf8')) as DspMetadata).featureLabels;
   };
+  /**
+   * The slice run endpoints: one window of a stored sample through the job's windowing and block path.
+   * Everything checkable before the work (block, sample, slice) is checked here: 404 for an unknown
+   * block or sample, 400 naming the problem otherwise.
+   */
+  const runSlice = async (params: Record<string, string>, query: z.infer<typeof SliceQuery>, overrides: Record<string, string>) => {
+    const projectId = intParam(params, 'projectId');
+    const dspId = intParam(params, 'dspId');
+    const sampleId = intParam(params, 'sampleId');
+    const impulse = await deps.impulses.withDspBlock(projectId, dspId);
+    if (!impulse) throw new NotFoundError(`DSP block ${dspId} not found in this project's impulses`, 'DSP_BLOCK_NOT_FOUND');
+    const sample = await deps.samples.byId(projectId, sampleId);
+    if (!sample) throw new NotFoundError(`Sample ${sampleId} not found in project ${projectId}`, 'SAMPLE_NOT_FOUND');
+    let input: SliceFeaturesInput;
+    try {
+      const inputBlock = impulse.inputBlocks.find((b) => b.id === impulse.dspBlocks.find((d) => d.id === dspId)?.input);
+      // Without an input block frequency the job takes the samples' most common one; so does a slice.
+      const defaultFrequency = inputBlock?.type === 'time-series' && inputBlock.frequencyHz === undefined
+        ? commonFrequency([...(await deps.samples.ids(projectId, 'training')), ...(await deps.samples.ids(projectId, 'testing'))])
+        : undefined;
+      const dsp = resolveImpulseDsp(impulse, dspId, overrides, defaultFrequency);
+      const isImage = sample.kind === 'image' || sample.kind === 'video';
+      const common = { dsp: dspTaskBlock(dsp), sample: windowSampleOf(sample), contentType: sample.contentType };
+      if (dsp.inputBlock.type === 'image') {
+        if (sample.kind !== 'image') throw new DspConfigurationError(`sample ${sampleId} is ${sample.kind === 'video' ? 'a video' : 'a time series'}; the impulse's input block reads images`);
+        input = { ...common, bytes: new Uint8Array() };
+      } else {
+        if (isImage) throw new DspConfigurationError(`sample ${sampleId} is a${sample.kind === 'image' ? 'n image' : ' video'}; the impulse's input block reads time series`);
+        const windowing = timeSeriesWindowing(dsp.inputBlock, dsp.frequencyHz);
+        input = { ...common, timeSeries: { windowing, slice: sliceRange(sample, windowing, query.sliceStart, query.sliceEnd) }, bytes: new Uint8Array() };
+      }
+    } catch (error) {
+      if (error instanceof DspConfigurationError || error instanceof WindowingError) throw new ValidationError(error.message, 'DSP_CONFIGURATION');
+      throw error;
+    }
+    input.bytes = await readAllBytes(await deps.blobs.open(sample.sha256));
+    const outcome = await deps.dspPool.run<DspTaskOutcome<SliceFeatures>>({ module: DSP_POOL_TASKS, name: 'sliceFeatures', input });
+    if (!outcome.ok) throw new ValidationError(outcome.refusal, 'DSP_CONFIGURATION');
+    const r = outcome.value;
+    const axes = input.dsp.dspBlock.axes;
+    return {
+      features: r.features,
+      graphs: r.graphs,
+      labels: r.labels,
+      ...(r.label === null ? {} : { labelForWindow: r.label }),
+      ...(r.labelAtEnd === null ? {} : { labelAtEndOfWindow: r.labelAtEnd }),
+      sample: {
+        sample: sampleView(sample),
+        payload: {
+          device_name: sample.deviceName ?? undefined,
+          device_type: sample.deviceType ?? '',
+          // Only the axes the block reads, in its order (as the SDK documents the slice).
+          sensors: input.timeSeries ? axes.map((name) => { const index = sample.sensors.findIndex((s) => s.name === name); return { index, name, units: sample.sensors[index]?.units ?? '' }; }) : [],
+          values: r.rows,
+          ...(input.timeSeries ? { cropStart: input.timeSeries.slice.start, cropEnd: input.timeSeries.slice.end } : {}),
+          intervalMs: sample.intervalMs,
+          frequencyHz: sample.frequency,
+        },
+        totalPayloadLength: sample.valuesCount,
+      },
+      // No on-device performance model (as for dsp/{dspId}/run).
+      canProfilePerformance: false,
+    };
+  };
   return [
+    operation({
+      operationId: 'runDspSampleSlice',
+      method: 'post',
+      path: '/api/:projectId/dsp/:dspId/raw-data/:sampleId/slice/run',
+      summary: 'Run the DSP block on one window of a stored sample (the job\'s windowing and block path); `store` saves the overrides',
+      auth: 'any',
+      body: SliceRunRequest,
+      query: SliceQuery,
+      async handler({ principal, params, query, body, requestId, settle }) {
+        const overrides = overridesOf(body.params);
+        const result = await runSlice(params, query, overrides);
+        if (body.store && Object.keys(overrides).length > 0) {
+          const position = await setDspConfig(
+            deps.events,
+            { projectId: intParam(params, 'projectId'), dspId: intParam(params, 'dspId'), changes: overrides },
+            requestContext(principal, requestId),
+          );
+          await settle(position);
+        }
+        return result;
+      },
+    }),
+    operation({
+      operationId: 'runDspSampleSliceReadOnly',
+      method: 'get',
+      path: '/api/:projectId/dsp/:dspId/raw-data/:sampleId/slice/run/readonly',
+      summary: 'Run the DSP block with its saved config on one window of a stored sample, changing nothing',
+      auth: 'any',
+      query: SliceQuery,
+      async handler({ params, query }) {
+        return runSlice(params, query, {});
+      },
+    }),
     operation({
       operationId: 'getDspConfig',
       method: 'get',

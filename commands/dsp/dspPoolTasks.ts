@@ -7,7 +7,7 @@ import { buildFeatureExplorer, type ExplorerWindow, type FeatureExplorer } from 
 import { featureImportance, type FeatureImportanceResponse } from '../../domain/dsp/featureImportance';
 import { runImpulseDsp, type ImpulseDsp } from '../../domain/dsp/impulseDsp';
 import { DspConfigurationError, type DspGraph, type DspResult, type OutputConfig } from '../../domain/dsp/processingBlock';
-import { sampleWindows, type TimeSeriesWindowing, type WindowSample } from '../../domain/dsp/windows';
+import { imageWindow, imageWindowing, sampleWindows, sliceWindow, WindowingError, type SliceRange, type TimeSeriesWindowing, type WindowSample } from '../../domain/dsp/windows';
 import { decodeValues } from '../../domain/sample/formats/decodeValues';
 import type { SampleSource } from '../../domain/sample/formats/sampleFormat';
 import { readWavValues } from '../../domain/sample/formats/wavFormat';
@@ -85,6 +85,13 @@ function memorySource(bytes: Uint8Array): SampleSource {
   return { size: buffer.length, read: async (offset, length) => buffer.subarray(offset, offset + length), readAll: async () => buffer };
 }
 
+/** The value rows of a stored time-series sample. */
+async function decodeRows(input: { bytes: Uint8Array; contentType: string; sample: WindowSample }): Promise<number[][]> {
+  return input.contentType === 'audio/wav'
+    ? await readWavValues(memorySource(input.bytes), input.sample.valuesCount)
+    : decodeValues(Buffer.from(input.bytes.buffer, input.bytes.byteOffset, input.bytes.byteLength), input.contentType, input.sample.valuesCount);
+}
+
 /**
  * All windows of one sample (the generate-features job's batch): decode its values, resample and
  * window them (domain/dsp/windows.ts), run the block on each. A sample the block cannot use comes back
@@ -92,10 +99,7 @@ function memorySource(bytes: Uint8Array): SampleSource {
  */
 export async function sampleFeatures(input: SampleFeaturesInput): Promise<SampleFeatures> {
   const { sample, windowing } = input;
-  const rows =
-    input.contentType === 'audio/wav'
-      ? await readWavValues(memorySource(input.bytes), sample.valuesCount)
-      : decodeValues(Buffer.from(input.bytes.buffer, input.bytes.byteOffset, input.bytes.byteLength), input.contentType, sample.valuesCount);
+  const rows = await decodeRows(input);
   const windows = sampleWindows(sample, rows, input.dsp.dspBlock.axes, windowing);
   if (windows.skipped) return windows;
   const dsp = rehydrate(input.dsp);
@@ -122,6 +126,52 @@ export async function sampleFeatures(input: SampleFeaturesInput): Promise<Sample
   }
   if (!first || !out) return { skipped: true, reason: `sample ${sample.id} ("${sample.name}") gave no window` };
   return { skipped: false, features: out, featureCount: first.features.length, labels, windows: places, blockLabels: first.labels, outputConfig: first.outputConfig, fftUsed: first.fftUsed };
+}
+
+export interface SliceFeaturesInput {
+  dsp: DspTaskBlock;
+  /** Time-series impulses: the windowing and the checked slice (windows.ts sliceRange); absent for image impulses. */
+  timeSeries?: { windowing: TimeSeriesWindowing; slice: SliceRange };
+  sample: WindowSample;
+  contentType: string;
+  bytes: Uint8Array;
+}
+
+export interface SliceFeatures extends DspWindowResult {
+  /** The slice's stored rows, the block's axes only, as the response's payload shows them (empty for images). */
+  rows: number[][];
+  label: string | null;
+  labelAtEnd: string | null;
+}
+
+/**
+ * One window of a stored sample (the slice run endpoints): cut as the job cuts it (windows.ts
+ * sliceWindow, or imageWindow for image impulses) and run through the same block path, graphs drawn.
+ * What the sample or block cannot give comes back as a refusal naming it.
+ */
+export async function sliceFeatures(input: SliceFeaturesInput): Promise<DspTaskOutcome<SliceFeatures>> {
+  const dsp = rehydrate(input.dsp);
+  const run = (values: ArrayLike<number>) => {
+    const r = runImpulseDsp(dsp, values, { drawGraphs: true });
+    return { features: Array.from(r.features), labels: r.labels, outputConfig: r.outputConfig, fftUsed: r.fftUsed, graphs: r.graphs };
+  };
+  try {
+    if (!input.timeSeries) {
+      const window = await imageWindow(input.bytes, imageWindowing(dsp.inputBlock));
+      return { ok: true, value: { ...run(window.pixels), rows: [], label: input.sample.label, labelAtEnd: null } };
+    }
+    const { windowing, slice } = input.timeSeries;
+    const rows = await decodeRows(input);
+    const axes = dsp.dspBlock.axes;
+    const window = sliceWindow(input.sample, rows, axes, windowing, slice);
+    if ('skipped' in window) return { ok: false, refusal: window.reason };
+    const columns = axes.map((a) => input.sample.sensors.indexOf(a));
+    const sliced = rows.slice(slice.start, slice.end).map((row) => columns.map((c) => row[c]!));
+    return { ok: true, value: { ...run(window.values), rows: sliced, label: window.label, labelAtEnd: window.labelAtEnd } };
+  } catch (error) {
+    if (error instanceof DspConfigurationError || error instanceof WindowingError) return { ok: false, refusal: error.message };
+    throw error;
+  }
 }
 
 /** The feature explorer of one category (UMAP for reducing blocks): CPU work for the pool. */

@@ -162,14 +162,18 @@ export type SampleWindows =
   /** The sample gives no window; `reason` names the sample and the problem, for the job's log. */
   | { skipped: true; reason: string };
 
-/**
- * The windows of one sample, given its value rows (domain/sample/formats streamValues) and the axes
- * the DSP block reads. Holds one copy of the sample's selected axes at the impulse frequency and hands
- * out views into it, so a job streams windows through without keeping them.
- */
-export function sampleWindows(sample: WindowSample, rows: readonly (readonly number[])[], axes: readonly string[], w: TimeSeriesWindowing): SampleWindows {
+/** A sample's selected axes at the impulse frequency: what its windows are cut from. */
+interface PreparedSample {
+  /** `length` rows × axes, interleaved sample-major. */
+  selected: Float64Array;
+  length: number;
+  /** Rows of the sample as stored (before resampling). */
+  originalRows: number;
+}
+
+/** Selects the block's axes of the sample's rows and resamples them; or the reason it cannot. */
+function prepareSample(sample: WindowSample, rows: readonly (readonly number[])[], axes: readonly string[], w: TimeSeriesWindowing): PreparedSample | { skipped: true; reason: string } {
   const name = `sample ${sample.id} ("${sample.name}")`;
-  if (sample.label === null && sample.structuredLabels.length === 0) return { skipped: true, reason: `${name} has no label` };
   const columns: number[] = [];
   for (const axis of axes) {
     const column = sample.sensors.indexOf(axis);
@@ -189,7 +193,29 @@ export function sampleWindows(sample: WindowSample, rows: readonly (readonly num
     }
   }
   if (n > 0) selected = resampleInterleaved(selected, axes.length, sample.frequency, w.frequencyHz);
-  const length = selected.length / axes.length;
+  return { selected, length: selected.length / axes.length, originalRows: n };
+}
+
+/** The W rows from `firstRow` of a prepared sample, zeros after its end (the padded window of a short sample). */
+function windowValues(p: PreparedSample, firstRow: number, size: number, axes: number): Float64Array {
+  const from = firstRow * axes;
+  if (firstRow + size <= p.length) return p.selected.subarray(from, from + size * axes);
+  const values = new Float64Array(size * axes);
+  values.set(p.selected.subarray(from));
+  return values;
+}
+
+/**
+ * The windows of one sample, given its value rows (domain/sample/formats streamValues) and the axes
+ * the DSP block reads. Holds one copy of the sample's selected axes at the impulse frequency and hands
+ * out views into it, so a job streams windows through without keeping them.
+ */
+export function sampleWindows(sample: WindowSample, rows: readonly (readonly number[])[], axes: readonly string[], w: TimeSeriesWindowing): SampleWindows {
+  const name = `sample ${sample.id} ("${sample.name}")`;
+  if (sample.label === null && sample.structuredLabels.length === 0) return { skipped: true, reason: `${name} has no label` };
+  const prepared = prepareSample(sample, rows, axes, w);
+  if ('skipped' in prepared) return prepared;
+  const { length, originalRows: n } = prepared;
   const count = windowCount(length, w);
   if (count === 0) {
     const size = windowRows(w);
@@ -197,23 +223,88 @@ export function sampleWindows(sample: WindowSample, rows: readonly (readonly num
   }
   const labelOf = windowLabeller(sample, n, w);
   const size = windowRows(w);
-  const width = size * axes.length;
   return {
     skipped: false,
     count,
     windows: function* () {
       for (const p of windowPositions(length, w)) {
-        const from = p.firstRow * axes.length;
-        let values: Float64Array;
-        if (p.firstRow + size <= length) values = selected.subarray(from, from + width);
-        else {
-          values = new Float64Array(width);
-          values.set(selected.subarray(from));
-        }
+        const values = windowValues(prepared, p.firstRow, size, axes.length);
         yield { sampleId: sample.id, index: p.index, startMs: p.startMs, endMs: p.endMs, label: labelOf(p.startMs, p.endMs), values };
       }
     },
   };
+}
+
+// ---------------------------------------------------------------------------------------------
+// A slice of a stored sample (the DSP page's `raw-data/{sampleId}/slice/run`): sliceStart and sliceEnd
+// index the sample's rows as stored (its payload values), end exclusive, so they are what the client
+// shows. A slice must be exactly one window of the impulse at the sample's own rate, floor(windowSizeMs
+// × f / 1000) rows, lying within the sample; the one exception is the zero-padded window of a sample
+// shorter than a window, which is the slice [0, rows). The window's values are then cut the way the
+// job cuts them: from the whole sample resampled to the impulse frequency, at the row where the slice
+// starts in time. So a slice at a window's start gives that window's features in X.
+
+/** A slice as requested, and the window it is: indexes into the stored rows. */
+export interface SliceRange {
+  start: number;
+  end: number;
+}
+
+/** Rows one window spans at the sample's own rate. */
+export function sampleWindowRows(sampleFrequencyHz: number, w: TimeSeriesWindowing): number {
+  return Math.max(1, Math.floor((w.windowSizeMs * sampleFrequencyHz) / 1000 + ROW_EPSILON));
+}
+
+/** Checks a requested slice of a sample of `rows` rows; throws WindowingError naming sliceStart or sliceEnd. */
+export function sliceRange(sample: { valuesCount: number; frequency: number }, w: TimeSeriesWindowing, sliceStart: number, sliceEnd?: number): SliceRange {
+  const rows = sample.valuesCount;
+  if (!(sample.frequency > 0)) throw new WindowingError('the sample has no frequency to slice it by');
+  if (!Number.isSafeInteger(sliceStart) || sliceStart < 0) throw new WindowingError(`"sliceStart" must be a whole number from 0, got ${sliceStart}`);
+  if (sliceEnd !== undefined && (!Number.isSafeInteger(sliceEnd) || sliceEnd < 0)) throw new WindowingError(`"sliceEnd" must be a whole number from 0, got ${sliceEnd}`);
+  if (rows === 0) throw new WindowingError('the sample has no values to slice');
+  const size = sampleWindowRows(sample.frequency, w);
+  const describe = `a window of this impulse (${w.windowSizeMs} ms at ${sample.frequency} Hz) is ${size} values`;
+  if (rows < size) {
+    if (!w.padZeros) throw new WindowingError(`the sample is shorter than one window (${rows} values; ${describe}) and zero padding is off`);
+    if (sliceStart !== 0) throw new WindowingError(`"sliceStart": the sample is shorter than one window (${rows} values); its one zero-padded window starts at 0, not ${sliceStart}`);
+    if (sliceEnd !== undefined && sliceEnd !== rows) throw new WindowingError(`"sliceEnd": the sample's one zero-padded window is the slice 0-${rows}, not 0-${sliceEnd}`);
+    return { start: 0, end: rows };
+  }
+  if (sliceStart >= rows) throw new WindowingError(`"sliceStart": ${sliceStart} is beyond the sample's ${rows} values`);
+  const end = sliceEnd ?? sliceStart + size;
+  if (sliceEnd !== undefined && sliceEnd <= sliceStart) throw new WindowingError(`"sliceEnd" (${sliceEnd}) must be after "sliceStart" (${sliceStart})`);
+  if (end - sliceStart !== size) throw new WindowingError(`"sliceEnd": the slice ${sliceStart}-${end} holds ${end - sliceStart} values; ${describe}`);
+  if (end > rows) throw new WindowingError(`"sliceStart": the window ${sliceStart}-${end} runs past the end of the sample (${rows} values; ${describe})`);
+  return { start: sliceStart, end };
+}
+
+/** The window a checked slice is, with its labels (when the sample has any). */
+export interface SliceWindow {
+  /** windowRows × axes values at the impulse frequency, interleaved sample-major. */
+  values: Float64Array;
+  startMs: number;
+  endMs: number;
+  /** By the input block's labelling method; null for an unlabelled sample. */
+  label: string | null;
+  /** The label of the window's last row (the SDK's deprecated labelAtEndOfWindow). */
+  labelAtEnd: string | null;
+}
+
+export function sliceWindow(sample: WindowSample, rows: readonly (readonly number[])[], axes: readonly string[], w: TimeSeriesWindowing, slice: SliceRange): SliceWindow | { skipped: true; reason: string } {
+  const prepared = prepareSample(sample, rows, axes, w);
+  if ('skipped' in prepared) return prepared;
+  const size = windowRows(w);
+  const startMs = (slice.start * 1000) / sample.frequency;
+  let firstRow = Math.floor((slice.start * w.frequencyHz) / sample.frequency + ROW_EPSILON);
+  // Resampled lengths round down: a slice ending at the sample's last row may start one row too late.
+  if (firstRow + size > prepared.length && prepared.length >= size) firstRow = prepared.length - size;
+  const values = windowValues(prepared, firstRow, size, axes.length).slice();
+  const endMs = startMs + w.windowSizeMs;
+  const labelled = sample.label !== null || sample.structuredLabels.length > 0;
+  if (!labelled) return { values, startMs, endMs, label: null, labelAtEnd: null };
+  const labelOf = windowLabeller(sample, prepared.originalRows, w);
+  const atEnd = w.labelMethod === 'end-of-window' ? labelOf : windowLabeller(sample, prepared.originalRows, { ...w, labelMethod: 'end-of-window' });
+  return { values, startMs, endMs, label: labelOf(startMs, endMs), labelAtEnd: atEnd(startMs, endMs) };
 }
 
 /**

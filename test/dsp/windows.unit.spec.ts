@@ -5,6 +5,8 @@ import {
   expectedImageWindowCount,
   expectedWindowCount,
   sampleWindows,
+  sliceRange,
+  sliceWindow,
   timeSeriesWindowing,
   windowCount,
   windowPositions,
@@ -193,5 +195,46 @@ describe('sampleWindows', () => {
       const windows = windowsOf(fast, rowsOf(600), ['accX'], w({ windowSizeMs: 1000, windowIncreaseMs: 100 }));
       expect(windows.slice(0, 5).map((x) => x.label)).toEqual(['idle', 'idle', 'idle', 'wave', 'wave']);
     });
+  });
+});
+
+describe('slices of a stored sample', () => {
+  it('a slice at the start of any window of the job gives that window, at the impulse rate or resampled to it', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 300 }), fc.constantFrom(50, 100, 200), fc.constantFrom(250, 500), (extra, rate, increase) => {
+        // At least one window (1 s) long.
+        const n = rate + extra;
+        const windowing = w({ windowIncreaseMs: increase });
+        const s = sample({ frequency: rate, valuesCount: n });
+        const data = rowsOf(n);
+        for (const window of windowsOf(s, data, ['accY', 'accX'], windowing)) {
+          const start = (window.startMs * rate) / 1000;
+          if (!Number.isInteger(start)) continue;
+          const range = sliceRange(s, windowing, start);
+          expect(range.end - range.start).toBe(rate);
+          const slice = sliceWindow(s, data, ['accY', 'accX'], windowing, range);
+          if ('skipped' in slice) throw new Error(slice.reason);
+          expect(Array.from(slice.values)).toEqual(Array.from(window.values));
+          expect(slice.label).toBe(window.label);
+        }
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  it('refuses, naming the query parameter, a slice that is not one window within the sample', () => {
+    const s = { frequency: 100, valuesCount: 250 };
+    expect(sliceRange(s, w(), 150)).toEqual({ start: 150, end: 250 });
+    expect(() => sliceRange(s, w(), 151)).toThrow(/"sliceStart": the window 151-251 runs past the end of the sample/);
+    expect(() => sliceRange(s, w(), 0, 99)).toThrow(/"sliceEnd": the slice 0-99 holds 99 values/);
+    expect(() => sliceRange(s, w(), 1.5)).toThrow(/"sliceStart" must be a whole number/);
+    expect(() => sliceRange({ frequency: 100, valuesCount: 40 }, w(), 0)).toThrow(/shorter than one window .* zero padding is off/);
+    expect(sliceRange({ frequency: 100, valuesCount: 40 }, w({ padZeros: true }), 0)).toEqual({ start: 0, end: 40 });
+  });
+
+  it('leaves an unlabelled sample without labels rather than refusing it', () => {
+    const s = sample({ label: null, valuesCount: 100 });
+    const slice = sliceWindow(s, rowsOf(100), ['accX'], w(), { start: 0, end: 100 });
+    expect(slice).toMatchObject({ label: null, labelAtEnd: null, startMs: 0, endMs: 1000 });
   });
 });

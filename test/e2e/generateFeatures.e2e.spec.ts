@@ -6,7 +6,8 @@ import { startTestService, type TestService } from '../support/testService';
 
 // The official SDK, unmodified: build an impulse, ingest (the ingestion API, as a device does),
 // generate features with JobsApi.generateFeaturesJob, follow the job with runJobUntilCompletion
-// (websocket and status polling), read DSPInfo and the artifacts; run the block on one window.
+// (websocket and status polling), read DSPInfo and the artifacts; run the block on one window, given
+// and as a slice of a stored sample.
 describe('feature generation through the official SDK', () => {
   let service: TestService;
   let api: EdgeImpulseApi;
@@ -76,5 +77,18 @@ describe('feature generation through the official SDK', () => {
     const window = signal(1, 100).flat();
     const run = await api.dsp.runDspOnFeaturesArray(projectId, 2, { features: window, params: {}, drawGraphs: false, requestPerformance: false });
     expect(Array.from(Float32Array.from(run.features))).toEqual(Array.from(x.data.subarray(0, featureCount)));
+
+    // The second window of the wave sample (training row 5 + 1), by its stored rows, through
+    // runDspSampleSlice; sliceEnd left out gives one window.
+    const { samples } = await api.rawData.listSamples(projectId, { category: 'training' });
+    const wave = samples.find((s) => s.label === 'wave')!;
+    const slice = await api.dsp.runDspSampleSlice(projectId, 2, wave.id, { params: {}, store: false }, { sliceStart: 50 });
+    expect(Array.from(Float32Array.from(slice.features))).toEqual(Array.from(x.data.subarray(6 * featureCount, 7 * featureCount)));
+    expect(slice.labelForWindow).toBe('wave');
+    expect(slice.sample.sample.id).toBe(wave.id);
+    expect(slice.sample.payload.values).toHaveLength(100);
+    const readonly = await api.dsp.runDspSampleSliceReadOnly(projectId, 2, wave.id, { sliceStart: 50, sliceEnd: 150 });
+    expect(readonly.features).toEqual(slice.features);
+    await expect(api.dsp.runDspSampleSlice(projectId, 2, wave.id, { params: {}, store: false }, { sliceStart: 250 })).rejects.toThrow(/"sliceStart": the window 250-350 runs past the end of the sample/);
   }, 90_000);
 });
