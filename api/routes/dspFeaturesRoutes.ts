@@ -37,16 +37,21 @@ export function dspFeaturesOperations(deps: ApiDeps): Operation[] {
       operationId: axis === 'x' ? 'downloadDspData' : 'downloadDspLabels',
       method: 'get',
       path: `/api/:projectId/dsp-data/:dspId/${axis}/:category`,
-      summary: axis === 'x' ? 'The features of a category: float32 .npy, windows × features' : "The windows' classes of a category: float32 .npy, 1-based into the metadata's labels",
+      summary: axis === 'x' ? 'The features of a category: float32 .npy, windows × features (raw=true: the raw windows, windows × values)' : "The windows' classes of a category: float32 .npy, 1-based into the metadata's labels",
       auth: 'any',
       query: DataQuery,
       async handler({ ctx, params, query }) {
         const category = params.category as (typeof FEATURE_CATEGORIES)[number];
         if (!FEATURE_CATEGORIES.includes(category)) throw new ValidationError(`"category": expected training or testing, got ${JSON.stringify(params.category)}`);
-        // The raw windows are not stored: the job keeps only the block's output.
-        if (query.raw) throw new ValidationError('"raw": the raw windows are not stored by this service; only the features are', 'RAW_NOT_STORED');
         const features = await current(params);
-        ctx.state.fileBody = { type: 'application/octet-stream', body: await deps.blobs.open(features.categories[category][axis]) };
+        let sha256 = features.categories[category][axis];
+        if (query.raw && axis === 'x') {
+          // Results recorded before the job stored raw windows have none: a new run makes them.
+          const raw = features.categories[category].raw;
+          if (raw === undefined) throw new NotFoundError('These features were generated before raw windows were stored: run the generate-features job again', 'RAW_NOT_GENERATED');
+          sha256 = raw;
+        }
+        ctx.state.fileBody = { type: 'application/octet-stream', body: await deps.blobs.open(sha256) };
         return {};
       },
     });

@@ -2,12 +2,13 @@
 // threads): one window for the DSP run endpoints; for the generate-features job, all windows of one
 // sample at a time, then the feature explorer and the feature importance.
 // Both go through domain/dsp/impulseDsp.ts, so they compute the same features for the same window.
+import { closeSync, fstatSync, ftruncateSync, openSync, writeSync } from 'node:fs';
 import { processingBlocks } from '../../domain/dsp/blocks';
 import { buildFeatureExplorer, type ExplorerWindow, type FeatureExplorer } from '../../domain/dsp/featureExplorer';
 import { featureImportance, type FeatureImportanceResponse } from '../../domain/dsp/featureImportance';
 import { runImpulseDsp, type ImpulseDsp } from '../../domain/dsp/impulseDsp';
 import { DspConfigurationError, type DspGraph, type DspResult, type OutputConfig } from '../../domain/dsp/processingBlock';
-import { imageWindow, imageWindowing, sampleWindows, sliceWindow, WindowingError, type SliceRange, type TimeSeriesWindowing, type WindowSample } from '../../domain/dsp/windows';
+import { imageWindow, imageWindowing, sampleWindows, sliceWindow, WindowingError, type ImageWindowing, type SliceRange, type TimeSeriesWindowing, type WindowSample } from '../../domain/dsp/windows';
 import { decodeValues } from '../../domain/sample/formats/decodeValues';
 import type { SampleSource } from '../../domain/sample/formats/sampleFormat';
 import { readWavValues } from '../../domain/sample/formats/wavFormat';
@@ -56,11 +57,17 @@ export function runDspWindow(input: { dsp: DspTaskBlock; values: number[]; drawG
 
 export interface SampleFeaturesInput {
   dsp: DspTaskBlock;
-  windowing: TimeSeriesWindowing;
+  /** How the impulse's input block cuts a sample: time-series windows, or one image window. */
+  windowing: { type: 'time-series'; windowing: TimeSeriesWindowing } | { type: 'image'; windowing: ImageWindowing };
   sample: WindowSample;
   contentType: string;
   /** The stored file; decoded here, in the thread, like the windows and the block. */
   bytes: Uint8Array;
+  /**
+   * A file the raw windows are appended to, float32 little-endian, one window after another (the body
+   * of `dsp-data/.../x?raw=true`): written from here so the job's process never holds them.
+   */
+  rawPath?: string;
 }
 
 export type SampleFeatures =
@@ -77,7 +84,69 @@ export type SampleFeatures =
       blockLabels: string[];
       outputConfig: OutputConfig;
       fftUsed: number[];
+      /** Values per raw window (what each window appended to rawPath). */
+      rawColumns: number;
     };
+
+/**
+ * Appends float32 windows to a file in 1 MiB writes. A sample is all or nothing: closing without
+ * keeping cuts the file back to where this sample began, so a sample skipped halfway leaves no window.
+ */
+class RawWindowFile {
+  private readonly fd: number;
+  private readonly start: number;
+  private readonly buffer = Buffer.alloc(1 << 20);
+  private used = 0;
+  constructor(file: string) {
+    this.fd = openSync(file, 'a');
+    this.start = fstatSync(this.fd).size;
+  }
+  append(values: ArrayLike<number>): void {
+    const floats = Float32Array.from(values);
+    const bytes = Buffer.from(floats.buffer, floats.byteOffset, floats.byteLength);
+    if (this.used + bytes.length > this.buffer.length) this.flush();
+    if (bytes.length > this.buffer.length) writeSync(this.fd, bytes);
+    else this.used += bytes.copy(this.buffer, this.used);
+  }
+  private flush(): void {
+    if (this.used > 0) writeSync(this.fd, this.buffer, 0, this.used);
+    this.used = 0;
+  }
+  close(keep: boolean): void {
+    try {
+      if (keep) this.flush();
+      else ftruncateSync(this.fd, this.start);
+    } finally {
+      closeSync(this.fd);
+    }
+  }
+}
+
+/** One window to run: its values and what the job records about it. */
+interface SampleWindow {
+  values: ArrayLike<number>;
+  label: string;
+  startMs: number;
+  endMs: number;
+}
+
+/** The windows of a sample per the input block, or why it has none. */
+async function windowsOf(input: SampleFeaturesInput): Promise<{ skipped: true; reason: string } | { skipped: false; count: number; windows: Iterable<SampleWindow> }> {
+  const { sample } = input;
+  const name = `sample ${sample.id} ("${sample.name}")`;
+  if (input.windowing.type === 'image') {
+    if (sample.label === null) return { skipped: true, reason: `${name} has no label` };
+    try {
+      const window = await imageWindow(input.bytes, input.windowing.windowing);
+      return { skipped: false, count: 1, windows: [{ values: window.pixels, label: sample.label, startMs: 0, endMs: 0 }] };
+    } catch (error) {
+      if (error instanceof WindowingError) return { skipped: true, reason: `${name}: ${error.message}` };
+      throw error;
+    }
+  }
+  const windows = sampleWindows(sample, await decodeRows(input), input.dsp.dspBlock.axes, input.windowing.windowing);
+  return windows.skipped ? windows : { skipped: false, count: windows.count, windows: windows.windows() };
+}
 
 /** A source over bytes already in memory, for the WAV reader. */
 function memorySource(bytes: Uint8Array): SampleSource {
@@ -98,34 +167,41 @@ async function decodeRows(input: { bytes: Uint8Array; contentType: string; sampl
  * skipped with the reason; a block refusal (DspConfigurationError) too, naming the sample.
  */
 export async function sampleFeatures(input: SampleFeaturesInput): Promise<SampleFeatures> {
-  const { sample, windowing } = input;
-  const rows = await decodeRows(input);
-  const windows = sampleWindows(sample, rows, input.dsp.dspBlock.axes, windowing);
+  const { sample } = input;
+  const windows = await windowsOf(input);
   if (windows.skipped) return windows;
   const dsp = rehydrate(input.dsp);
   const labels: string[] = [];
   const places: { startMs: number; endMs: number }[] = [];
   let out: Float32Array | undefined;
   let first: DspResult | undefined;
+  let rawColumns = 0;
+  const raw = input.rawPath === undefined ? undefined : new RawWindowFile(input.rawPath);
+  let kept = false;
   try {
-    for (const w of windows.windows()) {
+    for (const w of windows.windows) {
       const r = runImpulseDsp(dsp, w.values, { drawGraphs: false });
       if (!first) {
         first = r;
         out = new Float32Array(r.features.length * windows.count);
+        rawColumns = w.values.length;
       } else if (r.features.length !== first.features.length) {
         throw new Error(`The ${dsp.dspBlock.type} block gave ${r.features.length} features for a window after ${first.features.length} for the first`);
       }
       out!.set(r.features, labels.length * first.features.length);
+      raw?.append(w.values);
       labels.push(w.label);
       places.push({ startMs: w.startMs, endMs: w.endMs });
     }
+    kept = first !== undefined;
   } catch (error) {
     if (error instanceof DspConfigurationError) return { skipped: true, reason: `sample ${sample.id} ("${sample.name}"): ${error.message}` };
     throw error;
+  } finally {
+    raw?.close(kept);
   }
   if (!first || !out) return { skipped: true, reason: `sample ${sample.id} ("${sample.name}") gave no window` };
-  return { skipped: false, features: out, featureCount: first.features.length, labels, windows: places, blockLabels: first.labels, outputConfig: first.outputConfig, fftUsed: first.fftUsed };
+  return { skipped: false, features: out, featureCount: first.features.length, labels, windows: places, blockLabels: first.labels, outputConfig: first.outputConfig, fftUsed: first.fftUsed, rawColumns };
 }
 
 export interface SliceFeaturesInput {

@@ -10,13 +10,21 @@
 //   and the log says what was left out. The job fails only when no window at all is left.
 // * Memory: one sample's bytes and features at a time; X and y are written row by row to temporary
 //   files (npy.ts patches the row count into the header at the end) and stored as blobs from there.
+// * Raw windows (`dsp-data/{dspId}/x/{category}?raw=true`) are stored with the results, as a float32
+//   .npy blob per category named in the event like X and y, rather than recomputed on request from
+//   the log position the result names: the samples may be deleted or relabelled since, so a recompute
+//   would need the whole sample history replayed to that position, and would put a job's worth of
+//   decoding and resampling behind a GET. Stored, the windows are exactly those the features came
+//   from, and the GET is a blob stream. The pool task appends each window to a temporary file as it
+//   runs the block (RawWindowFile in dspPoolTasks.ts), so neither the thread nor the job holds more
+//   than before; the cost is disk, about windowSize / windowIncrease times the samples' size.
 // * normalize-channel-standard-scaler: fitted on training rows as they are written; training X is then
 //   rewritten scaled from its temporary file, testing rows are scaled as they come (training runs first).
 // * Feature explorer (unless skipFeatureExplorer) and importance (when asked, with ≥ 2 classes and a
 //   block that has it): seeded reservoirs fed while X is written, so they hold a bounded sample; the
 //   UMAP and the forests run in the pool; each stored as one JSON blob named in the event.
 import { createReadStream } from 'node:fs';
-import { mkdtemp, open, rm, type FileHandle } from 'node:fs/promises';
+import { mkdtemp, open, rm, stat, writeFile, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { classList, DspMetadataBuilder } from '../../domain/dsp/dspMetadata';
@@ -25,9 +33,9 @@ import { dspFeaturesStream, FEATURE_CATEGORIES, type FeatureArtifacts, type Feat
 import { explorerCapacity, WindowReservoir, type ExplorerWindow, type FeatureExplorer } from '../../domain/dsp/featureExplorer';
 import { ImportanceSampler, type FeatureImportanceResponse } from '../../domain/dsp/featureImportance';
 import { resolveImpulseDsp } from '../../domain/dsp/impulseDsp';
-import { NpyWriter, npyRows, type NpySink } from '../../domain/dsp/npy';
+import { npyHeader, NpyWriter, npyRows, type NpySink } from '../../domain/dsp/npy';
 import { standardize, StandardScalerFit, type StandardScaler } from '../../domain/dsp/standardScaler';
-import { expectedWindowCount, timeSeriesWindowing, type TimeSeriesWindowing, type WindowSample } from '../../domain/dsp/windows';
+import { expectedImageWindowCount, expectedWindowCount, imageWindowing, timeSeriesWindowing, type WindowSample } from '../../domain/dsp/windows';
 import type { ImpulseDocument } from '../../projections/impulses/impulseDocument';
 import type { SampleDocument } from '../../projections/samples/sampleDocument';
 import type { BlobStore } from '../../stores/blobstore/blobStore';
@@ -129,11 +137,21 @@ export function generateFeaturesRunner(deps: GenerateFeaturesDeps): JobRunner {
     };
     const all = [...byCategory.training, ...byCategory.testing];
     const dsp = resolveImpulseDsp(impulse, parameters.dspId, {}, commonFrequency(all));
-    if (dsp.inputBlock.type !== 'time-series') throw new Error(`input block ${dsp.inputBlock.id} is of type "${dsp.inputBlock.type}": this service generates features for time-series impulses only so far`);
-    const windowing: TimeSeriesWindowing = timeSeriesWindowing(dsp.inputBlock, dsp.frequencyHz);
+    const images = dsp.inputBlock.type === 'image';
+    if (!images && dsp.inputBlock.type !== 'time-series') throw new Error(`input block ${dsp.inputBlock.id} is of type "${dsp.inputBlock.type}": this service generates features for time-series and image impulses`);
+    const windowing: SampleFeaturesInput['windowing'] = images
+      ? { type: 'image', windowing: imageWindowing(dsp.inputBlock) }
+      : { type: 'time-series', windowing: timeSeriesWindowing(dsp.inputBlock, dsp.frequencyHz) };
     const classes = classList(all.map((s) => ({ label: s.label, structuredLabels: s.structuredLabels ?? [] })));
-    const metadata = new DspMetadataBuilder({ dspConfig: dsp.config, classes, axes: dsp.dspBlock.axes, windowing, interleaved: dsp.dspBlock.type === 'raw' });
-    const expected = expectedWindowCount(all.filter((s) => s.kind !== 'image' && s.kind !== 'video'), windowing);
+    const metadata = new DspMetadataBuilder({
+      dspConfig: dsp.config,
+      classes,
+      axes: dsp.dspBlock.axes,
+      // An image window has no time: the metadata's window fields are 0, as for no windowing.
+      windowing: windowing.type === 'image' ? { windowSizeMs: 0, windowIncreaseMs: 0, padZeros: false, frequencyHz: 0 } : windowing.windowing,
+      interleaved: dsp.dspBlock.type === 'raw',
+    });
+    const expected = windowing.type === 'image' ? expectedImageWindowCount(all) : expectedWindowCount(all.filter((s) => s.kind !== 'image' && s.kind !== 'video'), windowing.windowing);
     const task = dspTaskBlock(dsp);
     const normalize = parameters.normalizeData === 'normalize-channel-standard-scaler';
     // Seeded by the block, so a rerun on the same data draws the same explorer and forests.
@@ -152,26 +170,32 @@ export function generateFeaturesRunner(deps: GenerateFeaturesDeps): JobRunner {
       let scalerFit: StandardScalerFit | undefined;
       let scaler: StandardScaler | undefined;
       let sourcePosition = '';
+      let rawColumns: number | undefined;
       const artifacts: Partial<Record<FeatureCategory, FeatureArtifacts>> = {};
       for (const category of FEATURE_CATEGORIES) {
         let x: Awaited<ReturnType<TempFiles["npy"]>> | undefined;
         const y = await temp.npy(`y_${category}.npy`, null);
+        // The raw windows' float32 body, appended by the pool tasks; its header is added when it is stored.
+        const rawPath = path.join(dir, `raw_${category}.f32`);
+        await writeFile(rawPath, new Uint8Array());
         for (const sample of byCategory[category]) {
           job.signal.throwIfAborted();
           if (sample._position > sourcePosition) sourcePosition = sample._position;
-          if (sample.kind === 'image' || sample.kind === 'video') {
+          const isImage = sample.kind === 'image';
+          if (isImage !== images || sample.kind === 'video') {
             skipped.push(sample.id);
-            job.log(`Skipped sample ${sample.id} ("${sample.fileName}"): a ${sample.kind} sample in a time-series impulse`, 'warn');
+            job.log(`Skipped sample ${sample.id} ("${sample.fileName}"): a ${sample.kind === 'image' || sample.kind === 'video' ? sample.kind : 'time-series'} sample in ${images ? 'an image' : 'a time-series'} impulse`, 'warn');
             continue;
           }
           const bytes = await readAllBytes(await deps.blobs.open(sample.sha256));
-          const input: SampleFeaturesInput = { dsp: task, windowing, sample: windowSampleOf(sample), contentType: sample.contentType, bytes };
+          const input: SampleFeaturesInput = { dsp: task, windowing, sample: windowSampleOf(sample), contentType: sample.contentType, bytes, rawPath };
           const result = await job.pool.run<SampleFeatures>({ module: POOL_TASKS, name: 'sampleFeatures', input }, { signal: job.signal });
           if (result.skipped) {
             skipped.push(sample.id);
             job.log(`Skipped ${result.reason}`, 'warn');
             continue;
           }
+          rawColumns ??= result.rawColumns;
           if (featureCount === undefined) featureCount = result.featureCount;
           else if (result.featureCount !== featureCount) throw new Error(`sample ${sample.id} gave ${result.featureCount} features per window, earlier samples ${featureCount}`);
           x ??= await temp.npy(`x_${category}.npy`, featureCount);
@@ -207,7 +231,8 @@ export function generateFeaturesRunner(deps: GenerateFeaturesDeps): JobRunner {
         }
         const xBlob = await deps.blobs.put(createReadStream(xPath));
         const yBlob = await deps.blobs.put(createReadStream(y.path));
-        artifacts[category] = { x: xBlob.sha256, y: yBlob.sha256, windowCount: y.writer.rows };
+        const rawBlob = await deps.blobs.put(rawWindowsNpy(rawPath, y.writer.rows, rawColumns ?? 0));
+        artifacts[category] = { x: xBlob.sha256, y: yBlob.sha256, raw: rawBlob.sha256, windowCount: y.writer.rows };
       }
       if (metadata.windowCount === 0 || featureCount === undefined) throw new Error('No sample gave a window: there are no features to generate (see the skipped samples above)');
       const now = new Date();
@@ -282,6 +307,14 @@ export function generateFeaturesRunner(deps: GenerateFeaturesDeps): JobRunner {
       await rm(dir, { recursive: true, force: true });
     }
   };
+}
+
+/** The raw windows' .npy: the header for windows × values, then the body the pool tasks appended. */
+async function* rawWindowsNpy(body: string, rows: number, columns: number): AsyncGenerator<Uint8Array> {
+  const { size } = await stat(body);
+  if (size !== rows * columns * 4) throw new Error(`the raw windows file holds ${size} bytes, expected ${rows} windows of ${columns} float32 values`);
+  yield npyHeader('<f4', [rows, columns]);
+  for await (const chunk of createReadStream(body)) yield chunk as Buffer;
 }
 
 /** Training X again, each row standardized, from its unscaled temporary file. */

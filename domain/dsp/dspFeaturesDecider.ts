@@ -39,6 +39,7 @@ function checkRecord(d: DspFeaturesGenerated['data']): DspFeaturesGenerated['dat
     if (!a) throw new ValidationError(`categories.${c} is missing`);
     checkHash(a.x, `categories.${c}.x`);
     checkHash(a.y, `categories.${c}.y`);
+    if (a.raw !== undefined) checkHash(a.raw, `categories.${c}.raw`);
     windows += checkNumber(a.windowCount, `categories.${c}.windowCount`, COUNT);
   }
   checkHash(d.metadata, 'metadata');

@@ -26,6 +26,12 @@ export interface FeatureArtifacts {
   /** SHA-256 of the X .npy blob. */
   x: string;
   y: string;
+  /**
+   * SHA-256 of the raw windows .npy (float32, windows × values of the window as the block got it:
+   * time series interleaved by row, images as 0xRRGGBB pixels). Absent from results recorded before
+   * the job stored them.
+   */
+  raw?: string;
   windowCount: number;
 }
 

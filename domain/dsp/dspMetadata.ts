@@ -67,7 +67,8 @@ export class DspMetadataBuilder {
       dspConfig: DspConfigValues;
       classes: readonly string[];
       axes: readonly string[];
-      windowing: TimeSeriesWindowing;
+      /** Image impulses: zeros and false (an image window has no time). */
+      windowing: Pick<TimeSeriesWindowing, 'windowSizeMs' | 'windowIncreaseMs' | 'padZeros' | 'frequencyHz'>;
       /** The block's features are the interleaved window (raw): names by axis and row. */
       interleaved: boolean;
     },

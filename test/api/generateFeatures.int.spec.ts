@@ -165,7 +165,18 @@ for (const setup of setups) {
       expect((await get('/dsp/2/features/get-graph/training')).status).toBe(404);
       expect((await get('/dsp/2/features/importance')).body).toEqual({ success: true, hasFeatureImportance: false, labels: {} });
       expect((await get('/dsp-data/2/x/validation')).status).toBe(400);
-      expect((await get('/dsp-data/2/x/training?raw=true')).status).toBe(400);
+      // raw=true: the windows as the block got them, accX and accY interleaved by row, float32.
+      const raw = await fetch(`${service.apiUrl}/v1/api/${projectId}/dsp-data/2/x/training?raw=true`, { headers: ada });
+      expect(raw.status).toBe(200);
+      const rawBytes = Buffer.from(await raw.arrayBuffer());
+      expect(rawBytes.equals(await blob(d.categories.training.raw!))).toBe(true);
+      const windows = decodeNpy(rawBytes);
+      expect(windows.shape).toEqual([21, 100]);
+      // Window 1 of idle.1 is its rows 25..74; window 0 of wave.1 (after idle.1 and idle.2's 14) its rows 0..49.
+      expect(Array.from(windows.data.subarray(100, 200))).toEqual(Array.from(Float32Array.from(rows('idle', 0).slice(25, 75).flat())));
+      expect(Array.from(windows.data.subarray(1400, 1500))).toEqual(Array.from(Float32Array.from(rows('wave', 0).slice(0, 50).flat())));
+      expect(decodeNpy(Buffer.from(await (await fetch(`${service.apiUrl}/v1/api/${projectId}/dsp-data/2/x/testing?raw=true`, { headers: ada })).arrayBuffer())).shape).toEqual([7, 100]);
+      expect((await get('/dsp-data/2/x/training?raw=maybe')).status).toBe(400);
       expect((await get('/dsp-data/7/x/training')).status).toBe(404);
     });
 

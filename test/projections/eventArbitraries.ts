@@ -308,8 +308,9 @@ export const eventGenerators: Generators = {
         dspConfig: fc.dictionary(line(64), line(1024, true), { maxKeys: 4 }),
         implementationVersion: between(1, 1000, { integer: true }),
         categories: fc.record({
-          training: fc.record({ x: hash, y: hash, windowCount: fc.constant(training) }),
-          testing: fc.record({ x: hash, y: hash, windowCount: fc.constant(testing) }),
+          // raw is absent from results recorded before the job stored raw windows.
+          training: fc.record({ x: hash, y: hash, raw: hash, windowCount: fc.constant(training) }, { requiredKeys: ['x', 'y', 'windowCount'] }),
+          testing: fc.record({ x: hash, y: hash, raw: hash, windowCount: fc.constant(testing) }, { requiredKeys: ['x', 'y', 'windowCount'] }),
         }),
         metadata: hash,
         explorer: fc.option(hash, { nil: null }),
