@@ -32,6 +32,7 @@ import { dspFeaturesDecider } from '../../domain/dsp/dspFeaturesDecider';
 import { dspFeaturesStream, FEATURE_CATEGORIES, type FeatureArtifacts, type FeatureCategory, type GenerateFeaturesParameters } from '../../domain/dsp/dspFeaturesEvents';
 import { explorerCapacity, WindowReservoir, type ExplorerWindow, type FeatureExplorer } from '../../domain/dsp/featureExplorer';
 import { ImportanceSampler, type FeatureImportanceResponse } from '../../domain/dsp/featureImportance';
+import { featuresFingerprint } from '../../domain/dsp/featuresFingerprint';
 import { resolveImpulseDsp } from '../../domain/dsp/impulseDsp';
 import { npyHeader, NpyWriter, npyRows, type NpySink } from '../../domain/dsp/npy';
 import { standardize, StandardScalerFit, type StandardScaler } from '../../domain/dsp/standardScaler';
@@ -137,6 +138,7 @@ export function generateFeaturesRunner(deps: GenerateFeaturesDeps): JobRunner {
     };
     const all = [...byCategory.training, ...byCategory.testing];
     const dsp = resolveImpulseDsp(impulse, parameters.dspId, {}, commonFrequency(all));
+    const impulseFingerprint = featuresFingerprint(impulse, parameters.dspId)!;
     const images = dsp.inputBlock.type === 'image';
     if (!images && dsp.inputBlock.type !== 'time-series') throw new Error(`input block ${dsp.inputBlock.id} is of type "${dsp.inputBlock.type}": this service generates features for time-series and image impulses`);
     const windowing: SampleFeaturesInput['windowing'] = images
@@ -296,6 +298,7 @@ export function generateFeaturesRunner(deps: GenerateFeaturesDeps): JobRunner {
             skippedSampleIds: skipped,
             sourcePosition,
             scaler: scaler ? { mean: scaler.mean, scale: scaler.scale } : null,
+            impulseFingerprint,
             generated: now.toISOString(),
           },
         },

@@ -43,6 +43,7 @@ function checkRecord(d: DspFeaturesGenerated['data']): DspFeaturesGenerated['dat
     windows += checkNumber(a.windowCount, `categories.${c}.windowCount`, COUNT);
   }
   checkHash(d.metadata, 'metadata');
+  if (d.impulseFingerprint !== undefined) checkHash(d.impulseFingerprint, 'impulseFingerprint');
   if (d.explorer !== null) checkHash(d.explorer, 'explorer');
   if (d.importance !== null) checkHash(d.importance, 'importance');
   checkNumber(d.featureCount, 'featureCount', { min: 0, max: MAX_FEATURES, integer: true });

@@ -64,6 +64,12 @@ export type DspFeaturesGenerated = DomainEvent<
     importance: string | null;
     /** Fitted on training windows when normalizeData asked for it; X of both categories is scaled. */
     scaler: { mean: number[]; scale: number[] } | null;
+    /**
+     * SHA-256 of what the features depend on in the impulse (featuresFingerprint.ts), as the job read
+     * it: the impulse is complete while it matches the blocks' current one. Absent from results
+     * recorded before it was kept; those never count as current.
+     */
+    impulseFingerprint?: string;
     generated: string;
   }
 >;

@@ -1,4 +1,6 @@
+import { featuresFingerprint } from '../../domain/dsp/featuresFingerprint';
 import type { ReadStore } from '../../stores/readstore/readStore';
+import { DSP_FEATURES, dspFeaturesId, type DspFeaturesDocument } from '../dspFeatures/dspFeaturesDocument';
 import { IMPULSES, type ImpulseDocument } from './impulseDocument';
 
 /** What project information says about an impulse. */
@@ -8,8 +10,12 @@ export interface ImpulseStatus {
   /** Created, and every DSP block has a saved config. */
   configured: boolean;
   /**
-   * Configured, and every learn block trained. Nothing records training yet, so this stays false
-   * until the issue that adds training records it.
+   * Configured, with at least one DSP block, and every DSP block's current generated features made
+   * for the blocks and parameters it has now (featuresFingerprint): a later change to the block's
+   * parameters, axes, version or its input block's windowing makes it false until the features are
+   * generated again. Learn blocks do not count yet: nothing trains them in this service, so an
+   * impulse is complete once everything it can produce is produced; when training lands, each learn
+   * block will also need a model trained on its DSP blocks' current features.
    */
   complete: boolean;
   defaultImpulseId: number | null;
@@ -46,6 +52,18 @@ export class ImpulseQueries {
     if (!impulse) return { created: false, configured: false, complete: false, defaultImpulseId };
     const created = impulse.inputBlocks.length + impulse.dspBlocks.length + impulse.learnBlocks.length + impulse.postProcessingBlocks.length > 0;
     const configured = created && impulse.dspBlocks.every((b) => impulse.dspConfigs[String(b.id)] !== undefined);
-    return { created, configured, complete: false, defaultImpulseId };
+    const complete = configured && impulse.dspBlocks.length > 0 && (await this.featuresCurrent(impulse));
+    return { created, configured, complete, defaultImpulseId };
+  }
+
+  /** Whether every DSP block's latest features (not cleared) were made for the impulse as it is now. */
+  private async featuresCurrent(impulse: ImpulseDocument): Promise<boolean> {
+    const features = this.store.collection<DspFeaturesDocument>(DSP_FEATURES);
+    for (const block of impulse.dspBlocks) {
+      const doc = await features.findOne({ _id: dspFeaturesId(impulse.projectId, block.id) });
+      if (!doc || !doc.current || doc.impulseId !== impulse.id) return false;
+      if (doc.impulseFingerprint === undefined || doc.impulseFingerprint !== featuresFingerprint(impulse, block.id)) return false;
+    }
+    return true;
   }
 }

@@ -323,8 +323,9 @@ export const eventGenerators: Generators = {
         scaler: scaled
           ? fc.record({ mean: fc.array(between(-3.4e38, 3.4e38), { minLength: featureCount, maxLength: featureCount }), scale: fc.array(between(-3.4e38, 3.4e38), { minLength: featureCount, maxLength: featureCount }) })
           : fc.constant(null),
+        impulseFingerprint: hash,
         generated: iso,
-      }),
+      }, { requiredKeys: ['projectId', 'impulseId', 'dspId', 'jobId', 'parameters', 'dspConfig', 'implementationVersion', 'categories', 'metadata', 'explorer', 'importance', 'featureCount', 'windowCount', 'classes', 'skippedSampleIds', 'sourcePosition', 'scaler', 'generated'] }),
     ),
   EmailQueued: (ids) =>
     fc.record({

@@ -1,0 +1,103 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { signedSample } from '../support/signedSample';
+import { call, describeOn, setups, signup, startTestService, loginToken, type TestService } from '../support/testService';
+
+// Two DSP blocks on one input: the impulse is complete only while both have features generated for
+// the parameters and windowing they have now.
+const impulse = (windowSizeMs = 500) => ({
+  name: 'Motion',
+  inputBlocks: [{ id: 1, type: 'time-series', name: 'Time series', title: 'Time series data', axes: ['accX', 'accY'], windowSizeMs, windowIncreaseMs: 250, frequencyHz: 100 }],
+  dspBlocks: [
+    { id: 2, type: 'flatten', name: 'Flatten', title: 'Flatten', axes: ['accX', 'accY'], input: 1, implementationVersion: 1 },
+    { id: 3, type: 'spectral-analysis', name: 'Spectral', title: 'Spectral Analysis', axes: ['accX'], input: 1, implementationVersion: 4 },
+  ],
+  learnBlocks: [{ id: 4, type: 'keras', name: 'Classifier', title: 'Classification', dsp: [2, 3] }],
+});
+const rows = (f: number) => Array.from({ length: 200 }, (_, i) => [Math.sin((2 * Math.PI * f * i) / 100), Math.cos((2 * Math.PI * f * i) / 100)]);
+
+for (const setup of setups) {
+  describeOn(setup, "the impulse's complete flag in project information", () => {
+    let service: TestService;
+    let ada: Record<string, string>;
+    let projectId: number;
+    const post = (path: string, body: unknown) => call(service, 'POST', `/api/${projectId}${path}`, { headers: ada, body });
+    const get = (path: string) => call(service, 'GET', `/api/${projectId}${path}`, { headers: ada });
+    const status = async () => (await get('')).body.impulse as { created: boolean; configured: boolean; complete: boolean };
+    const generate = async (dspId: number) => {
+      const res = await post('/jobs/generate-features', { dspId, skipFeatureExplorer: true });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      const end = Date.now() + 60_000;
+      for (;;) {
+        const { job } = (await get(`/jobs/${res.body.id}/status`)).body as { job: { finishedSuccessful?: boolean } };
+        if (job.finishedSuccessful !== undefined) {
+          expect(job.finishedSuccessful).toBe(true);
+          // The result is recorded before the job ends: let every read model reach it.
+          await service.projections!.waitFor((await service.stores.events.headPosition())!, 5000);
+          return;
+        }
+        if (Date.now() > end) throw new Error('the job did not finish');
+        await sleep(100);
+      }
+    };
+
+    beforeAll(async () => {
+      service = await startTestService({ mongo: setup.mongo });
+      await call(service, 'POST', '/api-user-create', { body: signup() });
+      ada = { 'x-jwt-token': await loginToken(service, 'ada') };
+      const project = await call(service, 'POST', '/api/projects/create', { headers: ada, body: { projectName: 'Complete' } });
+      projectId = Number(project.body.id);
+      for (const [label, f] of [['idle', 1], ['wave', 9]] as const) {
+        const res = await fetch(`${service.ingestionUrl}/api/training/data`, {
+          method: 'POST',
+          headers: { 'x-api-key': String(project.body.apiKey), 'content-type': 'application/json', 'x-file-name': `${label}.json`, 'x-label': label },
+          body: signedSample('none', rows(f), { alg: 'none' }),
+        });
+        expect(res.status).toBe(200);
+      }
+    });
+    afterAll(async () => {
+      await service?.destroy();
+    });
+
+    it('is false until every DSP block is configured and has features for its current parameters, and false again after a change', async () => {
+      expect(await status()).toMatchObject({ created: false, configured: false, complete: false });
+      expect((await post('/impulse', impulse())).status).toBe(200);
+      expect(await status()).toMatchObject({ created: true, configured: false, complete: false });
+
+      // Features of an unconfigured block do not make the impulse complete.
+      await generate(2);
+      expect(await status()).toMatchObject({ configured: false, complete: false });
+      expect((await post('/dsp/2', { config: { 'scale-axes': '1' } })).status).toBe(200);
+      expect((await post('/dsp/3', { config: { 'fft-length': '32' } })).status).toBe(200);
+      // Block 2 was saved with its default value: its features, made with the defaults, still count.
+      expect(await status()).toMatchObject({ configured: true, complete: false });
+      await generate(3);
+      expect(await status()).toMatchObject({ configured: true, complete: true });
+
+      // A parameter change makes it incomplete; generating that block again completes it.
+      expect((await post('/dsp/2', { config: { 'scale-axes': '2' } })).status).toBe(200);
+      expect((await status()).complete).toBe(false);
+      await generate(2);
+      expect((await status()).complete).toBe(true);
+
+      // A change of the input block's window keeps the configs but not the features' validity.
+      expect((await post('/impulse', impulse(1000))).status).toBe(200);
+      expect(await status()).toMatchObject({ configured: true, complete: false });
+      await generate(2);
+      expect((await status()).complete).toBe(false);
+      await generate(3);
+      expect((await status()).complete).toBe(true);
+      // Changing back is a change too: the features were made for 1000 ms windows.
+      expect((await post('/impulse', impulse())).status).toBe(200);
+      expect((await status()).complete).toBe(false);
+      await generate(2);
+      await generate(3);
+      expect((await status()).complete).toBe(true);
+
+      // Clearing a block drops its features.
+      expect((await post('/dsp/3/clear', {})).status).toBe(200);
+      expect(await status()).toMatchObject({ configured: false, complete: false });
+    }, 120_000);
+  });
+}
