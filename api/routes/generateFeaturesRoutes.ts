@@ -1,12 +1,13 @@
 // POST /api/{projectId}/jobs/generate-features (the SDK's JobsApi.generateFeaturesJob). Everything the
 // job would otherwise fail on later is checked here, so bad input is a 400 naming the problem and no
 // job is requested: no impulse, a DSP block that is not in one, no training data, a DSP config the
-// block refuses, or an input block the job does not handle yet.
+// block refuses, or an input block the job does not handle (time-series and image ones are handled).
 import { z } from 'zod';
 import { requestJob } from '../../commands/jobs/requestJob';
 import { NORMALIZE_DATA } from '../../domain/dsp/dspFeaturesEvents';
 import { resolveImpulseDsp } from '../../domain/dsp/impulseDsp';
 import { DspConfigurationError } from '../../domain/dsp/processingBlock';
+import { imageWindowing, WindowingError } from '../../domain/dsp/windows';
 import { ValidationError } from '../../domain/shared/errors';
 import type { ApiDeps } from '../apiDeps';
 import { requestContext } from '../auth/principal';
@@ -39,11 +40,12 @@ export function generateFeaturesOperations(deps: ApiDeps): Operation[] {
           // Without the input block's frequency the job takes the samples' most common one; the
           // frequency-dependent checks then run in the job, the others here.
           const dsp = resolveImpulseDsp(impulse, body.dspId);
-          if (dsp.inputBlock.type !== 'time-series') {
-            throw new DspConfigurationError(`input block ${dsp.inputBlock.id} is of type "${dsp.inputBlock.type}": this service generates features for time-series impulses only so far`);
+          if (dsp.inputBlock.type === 'image') imageWindowing(dsp.inputBlock);
+          else if (dsp.inputBlock.type !== 'time-series') {
+            throw new DspConfigurationError(`input block ${dsp.inputBlock.id} is of type "${dsp.inputBlock.type}": this service generates features for time-series and image impulses`);
           }
         } catch (error) {
-          if (error instanceof DspConfigurationError) throw new ValidationError(error.message, 'DSP_CONFIGURATION');
+          if (error instanceof DspConfigurationError || error instanceof WindowingError) throw new ValidationError(error.message, 'DSP_CONFIGURATION');
           throw error;
         }
         const { jobId, position } = await requestJob(

@@ -90,7 +90,10 @@ for (const setup of setups) {
       expect(made.status).toBe(200);
       await refused({ dspId: 2 }, /no training data/);
       await ingest('training', 'idle', rows('idle', 0), 'idle.1');
-      await refused({ dspId: 2 }, /time-series impulses only/);
+      // A features input block (tabular data) is not something the job windows.
+      const tabular = { ...impulse(), inputBlocks: [{ id: 1, type: 'features', name: 'Features', title: 'Features' }], dspBlocks: [{ id: 2, type: 'raw', name: 'Raw', title: 'Raw data', axes: ['accX'], input: 1, implementationVersion: 1 }] };
+      expect((await post(`/impulse?impulseId=${made.body.id}`, tabular)).status).toBe(200);
+      await refused({ dspId: 2 }, /input block 1 is of type "features": this service generates features for time-series and image impulses/);
       expect((await post(`/impulse?impulseId=${made.body.id}`, impulse())).status).toBe(200);
       await refused({ dspId: 9 }, /"dspId": no DSP block 9/);
       await refused({ dspId: 2, normalizeData: 'zscore' }, /normalizeData/);
