@@ -3,6 +3,7 @@
 // job is requested: no impulse, a DSP block that is not in one, no training data, a DSP config the
 // block refuses, or an input block the job does not handle (time-series and image ones are handled).
 import { z } from 'zod';
+import { commonFrequency } from '../../commands/dsp/generateFeatures';
 import { requestJob } from '../../commands/jobs/requestJob';
 import { NORMALIZE_DATA } from '../../domain/dsp/dspFeaturesEvents';
 import { resolveImpulseDsp } from '../../domain/dsp/impulseDsp';
@@ -37,9 +38,14 @@ export function generateFeaturesOperations(deps: ApiDeps): Operation[] {
         const samples = await deps.samples.count(projectId, { category: 'training' });
         if (samples === 0) throw new ValidationError('There is no training data: add samples before generating features', 'NO_TRAINING_DATA');
         try {
-          // Without the input block's frequency the job takes the samples' most common one; the
-          // frequency-dependent checks then run in the job, the others here.
-          const dsp = resolveImpulseDsp(impulse, body.dspId);
+          // Without the input block's frequency the job takes the samples' most common one: so do
+          // the checks here, which include running the block once on a window of the input's size.
+          const block = impulse.dspBlocks.find((b) => b.id === body.dspId);
+          const input = impulse.inputBlocks.find((b) => b.id === block?.input);
+          const frequency = input?.type === 'time-series' && input.frequencyHz === undefined
+            ? commonFrequency([...(await deps.samples.ids(projectId, 'training')), ...(await deps.samples.ids(projectId, 'testing'))])
+            : undefined;
+          const dsp = resolveImpulseDsp(impulse, body.dspId, {}, frequency, { checkByRunning: true });
           if (dsp.inputBlock.type === 'image') imageWindowing(dsp.inputBlock);
           else if (dsp.inputBlock.type !== 'time-series') {
             throw new DspConfigurationError(`input block ${dsp.inputBlock.id} is of type "${dsp.inputBlock.type}": this service generates features for time-series and image impulses`);

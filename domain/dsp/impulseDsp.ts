@@ -31,6 +31,7 @@ export function resolveImpulseDsp(
   dspId: number,
   overrides: DspConfigValues = {},
   defaultFrequencyHz?: number,
+  options: { checkByRunning?: boolean } = {},
 ): ImpulseDsp {
   const dspBlock = impulse.dspBlocks.find((b) => b.id === dspId);
   if (!dspBlock) throw new DspConfigurationError(`DSP block ${dspId} is not part of this impulse`);
@@ -48,6 +49,7 @@ export function resolveImpulseDsp(
     implementationVersion: dspBlock.implementationVersion,
     ...(frequencyHz > 0 ? { frequencyHz } : {}),
     ...(inputBlock.windowSizeMs === undefined ? {} : { windowSizeMs: inputBlock.windowSizeMs }),
+    ...(options.checkByRunning ? { checkByRunning: true } : {}),
   });
   if (errors.length > 0) throw new DspConfigurationError(errors.join('; '));
   return { dspBlock, inputBlock, block, config, frequencyHz };

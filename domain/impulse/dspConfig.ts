@@ -2,7 +2,10 @@
 // against the block's descriptors and the cross-field rules of dsp-reference.md.
 import type { DspBlockDefinition } from './blockCatalog';
 import type { DspGroupItem, DspParameter } from './dspParameters';
+import { processingBlocks } from '../dsp/blocks';
+import { DspConfigurationError } from '../dsp/processingBlock';
 import { framing } from '../dsp/speech/frames';
+import { melFilterbank } from '../dsp/speech/melFilterbank';
 
 export type DspConfigValues = Record<string, string>;
 
@@ -12,7 +15,17 @@ export interface DspConfigContext {
   /** The input block's sampling frequency, when it has one. */
   frequencyHz?: number;
   windowSizeMs?: number;
+  /**
+   * Also run the block once on a synthetic window of the input's size (when frequency and window are
+   * known) and report what it refuses by parameter: catches every refusal that depends on the
+   * parameters and the window's shape, not the data, when the config is saved or a job requested
+   * rather than when the job runs. Off for the run endpoints, which run the block anyway (in the pool).
+   */
+  checkByRunning?: boolean;
 }
+
+/** Rows above which the check by running is skipped (the job still refuses): bounds its work on the event loop. */
+const CHECK_RUN_MAX_ROWS = 100_000;
 
 const parametersOf = (def: DspBlockDefinition): DspParameter[] => def.parameters.flatMap((g) => g.items);
 
@@ -59,7 +72,31 @@ export function validateDspConfig(def: DspBlockDefinition, config: DspConfigValu
     else if (p.type === 'int' || p.type === 'float') numbers[p.param] = Number(raw);
   }
   if (errors.length > 0) return errors;
-  return crossFieldErrors(def.info.type, config, numbers, context);
+  const crossField = crossFieldErrors(def.info.type, config, numbers, context);
+  if (crossField.length > 0 || !context.checkByRunning) return crossField;
+  return runErrors(def.info.type, { ...defaultDspConfig(def), ...config }, new Set(descriptors.keys()), context);
+}
+
+/**
+ * What the block refuses when run on a synthetic window of the input's size: a deterministic signal,
+ * one axis (the parameters' rules do not depend on the axis count). Only refusals that name one of
+ * the block's parameters count; those about the data or the axes are the job's to report.
+ */
+function runErrors(type: string, config: DspConfigValues, params: ReadonlySet<string>, context: DspConfigContext): string[] {
+  const block = processingBlocks.get(type);
+  const fs = context.frequencyHz;
+  if (!block || fs === undefined || context.windowSizeMs === undefined || type === 'image') return [];
+  const rows = Math.max(1, Math.floor((context.windowSizeMs * fs) / 1000));
+  if (rows > CHECK_RUN_MAX_ROWS || !block.implementationVersions.includes(context.implementationVersion)) return [];
+  const values = Float64Array.from({ length: rows }, (_, i) => 100 * Math.sin(0.37 * i) + (i % 13));
+  try {
+    block.run({ values, axes: ['x'], frequency: fs }, config, { implementationVersion: context.implementationVersion, drawGraphs: false });
+    return [];
+  } catch (error) {
+    if (!(error instanceof DspConfigurationError)) throw error;
+    const named = /^"([^"]+)"/.exec(error.message)?.[1];
+    return named !== undefined && params.has(named) ? [error.message] : [];
+  }
 }
 
 function checkValue(p: DspParameter, raw: string): string | undefined {
@@ -119,6 +156,10 @@ function crossFieldErrors(type: string, config: DspConfigValues, n: Record<strin
       else if (frames > 500) errors.push(`"frame_stride": ${frames} frames in a window, at most 500 are allowed; increase the frame stride`);
     }
   }
+  if ((type === 'mfe' || type === 'spectrogram') && version >= 3 && n.noise_floor_db === -12) {
+    // The blocks scale by (noise floor + 12) dB: -12 divides by zero.
+    errors.push(`"noise_floor_db": cannot be -12 (the scaling would divide by zero), got -12`);
+  }
   if (type === 'mfe' || type === 'mfcc') {
     if (fs !== undefined && n.high_frequency! > fs / 2) errors.push(`"high_frequency": must be at most half the sampling frequency (${fs / 2} Hz), got ${n.high_frequency}`);
     if (n.high_frequency! !== 0 && n.high_frequency! <= n.low_frequency!) errors.push(`"high_frequency": must be above "low_frequency" (${n.low_frequency}), got ${n.high_frequency}`);
@@ -126,5 +167,15 @@ function crossFieldErrors(type: string, config: DspConfigValues, n: Record<strin
     if (winSizeUsed && n.win_size! % 2 === 0) errors.push(`"win_size": must be odd${type === 'mfcc' ? ' (or 0 to disable normalization)' : ''}, got ${n.win_size}`);
   }
   if (type === 'mfcc' && n.num_cepstral! > n.num_filters!) errors.push(`"num_cepstral": must be at most "num_filters" (${n.num_filters}), got ${n.num_cepstral}`);
+  if ((type === 'mfe' || type === 'mfcc') && fs !== undefined && errors.length === 0 && isPowerOfTwo(n.fft_length!)) {
+    // The filterbank the block will build: the old mel scale (versions up to 3) gives rows of zeros
+    // for many filters over a short FFT, which the block refuses at run time.
+    try {
+      melFilterbank(n.num_filters!, n.fft_length! / 2 + 1, fs, n.low_frequency!, n.high_frequency!, version <= 3);
+    } catch (error) {
+      if (!(error instanceof DspConfigurationError)) throw error;
+      errors.push(error.message);
+    }
+  }
   return errors;
 }

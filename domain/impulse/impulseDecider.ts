@@ -171,6 +171,7 @@ export const impulseDecider: Decider<ImpulseCommand, ImpulseEvent, ImpulsesState
           implementationVersion: block.implementationVersion,
           ...(input?.frequencyHz === undefined ? {} : { frequencyHz: input.frequencyHz }),
           ...(input?.windowSizeMs === undefined ? {} : { windowSizeMs: input.windowSizeMs }),
+          checkByRunning: true,
         });
         if (errors.length > 0) throw new ValidationError(`Invalid DSP config for block ${block.id} (${block.type}): ${errors.join('; ')}`);
         const textProblem = jsonProblem(config, '"config"', { text: { max: DSP_VALUE_MAX, allowEmpty: true }, key: { max: 256 }, maxDepth: 1, maxChars: 4 * DSP_VALUE_MAX });

@@ -85,5 +85,15 @@ for (const setup of setups) {
       expect((await call(service, 'POST', `/api/${projectId}/dsp/77/run`, { headers: ada, body: { features: window, params: {} } })).status).toBe(404);
       expect(await head()).toBe(before);
     });
+
+    it('refuses to save parameters the block would refuse when run on a window of the impulse, naming the parameter', async () => {
+      const before = await head();
+      // 2 s at 62.5 Hz is 125 rows: a level-6 wavelet needs 32.8 s of them.
+      const res = await call(service, 'POST', `/api/${projectId}/dsp/2`, { headers: ada, body: { config: { 'analysis-type': 'Wavelet', 'wavelet-level': '6' } } });
+      expect(res.status).toBe(400);
+      expect(String(res.body.error)).toMatch(/"wavelet-level": wavelet decomposition level is too high, please increase window size to at least 32768 ms/);
+      expect(await head()).toBe(before);
+      expect((await call(service, 'POST', `/api/${projectId}/dsp/2`, { headers: ada, body: { config: { 'analysis-type': 'Wavelet', 'wavelet-level': '1' } } })).status).toBe(200);
+    });
   });
 }
