@@ -1,14 +1,14 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { IdAllocator } from '../../commands/idAllocator';
 import { requestJob } from '../../commands/jobs/requestJob';
 import { jobStream } from '../../domain/job/jobEvents';
 import { SqliteEventStore } from '../../stores/eventstore/sqliteEventStore';
+import { exitOf, killAll, startServiceProcess } from '../support/serviceProcess';
 import { call, signup } from '../support/testService';
 
 // A worker process killed with SIGKILL in the middle of a job: after a restart the job is found
@@ -17,49 +17,15 @@ import { call, signup } from '../support/testService';
 // log, with the test-only job runners (NODE_ENV=test and EDGE_ML_TEST_JOB_RUNNERS=1) and short
 // heartbeats (a worker silent for 3 x 300 ms is taken for dead).
 
-interface Running {
-  child: ChildProcess;
-  apiUrl: string;
-}
-
-const exitOf = (child: ChildProcess): Promise<void> =>
-  new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) resolve();
-    else child.once('exit', () => resolve());
-  });
-
-function startProcess(dataDir: string, children: ChildProcess[]): Promise<Running> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'main.ts'], {
-    cwd: path.resolve(__dirname, '../..'),
-    env: {
-      ...process.env,
-      API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', MONGO_URL: '', EVENTSTORE_URL: '', ROLES: '',
-      NODE_ENV: 'test', EDGE_ML_TEST_JOB_RUNNERS: '1', JOB_HEARTBEAT_MS: '300',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    const lines = createInterface({ input: child.stdout! });
-    lines.on('line', (line) => {
-      try {
-        const entry = JSON.parse(line) as { msg?: string; apiUrl?: string };
-        if (entry.msg === 'service started') resolve({ child, apiUrl: entry.apiUrl! });
-      } catch {
-        // not a log line
-      }
-    });
-    child.once('exit', (code, signal) => reject(new Error(`service exited with ${code ?? signal} before it started`)));
-  });
-}
+const TEST_RUNNERS = { NODE_ENV: 'test', EDGE_ML_TEST_JOB_RUNNERS: '1', JOB_HEARTBEAT_MS: '300' };
+const startProcess = (dataDir: string, children: ChildProcess[]) => startServiceProcess(dataDir, children, TEST_RUNNERS);
 
 describe('a job worker process killed during a job', () => {
   const children: ChildProcess[] = [];
   let dataDir: string | undefined;
   let log: SqliteEventStore | undefined;
   afterAll(async () => {
-    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-    await Promise.all(children.map(exitOf));
+    await killAll(children);
     await log?.close();
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });

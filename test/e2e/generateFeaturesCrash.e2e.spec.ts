@@ -1,0 +1,106 @@
+import type { ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, describe, expect, it } from 'vitest';
+import { dspFeaturesStream } from '../../domain/dsp/dspFeaturesEvents';
+import { jobStream } from '../../domain/job/jobEvents';
+import { SqliteEventStore } from '../../stores/eventstore/sqliteEventStore';
+import { exitOf, killAll, startServiceProcess, type ServiceProcess } from '../support/serviceProcess';
+import { signedSample } from '../support/signedSample';
+import { call, signup } from '../support/testService';
+
+// A real generate-features job in a service process killed with SIGKILL halfway: after a restart
+// the job is found (its heartbeats stopped) and retried, and this time ends with its features.
+// Never left "running". A worker silent for 3 × 300 ms is taken for dead (JOB_HEARTBEAT_MS).
+// 40 samples of 30 s at 100 Hz, 2 s windows every 100 ms, spectral analysis on two axes:
+// 281 windows a sample, 11,240 in all, so the job runs for seconds.
+const SAMPLES = 40;
+const ROWS = 3000;
+const WINDOWS = SAMPLES * ((ROWS - 200) / 10 + 1);
+const impulse = {
+  name: 'Motion',
+  inputBlocks: [{ id: 1, type: 'time-series', name: 'Time series', title: 'Time series data', axes: ['accX', 'accY'], windowSizeMs: 2000, windowIncreaseMs: 100, frequencyHz: 100 }],
+  dspBlocks: [{ id: 2, type: 'spectral-analysis', name: 'Spectral features', title: 'Spectral Analysis', axes: ['accX', 'accY'], input: 1, implementationVersion: 4 }],
+  learnBlocks: [{ id: 3, type: 'keras', name: 'Classifier', title: 'Classification', dsp: [2] }],
+};
+const rows = (f: number, seed: number) => Array.from({ length: ROWS }, (_, i) => [Math.round(1000 * Math.sin((2 * Math.PI * f * i) / 100 + seed)) / 100, Math.round(1000 * Math.cos((2 * Math.PI * f * i) / 100 + seed)) / 200]);
+
+describe('a service process killed during a generate-features job', () => {
+  const children: ChildProcess[] = [];
+  let dataDir: string | undefined;
+  let log: SqliteEventStore | undefined;
+  afterAll(async () => {
+    await killAll(children);
+    await log?.close();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('retries the job after a restart, which then generates the features; the job never stays running', { timeout: 180_000 }, async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'edge-ml-features-crash-'));
+    const env = { JOB_HEARTBEAT_MS: '300' };
+    let service: ServiceProcess = await startServiceProcess(dataDir, children, env);
+    await call(service, 'POST', '/api-user-create', { body: signup() });
+    const token = String((await call(service, 'POST', '/api-login', { body: { username: 'ada', password: 'correct horse battery' } })).body.token);
+    const headers = { 'x-jwt-token': token };
+    const project = await call(service, 'POST', '/api/projects/create', { headers, body: { projectName: 'Crash during features' } });
+    const projectId = Number(project.body.id);
+    expect((await call(service, 'POST', `/api/${projectId}/impulse`, { headers, body: impulse })).status).toBe(200);
+    for (let i = 0; i < SAMPLES; i++) {
+      const label = i % 2 === 0 ? 'idle' : 'wave';
+      const res = await fetch(`${service.ingestionUrl}/api/training/data`, {
+        method: 'POST',
+        headers: { 'x-api-key': String(project.body.apiKey), 'content-type': 'application/json', 'x-file-name': `${label}.${i}.json`, 'x-label': label },
+        body: signedSample('none', rows(label === 'idle' ? 1 : 9, i), { alg: 'none' }),
+      });
+      expect(res.status).toBe(200);
+    }
+
+    const requested = await call(service, 'POST', `/api/${projectId}/jobs/generate-features`, { headers, body: { dspId: 2, skipFeatureExplorer: true } });
+    expect(requested.status, JSON.stringify(requested.body)).toBe(200);
+    const jobId = Number(requested.body.id);
+    const started = Date.now();
+
+    // Read the log beside the service (another connection to its SQLite file), so it can be read while the service is down.
+    log = SqliteEventStore.open(path.join(dataDir, 'events.sqlite'));
+    const events = async () => (await log!.readStream(jobStream(jobId))).map((e) => ({ type: e.type, data: e.data as Record<string, unknown> }));
+    const output = async () => (await events()).filter((e) => e.type === 'JobOutputWritten').map((e) => JSON.stringify(e.data)).join('\n');
+    const until = async (check: () => Promise<boolean>, what: string, timeoutMs: number) => {
+      const end = Date.now() + timeoutMs;
+      while (!(await check())) {
+        if (Date.now() > end) throw new Error(`timed out waiting for ${what}: ${(await events()).map((e) => e.type).join(', ')}`);
+        await sleep(50);
+      }
+    };
+
+    // Killed once the first samples are processed, well before the end.
+    await until(async () => /Processed \d+\/11240 windows/.test(await output()), 'the job to process its first samples', 60_000);
+    expect((await events()).some((e) => e.type === 'JobFinished')).toBe(false);
+    service.child.kill('SIGKILL');
+    await exitOf(service.child);
+    const killedAfterMs = Date.now() - started;
+    expect((await events()).some((e) => e.type === 'JobFinished')).toBe(false);
+    expect(await log.readStream(dspFeaturesStream(projectId, 2))).toHaveLength(0);
+
+    // Restarted: the dead worker's job is found and retried; it runs to the end this time.
+    service = await startServiceProcess(dataDir, children, env);
+    const status = async () => (await call(service, 'GET', `/api/${projectId}/jobs/${jobId}/status`, { headers })).body.job as Record<string, unknown>;
+    await until(async () => typeof (await status()).finishedSuccessful === 'boolean', 'the job to end', 150_000);
+    const ended = await status();
+    const stdout = ((await call(service, 'GET', `/api/${projectId}/jobs/${jobId}/stdout?limit=10000`, { headers })).body.stdout as { data: string }[]).map((l) => l.data).join('');
+    expect(ended.finishedSuccessful, stdout).toBe(true);
+    expect(stdout).toMatch(/stopped responding: no sign of life for \d+ s \(attempt 1 of 2\); retrying/);
+    expect(stdout).toMatch(new RegExp(`Processed ${WINDOWS}/${WINDOWS} windows`));
+    const claims = (await events()).filter((e) => e.type === 'JobStarted');
+    expect(claims.map((e) => e.data.attempt)).toEqual([1, 2]);
+    expect((await events()).filter((e) => e.type === 'JobFinished')).toHaveLength(1);
+    // One result, from the retry, with every window.
+    const results = await log.readStream(dspFeaturesStream(projectId, 2));
+    expect(results).toHaveLength(1);
+    expect(results[0]!.data).toMatchObject({ jobId, windowCount: WINDOWS });
+    // No job of the project is left active.
+    expect(((await call(service, 'GET', `/api/${projectId}/jobs`, { headers })).body.jobs as unknown[]).length).toBe(0);
+    console.log(`generate-features crash: killed ${killedAfterMs} ms after the request; the retry ended ${Date.now() - started} ms after it`);
+  });
+});

@@ -1,0 +1,51 @@
+// The service as a child process of its own (`main.ts` under tsx), for the tests that kill it:
+// embedded SQLite log in `dataDir`, ports chosen by the system, started once it logs
+// "service started". Every child is pushed to `children` so the test's afterAll can kill what is left.
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+
+export interface ServiceProcess {
+  child: ChildProcess;
+  apiUrl: string;
+  ingestionUrl: string;
+}
+
+/** Resolves once the process has exited (at once if it already has). */
+export const exitOf = (child: ChildProcess): Promise<void> =>
+  new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve();
+    else child.once('exit', () => resolve());
+  });
+
+/** Starts `main.ts` with all roles on the embedded stores in `dataDir`, plus `env`. */
+export function startServiceProcess(dataDir: string, children: ChildProcess[], env: Record<string, string> = {}): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'main.ts'], {
+    cwd: path.resolve(__dirname, '../..'),
+    env: {
+      ...process.env,
+      API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', MONGO_URL: '', EVENTSTORE_URL: '', ROLES: '',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  children.push(child);
+  return new Promise((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout! });
+    lines.on('line', (line) => {
+      try {
+        const entry = JSON.parse(line) as { msg?: string; apiUrl?: string; ingestionUrl?: string };
+        if (entry.msg === 'service started') resolve({ child, apiUrl: entry.apiUrl!, ingestionUrl: entry.ingestionUrl! });
+      } catch {
+        // not a log line
+      }
+    });
+    child.once('exit', (code, signal) => reject(new Error(`service exited with ${code ?? signal} before it started`)));
+  });
+}
+
+/** Kills every child still running (SIGKILL) and waits for them to exit. */
+export async function killAll(children: readonly ChildProcess[]): Promise<void> {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  await Promise.all(children.map(exitOf));
+}
