@@ -68,6 +68,8 @@ export function dspOperations(deps: ApiDeps): Operation[] {
       const common = { dsp: dspTaskBlock(dsp), sample: windowSampleOf(sample), contentType: sample.contentType };
       if (dsp.inputBlock.type === 'image') {
         if (sample.kind !== 'image') throw new DspConfigurationError(`sample ${sampleId} is ${sample.kind === 'video' ? 'a video' : 'a time series'}; the impulse's input block reads images`);
+        // An image is one window, the whole image: the only slice of it is the one from 0.
+        if (query.sliceStart !== 0) throw new DspConfigurationError(`"sliceStart": an image sample is one window, the whole image; its slice starts at 0, not ${query.sliceStart}`);
         input = { ...common, bytes: new Uint8Array() };
       } else {
         if (isImage) throw new DspConfigurationError(`sample ${sampleId} is a${sample.kind === 'image' ? 'n image' : ' video'}; the impulse's input block reads time series`);

@@ -142,6 +142,9 @@ for (const setup of setups) {
       const refused = await post(`/dsp/2/raw-data/${id('series.json')}/slice/run?sliceStart=0`, { params: {}, store: false });
       expect(refused.status).toBe(400);
       expect(String(refused.body.error)).toMatch(/is a time series; the impulse's input block reads images/);
+      const offset = await post(`/dsp/2/raw-data/${id('blocks.png')}/slice/run?sliceStart=3`, { params: {}, store: false });
+      expect(offset.status).toBe(400);
+      expect(String(offset.body.error)).toMatch(/"sliceStart": an image sample is one window, the whole image; its slice starts at 0, not 3/);
     });
   });
 }
