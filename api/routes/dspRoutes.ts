@@ -12,7 +12,8 @@ import { classList, type DspMetadata } from '../../domain/dsp/dspMetadata';
 import { expectedImageWindowCount, expectedWindowCount, sliceRange, timeSeriesWindowing, WindowingError } from '../../domain/dsp/windows';
 import { dspTaskBlock, type DspTaskOutcome, type DspWindowResult, type SliceFeatures, type SliceFeaturesInput } from '../../commands/dsp/dspPoolTasks';
 import { sampleView } from './rawDataRoutes';
-import { DSP_WINDOW_MAX_VALUES, resolveImpulseDsp } from '../../domain/dsp/impulseDsp';
+import { DSP_WINDOW_MAX_VALUES, resolveImpulseDsp, type ImpulseDsp } from '../../domain/dsp/impulseDsp';
+import type { SampleDocument } from '../../projections/samples/sampleDocument';
 import { DspConfigurationError } from '../../domain/dsp/processingBlock';
 import { ValidationError } from '../../domain/shared/errors';
 import { z } from 'zod';
@@ -37,6 +38,24 @@ const overridesOf = (params: Record<string, string | number | boolean | null>): 
 
 const DSP_POOL_TASKS = new URL('../../commands/dsp/dspPoolTasks.ts', import.meta.url);
 
+/**
+ * What the slice task needs besides the sample's bytes, once the sample's kind fits the impulse's
+ * input and the slice is one window of it; throws DspConfigurationError or WindowingError naming
+ * the problem.
+ */
+function sliceInput(dsp: ImpulseDsp, sample: SampleDocument, query: z.infer<typeof SliceQuery>): Omit<SliceFeaturesInput, 'bytes'> {
+  const common = { dsp: dspTaskBlock(dsp), sample: windowSampleOf(sample), contentType: sample.contentType };
+  if (dsp.inputBlock.type === 'image') {
+    if (sample.kind !== 'image') throw new DspConfigurationError(`sample ${sample.id} is ${sample.kind === 'video' ? 'a video' : 'a time series'}; the impulse's input block reads images`);
+    // An image is one window, the whole image: the only slice of it is the one from 0.
+    if (query.sliceStart !== 0) throw new DspConfigurationError(`"sliceStart": an image sample is one window, the whole image; its slice starts at 0, not ${query.sliceStart}`);
+    return common;
+  }
+  if (sample.kind === 'image' || sample.kind === 'video') throw new DspConfigurationError(`sample ${sample.id} is a${sample.kind === 'image' ? 'n image' : ' video'}; the impulse's input block reads time series`);
+  const windowing = timeSeriesWindowing(dsp.inputBlock, dsp.frequencyHz);
+  return { ...common, timeSeries: { windowing, slice: sliceRange(sample, windowing, query.sliceStart, query.sliceEnd) } };
+}
+
 export function dspOperations(deps: ApiDeps): Operation[] {
   const featureLabelsOf = async (metadataSha: string): Promise<string[]> => {
     const chunks: Buffer[] = [];
@@ -56,31 +75,19 @@ export function dspOperations(deps: ApiDeps): Operation[] {
     if (!impulse) throw new NotFoundError(`DSP block ${dspId} not found in this project's impulses`, 'DSP_BLOCK_NOT_FOUND');
     const sample = await deps.samples.byId(projectId, sampleId);
     if (!sample) throw new NotFoundError(`Sample ${sampleId} not found in project ${projectId}`, 'SAMPLE_NOT_FOUND');
-    let input: SliceFeaturesInput;
+    let prepared: Omit<SliceFeaturesInput, 'bytes'>;
     try {
       const inputBlock = impulse.inputBlocks.find((b) => b.id === impulse.dspBlocks.find((d) => d.id === dspId)?.input);
       // Without an input block frequency the job takes the samples' most common one; so does a slice.
       const defaultFrequency = inputBlock?.type === 'time-series' && inputBlock.frequencyHz === undefined
         ? commonFrequency([...(await deps.samples.ids(projectId, 'training')), ...(await deps.samples.ids(projectId, 'testing'))])
         : undefined;
-      const dsp = resolveImpulseDsp(impulse, dspId, overrides, defaultFrequency);
-      const isImage = sample.kind === 'image' || sample.kind === 'video';
-      const common = { dsp: dspTaskBlock(dsp), sample: windowSampleOf(sample), contentType: sample.contentType };
-      if (dsp.inputBlock.type === 'image') {
-        if (sample.kind !== 'image') throw new DspConfigurationError(`sample ${sampleId} is ${sample.kind === 'video' ? 'a video' : 'a time series'}; the impulse's input block reads images`);
-        // An image is one window, the whole image: the only slice of it is the one from 0.
-        if (query.sliceStart !== 0) throw new DspConfigurationError(`"sliceStart": an image sample is one window, the whole image; its slice starts at 0, not ${query.sliceStart}`);
-        input = { ...common, bytes: new Uint8Array() };
-      } else {
-        if (isImage) throw new DspConfigurationError(`sample ${sampleId} is a${sample.kind === 'image' ? 'n image' : ' video'}; the impulse's input block reads time series`);
-        const windowing = timeSeriesWindowing(dsp.inputBlock, dsp.frequencyHz);
-        input = { ...common, timeSeries: { windowing, slice: sliceRange(sample, windowing, query.sliceStart, query.sliceEnd) }, bytes: new Uint8Array() };
-      }
+      prepared = sliceInput(resolveImpulseDsp(impulse, dspId, overrides, defaultFrequency), sample, query);
     } catch (error) {
       if (error instanceof DspConfigurationError || error instanceof WindowingError) throw new ValidationError(error.message, 'DSP_CONFIGURATION');
       throw error;
     }
-    input.bytes = await readAllBytes(await deps.blobs.open(sample.sha256));
+    const input: SliceFeaturesInput = { ...prepared, bytes: await readAllBytes(await deps.blobs.open(sample.sha256)) };
     const outcome = await deps.dspPool.run<DspTaskOutcome<SliceFeatures>>({ module: DSP_POOL_TASKS, name: 'sliceFeatures', input });
     if (!outcome.ok) throw new ValidationError(outcome.refusal, 'DSP_CONFIGURATION');
     const r = outcome.value;
@@ -97,7 +104,7 @@ export function dspOperations(deps: ApiDeps): Operation[] {
           device_name: sample.deviceName ?? undefined,
           device_type: sample.deviceType ?? '',
           // Only the axes the block reads, in its order (as the SDK documents the slice).
-          sensors: input.timeSeries ? axes.map((name) => { const index = sample.sensors.findIndex((s) => s.name === name); return { index, name, units: sample.sensors[index]?.units ?? '' }; }) : [],
+          sensors: input.timeSeries ? axes.map((name) => ({ index: sample.sensors.findIndex((s) => s.name === name), name, units: sample.sensors.find((s) => s.name === name)?.units ?? '' })) : [],
           values: r.rows,
           ...(input.timeSeries ? { cropStart: input.timeSeries.slice.start, cropEnd: input.timeSeries.slice.end } : {}),
           intervalMs: sample.intervalMs,
