@@ -93,7 +93,8 @@ function runErrors(type: string, config: DspConfigValues, params: ReadonlySet<st
     block.run({ values, axes: ['x'], frequency: fs }, config, { implementationVersion: context.implementationVersion, drawGraphs: false });
     return [];
   } catch (error) {
-    if (!(error instanceof DspConfigurationError)) throw error;
+    // Anything but a refusal is not the parameters' fault: the job reports it where it happens.
+    if (!(error instanceof DspConfigurationError)) return [];
     const named = /^"([^"]+)"/.exec(error.message)?.[1];
     return named !== undefined && params.has(named) ? [error.message] : [];
   }

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { processingBlocks } from '../../domain/dsp/blocks';
 import { DspConfigurationError } from '../../domain/dsp/processingBlock';
@@ -72,4 +73,61 @@ describe('DSP parameters refused when saved, as the blocks refuse them when run'
     const wavelet = { ...defaultDspConfig(def('spectral-analysis')), 'analysis-type': 'Wavelet', 'wavelet-level': '6' };
     expect(validateDspConfig(def('spectral-analysis'), wavelet, { implementationVersion: 4, frequencyHz: 62.5, windowSizeMs: 1000 })).toEqual([]);
   });
+});
+
+describe('any config accepted when saved runs on any window of that size', () => {
+  /** A value for a parameter: mostly within its rules, near the edges that matter to the blocks. */
+  const valueOf = (p: ReturnType<typeof def>['parameters'][number]['items'][number]): fc.Arbitrary<string> => {
+    switch (p.type) {
+      case 'boolean':
+        return fc.constantFrom('true', 'false');
+      case 'select':
+        return fc.constantFrom(...(p.selectOptions ?? []).map((o) => o.value));
+      case 'int': {
+        const min = p.minVal ?? -20;
+        const max = Math.min(p.maxVal ?? min + 1024, min + 1024);
+        const powers = [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024].filter((n) => n >= min && n <= max);
+        return fc.oneof(fc.integer({ min, max }), fc.constantFrom(...(powers.length > 0 ? powers : [min]))).map(String);
+      }
+      case 'float': {
+        const min = p.minVal ?? 0;
+        const max = p.maxVal ?? Math.max(min + 1, 100);
+        return fc.double({ min, max, noNaN: true, noDefaultInfinity: true }).map((v) => String(Math.round(v * 1000) / 1000));
+      }
+      case 'string':
+        return fc.constant(p.defaultValue);
+    }
+  };
+
+  for (const [type, frequencies, windows] of [
+    ['spectral-analysis', [25, 62.5, 100], [500, 1000, 2000]],
+    ['mfe', [8000, 16000], [250, 1000]],
+    ['mfcc', [8000, 16000], [250, 1000]],
+    ['spectrogram', [8000, 16000], [250, 1000]],
+    ['flatten', [50, 100], [200, 1000]],
+  ] as const) {
+    it(`${type}: the block refuses no parameter of a config the save accepted`, () => {
+      const d = def(type);
+      const items = d.parameters.flatMap((g) => g.items);
+      const config = fc.record(Object.fromEntries(items.map((p) => [p.param, fc.oneof({ arbitrary: fc.constant(p.defaultValue), weight: 2 }, { arbitrary: valueOf(p), weight: 1 })])) as Record<string, fc.Arbitrary<string>>);
+      let accepted = 0;
+      fc.assert(
+        fc.property(config, fc.constantFrom(...processingBlocks.get(type)!.implementationVersions), fc.constantFrom(...frequencies), fc.constantFrom(...windows), fc.integer({ min: 1, max: 1000 }), (values, version, fs, ms, seed) => {
+          if (saved(type, values, version, fs, ms).length > 0) return;
+          accepted++;
+          const rows = Math.floor((ms * fs) / 1000);
+          const data = Array.from({ length: rows }, (_, i) => 50 * Math.sin((i * seed) / 97) + ((i * seed) % 7));
+          try {
+            processingBlocks.get(type)!.run({ values: data, axes: ['x'], frequency: fs }, { ...defaultDspConfig(d), ...values }, { implementationVersion: version, drawGraphs: false });
+          } catch (error) {
+            if (error instanceof DspConfigurationError) throw new Error(`saved, then refused at run (v${version}, ${fs} Hz, ${ms} ms, ${JSON.stringify(values)}): ${error.message}`);
+            throw error;
+          }
+        }),
+        { numRuns: 200, seed: 10 },
+      );
+      // The property says something only if many configs were accepted.
+      expect(accepted).toBeGreaterThan(20);
+    });
+  }
 });
