@@ -5,9 +5,10 @@
 //
 // Choices:
 // * A sample that gives no window (no label, a missing axis, too short without zero padding, values
-//   the block refuses, an image or video in a time-series impulse) is skipped with a warning naming it
-//   and why, and listed in the event: one bad upload should not cost the features of all the others,
-//   and the log says what was left out. The job fails only when no window at all is left.
+//   the block refuses, an image or video in a time-series impulse, a time series in an image one, an
+//   image that cannot be decoded) is skipped with a warning naming it and why, and listed in the
+//   event: one bad upload should not cost the features of all the others, and the log says what was
+//   left out. The job fails only when no window at all is left.
 // * Memory: one sample's bytes and features at a time; X and y are written row by row to temporary
 //   files (npy.ts patches the row count into the header at the end) and stored as blobs from there.
 // * Raw windows (`dsp-data/{dspId}/x/{category}?raw=true`) are stored with the results, as a float32
@@ -186,7 +187,8 @@ export function generateFeaturesRunner(deps: GenerateFeaturesDeps): JobRunner {
           const isImage = sample.kind === 'image';
           if (isImage !== images || sample.kind === 'video') {
             skipped.push(sample.id);
-            job.log(`Skipped sample ${sample.id} ("${sample.fileName}"): a ${sample.kind === 'image' || sample.kind === 'video' ? sample.kind : 'time-series'} sample in ${images ? 'an image' : 'a time-series'} impulse`, 'warn');
+            const kind = sample.kind === 'image' ? 'an image' : sample.kind === 'video' ? 'a video' : 'a time-series';
+            job.log(`Skipped sample ${sample.id} ("${sample.fileName}"): ${kind} sample in ${images ? 'an image' : 'a time-series'} impulse`, 'warn');
             continue;
           }
           const bytes = await readAllBytes(await deps.blobs.open(sample.sha256));
