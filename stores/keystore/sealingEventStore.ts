@@ -1,5 +1,6 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { AppendResult, EventStore, ExpectedRevision, NewEvent, Position, ReadAllOptions, ReadStreamOptions, StoredEvent, Subscription } from '../eventstore/eventStore';
+import type { ChainLink } from '../eventstore/eventChain';
 import type { KeyStore } from './keyStore';
 
 export interface SealedFieldsSpec {
@@ -47,6 +48,11 @@ export class SealingEventStore implements EventStore {
         for await (const event of inner) yield await open(event);
       },
     };
+  }
+
+  /** As stored: the chain covers sealed fields sealed, so shredding a key never breaks it. */
+  readChain(options?: ReadAllOptions): AsyncIterable<ChainLink> {
+    return this.inner.readChain(options);
   }
 
   headPosition(): Promise<Position | undefined> {
