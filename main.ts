@@ -31,6 +31,7 @@ import { ThreadPool } from './commands/jobs/threadPool';
 import { generateFeaturesRunner } from './commands/dsp/generateFeatures';
 import { SagaRunner } from './commands/sagas/sagaRunner';
 import { runAudit } from './commands/audit/auditCli';
+import { HistoryQueries } from './projections/history/historyQueries';
 import { startLogCheckpoints } from './commands/audit/logCheckpointer';
 import type { Periodic } from './commands/sagas/periodic';
 import { JobQueries } from './projections/jobs/jobQueries';
@@ -464,6 +465,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
         samples: new SampleQueries(stores.readStore),
         jobs: new JobQueries(stores.readStore),
         dspFeatures: new DspFeaturesQueries(stores.readStore),
+        history: new HistoryQueries(stores.readStore),
         tokens: new TokenService(await jwtSecret(config)),
         throttle: new LoginThrottle(),
         resetRequests: new ResetRequestThrottle(),

@@ -6,6 +6,7 @@ import type { SendEmail } from '../commands/users/accountMail';
 import type { ApiKeyQueries } from '../projections/apiKeys/apiKeyQueries';
 import type { DeviceQueries } from '../projections/devices/deviceQueries';
 import type { DspFeaturesQueries } from '../projections/dspFeatures/dspFeaturesQueries';
+import type { HistoryQueries } from '../projections/history/historyQueries';
 import type { ImpulseQueries } from '../projections/impulses/impulseQueries';
 import type { JobQueries } from '../projections/jobs/jobQueries';
 import type { SampleQueries } from '../projections/samples/sampleQueries';
@@ -61,6 +62,8 @@ export interface ApiDeps {
   samples: SampleQueries;
   jobs: JobQueries;
   dspFeatures: DspFeaturesQueries;
+  /** The auditors' index of the log (issue 13). */
+  history: HistoryQueries;
   tokens: TokenService;
   /** Guesses of passwords, TOTP tokens and codes. */
   throttle: LoginThrottle;

@@ -67,6 +67,14 @@ export class SealingEventStore implements EventStore {
     return this.inner.close();
   }
 
+  /** Whether the event's sealed fields read as null because their subject was forgotten. */
+  async isForgotten(event: StoredEvent): Promise<boolean> {
+    const spec = this.specs[event.type];
+    if (!spec) return false;
+    const sealedOnce = spec.fields.some((f) => event.data[f] === null);
+    return sealedOnce && (await this.key(spec.subject(event.data), false)) === undefined;
+  }
+
   /** Forgets a subject: its sealed fields read as null from now on, in every replay. */
   async destroySubject(subject: string): Promise<void> {
     this.keyCache.delete(subject);
