@@ -32,6 +32,8 @@ import { generateFeaturesRunner } from './commands/dsp/generateFeatures';
 import { SagaRunner } from './commands/sagas/sagaRunner';
 import { runAudit } from './commands/audit/auditCli';
 import { HistoryQueries } from './projections/history/historyQueries';
+import { historyProjection } from './projections/history/historyProjection';
+import { readModelsAsOf } from './projections/history/pointInTime';
 import { startLogCheckpoints } from './commands/audit/logCheckpointer';
 import type { Periodic } from './commands/sagas/periodic';
 import { JobQueries } from './projections/jobs/jobQueries';
@@ -466,6 +468,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
         jobs: new JobQueries(stores.readStore),
         dspFeatures: new DspFeaturesQueries(stores.readStore),
         history: new HistoryQueries(stores.readStore),
+        pointInTime: (projectId, asOf) => readModelsAsOf(stores.events, stores.readStore, allProjections.filter((p) => p !== historyProjection), projectId, asOf),
         tokens: new TokenService(await jwtSecret(config)),
         throttle: new LoginThrottle(),
         resetRequests: new ResetRequestThrottle(),

@@ -14,6 +14,7 @@ import type { EmailQueries } from '../projections/emails/emailQueries';
 import type { OrganizationQueries } from '../projections/organizations/organizationQueries';
 import type { ProjectQueries } from '../projections/projects/projectQueries';
 import type { UserQueries } from '../projections/users/userQueries';
+import type { ReadStore } from '../stores/readstore/readStore';
 import type { BlobStore } from '../stores/blobstore/blobStore';
 import type { SealingEventStore } from '../stores/keystore/sealingEventStore';
 import type { IdentityProvider } from './auth/identityProviders';
@@ -64,6 +65,8 @@ export interface ApiDeps {
   dspFeatures: DspFeaturesQueries;
   /** The auditors' index of the log (issue 13). */
   history: HistoryQueries;
+  /** The project's read models as of a time, replayed from the log (undefined: no event by then). */
+  pointInTime(projectId: number, asOf: string): Promise<ReadStore | undefined>;
   tokens: TokenService;
   /** Guesses of passwords, TOTP tokens and codes. */
   throttle: LoginThrottle;

@@ -17,7 +17,7 @@ export interface HistoryDocument {
   causationId: string | null;
   /** The project the event belongs to: its own `projectId`, or its stream's first event's. */
   projectId: number | null;
-  /** The user whose account stream it is in (`user-{id}`), if any. */
+  /** The user whose own stream (`user-{id}`, `logins-{id}`) it is in, if any. */
   userId: number | null;
   _position: string;
   [key: string]: unknown;

@@ -24,7 +24,8 @@ class EveryEventType implements ReadonlySet<string> {
 const projectIdOf = (data: Record<string, unknown>): number | null =>
   typeof data.projectId === 'number' && Number.isSafeInteger(data.projectId) ? data.projectId : null;
 
-const USER_STREAM = /^user-(\d{1,15})$/;
+/** A user's own streams: the account, and its logins. */
+const USER_STREAM = /^(?:user|logins)-(\d{1,15})$/;
 
 /** One history document per event; a replayed event finds its document and changes nothing. */
 export const historyProjection: Projection = {

@@ -36,3 +36,15 @@ export class HistoryQueries {
     return (await this.store.collection<HistoryDocument>(HISTORY).findOne({ projectId })) !== null;
   }
 }
+
+/** The documents matching `filter` up to `asOf` (inclusive), page by page in log order. */
+export async function* historyUpTo(store: ReadStore, filter: Filter, asOf: string, pageSize = 1000): AsyncGenerator<HistoryDocument> {
+  let after: string | undefined;
+  for (;;) {
+    const query: Filter = { ...filter, created: { $lte: asOf }, ...(after !== undefined ? { _id: { $gt: after } } : {}) };
+    const page = await store.collection<HistoryDocument>(HISTORY).find(query, { sort: { _id: 1 }, limit: pageSize });
+    yield* page;
+    if (page.length < pageSize) return;
+    after = page.at(-1)!._id;
+  }
+}
