@@ -45,7 +45,7 @@ export async function recordLogCheckpoint(store: EventStore, now: Date = new Dat
   let { logHash, events, through } = state;
   // Checkpoints are events too; one after another with nothing between would never end.
   let moved = false;
-  for await (const link of store.readChain(through === undefined ? undefined : { after: through })) {
+  for await (const page of store.readChain(through === undefined ? undefined : { after: through })) for (const link of page) {
     logHash = foldLogHash(logHash, link.hash ?? GENESIS_HASH);
     events += 1;
     through = link.position;

@@ -64,7 +64,7 @@ export async function verifyLog(store: EventStore, onProgress?: (events: number,
       detail: `the checkpoint at ${recorded.streamId} revision ${recorded.revision} covers the log through position ${position}, which is not in the log`,
     };
   };
-  for await (const link of store.readChain()) {
+  for await (const page of store.readChain()) for (const link of page) {
     // The walk went past a position a checkpoint covers without finding it: that event is gone.
     if (pending[0] !== undefined && pending[0] < link.position) return report(missingCovered(pending[0]));
     const problem = checkLink(link, heads.get(link.streamId));

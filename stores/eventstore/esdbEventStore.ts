@@ -308,21 +308,27 @@ export class EsdbEventStore implements EventStore {
     }
   }
 
-  async *readChain(options?: ReadAllOptions): AsyncGenerator<ChainLink> {
+  async *readChain(options?: ReadAllOptions): AsyncGenerator<readonly ChainLink[]> {
     let remaining = options?.maxCount ?? Number.POSITIVE_INFINITY;
     if (remaining <= 0) return;
+    let page: ChainLink[] = [];
     try {
       const read = this.client.readAll({ fromPosition: fromPosition(options?.after) });
       for await (const resolved of cancelOnExit(read)) {
         const event = ourEvent(resolved, options?.after);
         if (!event || !resolved.event) continue;
-        yield toChainLink(resolved.event, event.position);
+        page.push(toChainLink(resolved.event, event.position));
         remaining -= 1;
-        if (remaining <= 0) return;
+        if (remaining <= 0) break;
+        if (page.length === CHAIN_PAGE_SIZE) {
+          yield page;
+          page = [];
+        }
       }
     } catch (error) {
       throw toStoreError(error, '$all');
     }
+    if (page.length > 0) yield page;
   }
 
   subscribeToAll(options?: { after?: Position }): Subscription {
@@ -588,6 +594,8 @@ const HASH_FIELD = 'chainHash';
  * each round one of the racing appends wins, so this bounds how many may race on one stream.
  */
 const PINNED_APPEND_ATTEMPTS = 100;
+/** Links per page of readChain. */
+const CHAIN_PAGE_SIZE = 1024;
 
 function chainHashOf(event: RecordedEvent): string {
   const metadata = event.metadata instanceof Uint8Array ? parseJson(event.metadata, event.id) : event.metadata;

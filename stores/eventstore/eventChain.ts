@@ -6,7 +6,7 @@
 // Hashes cover the event as stored: personal data sealed by SealingEventStore is hashed in its
 // sealed form, so destroying a subject's key (crypto-shredding) never breaks the chain.
 
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import type { Position, Revision } from './eventStore';
 
 /** The "previous hash" of a stream's first event. */
@@ -28,17 +28,21 @@ export interface ChainLink {
 }
 
 /**
- * SHA-256 (hex) over the previous hash and the event's stored fields. The fields go in as one JSON
- * array, so no choice of values can make two different events hash the same input.
+ * SHA-256 (hex) over the previous hash and the event's stored fields, each preceded by its length,
+ * so no choice of values can make two different events hash the same input (and the texts go in
+ * as they are, without the cost of escaping them again).
  */
 export function chainHash(previous: string, link: Omit<ChainLink, 'position' | 'hash'>): string {
-  const input = JSON.stringify([previous, link.streamId, link.revision.toString(), link.id, link.type, link.data, link.metadata]);
-  return createHash('sha256').update(input).digest('hex');
+  const fields = [previous, link.streamId, link.revision.toString(), link.id, link.type, link.data, link.metadata];
+  let input = '';
+  for (const field of fields) input += `${field.length}:${field}`;
+  // The one-shot hash: a verify of the whole log spends most of its time here.
+  return hash('sha256', input, 'hex');
 }
 
 /** The running hash of the whole log: each event's chain hash folded in, in position order. */
 export function foldLogHash(logHash: string, eventHash: string): string {
-  return createHash('sha256').update(logHash).update('\n').update(eventHash).digest('hex');
+  return hash('sha256', `${logHash}\n${eventHash}`, 'hex');
 }
 
 export const EMPTY_LOG_HASH = createHash('sha256').update('edge-ml log').digest('hex');

@@ -101,9 +101,10 @@ export interface EventStore {
   subscribeToAll(options?: { after?: Position }): Subscription;
   /**
    * The whole log as stored, for verification (eventChain.ts): each event's stored texts and chain
-   * hash, in log order. Sealed fields stay sealed.
+   * hash, in log order, in pages (a walk over millions of events pays per page, not per event).
+   * Sealed fields stay sealed.
    */
-  readChain(options?: ReadAllOptions): AsyncIterable<ChainLink>;
+  readChain(options?: ReadAllOptions): AsyncIterable<readonly ChainLink[]>;
   /** Position of the last event in the log, or undefined when it is empty. */
   headPosition(): Promise<Position | undefined>;
   /**

@@ -66,6 +66,8 @@ const META_SCHEMA = `CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, valu
 
 /** Rows per query when catching up: bounded memory, and no statement stays open across a yield. */
 const PAGE_SIZE = 256;
+/** Rows per query when walking the log for verification. */
+const CHAIN_PAGE_SIZE = 2048;
 /** How often a live subscription looks for appends made through other connections. */
 const POLL_INTERVAL_MS = 50;
 
@@ -317,16 +319,17 @@ export class SqliteEventStore implements EventStore {
     }
   }
 
-  async *readChain(options?: ReadAllOptions): AsyncGenerator<ChainLink> {
+  async *readChain(options?: ReadAllOptions): AsyncGenerator<readonly ChainLink[]> {
     let after = options?.after ?? 0n;
     let remaining = options?.maxCount ?? Number.POSITIVE_INFINITY;
     while (remaining > 0) {
-      const limit = Math.min(PAGE_SIZE, remaining);
-      const page = this.selectAfter.all(after, limit);
-      for (const row of page) {
-        after = row.position;
-        remaining -= 1;
-        yield {
+      // Larger pages than a subscription's: a walk over the whole log is read-bound.
+      const limit = Math.min(CHAIN_PAGE_SIZE, remaining);
+      const rows = this.selectAfter.all(after, limit);
+      if (rows.length > 0) {
+        after = rows.at(-1)!.position;
+        remaining -= rows.length;
+        yield rows.map((row) => ({
           streamId: row.stream_id,
           revision: row.revision,
           position: row.position,
@@ -335,9 +338,9 @@ export class SqliteEventStore implements EventStore {
           data: row.data,
           metadata: row.metadata,
           hash: row.hash ?? undefined,
-        };
+        }));
       }
-      if (page.length < limit) return;
+      if (rows.length < limit) return;
     }
   }
 

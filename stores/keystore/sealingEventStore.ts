@@ -51,7 +51,7 @@ export class SealingEventStore implements EventStore {
   }
 
   /** As stored: the chain covers sealed fields sealed, so shredding a key never breaks it. */
-  readChain(options?: ReadAllOptions): AsyncIterable<ChainLink> {
+  readChain(options?: ReadAllOptions): AsyncIterable<readonly ChainLink[]> {
     return this.inner.readChain(options);
   }
 

@@ -462,7 +462,7 @@ export function eventStoreContract(
     });
 
     describe('the hash chain', () => {
-      const linksOf = async (stream: string) => (await collect(store.readChain())).filter((l) => l.streamId === stream);
+      const linksOf = async (stream: string) => (await collect(store.readChain())).flat().filter((l) => l.streamId === stream);
 
       it('stores each event with the hash of its stored texts chained to its predecessor in the stream', async () => {
         const stream = streamName();
