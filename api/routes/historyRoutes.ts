@@ -2,9 +2,9 @@
 // order, with who did what, when, in which request. Pages come from the history read model; each
 // event's data is read from the log, with secrets redacted and forgotten personal data marked.
 import { z } from 'zod';
-import { historyData } from '../../domain/audit/historyRedaction';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../domain/shared/errors';
 import type { HistoryDocument } from '../../projections/history/historyDocument';
+import { historyEntry, type HistoryEntry } from '../../projections/history/historyEntry';
 import type { HistoryFilter, HistoryScope } from '../../projections/history/historyQueries';
 import { positionKey } from '../../projections/projection';
 import type { ApiDeps } from '../apiDeps';
@@ -47,24 +47,16 @@ export function historyOperations(deps: ApiDeps): Operation[] {
     // One more than asked says whether there is a next page.
     const docs = await deps.history.page(scope, filter, query.limit + 1);
     const shown = docs.slice(0, query.limit);
-    const events = await Promise.all(shown.map((doc) => historyEntry(doc)));
+    const events = await Promise.all(shown.map((doc) => entryOf(doc)));
     return { events, nextCursor: docs.length > query.limit ? cursorOf(shown.at(-1)!) : null };
   }
 
-  async function historyEntry(doc: HistoryDocument): Promise<Record<string, unknown>> {
+  async function entryOf(doc: HistoryDocument): Promise<HistoryEntry> {
     const [event] = await deps.events.readStream(doc.streamId, { fromRevision: BigInt(doc.revision), maxCount: 1 });
+    if (event) return historyEntry(event, await deps.events.isForgotten(event));
     // A stream deleted from the log (never done by this service) leaves the index with no event.
-    const data = event ? historyData(event.type, event.data, await deps.events.isForgotten(event)) : null;
-    return {
-      position: doc.position,
-      streamId: doc.streamId,
-      type: doc.type,
-      created: doc.created,
-      actor: doc.actor,
-      correlationId: doc.correlationId,
-      causationId: doc.causationId,
-      data,
-    };
+    const { position, streamId, type, created, actor, correlationId, causationId } = doc;
+    return { position, streamId, type, created, actor, correlationId, causationId, data: null };
   }
 
   return [

@@ -21,7 +21,7 @@ class EveryEventType implements ReadonlySet<string> {
   *[Symbol.iterator](): SetIterator<string> {}
 }
 
-const projectIdOf = (data: Record<string, unknown>): number | null =>
+export const projectIdOf = (data: Record<string, unknown>): number | null =>
   typeof data.projectId === 'number' && Number.isSafeInteger(data.projectId) ? data.projectId : null;
 
 /** A user's own streams: the account, and its logins. */

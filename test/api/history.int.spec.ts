@@ -1,6 +1,11 @@
 // The auditors' view over HTTP: who may read which history, what a page looks like and how paging
 // and filters behave, and that no secret of any kind reaches an answer while the log keeps them.
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runAudit } from '../../commands/audit/auditCli';
 import { FORGOTTEN, REDACTED, SECRET_FIELDS } from '../../domain/audit/historyRedaction';
 import { inviteAndAccept } from '../support/collaborators';
 import { call, startTestService, registerUser, type TestService } from '../support/testService';
@@ -235,6 +240,52 @@ describe('the history endpoints', () => {
           'EmailQueued.bodyText',
         ]),
       );
+    });
+  });
+
+  describe('npm run audit -- export', () => {
+    const run = async (...args: string[]) => {
+      const out = new PassThrough();
+      let text = '';
+      out.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      const code = await runAudit(args, service.stores.events, out);
+      return { code, text };
+    };
+    const lines = async (file: string) => (await readFile(file, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Entry);
+
+    it("writes the whole log, or one project's history, as NDJSON in the history's shape", async () => {
+      const folder = await mkdtemp(path.join(os.tmpdir(), 'export-'));
+      try {
+        const everything = path.join(folder, 'all.ndjson');
+        expect((await run('export', '--out', everything)).code).toBe(0);
+        const exported = await lines(everything);
+        expect(exported).toEqual(await all('/api/audit/events', jwt(staffToken)));
+        const one = path.join(folder, 'project.ndjson');
+        const result = await run('export', '--out', one, '--project', String(projectId));
+        expect(result.code).toBe(0);
+        const projectLines = await lines(one);
+        expect(result.text).toContain(`${projectLines.length} events written`);
+        expect(projectLines).toEqual(await all(`/api/${projectId}/history`, jwt(staffToken)));
+        expect(await readFile(one, 'utf8')).not.toContain(adminKey);
+        // Nothing partial is left beside the results.
+        expect((await readdir(folder)).sort()).toEqual(['all.ndjson', 'project.ndjson']);
+      } finally {
+        await rm(folder, { recursive: true, force: true });
+      }
+    });
+
+    it('refuses bad arguments with exit code 2, writing nothing', async () => {
+      expect((await run('export')).code).toBe(2);
+      expect((await run('export', '--out', '/tmp/x.ndjson', '--project', 'abc')).code).toBe(2);
+      expect((await run('export', '--bogus')).code).toBe(2);
+      expect((await run('frobnicate')).code).toBe(2);
+      expect((await run()).code).toBe(2);
+    });
+
+    it('verifies the log of all this traffic as intact', async () => {
+      const result = await run('verify');
+      expect(result.code).toBe(0);
+      expect(result.text).toMatch(/^log intact: \d+ events/);
     });
   });
 });
