@@ -30,6 +30,12 @@ import { jobRunners } from './commands/jobs/jobRunners';
 import { ThreadPool } from './commands/jobs/threadPool';
 import { generateFeaturesRunner } from './commands/dsp/generateFeatures';
 import { SagaRunner } from './commands/sagas/sagaRunner';
+import { runAudit } from './commands/audit/auditCli';
+import { HistoryQueries } from './projections/history/historyQueries';
+import { historyProjection } from './projections/history/historyProjection';
+import { readModelsAsOf } from './projections/history/pointInTime';
+import { startLogCheckpoints } from './commands/audit/logCheckpointer';
+import type { Periodic } from './commands/sagas/periodic';
 import { JobQueries } from './projections/jobs/jobQueries';
 import { startSubscriptionEnd } from './commands/sagas/subscriptionEnd';
 import { startProjectDeletion } from './commands/sagas/projectDeletion';
@@ -107,6 +113,8 @@ export interface Config {
   trustedProxyHops: number;
   /** How often a job worker heartbeats a quiet job and looks for lost ones; a worker silent 3 times as long is taken for dead. */
   jobHeartbeatMs: number;
+  /** How often the sagas role records the log's running hash (commands/audit/logCheckpointer.ts). */
+  auditCheckpointMs: number;
 }
 
 export class ConfigError extends Error {
@@ -177,6 +185,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const hops = text('TRUSTED_PROXY_HOPS') ?? '0';
   if (!/^\d$/.test(hops)) throw new ConfigError('TRUSTED_PROXY_HOPS', `must be a number of proxies from 0 to 9, got "${hops}"`);
 
+  const auditEvery = text('AUDIT_CHECKPOINT_MS') ?? '300000';
+  if (!/^\d+$/.test(auditEvery) || Number(auditEvery) < 1000 || Number(auditEvery) > 86_400_000) throw new ConfigError('AUDIT_CHECKPOINT_MS', `must be a number of milliseconds from 1000 to 86400000, got "${auditEvery}"`);
   const heartbeat = text('JOB_HEARTBEAT_MS') ?? '10000';
   if (!/^\d+$/.test(heartbeat) || Number(heartbeat) < 100 || Number(heartbeat) > 3_600_000) throw new ConfigError('JOB_HEARTBEAT_MS', `must be a number of milliseconds from 100 to 3600000, got "${heartbeat}"`);
 
@@ -237,6 +247,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     projectDeletionDelayMs: Math.round(Number(deletionDelay) * 3600_000),
     trustedProxyHops: Number(hops),
     jobHeartbeatMs: Number(heartbeat),
+    auditCheckpointMs: Number(auditEvery),
   };
 }
 
@@ -348,6 +359,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
   let sagas: RunningSagas | undefined;
   let subscriptionEnd: ReturnType<typeof startSubscriptionEnd> | undefined;
   let projectDeletion: ReturnType<typeof startProjectDeletion> | undefined;
+  let logCheckpoints: Periodic | undefined;
   let parser: SampleParser | undefined;
   let jobSocket: JobSocketServer | undefined;
   let jobWorker: { worker: JobWorker; runner: SagaRunner; pool: ThreadPool } | undefined;
@@ -366,6 +378,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
     await dspPool?.close();
     await subscriptionEnd?.stop();
     await projectDeletion?.stop();
+    await logCheckpoints?.stop();
     await sagas?.stop();
     await projections?.stop();
     await stores.close();
@@ -397,6 +410,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
         due: async (now) => (await users.endedSubscriptions(now)).map((u) => ({ userId: u.id, periodEnd: u.subscription.periodEnd ?? '' })),
         log: log.child({ role: 'sagas' }),
       });
+      logCheckpoints = startLogCheckpoints(stores.events, log.child({ role: 'sagas' }), config.auditCheckpointMs);
       const projectQueries = new ProjectQueries(stores.readStore);
       const sampleQueries = new SampleQueries(stores.readStore);
       projectDeletion = startProjectDeletion({
@@ -453,6 +467,8 @@ export async function startService(config: Config, log: Logger = pino({ level: c
         samples: new SampleQueries(stores.readStore),
         jobs: new JobQueries(stores.readStore),
         dspFeatures: new DspFeaturesQueries(stores.readStore),
+        history: new HistoryQueries(stores.readStore),
+        pointInTime: (projectId, asOf) => readModelsAsOf(stores.events, stores.readStore, allProjections.filter((p) => p !== historyProjection), projectId, asOf),
         tokens: new TokenService(await jwtSecret(config)),
         throttle: new LoginThrottle(),
         resetRequests: new ResetRequestThrottle(),
@@ -547,6 +563,15 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const log = pino({ level: config.logLevel });
+  if (process.argv[2] === 'audit') {
+    const stores = await openStores(config);
+    try {
+      process.exitCode = await runAudit(process.argv.slice(3), stores.events);
+    } finally {
+      await stores.close();
+    }
+    return;
+  }
   if (process.argv[2] === 'rebuild') {
     await rebuildReadModels(config, log);
     return;

@@ -31,6 +31,7 @@ import { impulseOperations } from './routes/impulseRoutes';
 import { dspOperations } from './routes/dspRoutes';
 import { generateFeaturesOperations } from './routes/generateFeaturesRoutes';
 import { dspFeaturesOperations } from './routes/dspFeaturesRoutes';
+import { historyOperations } from './routes/historyRoutes';
 import { socketTokenOperations } from './routes/socketTokenRoutes';
 import { jobOperations } from './routes/jobRoutes';
 import { healthRoute } from './routes/healthRoutes';
@@ -63,6 +64,7 @@ export function allOperations(deps: ApiDeps): Operation[] {
     ...generateFeaturesOperations(deps),
     ...dspFeaturesOperations(deps),
     ...socketTokenOperations(deps),
+    ...historyOperations(deps),
     ...rawDataOperations(deps),
     ...jobOperations(deps),
     ...projectKeyOperations(deps),

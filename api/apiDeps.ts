@@ -6,6 +6,7 @@ import type { SendEmail } from '../commands/users/accountMail';
 import type { ApiKeyQueries } from '../projections/apiKeys/apiKeyQueries';
 import type { DeviceQueries } from '../projections/devices/deviceQueries';
 import type { DspFeaturesQueries } from '../projections/dspFeatures/dspFeaturesQueries';
+import type { HistoryQueries } from '../projections/history/historyQueries';
 import type { ImpulseQueries } from '../projections/impulses/impulseQueries';
 import type { JobQueries } from '../projections/jobs/jobQueries';
 import type { SampleQueries } from '../projections/samples/sampleQueries';
@@ -13,6 +14,7 @@ import type { EmailQueries } from '../projections/emails/emailQueries';
 import type { OrganizationQueries } from '../projections/organizations/organizationQueries';
 import type { ProjectQueries } from '../projections/projects/projectQueries';
 import type { UserQueries } from '../projections/users/userQueries';
+import type { ReadStore } from '../stores/readstore/readStore';
 import type { BlobStore } from '../stores/blobstore/blobStore';
 import type { SealingEventStore } from '../stores/keystore/sealingEventStore';
 import type { IdentityProvider } from './auth/identityProviders';
@@ -61,6 +63,10 @@ export interface ApiDeps {
   samples: SampleQueries;
   jobs: JobQueries;
   dspFeatures: DspFeaturesQueries;
+  /** The auditors' index of the log (issue 13). */
+  history: HistoryQueries;
+  /** The project's read models as of a time, replayed from the log (undefined: no event by then). */
+  pointInTime(projectId: number, asOf: string): Promise<ReadStore | undefined>;
   tokens: TokenService;
   /** Guesses of passwords, TOTP tokens and codes. */
   throttle: LoginThrottle;

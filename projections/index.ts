@@ -2,6 +2,7 @@ import { apiKeysProjection } from './apiKeys/apiKeysProjection';
 import { devicesProjection } from './devices/devicesProjection';
 import { dspFeaturesProjection } from './dspFeatures/dspFeaturesProjection';
 import { emailsProjection } from './emails/emailsProjection';
+import { historyProjection } from './history/historyProjection';
 import { impulsesProjection } from './impulses/impulsesProjection';
 import { jobsProjection } from './jobs/jobsProjection';
 import { organizationsProjection } from './organizations/organizationsProjection';
@@ -11,4 +12,4 @@ import { projectsProjection } from './projects/projectsProjection';
 import { usersProjection } from './users/usersProjection';
 
 /** Every read model the API serves from. */
-export const allProjections: readonly Projection[] = [usersProjection, projectsProjection, apiKeysProjection, emailsProjection, organizationsProjection, samplesProjection, devicesProjection, impulsesProjection, jobsProjection, dspFeaturesProjection];
+export const allProjections: readonly Projection[] = [usersProjection, projectsProjection, apiKeysProjection, emailsProjection, organizationsProjection, samplesProjection, devicesProjection, impulsesProjection, jobsProjection, dspFeaturesProjection, historyProjection];

@@ -74,6 +74,11 @@ export interface Operation<B extends AnySchema = AnySchema, Q extends AnySchema 
    * body is read. Reading for GET and changing otherwise, unless set.
    */
   projectAccess?: 'read' | 'write' | 'devices';
+  /**
+   * False for `:projectId` operations whose `authorize` decides alone who may reach the project
+   * (its history, which staff read without collaborating and which outlives the project).
+   */
+  checkProject?: false;
   /** Set for operations that take files; their text fields are validated by `body`. */
   multipart?: MultipartOptions;
   /**
@@ -126,7 +131,7 @@ export function mountOperations(router: Router, operations: readonly Operation[]
         // and sends no file to our disk.
         const principal = requirePrincipal(await authenticate(ctx, deps.auth), op.auth);
         const project =
-          principal && op.path.includes('/:projectId')
+          principal && op.path.includes('/:projectId') && op.checkProject !== false
             ? await deps.projectAccess(principal, intParam(ctx.params as Record<string, string>, 'projectId'), op.projectAccess ?? (op.method === 'get' ? 'read' : 'write'))
             : undefined;
         await op.authorize?.(principal as Principal, ctx.params as Record<string, string>);

@@ -7,6 +7,7 @@ import type { ProjectSettingsChange } from '../../domain/project/projectSettings
 import type { ApiDeps } from '../apiDeps';
 import { type Principal, requestContext, requireProject } from '../auth/principal';
 import { isStaff } from '../auth/staff';
+import { asOf, asOfParameter } from './asOf';
 import { selectedImpulseId } from './selectedImpulse';
 import { PERFORMANCE_FIELDS, TargetConstraintsSchema, UpdateProjectRequest, UpdateProjectTagsRequest, type UpdateProjectBody } from './projectSettingsSchemas';
 import { intParam, operation, queryBoolean, queryInteger, type Operation } from '../http/operation';
@@ -43,6 +44,7 @@ function settingsChange(body: UpdateProjectBody, principal: Principal, deps: Api
 }
 
 export function projectOperations(deps: ApiDeps): Operation[] {
+  const outerDeps = deps;
   return [
     operation({
       operationId: 'createProject',
@@ -85,8 +87,12 @@ export function projectOperations(deps: ApiDeps): Operation[] {
       path: '/api/:projectId',
       summary: 'Project information',
       auth: 'any',
-      query: z.object({ impulseId: queryInteger.optional(), truncateLabels: queryBoolean.optional() }),
-      async handler({ principal, params, query, project }) {
+      query: z.object({ impulseId: queryInteger.optional(), truncateLabels: queryBoolean.optional(), asOf: asOfParameter.optional() }),
+      async handler({ principal, query, project: current }) {
+        // With asOf, the same code answers from the read models as they were then.
+        const then = query.asOf !== undefined ? await asOf(outerDeps, current.id, query.asOf) : undefined;
+        const deps = then?.deps ?? outerDeps;
+        const project = then?.project ?? current;
         const users = await usersOfProjects(deps, [project]);
         if (query.impulseId !== undefined && !(await deps.impulses.byId(project.id, query.impulseId))) {
           throw new NotFoundError(`Impulse ${query.impulseId} not found in project ${project.id}`, 'IMPULSE_NOT_FOUND');
@@ -94,7 +100,7 @@ export function projectOperations(deps: ApiDeps): Operation[] {
         const chosen = await selectedImpulseId(deps.impulses, project, undefined);
         const status = await deps.impulses.statusOf(project.id, query.impulseId ?? chosen);
         const defaultImpulseId = chosen ?? status.defaultImpulseId;
-        const now = new Date();
+        const now = then?.now ?? new Date();
         return projectInfoView(project, users, {
           impulse: { ...status, defaultImpulseId },
           devices: await deps.devices.forProject(project.id),

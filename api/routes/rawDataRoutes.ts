@@ -1,3 +1,4 @@
+import { asOf, asOfParameter } from './asOf';
 import { z } from 'zod';
 import { deleteSample } from '../../commands/samples/sampleCommands';
 import { ValidationError, NotFoundError } from '../../domain/shared/errors';
@@ -34,12 +35,13 @@ const ListQuery = z.object({
   ...Filters,
   limit: queryInteger.optional(),
   offset: queryInteger.optional(),
+  asOf: asOfParameter.optional(),
   excludeSensors: queryBoolean.optional(),
   sortBy: z.enum(['id-desc', 'random']).optional(),
   truncateStructuredLabels: queryBoolean.optional(),
   proposedActionsJobId: queryInteger.optional(),
 });
-const CountQuery = z.object(Filters);
+const CountQuery = z.object({ ...Filters, asOf: asOfParameter.optional() });
 
 type FilterQuery = z.infer<typeof CountQuery>;
 
@@ -131,12 +133,13 @@ export function rawDataOperations(deps: ApiDeps): Operation[] {
       summary: "A project's samples, newest first, with the listing filters",
       auth: 'any',
       query: ListQuery,
-      async handler({ principal, params, query, project }) {
+      async handler({ query, project }) {
         const filters = filtersOf(query);
         const limit = Math.min(query.limit ?? 20, 1000);
+        const { samples: queries } = query.asOf !== undefined ? (await asOf(deps, project.id, query.asOf)).deps : deps;
         const [samples, totalCount] = await Promise.all([
-          deps.samples.list(project.id, filters, { limit, offset: query.offset ?? 0 }),
-          deps.samples.count(project.id, filters),
+          queries.list(project.id, filters, { limit, offset: query.offset ?? 0 }),
+          queries.count(project.id, filters),
         ]);
         return { samples: samples.map((s) => sampleView(s, { excludeSensors: query.excludeSensors ?? false })), totalCount };
       },
@@ -148,8 +151,9 @@ export function rawDataOperations(deps: ApiDeps): Operation[] {
       summary: 'How many samples match the listing filters',
       auth: 'any',
       query: CountQuery,
-      async handler({ principal, params, query, project }) {
-        return { count: await deps.samples.count(project.id, filtersOf(query)) };
+      async handler({ query, project }) {
+        const { samples: queries } = query.asOf !== undefined ? (await asOf(deps, project.id, query.asOf)).deps : deps;
+        return { count: await queries.count(project.id, filtersOf(query)) };
       },
     }),
     operation({

@@ -1,8 +1,9 @@
 import type { EmailEvent } from '../../domain/email/emailEvents';
-import { defineProjection, insertOnce, updateOnce } from '../projection';
+import type { UserDeleted } from '../../domain/user/userEvents';
+import { defineProjection, insertOnce, positionKey, updateOnce } from '../projection';
 import { EMAILS, type EmailDocument } from './emailDocument';
 
-export const emailsProjection = defineProjection<EmailEvent>('emails', [EMAILS], {
+export const emailsProjection = defineProjection<EmailEvent | UserDeleted>('emails', [EMAILS], {
   async EmailQueued(event, store) {
     const d = event.data;
     await insertOnce(
@@ -29,6 +30,15 @@ export const emailsProjection = defineProjection<EmailEvent>('emails', [EMAILS],
   async EmailSent(event, store) {
     const d = event.data;
     await updateOnce(store.collection<EmailDocument>(EMAILS), d.emailId, { $set: { sent: true, providerResponse: d.providerResponse } }, event);
+  },
+
+  // A deleted user's key is destroyed, so a rebuild reads their mail's sealed fields as null: the
+  // live read model must forget them too, or it would keep the address and the codes sent there.
+  async UserDeleted(event, store) {
+    const position = positionKey(event.position);
+    await store
+      .collection<EmailDocument>(EMAILS)
+      .updateMany({ userId: event.data.userId, _position: { $lt: position } }, { $set: { to: null, bodyText: null, bodyHTML: null, _position: position } });
   },
 
   async EmailNotSent(event, store) {

@@ -8,6 +8,7 @@
 // Needs EventStoreDB 22.6 or later (checked at connect).
 
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   ANY,
   BACKWARDS,
@@ -60,6 +61,7 @@ import {
   type StoredEvent,
   type Subscription,
 } from './eventStore';
+import { chainHash, GENESIS_HASH, type ChainLink } from './eventChain';
 
 /** What servers older than 22.6 put in the position of an event read from its stream. */
 const NO_POSITION = 2n ** 64n - 1n;
@@ -154,27 +156,47 @@ export class EsdbEventStore implements EventStore {
     if (events.length === 0) throw new Error(`Stream ${streamId}: an append needs at least one event`);
     const repeated = events.find((e, i) => events.findIndex((other) => other.id === e.id) !== i);
     if (repeated) throw new DuplicateEventIdError(streamId, repeated.id);
-    if (expected !== 'no_stream') {
-      const earlier = await this.previousAppend(streamId, events, expected);
-      if (earlier) return earlier;
-    }
-    let result: Awaited<ReturnType<EsdbClient['appendToStream']>>;
-    try {
-      result = await this.client.appendToStream(
-        streamId,
-        events.map((e) => jsonEvent({ id: e.id, type: e.type, data: e.data, metadata: { ...e.metadata } })),
-        { expectedRevision: toEsdbExpected(expected) },
-      );
-    } catch (error) {
-      if (error instanceof WrongExpectedVersionError) {
-        return this.afterConflict(streamId, events, expected, toActualRevision(error.actualVersion));
+    for (let attempt = 1; ; attempt += 1) {
+      const newestFirst = expected === 'no_stream' ? [] : await this.readTail(streamId, RETRY_WINDOW);
+      if (expected !== 'no_stream') {
+        const earlier = this.previousAppend(streamId, events, expected, newestFirst);
+        if (earlier) return earlier;
       }
-      throw toStoreError(error, streamId);
+      // The chain continues from the head just read, so the append must land right after it: an
+      // `any` or `stream_exists` append is pinned to that head, and retried when another came first.
+      const head = newestFirst[0];
+      const pinned: ExpectedRevision =
+        expected === 'any' || expected === 'stream_exists' ? (head ? head.revision : expected === 'any' ? 'no_stream' : expected) : expected;
+      let previous = head ? chainHashOf(head) : GENESIS_HASH;
+      let revision = head ? head.revision : -1n;
+      const chained = events.map((e) => {
+        revision += 1n;
+        const hash = chainHash(previous, { streamId, revision, id: e.id, type: e.type, data: JSON.stringify(e.data), metadata: JSON.stringify(e.metadata) });
+        previous = hash;
+        return jsonEvent({ id: e.id, type: e.type, data: e.data, metadata: { ...e.metadata, [HASH_FIELD]: hash } });
+      });
+      let result: Awaited<ReturnType<EsdbClient['appendToStream']>>;
+      try {
+        result = await this.client.appendToStream(streamId, chained, { expectedRevision: toEsdbExpected(pinned) });
+      } catch (error) {
+        if (error instanceof WrongExpectedVersionError) {
+          if (pinned !== expected && attempt < PINNED_APPEND_ATTEMPTS) {
+            // Spread the racers out, or the same ones collide round after round.
+            if (attempt > 2) await sleep(Math.random() * attempt);
+            continue;
+          }
+          return this.afterConflict(streamId, events, expected, toActualRevision(error.actualVersion));
+        }
+        throw toStoreError(error, streamId);
+      }
+      // Refused at connect, but an unchecked `success` would report a conflict as a committed write.
+      if (!result.success) {
+        if (pinned !== expected && attempt < PINNED_APPEND_ATTEMPTS) continue;
+        return this.afterConflict(streamId, events, expected, undefined);
+      }
+      const position = result.position?.commit ?? (await this.positionOf(streamId, result.nextExpectedRevision));
+      return { nextExpectedRevision: result.nextExpectedRevision, position };
     }
-    // Refused at connect, but an unchecked `success` would report a conflict as a committed write.
-    if (!result.success) return this.afterConflict(streamId, events, expected, undefined);
-    const position = result.position?.commit ?? (await this.positionOf(streamId, result.nextExpectedRevision));
-    return { nextExpectedRevision: result.nextExpectedRevision, position };
   }
 
   /** A conflict may be a retry the server did not recognise (the batch stored before other events). */
@@ -184,7 +206,7 @@ export class EsdbEventStore implements EventStore {
     expected: ExpectedRevision,
     actual: Revision | 'no_stream' | undefined,
   ): Promise<AppendResult> {
-    const earlier = await this.previousAppend(streamId, events, undefined);
+    const earlier = this.previousAppend(streamId, events, undefined, await this.readTail(streamId, RETRY_WINDOW));
     if (earlier) return earlier;
     throw new WrongExpectedRevisionError(streamId, expected, actual ?? (await this.headRevision(streamId)));
   }
@@ -195,12 +217,12 @@ export class EsdbEventStore implements EventStore {
    * when the first id is stored but not the rest in order, or when a later id is stored and the
    * expected revision holds (`expected` undefined: it did not, which is a plain conflict).
    */
-  private async previousAppend(
+  private previousAppend(
     streamId: string,
     events: readonly NewEvent[],
     expected: ExpectedRevision | undefined,
-  ): Promise<AppendResult | undefined> {
-    const newestFirst = await this.readTail(streamId, RETRY_WINDOW);
+    newestFirst: readonly RecordedEvent[],
+  ): AppendResult | undefined {
     const tail = [...newestFirst].reverse();
     const start = tail.findIndex((e) => e.id === events[0]!.id);
     if (start < 0) {
@@ -284,6 +306,29 @@ export class EsdbEventStore implements EventStore {
     } catch (error) {
       throw toStoreError(error, '$all');
     }
+  }
+
+  async *readChain(options?: ReadAllOptions): AsyncGenerator<readonly ChainLink[]> {
+    let remaining = options?.maxCount ?? Number.POSITIVE_INFINITY;
+    if (remaining <= 0) return;
+    let page: ChainLink[] = [];
+    try {
+      const read = this.client.readAll({ fromPosition: fromPosition(options?.after) });
+      for await (const resolved of cancelOnExit(read)) {
+        const event = ourEvent(resolved, options?.after);
+        if (!event || !resolved.event) continue;
+        page.push(toChainLink(resolved.event, event.position));
+        remaining -= 1;
+        if (remaining <= 0) break;
+        if (page.length === CHAIN_PAGE_SIZE) {
+          yield page;
+          page = [];
+        }
+      }
+    } catch (error) {
+      throw toStoreError(error, '$all');
+    }
+    if (page.length > 0) yield page;
   }
 
   subscribeToAll(options?: { after?: Position }): Subscription {
@@ -536,6 +581,41 @@ function toStoredEvent(event: RecordedEvent, position: Position): StoredEvent {
     type: event.type,
     data: toPayload(event.data, event.id),
     metadata: toMetadata(event.metadata, event.id),
+  };
+}
+
+/**
+ * The chain hash rides in the metadata (EventStoreDB has no other place for it); it is hashed
+ * without it, as the metadata text the appender wrote, whose key order JSON keeps.
+ */
+const HASH_FIELD = 'chainHash';
+/**
+ * How often an append pinned to the head it read is tried again after another append came first:
+ * each round one of the racing appends wins, so this bounds how many may race on one stream.
+ */
+const PINNED_APPEND_ATTEMPTS = 100;
+/** Links per page of readChain. */
+const CHAIN_PAGE_SIZE = 1024;
+
+function chainHashOf(event: RecordedEvent): string {
+  const metadata = event.metadata instanceof Uint8Array ? parseJson(event.metadata, event.id) : event.metadata;
+  const hash = isRecord(metadata) ? metadata[HASH_FIELD] : undefined;
+  // A head written before events were chained starts the chain afresh; verify reports it unchained.
+  return typeof hash === 'string' ? hash : GENESIS_HASH;
+}
+
+function toChainLink(event: RecordedEvent, position: Position): ChainLink {
+  const metadata = event.metadata instanceof Uint8Array ? parseJson(event.metadata, event.id) : event.metadata;
+  const { [HASH_FIELD]: hash, ...rest } = isRecord(metadata) ? metadata : {};
+  return {
+    streamId: event.streamId,
+    revision: event.revision,
+    position,
+    id: event.id,
+    type: event.type,
+    data: JSON.stringify(toPayload(event.data, event.id)),
+    metadata: JSON.stringify(rest),
+    hash: typeof hash === 'string' ? hash : undefined,
   };
 }
 

@@ -2,6 +2,7 @@
 // suite (test/stores/eventStore.contract.ts); nothing above this file knows which one runs.
 
 import { DomainError } from '../../domain/shared/errors';
+import type { ChainLink } from './eventChain';
 
 /** A position in the whole log. Strictly increasing in commit order; compared as a bigint. */
 export type Position = bigint;
@@ -98,6 +99,12 @@ export interface EventStore {
   /** The whole log in order (our events only, never the store's own system events). */
   readAll(options?: ReadAllOptions): AsyncIterable<StoredEvent>;
   subscribeToAll(options?: { after?: Position }): Subscription;
+  /**
+   * The whole log as stored, for verification (eventChain.ts): each event's stored texts and chain
+   * hash, in log order, in pages (a walk over millions of events pays per page, not per event).
+   * Sealed fields stay sealed.
+   */
+  readChain(options?: ReadAllOptions): AsyncIterable<readonly ChainLink[]>;
   /** Position of the last event in the log, or undefined when it is empty. */
   headPosition(): Promise<Position | undefined>;
   /**

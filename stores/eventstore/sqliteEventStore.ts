@@ -22,6 +22,7 @@ import {
   type Subscription,
 } from './eventStore';
 import { TurnBatcher } from '../turnBatcher';
+import { chainHash, GENESIS_HASH, type ChainLink } from './eventChain';
 
 // Kept importable from here: the error belongs to the port, which every adapter shares.
 export { DuplicateEventIdError };
@@ -34,6 +35,7 @@ interface EventRow {
   type: string;
   data: string;
   metadata: string;
+  hash: string | null;
 }
 
 interface QueuedAppend {
@@ -53,7 +55,8 @@ export const EVENTS_SCHEMA = `
     event_id TEXT NOT NULL UNIQUE,
     type TEXT NOT NULL,
     data TEXT NOT NULL,
-    metadata TEXT NOT NULL
+    metadata TEXT NOT NULL,
+    hash TEXT
   );
   CREATE UNIQUE INDEX IF NOT EXISTS events_stream_revision ON events (stream_id, revision);
 `;
@@ -63,6 +66,8 @@ const META_SCHEMA = `CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, valu
 
 /** Rows per query when catching up: bounded memory, and no statement stays open across a yield. */
 const PAGE_SIZE = 256;
+/** Rows per query when walking the log for verification. */
+const CHAIN_PAGE_SIZE = 2048;
 /** How often a live subscription looks for appends made through other connections. */
 const POLL_INTERVAL_MS = 50;
 
@@ -89,6 +94,7 @@ export class SqliteEventStore implements EventStore {
     db.exec(EVENTS_SCHEMA);
     db.exec(META_SCHEMA);
     this.storeIdentity = this.ensureIdentity();
+    this.ensureChain();
     this.selectById = db.prepare<[string], StoredRef>(
       'SELECT position, stream_id, revision, event_id FROM events WHERE event_id = ?',
     );
@@ -100,16 +106,16 @@ export class SqliteEventStore implements EventStore {
       `SELECT position, stream_id, revision, event_id FROM events
        WHERE stream_id = ? AND revision >= ? ORDER BY revision LIMIT ?`,
     );
-    this.selectHeadRevision = db.prepare<[string], { revision: bigint }>(
-      'SELECT revision FROM events WHERE stream_id = ? ORDER BY revision DESC LIMIT 1',
+    this.selectHeadRevision = db.prepare<[string], { revision: bigint; hash: string | null }>(
+      'SELECT revision, hash FROM events WHERE stream_id = ? ORDER BY revision DESC LIMIT 1',
     );
     this.selectAfter = db.prepare<[bigint, number], EventRow>(
       'SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?',
     );
     this.selectHeadPosition = db.prepare<[], { position: bigint | null }>('SELECT MAX(position) AS position FROM events');
-    this.insert = db.prepare<[string, bigint, string, string, string, string], { position: bigint }>(
-      `INSERT INTO events (stream_id, revision, event_id, type, data, metadata)
-       VALUES (?, ?, ?, ?, ?, ?) RETURNING position`,
+    this.insert = db.prepare<[string, bigint, string, string, string, string, string], { position: bigint }>(
+      `INSERT INTO events (stream_id, revision, event_id, type, data, metadata, hash)
+       VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING position`,
     );
     this.appendTx = db.transaction(
       (streamId: string, events: readonly NewEvent[], expected: ExpectedRevision): AppendResult =>
@@ -145,6 +151,50 @@ export class SqliteEventStore implements EventStore {
 
   async identity(): Promise<string> {
     return this.storeIdentity;
+  }
+
+  /**
+   * Logs written before events were chained get their hashes once, at the first open by a version
+   * that chains: in one write transaction, so a second process opening the file at once waits and
+   * then finds nothing left to do. The hashes cover the rows as they are at that moment.
+   */
+  private ensureChain(): void {
+    const columns = this.db.prepare<[], { name: string }>('PRAGMA table_info(events)').all();
+    if (!columns.some((c) => c.name === 'hash')) {
+      try {
+        this.db.exec('ALTER TABLE events ADD COLUMN hash TEXT');
+      } catch (error) {
+        // Another process added it between the look and the change.
+        if (!(error instanceof Database.SqliteError && /duplicate column/.test(error.message))) throw error;
+      }
+    }
+    // Marked once done, so that later opens of a large log do not look through it again.
+    const done = this.db.prepare<[], { value: string }>("SELECT value FROM meta WHERE key = 'chained'");
+    if (done.get()) return;
+    const page = this.db.prepare<[bigint], EventRow>('SELECT * FROM events WHERE hash IS NULL AND position > ? ORDER BY position LIMIT 1000');
+    const previousOf = this.db.prepare<[string, bigint], { hash: string | null }>('SELECT hash FROM events WHERE stream_id = ? AND revision = ?');
+    const setHash = this.db.prepare<[string, bigint], unknown>('UPDATE events SET hash = ? WHERE position = ?');
+    this.db
+      .transaction(() => {
+        // Position order: a row's predecessor in its stream is stored (and hashed) before it.
+        for (let after = 0n, rows = page.all(after); rows.length > 0; rows = page.all(after)) {
+          for (const row of rows) {
+            const previous = row.revision === 0n ? GENESIS_HASH : previousOf.get(row.stream_id, row.revision - 1n)?.hash;
+            if (typeof previous !== 'string') throw new Error(`Stream ${row.stream_id}: revision ${row.revision} has no predecessor to chain to`);
+            const fields = { streamId: row.stream_id, revision: row.revision, id: row.event_id, type: row.type, data: row.data, metadata: row.metadata };
+            setHash.run(chainHash(previous, fields), row.position);
+            after = row.position;
+          }
+        }
+        this.db.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('chained', 'sha256')").run();
+      })
+      .immediate();
+  }
+
+  /** A head row's hash; it is always set once the file has been opened by a version that chains. */
+  private storedHash(streamId: string, revision: Revision, hash: string | null): string {
+    if (hash === null) throw new Error(`Stream ${streamId}: revision ${revision} has no chain hash`);
+    return hash;
   }
 
   /** The durability settings of this connection (synchronous is per connection, not per file). */
@@ -195,7 +245,8 @@ export class SqliteEventStore implements EventStore {
     const retried = this.previousAppend(streamId, events);
     if (retried) return retried;
 
-    const head = this.selectHeadRevision.get(streamId)?.revision;
+    const headRow = this.selectHeadRevision.get(streamId);
+    const head = headRow?.revision;
     const actual: Revision | 'no_stream' = head ?? 'no_stream';
     const holds =
       expected === 'any' ||
@@ -206,16 +257,13 @@ export class SqliteEventStore implements EventStore {
 
     let revision = head ?? -1n;
     let position = 0n;
+    let previous = headRow ? this.storedHash(streamId, headRow.revision, headRow.hash) : GENESIS_HASH;
     for (const event of events) {
       revision += 1n;
-      const row = this.insert.get(
-        streamId,
-        revision,
-        event.id,
-        event.type,
-        JSON.stringify(event.data),
-        JSON.stringify(event.metadata),
-      );
+      const data = JSON.stringify(event.data);
+      const metadata = JSON.stringify(event.metadata);
+      previous = chainHash(previous, { streamId, revision, id: event.id, type: event.type, data, metadata });
+      const row = this.insert.get(streamId, revision, event.id, event.type, data, metadata, previous);
       if (!row) throw new Error('INSERT ... RETURNING returned no row');
       position = row.position;
     }
@@ -268,6 +316,31 @@ export class SqliteEventStore implements EventStore {
         yield event;
       }
       if (page.length < limit) return;
+    }
+  }
+
+  async *readChain(options?: ReadAllOptions): AsyncGenerator<readonly ChainLink[]> {
+    let after = options?.after ?? 0n;
+    let remaining = options?.maxCount ?? Number.POSITIVE_INFINITY;
+    while (remaining > 0) {
+      // Larger pages than a subscription's: a walk over the whole log is read-bound.
+      const limit = Math.min(CHAIN_PAGE_SIZE, remaining);
+      const rows = this.selectAfter.all(after, limit);
+      if (rows.length > 0) {
+        after = rows.at(-1)!.position;
+        remaining -= rows.length;
+        yield rows.map((row) => ({
+          streamId: row.stream_id,
+          revision: row.revision,
+          position: row.position,
+          id: row.event_id,
+          type: row.type,
+          data: row.data,
+          metadata: row.metadata,
+          hash: row.hash ?? undefined,
+        }));
+      }
+      if (rows.length < limit) return;
     }
   }
 

@@ -1,5 +1,6 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { AppendResult, EventStore, ExpectedRevision, NewEvent, Position, ReadAllOptions, ReadStreamOptions, StoredEvent, Subscription } from '../eventstore/eventStore';
+import type { ChainLink } from '../eventstore/eventChain';
 import type { KeyStore } from './keyStore';
 
 export interface SealedFieldsSpec {
@@ -49,6 +50,11 @@ export class SealingEventStore implements EventStore {
     };
   }
 
+  /** As stored: the chain covers sealed fields sealed, so shredding a key never breaks it. */
+  readChain(options?: ReadAllOptions): AsyncIterable<readonly ChainLink[]> {
+    return this.inner.readChain(options);
+  }
+
   headPosition(): Promise<Position | undefined> {
     return this.inner.headPosition();
   }
@@ -59,6 +65,14 @@ export class SealingEventStore implements EventStore {
 
   close(): Promise<void> {
     return this.inner.close();
+  }
+
+  /** Whether the event's sealed fields read as null because their subject was forgotten. */
+  async isForgotten(event: StoredEvent): Promise<boolean> {
+    const spec = this.specs[event.type];
+    if (!spec) return false;
+    const sealedOnce = spec.fields.some((f) => event.data[f] === null);
+    return sealedOnce && (await this.key(spec.subject(event.data), false)) === undefined;
   }
 
   /** Forgets a subject: its sealed fields read as null from now on, in every replay. */

@@ -33,6 +33,7 @@ function alteredStore(inner: EventStore, alter: (events: AsyncIterable<StoredEve
     readStream: inner.readStream.bind(inner),
     readAll: inner.readAll.bind(inner),
     headPosition: inner.headPosition.bind(inner),
+    readChain: inner.readChain.bind(inner),
     identity: inner.identity.bind(inner),
     close: inner.close.bind(inner),
     subscribeToAll(options?: { after?: bigint }): Subscription {

@@ -5,6 +5,7 @@
 // of every aggregate's events: a new event type without a generator does not compile, and the
 // property test also checks the table against the type names declared in domain/*/*Events.ts.
 import fc from 'fast-check';
+import type { AuditEvent } from '../../domain/audit/auditEvents';
 import type { DeviceEvent } from '../../domain/device/deviceEvents';
 import { NORMALIZE_DATA, type DspFeaturesEvent } from '../../domain/dsp/dspFeaturesEvents';
 import type { EmailEvent } from '../../domain/email/emailEvents';
@@ -20,7 +21,7 @@ import { textProblem, type TextRule } from '../../domain/shared/textRules';
 import { PROJECTS_SORT_ORDERS, type UserEvent } from '../../domain/user/userEvents';
 import { EULAS, USER_EXPERIMENTS, USER_NOTIFICATIONS } from '../../api/views/userView';
 
-export type AnyEvent = UserEvent | ProjectEvent | ApiKeyUsed | SampleEvent | DeviceEvent | EmailEvent | ImpulseEvent | OrganizationEvent | JobEvent | DspFeaturesEvent;
+export type AnyEvent = UserEvent | ProjectEvent | ApiKeyUsed | SampleEvent | DeviceEvent | EmailEvent | ImpulseEvent | OrganizationEvent | JobEvent | DspFeaturesEvent | AuditEvent;
 export type EventType = AnyEvent['type'];
 type DataOf<T extends EventType> = Extract<AnyEvent, { type: T }>['data'];
 
@@ -273,6 +274,9 @@ export const eventGenerators: Generators = {
   DeviceDeleted: (ids) => fc.record({ projectId: fc.constant(ids.projectId), deviceId: fc.constant(ids.deviceId), deleted: iso }),
 
   // email-{id}
+  // audit-log
+  LogCheckpointRecorded: () =>
+    fc.record({ throughPosition: fc.bigInt({ min: 1n, max: 2n ** 64n }).map(String), logHash: hash, events: between(1, Number.MAX_SAFE_INTEGER, { integer: true }), recorded: iso }),
   JobRequested: (ids) =>
     fc.record({
       jobId: fc.constant(ids.id),

@@ -120,6 +120,9 @@ const scenario: fc.Arbitrary<{ creations: Step[][]; streams: Step[][] }> = fc.tu
     const emailIds = { ...base, id: 50_000 + projectId };
     streams.push(sequence([ev('EmailQueued', emailIds, `email-${emailIds.id}`)], oneOf(['EmailSent', 'EmailNotSent'], emailIds, `email-${emailIds.id}`), [], 2));
   }
+  // The log's own checkpoints: no projection reads them, and none may trip on them.
+  const audit: Ids = { userId: 1, projectId: 1, organizationId: 101, id: 0, otherUserId: 2, deviceId: deviceA };
+  streams.push(sequence([], ev('LogCheckpointRecorded', audit, 'audit-log'), [], 2));
   return fc.record({ creations: fc.tuple(...creations), streams: fc.tuple(...streams) });
 });
 

@@ -19,6 +19,7 @@ import {
   type StoredEvent,
   type Subscription,
 } from '../../stores/eventstore/eventStore';
+import { chainHash, GENESIS_HASH } from '../../stores/eventstore/eventChain';
 
 export interface ContractOptions {
   /** Opens the store the last open() gave once more (same data); absent where every open is a new log. */
@@ -457,6 +458,55 @@ export function eventStoreContract(
         await sleep(50);
         await subscription.close();
         await expect(withTimeout(pending, 2000, 'next() after close()')).resolves.toEqual({ done: true, value: undefined });
+      });
+    });
+
+    describe('the hash chain', () => {
+      const linksOf = async (stream: string) => (await collect(store.readChain())).flat().filter((l) => l.streamId === stream);
+
+      it('stores each event with the hash of its stored texts chained to its predecessor in the stream', async () => {
+        const stream = streamName();
+        const other = streamName();
+        await store.appendToStream(stream, [newEvent('A'), newEvent('B', { v: 'é\u0000"', n: -0.5 })], 'no_stream');
+        await store.appendToStream(other, [newEvent('X')], 'no_stream');
+        await store.appendToStream(stream, [newEvent('C')], 'any');
+        await store.appendToStream(stream, [newEvent('D')], 'stream_exists');
+        await store.appendToStream(stream, [newEvent('E')], 3n);
+        const links = await linksOf(stream);
+        const events = await store.readStream(stream);
+        expect(links.map((l) => l.type)).toEqual(['A', 'B', 'C', 'D', 'E']);
+        let previous = GENESIS_HASH;
+        for (const [i, link] of links.entries()) {
+          const event = events[i]!;
+          expect(link).toMatchObject({ id: event.id, revision: event.revision, position: event.position });
+          expect(JSON.parse(link.data)).toEqual(event.data);
+          expect(JSON.parse(link.metadata)).toEqual(event.metadata);
+          expect(link.hash).toBe(chainHash(previous, link));
+          previous = link.hash!;
+        }
+        // Another stream's chain starts afresh.
+        const [x] = await linksOf(other);
+        expect(x!.hash).toBe(chainHash(GENESIS_HASH, x!));
+      });
+
+      it('keeps the chain whole across a retried append, which stores nothing', async () => {
+        const stream = streamName();
+        const first = [newEvent('A'), newEvent('B')];
+        await store.appendToStream(stream, first, 'no_stream');
+        await store.appendToStream(stream, first, 'no_stream');
+        await store.appendToStream(stream, [newEvent('C')], 1n);
+        const links = await linksOf(stream);
+        expect(links.map((l) => l.revision)).toEqual([0n, 1n, 2n]);
+        expect(links[2]!.hash).toBe(chainHash(links[1]!.hash!, links[2]!));
+      });
+
+      it('chains concurrent appends without a revision into one line', async () => {
+        const stream = streamName();
+        await store.appendToStream(stream, [newEvent('A')], 'no_stream');
+        await Promise.all(Array.from({ length: 8 }, (_, i) => store.appendToStream(stream, [newEvent(`N${i}`)], 'any')));
+        const links = await linksOf(stream);
+        expect(links).toHaveLength(9);
+        for (let i = 1; i < links.length; i++) expect(links[i]!.hash).toBe(chainHash(links[i - 1]!.hash!, links[i]!));
       });
     });
   });

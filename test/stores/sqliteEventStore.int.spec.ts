@@ -62,7 +62,8 @@ describe('SqliteEventStore', () => {
     expect(walFrames() - before).toBeGreaterThanOrEqual(10);
     before = walFrames();
     await Promise.all(Array.from({ length: 50 }, () => store.appendToStream(streamName(), [newEvent('A')], 'no_stream')));
-    expect(walFrames() - before).toBeLessThan(10);
+    // 50 commits would write at least 50 frames; one writes the pages the 50 rows fill.
+    expect(walFrames() - before).toBeLessThan(25);
     expect(await collect(store.readAll())).toHaveLength(61);
   });
 

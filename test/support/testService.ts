@@ -6,6 +6,9 @@ import pino from 'pino';
 import { describe } from 'vitest';
 import { dropMongoDatabases, mongoSkipReason } from './mongoTestDatabases';
 import { loadConfig, startService, type Config, type RunningService } from '../../main';
+import { allProjections } from '../../projections';
+import { compareWithRebuild, type ReadModelComparison } from '../../projections/readModelCheck';
+import { MemoryReadStore } from '../../stores/readstore/memoryReadStore';
 
 export const TEST_PAYMENT_SECRET = 'test-payment-secret-0123456789';
 
@@ -21,8 +24,33 @@ export interface TestService extends RunningService {
   stop(): Promise<void>;
   /** Starts it again on the same data. */
   restart(): Promise<TestService>;
-  /** Stops it and removes its data. */
+  /**
+   * Stops it and removes its data, after checking that the read models equal a rebuild from the
+   * log (issue 13): every test's traffic doubles as a check that projections are deterministic.
+   */
   destroy(): Promise<void>;
+  /** The live read models against a rebuild from the log, once the projections caught up. */
+  checkReadModels(): Promise<ReadModelComparison>;
+}
+
+/**
+ * Compares once the projections have caught up; a difference seen while the log was still moving
+ * (a saga appending) is looked at again before it counts.
+ */
+async function checkReadModels(running: RunningService): Promise<ReadModelComparison> {
+  const { events, readStore } = running.stores;
+  let comparison: ReadModelComparison | undefined;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const head = await events.headPosition();
+    if (head !== undefined && running.projections) await running.projections.waitFor(head, 10_000);
+    // A failed projection may have written part of the event it failed on: leave out its lane.
+    const failed = new Set((await running.projections?.failures())?.map((f) => f.projection) ?? []);
+    const failedWrites = new Set(allProjections.filter((p) => failed.has(p.name)).flatMap((p) => [...p.writes]));
+    const healthy = allProjections.filter((p) => ![...p.writes].some((c) => failedWrites.has(c)));
+    comparison = await compareWithRebuild(events, readStore, healthy, new MemoryReadStore());
+    if (comparison.differing === 0 || (await events.headPosition()) === head) return comparison;
+  }
+  return comparison!;
 }
 
 export async function startTestService(options: { mongo: boolean; env?: Record<string, string> }): Promise<TestService> {
@@ -51,10 +79,16 @@ export async function startTestService(options: { mongo: boolean; env?: Record<s
         await running.stop();
         return launch();
       },
+      checkReadModels: () => checkReadModels(running),
       destroy: async () => {
+        // Only where this process ran the projections over a read store it alone fills.
+        const check = running.projections && !options.env?.ROLES ? await checkReadModels(running) : undefined;
         await running.stop();
         if (options.mongo) await dropMongoDatabases([mongoDb, `${mongoDb}_keys`, `${mongoDb}_blobs`]);
         await rm(dataDir, { recursive: true, force: true });
+        if (check && check.differing > 0) {
+          throw new Error(`The read models differ from a rebuild from the log in ${check.differing} documents; the first: ${JSON.stringify(check.differences.slice(0, 3), null, 1)}`);
+        }
       },
     };
     return service;

@@ -1,0 +1,68 @@
+// Read models as they were at a point in time (issue 13's asOf): the project's events up to then,
+// and those of the users it involved, replayed in log order through the very projections that keep
+// the live read models, into a scratch memory store. No second implementation of any view: the
+// routes run their usual code against queries over the scratch store.
+
+import type { EventStore, StoredEvent } from '../../stores/eventstore/eventStore';
+import { MemoryReadStore } from '../../stores/readstore/memoryReadStore';
+import type { ReadStore } from '../../stores/readstore/readStore';
+import type { Projection } from '../projection';
+import type { HistoryDocument } from './historyDocument';
+import { historyUpTo } from './historyQueries';
+
+/** The user ids an event names: in its data, or as its actor. */
+function usersNamedBy(doc: HistoryDocument, event: StoredEvent | undefined, into: Set<number>): void {
+  const actor = /^user:(\d{1,15})$/.exec(doc.actor);
+  if (actor) into.add(Number(actor[1]));
+  for (const field of ['userId', 'ownerUserId', 'invitedUserId', 'createdByUserId']) {
+    const value = event?.data[field];
+    if (typeof value === 'number' && Number.isSafeInteger(value)) into.add(value);
+  }
+}
+
+/** Reads the events the documents point at, one read per stream. */
+async function eventsOf(events: EventStore, docs: readonly HistoryDocument[]): Promise<Map<string, StoredEvent>> {
+  const byStream = new Map<string, HistoryDocument[]>();
+  for (const doc of docs) byStream.set(doc.streamId, [...(byStream.get(doc.streamId) ?? []), doc]);
+  const found = new Map<string, StoredEvent>();
+  for (const [streamId, streamDocs] of byStream) {
+    const revisions = streamDocs.map((d) => BigInt(d.revision));
+    const from = revisions.reduce((a, b) => (a < b ? a : b));
+    const to = revisions.reduce((a, b) => (a > b ? a : b));
+    const read = await events.readStream(streamId, { fromRevision: from, maxCount: Number(to - from) + 1 });
+    for (const event of read) found.set(`${event.streamId}\u0000${event.revision}`, event);
+  }
+  return found;
+}
+
+/**
+ * The read models of `projectId` as of `asOf`, or undefined when the project had no event by then.
+ * `history` is the read store holding the history index; `projections` the live ones (history aside).
+ */
+export async function readModelsAsOf(
+  events: EventStore,
+  history: ReadStore,
+  projections: readonly Projection[],
+  projectId: number,
+  asOf: string,
+): Promise<ReadStore | undefined> {
+  const projectDocs: HistoryDocument[] = [];
+  for await (const doc of historyUpTo(history, { projectId }, asOf)) projectDocs.push(doc);
+  if (projectDocs.length === 0) return undefined;
+  const projectEvents = await eventsOf(events, projectDocs);
+  const users = new Set<number>();
+  for (const doc of projectDocs) usersNamedBy(doc, projectEvents.get(`${doc.streamId}\u0000${doc.revision}`), users);
+  const userDocs: HistoryDocument[] = [];
+  for await (const doc of historyUpTo(history, { userId: { $in: [...users] } }, asOf)) userDocs.push(doc);
+  const userEvents = await eventsOf(events, userDocs);
+
+  const all = [...projectDocs, ...userDocs.filter((d) => d.projectId !== projectId)].sort((a, b) => (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
+  const scratch = new MemoryReadStore();
+  for (const doc of all) {
+    const key = `${doc.streamId}\u0000${doc.revision}`;
+    const event = projectEvents.get(key) ?? userEvents.get(key);
+    if (!event) continue;
+    for (const projection of projections) if (projection.handles.has(event.type)) await projection.apply(event, scratch);
+  }
+  return scratch;
+}
