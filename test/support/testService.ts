@@ -9,6 +9,9 @@ import { loadConfig, startService, type Config, type RunningService } from '../.
 import { allProjections } from '../../projections';
 import { compareWithRebuild, type ReadModelComparison } from '../../projections/readModelCheck';
 import { MemoryReadStore } from '../../stores/readstore/memoryReadStore';
+import type { Position } from '../../stores/eventstore/eventStore';
+import type { Projection } from '../../projections/projection';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export const TEST_PAYMENT_SECRET = 'test-payment-secret-0123456789';
 
@@ -47,10 +50,20 @@ async function checkReadModels(running: RunningService): Promise<ReadModelCompar
     const failed = new Set((await running.projections?.failures())?.map((f) => f.projection) ?? []);
     const failedWrites = new Set(allProjections.filter((p) => failed.has(p.name)).flatMap((p) => [...p.writes]));
     const healthy = allProjections.filter((p) => ![...p.writes].some((c) => failedWrites.has(c)));
+    // The comparison replays up to the stored checkpoints, which may trail what was applied a moment.
+    if (head !== undefined) await storedCheckpointsReach(running, healthy, head);
     comparison = await compareWithRebuild(events, readStore, healthy, new MemoryReadStore());
     if (comparison.differing === 0 || (await events.headPosition()) === head) return comparison;
   }
   return comparison!;
+}
+
+async function storedCheckpointsReach(running: RunningService, projections: readonly Projection[], head: Position): Promise<void> {
+  for (let waited = 0; waited < 3000; waited += 20) {
+    const stored = await Promise.all(projections.map((p) => running.stores.readStore.getCheckpoint(p.name)));
+    if (stored.every((position) => position !== undefined && position >= head)) return;
+    await sleep(20);
+  }
 }
 
 export async function startTestService(options: { mongo: boolean; env?: Record<string, string> }): Promise<TestService> {
@@ -71,10 +84,14 @@ export async function startTestService(options: { mongo: boolean; env?: Record<s
   });
   const launch = async (): Promise<TestService> => {
     const running = await startService(config, pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }));
+    let stopped = false;
     const service: TestService = {
       ...running,
       apiUrl: running.apiUrl!,
-      stop: () => running.stop(),
+      stop: () => {
+        stopped = true;
+        return running.stop();
+      },
       restart: async () => {
         await running.stop();
         return launch();
@@ -82,7 +99,7 @@ export async function startTestService(options: { mongo: boolean; env?: Record<s
       checkReadModels: () => checkReadModels(running),
       destroy: async () => {
         // Only where this process ran the projections over a read store it alone fills.
-        const check = running.projections && !options.env?.ROLES ? await checkReadModels(running) : undefined;
+        const check = running.projections && !stopped && !options.env?.ROLES ? await checkReadModels(running) : undefined;
         await running.stop();
         if (options.mongo) await dropMongoDatabases([mongoDb, `${mongoDb}_keys`, `${mongoDb}_blobs`]);
         await rm(dataDir, { recursive: true, force: true });
