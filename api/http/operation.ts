@@ -74,6 +74,8 @@ export interface Operation<B extends AnySchema = AnySchema, Q extends AnySchema 
    * body is read. Reading for GET and changing otherwise, unless set.
    */
   projectAccess?: 'read' | 'write' | 'devices';
+  /** Whether an organization API key may call it (organization routes check the key's organization themselves). */
+  acceptsOrganizationKey?: boolean;
   /** Set for operations that take files; their text fields are validated by `body`. */
   multipart?: MultipartOptions;
   /**
@@ -124,7 +126,7 @@ export function mountOperations(router: Router, operations: readonly Operation[]
       try {
         // Authenticate first: a request without valid credentials learns nothing from validation,
         // and sends no file to our disk.
-        const principal = requirePrincipal(await authenticate(ctx, deps.auth), op.auth);
+        const principal = requirePrincipal(await authenticate(ctx, deps.auth), op.auth, op.acceptsOrganizationKey === true);
         const project =
           principal && op.path.includes('/:projectId')
             ? await deps.projectAccess(principal, intParam(ctx.params as Record<string, string>, 'projectId'), op.projectAccess ?? (op.method === 'get' ? 'read' : 'write'))

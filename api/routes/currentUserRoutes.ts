@@ -22,7 +22,8 @@ import { isStaff } from '../auth/staff';
 import { authorizeSelfOrStaff, signedInUser, targetUser } from '../auth/userTarget';
 import { operation, queryBoolean, type Operation, type OperationRequest } from '../http/operation';
 import { projectView, type ProjectAudience } from '../views/projectView';
-import { EULAS, USER_EXPERIMENTS, getUserView, organizationView, trialView } from '../views/userView';
+import { organizationView } from '../views/organizationView';
+import { EULAS, USER_EXPERIMENTS, getUserView, trialView } from '../views/userView';
 import { Password } from './accountRoutes';
 import { EnterpriseUpgradeOrTrialExtensionRequest } from './organizationRoutes';
 
@@ -331,15 +332,6 @@ export function currentUserOperations(deps: ApiDeps): Operation[] {
           const currentPasswordOk = state.status === 'registered' && state.passwordHash !== null && (await verifyPassword(request.body.currentPassword, state.passwordHash));
           return run(request as Request, target, { type: 'ChangePassword', data: { currentPasswordOk, passwordHash: await hashPassword(request.body.newPassword), now: now() } });
         });
-      },
-    }),
-    userOp({
-      current: { operationId: 'listOrganizationsCurrentUser', path: '/api/user/organizations' },
-      byId: { operationId: 'listOrganizationsUser', path: '/api/users/:userId/organizations' },
-      method: 'get',
-      summary: "The organizations a user belongs to",
-      async handler(target) {
-        return { organizations: (await deps.organizations.forMember(target.id)).map((o) => organizationView(o, target.id)) };
       },
     }),
     userOp({

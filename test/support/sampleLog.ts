@@ -7,8 +7,8 @@ import { sampleStream, type SampleIngested } from '../../domain/sample/sampleEve
 import { projectDecider, type ProjectCommand } from '../../domain/project/projectDecider';
 import { apiKeyUsageStream, projectStream, type ProjectEvent } from '../../domain/project/projectEvents';
 import { fold, type DomainEvent } from '../../domain/shared/decider';
-import { organizationDecider } from '../../domain/organization/organizationDecider';
-import { organizationStream } from '../../domain/organization/organizationEvents';
+import { organizationDecider, type OrganizationCommand } from '../../domain/organization/organizationDecider';
+import { organizationStream, type OrganizationEvent } from '../../domain/organization/organizationEvents';
 import { userDecider, type UserCommand } from '../../domain/user/userDecider';
 import { userStream } from '../../domain/user/userEvents';
 import type { StoredEvent } from '../../stores/eventstore/eventStore';
@@ -83,14 +83,31 @@ export function sampleLog(): StoredEvent[] {
     }
     batches.push([userStream(userId), events]);
   }
+  // Organization 31 goes through every member, key and settings step; 30 is deleted.
   for (const [organizationId, trialId] of [[30, null], [31, 40]] as const) {
-    batches.push([
-      organizationStream(organizationId),
-      organizationDecider.decide(
-        { type: 'CreateOrganization', data: { organizationId, name: `org ${organizationId}`, isDeveloperProfile: trialId === null, ownerUserId: 1, trialId, now } },
-        organizationDecider.initialState(),
-      ),
-    ]);
+    const commands: OrganizationCommand[] = [
+      { type: 'CreateOrganization', data: { organizationId, name: `org ${organizationId}`, isDeveloperProfile: trialId === null, ownerUserId: 1, trialId, now } },
+    ];
+    if (organizationId === 31) {
+      commands.push(
+        { type: 'UpdateOrganization', data: { changes: { name: 'Navy labs', readme: '# Labs', showHeaderImgMask: true }, now } },
+        { type: 'AddMember', data: { userId: 2, role: 'guest', datasets: ['wrists'], invited: false, addedByUserId: 1, now } },
+        { type: 'SetMemberDatasets', data: { userId: 2, datasets: ['wrists', 'ankles'], now } },
+        { type: 'SetMemberRole', data: { userId: 2, role: 'admin', now } },
+        { type: 'RemoveMember', data: { userId: 2, now } },
+        { type: 'AddApiKey', data: { apiKeyId: 310, name: 'CI', role: 'member', keyHash: 'hash31ci', keyHint: 'ei_org31ci', createdByUserId: 1, expires: null, now } },
+        { type: 'RevokeApiKey', data: { apiKeyId: 310, now } },
+      );
+    } else commands.push({ type: 'DeleteOrganization', data: { now } });
+    let state = organizationDecider.initialState();
+    const events: OrganizationEvent[] = [];
+    for (const command of commands) {
+      for (const e of organizationDecider.decide(command, state)) {
+        events.push(e);
+        state = organizationDecider.evolve(state, e);
+      }
+    }
+    batches.push([organizationStream(organizationId), events]);
   }
   // Projects 10 and 11 live; project 10 goes through every settings, key and collaborator step;
   // project 12 is deleted and fully deleted.
