@@ -92,7 +92,8 @@ export function organizationOperations(deps: ApiDeps): Operation[] {
       },
       async handler(request) {
         const caller = await check(request.principal, request.params);
-        return spec.handler({ ...request, caller } as never);
+        // Not a spread: it would read the request's `project` getter, which throws off project paths.
+        return spec.handler(Object.assign(request, { caller }) as never);
       },
     });
   };

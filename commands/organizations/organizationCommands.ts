@@ -61,7 +61,14 @@ const API_KEY_CHARS = /^[\x21-\x7e]+$/;
  * appended.
  */
 export async function addOrganizationApiKey(
-  deps: { events: EventStore; ids: IdAllocator; reservations: UniquenessReservations },
+  deps: {
+    events: EventStore;
+    ids: IdAllocator;
+    reservations: UniquenessReservations;
+    /** Whether a project key, or an organization key, ever had this hash (keys from before reservations have none). */
+    apiKeys: { everIssued(hash: string): Promise<boolean> };
+    organizations: { everIssuedKey(hash: string): Promise<boolean> };
+  },
   organizationId: number,
   input: { name: string; role: OrganizationApiKeyRole; apiKey?: string; ttlSeconds?: number; createdByUserId: number | null },
   ctx: CommandContext,
@@ -78,8 +85,11 @@ export async function addOrganizationApiKey(
     key = input.apiKey;
     const unusable = () => new ValidationError(UNUSABLE_API_KEY, 'UNUSABLE_API_KEY');
     if (!key.startsWith(API_KEY_PREFIX) || key.length < MIN_API_KEY_LENGTH || key.length > 256 || !API_KEY_CHARS.test(key)) throw unusable();
+    const hash = hashApiKey(key);
+    // The reservation alone would let this organization choose its own earlier value again.
+    if ((await deps.apiKeys.everIssued(hash)) || (await deps.organizations.everIssuedKey(hash))) throw unusable();
     try {
-      await deps.reservations.reserve('apikey', hashApiKey(key), organizationStream(organizationId), ctx, 'taken');
+      await deps.reservations.reserve('apikey', hash, organizationStream(organizationId), ctx, 'taken');
     } catch (error) {
       if (error instanceof ConflictError) throw unusable();
       throw error;

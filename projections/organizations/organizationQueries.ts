@@ -28,6 +28,11 @@ export class OrganizationQueries {
     return this.keys.find({ organizationId, revoked: false }, { sort: { created: 1, apiKeyId: 1 } });
   }
 
+  /** Whether any organization key ever had this hash, live or not. */
+  async everIssuedKey(hash: string): Promise<boolean> {
+    return (await this.keys.findOne({ _id: hash })) !== null;
+  }
+
   /** The live organization key with this value, or null when unknown, revoked, expired or of a deleted organization. */
   async liveKey(key: string, now: Date): Promise<OrganizationApiKeyDocument | null> {
     const doc = await this.keys.findOne({ _id: hashApiKey(key), revoked: false, organizationDeleted: false });
