@@ -478,7 +478,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
       const app: Koa = createApiApp(deps, { log: log.child({ role: 'api' }), sync, health, settleTimeoutMs: config.settleTimeoutMs });
       server.on('request', app.callback());
       // After the app's listener: socket.io passes on every request outside /socket.io to it.
-      jobSocket = attachJobSocket(server, { events: stores.events, tokens: deps.tokens.socket, projects: deps.projects, log: log.child({ role: 'api', component: 'job-socket' }) });
+      jobSocket = attachJobSocket(server, { events: stores.events, tokens: deps.tokens.socket, projects: deps.projects, organizations: deps.organizations, log: log.child({ role: 'api', component: 'job-socket' }) });
     }
     if (config.roles.has('ingestion')) {
       // Uploads that were being received when the process stopped were never acknowledged.

@@ -19,6 +19,7 @@ import { currentUserOperations } from './routes/currentUserRoutes';
 import { internalOperations } from './routes/internalRoutes';
 import { invitationOperations } from './routes/invitationRoutes';
 import { organizationOperations } from './routes/organizationRoutes';
+import { organizationJobOperations } from './routes/organizationJobRoutes';
 import { paymentOperations } from './routes/paymentRoutes';
 import { ssoOperations } from './routes/ssoRoutes';
 import { whitelabelOperations } from './routes/whitelabelRoutes';
@@ -57,6 +58,7 @@ export function allOperations(deps: ApiDeps): Operation[] {
     ...userPhotoOperations(deps),
     ...currentUserOperations(deps),
     ...organizationOperations(deps),
+    ...organizationJobOperations(deps),
     ...deviceOperations(deps),
     ...impulseOperations(deps),
     ...dspOperations(deps),

@@ -1,8 +1,14 @@
 // Organizations over HTTP: every organization route tried by every kind of caller (the access
 // matrix), then what each operation does: members, invitations, keys, settings, deletion.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { IdAllocator } from '../../commands/idAllocator';
+import { runJobCommand } from '../../commands/jobs/jobCommands';
 import { EMAILS, type EmailDocument } from '../../projections/emails/emailDocument';
+import { registerTestJobRunners } from '../support/testJobRunners';
 import { call, registerUser, startTestService, type TestService } from '../support/testService';
+
+registerTestJobRunners();
 
 type Need = 'guest' | 'read' | 'manage' | 'manageByUser' | 'memberUser';
 type Actor = 'owner' | 'admin' | 'member' | 'guest' | 'outsider' | 'adminKey' | 'memberKey' | 'revokedKey' | 'projectKey' | 'staff';
@@ -20,6 +26,14 @@ const NEEDS: Record<string, Need> = {
   listOrganizationApiKeys: 'manage',
   addOrganizationApiKey: 'manage',
   revokeOrganizationApiKey: 'manage',
+  listActiveOrganizationJobs: 'read',
+  listFinishedOrganizationJobs: 'read',
+  listAllOrganizationJobs: 'read',
+  getOrganizationJobStatus: 'read',
+  cancelOrganizationJob: 'manage',
+  getOrganizationJobsLogs: 'read',
+  downloadOrganizationJobsLogs: 'read',
+  getOrganizationSocketToken: 'read',
 };
 
 /** Whether the actor gets past authorization; otherwise the expected refusal. */
@@ -275,6 +289,80 @@ describe('organizations over HTTP', () => {
       expect(again.status).toBe(400);
       const project = await call(service, 'POST', org('/apikeys'), { headers: headers.owner, body: { name: 'a project key', role: 'member', apiKey: headers.projectKey['x-api-key'] } });
       expect(project.status).toBe(400);
+    });
+  });
+
+  describe('jobs', () => {
+    const ids_: number[] = [];
+    /** Requests a job for an organization (or a project), as code starting an organization's job does, and waits for the read model. */
+    async function requestJob(input: { organizationId: number | null; projectId?: number | null; categoryKey: string; category?: string; key?: string; parameters?: Record<string, unknown> }): Promise<number> {
+      const jobId = await new IdAllocator(service.stores.events).next('job');
+      const { appended } = await runJobCommand(
+        service.stores.events,
+        {
+          type: 'RequestJob',
+          data: { jobId, projectId: input.projectId ?? null, organizationId: input.organizationId, category: input.category ?? 'Test job', categoryKey: input.categoryKey, key: input.key ?? 'k', parameters: input.parameters ?? {}, jobNotificationUids: [], createdByUserId: ids.ada!, now: new Date() },
+        },
+        { actor: `user:${ids.ada}`, correlationId: 'test', now: new Date() },
+      );
+      await service.projections!.waitFor(appended!.position, 5000);
+      ids_.push(jobId);
+      return jobId;
+    }
+    async function finished(jobId: number): Promise<Record<string, unknown>> {
+      for (const until = Date.now() + 10_000; ; await sleep(50)) {
+        const res = await call(service, 'GET', org(`/jobs/${jobId}/status`), { headers: headers.member });
+        expect(res.status, JSON.stringify(res.body)).toBe(200);
+        const job = res.body.job as Record<string, unknown>;
+        if (typeof job.finishedSuccessful === 'boolean') return job;
+        if (Date.now() > until) throw new Error(`job ${jobId} did not finish`);
+      }
+    }
+
+    it("lists the organization's own jobs with every filter, counting before paging, and runs them", async () => {
+      const ok = await requestJob({ organizationId, categoryKey: 'test-lines', category: 'Lines', key: 'a', parameters: { lines: 2 } });
+      const failed = await requestJob({ organizationId, categoryKey: 'test-lines', category: 'Lines', key: 'b', parameters: { lines: 1, failWith: 'broken on purpose' } });
+      const waiting = await requestJob({ organizationId, categoryKey: 'no-such-runner', category: 'Waiting', key: 'c' });
+      const elsewhere = await requestJob({ organizationId: organizationId + 1000, categoryKey: 'no-such-runner' });
+      expect((await finished(ok)).finishedSuccessful).toBe(true);
+      expect((await finished(failed)).finishedSuccessful).toBe(false);
+      const all = await call(service, 'GET', org('/jobs/all'), { headers: headers.memberKey });
+      expect(all.body.totalJobCount).toBe(3);
+      expect((all.body.jobs as { id: number }[]).map((j) => j.id)).toEqual([waiting, failed, ok]);
+      const page = await call(service, 'GET', org('/jobs/all?limit=1&offset=1'), { headers: headers.member });
+      expect(page.body).toMatchObject({ totalJobCount: 3, jobs: [expect.objectContaining({ id: failed })] });
+      const byKey = await call(service, 'GET', org('/jobs/all?key=a'), { headers: headers.member });
+      expect((byKey.body.jobs as { id: number }[]).map((j) => j.id)).toEqual([ok]);
+      const byCategory = await call(service, 'GET', org('/jobs/all?category=Lines&finished=failed'), { headers: headers.member });
+      expect(byCategory.body).toMatchObject({ totalJobCount: 1, jobs: [expect.objectContaining({ id: failed, finishedSuccessful: false })] });
+      const future = await call(service, 'GET', org(`/jobs/all?startDate=${new Date(Date.now() + 3_600_000).toISOString()}`), { headers: headers.member });
+      expect(future.body.totalJobCount).toBe(0);
+      const active = await call(service, 'GET', org('/jobs'), { headers: headers.member });
+      expect((active.body.jobs as { id: number }[]).map((j) => j.id)).toEqual([waiting]);
+      const history = await call(service, 'GET', org('/jobs/history'), { headers: headers.member });
+      expect((history.body.jobs as { id: number }[]).map((j) => j.id)).toEqual([failed, ok]);
+      const stdout = await call(service, 'GET', org(`/jobs/${ok}/stdout`), { headers: headers.member });
+      expect((stdout.body.stdout as { data: string }[]).map((l) => l.data)).toEqual(['line 1\n', 'line 2\n']);
+      const download = await fetch(`${service.apiUrl}/v1${org(`/jobs/${ok}/stdout/download`)}`, { headers: headers.member });
+      expect(await download.text()).toBe('line 1\nline 2\n');
+      // Another organization's job is not found here, nor is the organization's job under a project.
+      expect((await call(service, 'GET', org(`/jobs/${elsewhere}/status`), { headers: headers.member })).status).toBe(404);
+      expect((await call(service, 'GET', org('/jobs/all?finished=sometimes'), { headers: headers.member })).status).toBe(400);
+    });
+
+    it('lets admins cancel a job, and not members', async () => {
+      const waiting = (await call(service, 'GET', org('/jobs'), { headers: headers.member })).body.jobs as { id: number }[];
+      const jobId = waiting[0]!.id;
+      expect((await call(service, 'POST', org(`/jobs/${jobId}/cancel`), { headers: headers.memberKey })).status).toBe(403);
+      expect((await call(service, 'POST', org(`/jobs/${jobId}/cancel`), { headers: headers.adminKey })).status).toBe(200);
+      const job = await finished(jobId);
+      expect(job).toMatchObject({ finishedSuccessful: false, additionalInfo: 'Cancelled before it started' });
+    });
+
+    it('issues a socket token for the organization to its members and keys', async () => {
+      const res = await call(service, 'GET', org('/socket-token'), { headers: headers.memberKey });
+      expect(res.body.token).toEqual({ socketToken: expect.any(String), expires: expect.any(String) });
+      expect((await call(service, 'GET', org('/socket-token'), { headers: headers.guest })).status).toBe(403);
     });
   });
 

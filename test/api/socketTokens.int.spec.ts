@@ -23,6 +23,14 @@ describe('socket tokens', () => {
     expect(await socket.verify(byKey.socketToken, now)).toEqual({ caller: { kind: 'apiKey', apiKeyId: 3 }, projectId: 9, expires: byKey.expires });
   });
 
+  it("carry an organization instead of a project for an organization's jobs, never both", async () => {
+    const byOrgKey = await socket.issue({ kind: 'organizationKey', apiKeyId: 5 }, { organizationId: 12 }, now);
+    expect(await socket.verify(byOrgKey.socketToken, now)).toEqual({ caller: { kind: 'organizationKey', apiKeyId: 5 }, organizationId: 12, expires: byOrgKey.expires });
+    const [header, , signature] = byOrgKey.socketToken.split('.') as [string, string, string];
+    const both = Buffer.from(JSON.stringify({ ...decodeJwt(byOrgKey.socketToken), pid: 12 })).toString('base64url');
+    expect(await socket.verify(`${header}.${both}.${signature}`, now)).toEqual({ invalid: 'Invalid socket token' });
+  });
+
   it('are refused once expired', async () => {
     const { socketToken } = await socket.issue({ kind: 'user', userId: 7 }, 42, now);
     const justBefore = new Date(now.getTime() + SOCKET_TOKEN_LIFETIME_SECONDS * 1000 - 1000);
