@@ -47,6 +47,7 @@ import { DspFeaturesQueries } from './projections/dspFeatures/dspFeaturesQueries
 import { EmailQueries } from './projections/emails/emailQueries';
 import { SampleQueries } from './projections/samples/sampleQueries';
 import { OrganizationQueries } from './projections/organizations/organizationQueries';
+import { WhitelabelQueries } from './projections/whitelabels/whitelabelQueries';
 import { allProjections } from './projections';
 import { CheckpointPoller, ProjectionRunner, type ReadModelSync } from './projections/projectionRunner';
 import { StoredProjectionStatus, type ProjectionHealth } from './projections/projectionStatus';
@@ -447,6 +448,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
         projects: new ProjectQueries(stores.readStore),
         apiKeys: new ApiKeyQueries(stores.readStore),
         organizations: new OrganizationQueries(stores.readStore),
+        whitelabels: new WhitelabelQueries(stores.readStore),
         emails: new EmailQueries(stores.readStore),
         devices: new DeviceQueries(stores.readStore),
         impulses: new ImpulseQueries(stores.readStore),

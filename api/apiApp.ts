@@ -20,6 +20,7 @@ import { internalOperations } from './routes/internalRoutes';
 import { invitationOperations } from './routes/invitationRoutes';
 import { organizationOperations } from './routes/organizationRoutes';
 import { organizationJobOperations } from './routes/organizationJobRoutes';
+import { deploymentOperations } from './routes/deploymentRoutes';
 import { paymentOperations } from './routes/paymentRoutes';
 import { ssoOperations } from './routes/ssoRoutes';
 import { whitelabelOperations } from './routes/whitelabelRoutes';
@@ -59,6 +60,7 @@ export function allOperations(deps: ApiDeps): Operation[] {
     ...currentUserOperations(deps),
     ...organizationOperations(deps),
     ...organizationJobOperations(deps),
+    ...deploymentOperations(deps),
     ...deviceOperations(deps),
     ...impulseOperations(deps),
     ...dspOperations(deps),

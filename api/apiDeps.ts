@@ -11,6 +11,7 @@ import type { JobQueries } from '../projections/jobs/jobQueries';
 import type { SampleQueries } from '../projections/samples/sampleQueries';
 import type { EmailQueries } from '../projections/emails/emailQueries';
 import type { OrganizationQueries } from '../projections/organizations/organizationQueries';
+import type { WhitelabelQueries } from '../projections/whitelabels/whitelabelQueries';
 import type { ProjectQueries } from '../projections/projects/projectQueries';
 import type { UserQueries } from '../projections/users/userQueries';
 import type { BlobStore } from '../stores/blobstore/blobStore';
@@ -55,6 +56,7 @@ export interface ApiDeps {
   projects: ProjectQueries;
   apiKeys: ApiKeyQueries;
   organizations: OrganizationQueries;
+  whitelabels: WhitelabelQueries;
   emails: EmailQueries;
   devices: DeviceQueries;
   impulses: ImpulseQueries;

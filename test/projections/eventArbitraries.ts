@@ -6,6 +6,8 @@
 // property test also checks the table against the type names declared in domain/*/*Events.ts.
 import fc from 'fast-check';
 import type { DeviceEvent } from '../../domain/device/deviceEvents';
+import { DEPLOYMENT_TARGET_FORMATS } from '../../domain/deployment/deploymentTargets';
+import type { WhitelabelEvent, WhitelabelSettings } from '../../domain/whitelabel/whitelabelEvents';
 import { NORMALIZE_DATA, type DspFeaturesEvent } from '../../domain/dsp/dspFeaturesEvents';
 import type { EmailEvent } from '../../domain/email/emailEvents';
 import { IMPULSE_TYPES, INPUT_BLOCK_TYPES, LEARN_BLOCK_TYPES } from '../../domain/impulse/blockCatalog';
@@ -20,7 +22,7 @@ import { textProblem, type TextRule } from '../../domain/shared/textRules';
 import { PROJECTS_SORT_ORDERS, type UserEvent } from '../../domain/user/userEvents';
 import { EULAS, USER_EXPERIMENTS, USER_NOTIFICATIONS } from '../../api/views/userView';
 
-export type AnyEvent = UserEvent | ProjectEvent | ApiKeyUsed | SampleEvent | DeviceEvent | EmailEvent | ImpulseEvent | OrganizationEvent | JobEvent | DspFeaturesEvent;
+export type AnyEvent = UserEvent | ProjectEvent | ApiKeyUsed | SampleEvent | DeviceEvent | EmailEvent | ImpulseEvent | OrganizationEvent | JobEvent | DspFeaturesEvent | WhitelabelEvent;
 export type EventType = AnyEvent['type'];
 type DataOf<T extends EventType> = Extract<AnyEvent, { type: T }>['data'];
 
@@ -169,6 +171,32 @@ function sampleIngested(ids: Ids): fc.Arbitrary<DataOf<'SampleIngested'>> {
     .map((d) => ({ ...d, sampleId: ids.id, projectId: ids.projectId, frequency: 1000 / d.intervalMs }));
 }
 
+function whitelabelSettings(ids: Ids): fc.Arbitrary<WhitelabelSettings>;
+function whitelabelSettings(ids: Ids, requiredKeys: []): fc.Arbitrary<Partial<WhitelabelSettings>>;
+function whitelabelSettings(ids: Ids, requiredKeys?: []): fc.Arbitrary<Partial<WhitelabelSettings>> {
+  const domain = fc.constantFrom('studio.example.com', 'ml.acme.test', 'a-b.c0.example');
+  return fc.record(
+    {
+      name: line(128),
+      domain,
+      ownerOrganizationId: fc.constant(ids.organizationId),
+      identityProviders: fc.array(line(64), { maxLength: 2 }),
+      allowPasswordAuth: fc.boolean(),
+      deploymentTargets: fc.subarray([...DEPLOYMENT_TARGET_FORMATS]),
+      learningBlocks: fc.subarray([...LEARN_BLOCK_TYPES]),
+      allowSignup: fc.boolean(),
+      allowFreeProjects: fc.boolean(),
+      exposePublicProjects: fc.boolean(),
+      organizationsLimit: fc.option(fc.nat(), { nil: null }),
+      disablePublicEntities: fc.boolean(),
+      requireCollaboratorsInWhitelabel: fc.boolean(),
+      disableMarketingFeatures: fc.boolean(),
+      disableForumAccess: fc.boolean(),
+    },
+    requiredKeys ? { requiredKeys } : {},
+  );
+}
+
 type Generators = { [K in EventType]: (ids: Ids) => fc.Arbitrary<DataOf<K>> };
 
 export const eventGenerators: Generators = {
@@ -257,6 +285,11 @@ export const eventGenerators: Generators = {
       created: iso,
     }),
   OrganizationApiKeyRevoked: (ids) => fc.record({ organizationId: fc.constant(ids.organizationId), apiKeyId: fc.constant(ids.id), revoked: iso }),
+
+  // whitelabel-{id} (the organization's id stands for the white label's)
+  WhitelabelCreated: (ids) => fc.record({ whitelabelId: fc.constant(ids.organizationId), settings: whitelabelSettings(ids), created: iso }),
+  WhitelabelUpdated: (ids) => fc.record({ whitelabelId: fc.constant(ids.organizationId), changes: whitelabelSettings(ids, []), updated: iso }),
+  WhitelabelDeleted: (ids) => fc.record({ whitelabelId: fc.constant(ids.organizationId), deletedDate: iso }),
 
   // project-{id}
   ProjectCreated: (ids) => fc.record({ projectId: fc.constant(ids.projectId), name: line(PROJECT_NAME_MAX), description: paragraph(10_000), ownerUserId: fc.constant(ids.userId), isPublic: fc.boolean(), created: iso }),

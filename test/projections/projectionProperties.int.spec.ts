@@ -81,6 +81,8 @@ const scenario: fc.Arbitrary<{ creations: Step[][]; streams: Step[][] }> = fc.tu
     const organization = `organization-${ids.organizationId}`;
     creations.push(sequence([ev('OrganizationCreated', ids, organization)], undefined));
     streams.push(sequence([], oneOf(ORGANIZATION_UPDATES, ids, organization), [ev('OrganizationDeleted', ids, organization)], 6));
+    const whitelabel = `whitelabel-${ids.organizationId}`;
+    streams.push(sequence([ev('WhitelabelCreated', ids, whitelabel)], ev('WhitelabelUpdated', ids, whitelabel), [ev('WhitelabelDeleted', ids, whitelabel)], 3));
   }
   for (const projectId of [1, 2]) {
     const deviceId = projectId === 1 ? deviceA : deviceB;

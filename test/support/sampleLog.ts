@@ -9,6 +9,8 @@ import { apiKeyUsageStream, projectStream, type ProjectEvent } from '../../domai
 import { fold, type DomainEvent } from '../../domain/shared/decider';
 import { organizationDecider, type OrganizationCommand } from '../../domain/organization/organizationDecider';
 import { organizationStream, type OrganizationEvent } from '../../domain/organization/organizationEvents';
+import { whitelabelDecider, type WhitelabelCommand } from '../../domain/whitelabel/whitelabelDecider';
+import { whitelabelStream, type WhitelabelEvent, type WhitelabelSettings } from '../../domain/whitelabel/whitelabelEvents';
 import { userDecider, type UserCommand } from '../../domain/user/userDecider';
 import { userStream } from '../../domain/user/userEvents';
 import type { StoredEvent } from '../../stores/eventstore/eventStore';
@@ -108,6 +110,37 @@ export function sampleLog(): StoredEvent[] {
       }
     }
     batches.push([organizationStream(organizationId), events]);
+  }
+  // White label 50 is created, changed and deleted; 51 stays.
+  for (const whitelabelId of [50, 51]) {
+    const settings: WhitelabelSettings = {
+      name: `label ${whitelabelId}`,
+      domain: `studio${whitelabelId}.example.com`,
+      ownerOrganizationId: 31,
+      identityProviders: [],
+      allowPasswordAuth: true,
+      deploymentTargets: ['zip', 'arduino'],
+      learningBlocks: ['keras'],
+      allowSignup: true,
+      allowFreeProjects: false,
+      exposePublicProjects: false,
+      organizationsLimit: null,
+      disablePublicEntities: false,
+      requireCollaboratorsInWhitelabel: false,
+      disableMarketingFeatures: false,
+      disableForumAccess: false,
+    };
+    const commands: WhitelabelCommand[] = [{ type: 'CreateWhitelabel', data: { whitelabelId, settings, now } }];
+    if (whitelabelId === 50) commands.push({ type: 'UpdateWhitelabel', data: { changes: { deploymentTargets: ['wasm'], allowSignup: false }, now } }, { type: 'DeleteWhitelabel', data: { now } });
+    let state = whitelabelDecider.initialState();
+    const events: WhitelabelEvent[] = [];
+    for (const command of commands) {
+      for (const e of whitelabelDecider.decide(command, state)) {
+        events.push(e);
+        state = whitelabelDecider.evolve(state, e);
+      }
+    }
+    batches.push([whitelabelStream(whitelabelId), events]);
   }
   // Projects 10 and 11 live; project 10 goes through every settings, key and collaborator step;
   // project 12 is deleted and fully deleted.
