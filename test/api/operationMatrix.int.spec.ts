@@ -13,7 +13,7 @@ interface OpenApiOperation {
  * appends nothing.
  */
 /** Operations only staff may call. */
-const STAFF_OPERATIONS = ['createOrganization'];
+const STAFF_OPERATIONS = ['createOrganization', 'createWhitelabel', 'updateWhitelabel'];
 
 describe('every operation, refused the right way', () => {
   let service: TestService;
@@ -22,6 +22,7 @@ describe('every operation, refused the right way', () => {
   let bob: { id: number; token: string };
   let staffToken: string;
   let organizationId = 0;
+  let whitelabelId = 0;
 
   const fill = (path: string, userId: number, projectId: number) =>
     path
@@ -29,7 +30,7 @@ describe('every operation, refused the right way', () => {
       .replace('{projectId}', String(projectId))
       .replace('{organizationId}', String(organizationId))
       .replace('{usernameOrEmail}', 'nobody')
-      .replace('{whitelabelIdentifier}', '1');
+      .replace('{whitelabelIdentifier}', String(whitelabelId));
 
   beforeAll(async () => {
     service = await startTestService({ mongo: false });
@@ -41,6 +42,9 @@ describe('every operation, refused the right way', () => {
     const a = await register('ada');
     // Ada's own organization: its operations reach validation.
     organizationId = Number((await call(service, 'POST', '/api/user/create-developer-profile', { headers: { 'x-jwt-token': a.token } })).body.organizationId);
+    // A white label Ada's organization owns: she may set its deployment targets.
+    const whitelabel = await call(service, 'POST', '/api/whitelabels', { headers: { 'x-jwt-token': staffToken }, body: { name: 'Matrix', domain: 'matrix.example.com', ownerOrganizationId: organizationId } });
+    whitelabelId = Number(whitelabel.body.id);
     bob = await register('bob');
     const project = await call(service, 'POST', '/api/projects/create', { headers: { 'x-jwt-token': a.token }, body: { projectName: 'Matrix' } });
     ada = { ...a, apiKey: String(project.body.apiKey), projectId: Number(project.body.id) };
