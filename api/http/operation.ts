@@ -62,7 +62,7 @@ type AnySchema = z.ZodType;
  */
 export interface Operation<B extends AnySchema = AnySchema, Q extends AnySchema = AnySchema, A extends AuthRequirement = AuthRequirement> {
   operationId: string;
-  method: 'get' | 'post' | 'delete';
+  method: 'get' | 'post' | 'put' | 'delete';
   /** Koa-router style (`/api/:projectId`), relative to `/v1`. */
   path: string;
   summary: string;

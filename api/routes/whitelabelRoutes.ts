@@ -148,7 +148,7 @@ export function whitelabelOperations(deps: ApiDeps): Operation[] {
     }),
     operation({
       operationId: 'updateWhitelabel',
-      method: 'post',
+      method: 'put',
       path: '/api/whitelabel/:whitelabelIdentifier',
       summary: "Change a white label's settings (staff)",
       auth: 'jwt',

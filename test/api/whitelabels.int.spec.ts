@@ -86,10 +86,10 @@ describe('white labels and deployment targets over HTTP', () => {
     expect((await call(service, 'GET', wl(), { headers: h.owner })).body.whitelabel).toMatchObject({ name: 'Acme ML', learningBlocks: ['keras', 'anomaly'], allowSignup: true });
     expect((await call(service, 'GET', wl(), { headers: h.member })).status).toBe(403);
     expect((await call(service, 'GET', wl(), { headers: h.outsider })).status).toBe(403);
-    expect((await call(service, 'POST', wl(), { headers: h.owner, body: { allowSignup: false } })).status).toBe(403);
-    expect((await call(service, 'POST', wl(), { headers: h.staff, body: { allowSignup: false, allowFreeProjects: true, disableForumAccess: true } })).status).toBe(200);
+    expect((await call(service, 'PUT', wl(), { headers: h.owner, body: { allowSignup: false } })).status).toBe(403);
+    expect((await call(service, 'PUT', wl(), { headers: h.staff, body: { allowSignup: false, allowFreeProjects: true, disableForumAccess: true } })).status).toBe(200);
     expect((await call(service, 'GET', wl(), { headers: h.staff })).body.whitelabel).toMatchObject({ allowSignup: false, allowFreeProjects: true, disableForumAccess: true });
-    expect((await call(service, 'POST', wl(), { headers: h.staff, body: { deploymentTargets: ['nope'] } })).status).toBe(400);
+    expect((await call(service, 'PUT', wl(), { headers: h.staff, body: { deploymentTargets: ['nope'] } })).status).toBe(400);
   });
 
   it('lets the owner organization admins and staff choose its deployment targets, by known format only', async () => {
