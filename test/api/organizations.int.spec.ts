@@ -6,7 +6,7 @@ import { IdAllocator } from '../../commands/idAllocator';
 import { runJobCommand } from '../../commands/jobs/jobCommands';
 import { EMAILS, type EmailDocument } from '../../projections/emails/emailDocument';
 import { registerTestJobRunners } from '../support/testJobRunners';
-import { call, registerUser, startTestService, type TestService } from '../support/testService';
+import { call, describeOn, registerUser, setups, startTestService, type TestService } from '../support/testService';
 
 registerTestJobRunners();
 
@@ -56,7 +56,7 @@ function expected(actor: Actor, need: Need): 'allowed' | 401 | 403 {
   }
 }
 
-describe('organizations over HTTP', () => {
+for (const setup of setups) describeOn(setup, 'organizations over HTTP', () => {
   let service: TestService;
   let organizationId: number;
   const ids: Record<string, number> = {};
@@ -67,7 +67,7 @@ describe('organizations over HTTP', () => {
   const org = (suffix = '') => `/api/organizations/${organizationId}${suffix}`;
 
   beforeAll(async () => {
-    service = await startTestService({ mongo: false });
+    service = await startTestService({ mongo: setup.mongo });
     // The first user is staff.
     const staff = await registerUser(service, 'staffer');
     const users: Record<string, { id: number; token: string }> = {};

@@ -1,9 +1,9 @@
 // White labels and the deployment target catalog over HTTP: who may do what, what each operation
 // does, and how a white label narrows the targets and learn blocks its users see.
 import http from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { DEPLOYMENT_TARGET_FORMATS } from '../../domain/deployment/deploymentTargets';
-import { call, registerUser, startTestService, type TestService } from '../support/testService';
+import { call, describeOn, registerUser, setups, startTestService, type TestService } from '../support/testService';
 
 /** A GET with a chosen Host header (fetch does not let one set it). */
 function getWithHost(service: TestService, pathname: string, host: string, headers: Record<string, string>): Promise<{ status: number; body: Record<string, unknown> }> {
@@ -20,7 +20,7 @@ function getWithHost(service: TestService, pathname: string, host: string, heade
   });
 }
 
-describe('white labels and deployment targets over HTTP', () => {
+for (const setup of setups) describeOn(setup, 'white labels and deployment targets over HTTP', () => {
   let service: TestService;
   let organizationId: number;
   let whitelabelId: number;
@@ -32,7 +32,7 @@ describe('white labels and deployment targets over HTTP', () => {
     call(service, 'POST', '/api/whitelabels', { headers, body: { name: 'Acme ML', domain: 'studio.acme.test', ownerOrganizationId: organizationId, ...body } });
 
   beforeAll(async () => {
-    service = await startTestService({ mongo: false });
+    service = await startTestService({ mongo: setup.mongo });
     h.staff = jwt((await registerUser(service, 'staffer')).token);
     const ada = await registerUser(service, 'ada');
     h.owner = jwt(ada.token);
