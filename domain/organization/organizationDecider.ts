@@ -91,7 +91,7 @@ export const organizationDecider: Decider<OrganizationCommand, OrganizationEvent
         if (c.name !== undefined) changes.name = checkName(c.name);
         if (c.readme !== undefined) changes.readme = checkText(c.readme, 'Readme ("readme")', { max: ORGANIZATION_README_MAX, multiline: true, allowEmpty: true });
         if (c.showHeaderImgMask !== undefined) changes.showHeaderImgMask = c.showHeaderImgMask;
-        if (c.experiments !== undefined) changes.experiments = [...new Set(c.experiments)];
+        if (c.experiments !== undefined) changes.experiments = [...new Set(c.experiments.map((e, i) => checkText(e, `Experiment ("experiments.${i}")`, { max: 64 })))];
         if (Object.keys(changes).length === 0) return [];
         return [{ type: 'OrganizationUpdated', data: { organizationId: org.organizationId, changes, updated: at } }];
       }

@@ -86,6 +86,7 @@ describe('an organization with its owner as only admin', () => {
     ]);
     spec.given([created]).when({ type: 'UpdateOrganization', data: { changes: {}, now } }).then([]);
     spec.given([created]).when({ type: 'UpdateOrganization', data: { changes: { name: ' ' }, now } }).thenThrows(ValidationError, /1 to 128/);
+    spec.given([created]).when({ type: 'UpdateOrganization', data: { changes: { experiments: ['ok', 'b\u202Ead'] }, now } }).thenThrows(ValidationError, /experiments\.1/);
   });
 });
 
