@@ -130,6 +130,39 @@ for (const setup of setups) describeOn(setup, 'white labels and deployment targe
     expect((await call(service, 'GET', `/api/${projectId}/deployment/targets`, { headers: h.adminKey })).status).toBe(401);
   });
 
+  it('lets each kind of caller through, or refuses them before the body is read, on every white label and deployment route', async () => {
+    const revoked = await call(service, 'POST', `/api/organizations/${organizationId}/apikeys`, { headers: h.owner, body: { name: 'gone', role: 'admin' } });
+    await call(service, 'DELETE', `/api/organizations/${organizationId}/apikeys/${Number(revoked.body.id)}`, { headers: h.owner });
+    const callers: Record<string, Record<string, string>> = { ...h, revokedKey: { 'x-api-key': String(revoked.body.apiKey) }, nobody: {} };
+    // Who gets past authorization on each route; everyone else gets the status given.
+    const table: { method: string; path: string; allowed: string[]; refused: Record<string, number> }[] = [
+      { method: 'GET', path: '/api/whitelabels', allowed: ['staff'], refused: { owner: 403, member: 403, outsider: 403, adminKey: 401, memberKey: 401, projectKey: 401 } },
+      { method: 'POST', path: '/api/whitelabels', allowed: ['staff'], refused: { owner: 403, member: 403, outsider: 403, adminKey: 401, memberKey: 401, projectKey: 401 } },
+      { method: 'GET', path: wl(), allowed: ['staff', 'owner'], refused: { member: 403, outsider: 403, adminKey: 401, memberKey: 401, projectKey: 401 } },
+      { method: 'PUT', path: wl(), allowed: ['staff'], refused: { owner: 403, member: 403, outsider: 403, adminKey: 401, memberKey: 401, projectKey: 401 } },
+      { method: 'DELETE', path: wl(), allowed: [], refused: { owner: 403, member: 403, outsider: 403, adminKey: 401, memberKey: 401, projectKey: 401 } },
+      { method: 'POST', path: wl('/deploymentTargets'), allowed: ['staff', 'owner', 'adminKey'], refused: { member: 403, outsider: 403, memberKey: 403, projectKey: 403 } },
+      { method: 'GET', path: wl('/impulse/blocks'), allowed: ['staff', 'owner', 'member', 'outsider', 'adminKey', 'memberKey', 'projectKey'], refused: {} },
+      { method: 'GET', path: wl('/domain'), allowed: ['staff', 'owner', 'member', 'outsider', 'adminKey', 'memberKey', 'projectKey', 'nobody'], refused: {} },
+      { method: 'GET', path: '/api/deployment/targets', allowed: ['staff', 'owner', 'member', 'outsider', 'adminKey', 'memberKey', 'projectKey'], refused: {} },
+      { method: 'GET', path: `/api/${projectId}/deployment/targets`, allowed: ['owner', 'projectKey'], refused: { staff: 403, member: 403, outsider: 403, adminKey: 401, memberKey: 401 } },
+    ];
+    for (const { method, path, allowed, refused } of table) {
+      for (const [name, headers] of Object.entries(callers)) {
+        // Staff deleting is the deletion test's.
+        if (method === 'DELETE' && name === 'staff') continue;
+        const want = allowed.includes(name) ? 'allowed' : (refused[name] ?? (name === 'revokedKey' ? 401 : name === 'nobody' ? 401 : undefined));
+        if (want === undefined) throw new Error(`no expectation for ${name} on ${method} ${path}`);
+        const before = await service.stores.events.headPosition();
+        const res = await call(service, method, path, { headers, ...(method === 'GET' || method === 'DELETE' ? {} : { body: { notAField: true } }) });
+        const label = `${method} ${path} by ${name}: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`;
+        if (want === 'allowed') expect([200, 400], label).toContain(res.status);
+        else expect(res.status, label).toBe(want);
+        expect(await service.stores.events.headPosition(), label).toBe(before);
+      }
+    }
+  });
+
   it('is deleted by staff, freeing its domain', async () => {
     expect((await call(service, 'DELETE', wl(), { headers: h.owner })).status).toBe(403);
     expect((await call(service, 'DELETE', wl(), { headers: h.staff })).status).toBe(200);
