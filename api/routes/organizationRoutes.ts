@@ -15,7 +15,7 @@ import { requestContext, type Principal } from '../auth/principal';
 import { isStaff } from '../auth/staff';
 import { authorizeSelfOrStaff, signedInUser, targetUser } from '../auth/userTarget';
 import { intParam, operation, type Operation, type OperationRequest } from '../http/operation';
-import { organizationApiKeyView, organizationInfoView, organizationView } from '../views/organizationView';
+import { organizationApiKeyView, organizationInfoView, organizationView, type OrganizationAudience } from '../views/organizationView';
 
 /** The body of an enterprise upgrade or trial extension request (same type in the SDK). */
 export const EnterpriseUpgradeOrTrialExtensionRequest = z.object({
@@ -161,7 +161,7 @@ export function organizationOperations(deps: ApiDeps): Operation[] {
       need: 'guest',
       async handler({ caller }) {
         const o = caller.organization;
-        const audience = caller.isGuest ? { kind: 'guest' as const, userId: caller.userId! } : { kind: 'full' as const };
+        const audience: OrganizationAudience = caller.isGuest ? { kind: 'guest', userId: caller.userId! } : caller.userId === null ? { kind: 'apiKey' } : { kind: 'full' };
         return organizationInfoView(o, { users: await usersByIds(o.memberIds), staffUsernames: deps.settings.staffUsernames, publicUrl: deps.settings.publicUrl, audience });
       },
     }),

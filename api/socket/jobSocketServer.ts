@@ -80,7 +80,7 @@ async function admit(req: IncomingMessage, deps: JobSocketDeps): Promise<SocketT
     const organization = await deps.organizations?.byId(claims.organizationId);
     if (!organization) return { refused: 'The organization of this socket token no longer exists' };
     const caller = claims.caller;
-    if (caller.kind === 'user' && !organization.members.some((m) => m.userId === caller.userId && m.role !== 'guest')) return { refused: 'You are no longer a member of this organization' };
+    if (caller.kind === 'user' && !organization.members.some((m) => m.userId === caller.userId && m.role !== 'guest')) return { refused: 'You are no longer a member of this organization who may read its jobs' };
     if (caller.kind === 'organizationKey' && !(await deps.organizations!.keysOf(organization.id)).some((k) => k.apiKeyId === caller.apiKeyId)) return { refused: 'The API key of this socket token was revoked' };
     return claims;
   }

@@ -1,7 +1,7 @@
 import type { OrganizationApiKeyDocument, OrganizationDocument } from '../../projections/organizations/organizationDocument';
 import { readmeHtml } from '../../projections/projects/readmeHtml';
 import type { UserDocument } from '../../projections/users/userDocument';
-import { userView } from './userView';
+import { collaboratorView } from './projectView';
 
 /** The SDK's Organization / UserOrganization for listings (`users` is filled only by the info view). */
 export function organizationView(o: OrganizationDocument, userId: number | null): Record<string, unknown> {
@@ -26,8 +26,11 @@ export function organizationView(o: OrganizationDocument, userId: number | null)
   };
 }
 
-/** What a caller sees of an organization: everything, or a guest's own part of it. */
-export type OrganizationAudience = { kind: 'full' } | { kind: 'guest'; userId: number };
+/**
+ * What a caller sees of an organization: everything (members, staff), a guest's own part of it, or,
+ * for an API key, who the members are without their e-mail and profile (as project keys see collaborators).
+ */
+export type OrganizationAudience = { kind: 'full' } | { kind: 'guest'; userId: number } | { kind: 'apiKey' };
 
 export interface OrganizationInfoContext {
   users: ReadonlyMap<number, UserDocument>;
@@ -46,7 +49,7 @@ export function organizationInfoView(o: OrganizationDocument, c: OrganizationInf
   const users = members.flatMap((m) => {
     const u = c.users.get(m.userId);
     if (!u) return [];
-    return [{ ...userView(u, c.staffUsernames, c.publicUrl), added: m.added, role: m.role, projectCount: 0, datasets: m.datasets }];
+    return [{ ...collaboratorView(u, c.audience.kind === 'apiKey' ? 'apiKey' : 'collaborator', c), added: m.added, role: m.role, projectCount: 0, datasets: m.datasets }];
   });
   return {
     organization: { ...organizationView(o, null), users },

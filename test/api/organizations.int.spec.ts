@@ -178,6 +178,16 @@ for (const setup of setups) describeOn(setup, 'organizations over HTTP', () => {
         ['carol', 'member', []],
         ['dave', 'guest', ['wrists']],
       ]);
+      expect((info.body.organization as { users: { email: string }[] }).users[0]!.email).toBe('ada@example.com');
+      // A key sees who the members are, not their e-mail.
+      const byKey = await call(service, 'GET', org(), { headers: headers.adminKey });
+      const keyUsers = (byKey.body.organization as { users: { username: string; email: string; role: string }[] }).users;
+      expect(keyUsers.map((u) => [u.username, u.email, u.role])).toEqual([
+        ['ada', '', 'admin'],
+        ['bob', '', 'admin'],
+        ['carol', '', 'member'],
+        ['dave', '', 'guest'],
+      ]);
       const guest = await call(service, 'GET', org(), { headers: headers.guest });
       expect((guest.body.organization as { users: { username: string }[] }).users.map((u) => u.username)).toEqual(['dave']);
     });
