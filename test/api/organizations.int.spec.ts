@@ -6,6 +6,7 @@ import { IdAllocator } from '../../commands/idAllocator';
 import { runJobCommand } from '../../commands/jobs/jobCommands';
 import { EMAILS, type EmailDocument } from '../../projections/emails/emailDocument';
 import { registerTestJobRunners } from '../support/testJobRunners';
+import { SdkSocket } from './socketClient';
 import { call, describeOn, registerUser, setups, startTestService, type TestService } from '../support/testService';
 
 registerTestJobRunners();
@@ -367,6 +368,25 @@ for (const setup of setups) describeOn(setup, 'organizations over HTTP', () => {
       expect((await call(service, 'POST', org(`/jobs/${jobId}/cancel`), { headers: headers.adminKey })).status).toBe(200);
       const job = await finished(jobId);
       expect(job).toMatchObject({ finishedSuccessful: false, additionalInfo: 'Cancelled before it started' });
+    });
+
+    it('admits members and live keys to the job websocket, and refuses them once they may no longer read the jobs', async () => {
+      const tokenFor = async (headers: Record<string, string>) => String(((await call(service, 'GET', org('/socket-token'), { headers })).body.token as { socketToken: string }).socketToken);
+      const handshake = (token: string) =>
+        SdkSocket.open(service.apiUrl, token).then(
+          (s) => (s.close(), 'accepted'),
+          (error: Error) => error.message.replace(/^handshake refused: 400 /, ''),
+        );
+      const carols = await tokenFor(headers.member);
+      expect(await handshake(carols)).toBe('accepted');
+      expect((await call(service, 'POST', org(`/members/${ids.carol}/role`), { headers: headers.owner, body: { role: 'guest' } })).status).toBe(200);
+      expect(await handshake(carols)).toBe('You are no longer a member of this organization who may read its jobs');
+      expect((await call(service, 'POST', org(`/members/${ids.carol}/role`), { headers: headers.owner, body: { role: 'member' } })).status).toBe(200);
+      const key = await call(service, 'POST', org('/apikeys'), { headers: headers.owner, body: { name: 'socket', role: 'member' } });
+      const keys = await tokenFor({ 'x-api-key': String(key.body.apiKey) });
+      expect(await handshake(keys)).toBe('accepted');
+      expect((await call(service, 'DELETE', org(`/apikeys/${Number(key.body.id)}`), { headers: headers.owner })).status).toBe(200);
+      expect(await handshake(keys)).toBe('The API key of this socket token was revoked');
     });
 
     it('issues a socket token for the organization to its members and keys', async () => {
