@@ -34,6 +34,7 @@ export type OrganizationState =
       status: 'active';
       organizationId: number;
       ownerUserId: number;
+      isDeveloperProfile: boolean;
       members: Readonly<Record<number, OrganizationMemberState>>;
       /** Key ids that were added and not revoked. */
       liveApiKeyIds: readonly number[];
@@ -97,6 +98,8 @@ export const organizationDecider: Decider<OrganizationCommand, OrganizationEvent
       }
       case 'DeleteOrganization': {
         const org = active(state);
+        // The user's state holds their one developer profile: it lives as long as they do.
+        if (org.isDeveloperProfile) throw new ValidationError("A developer profile cannot be deleted: it is the user's own organization", 'DEVELOPER_PROFILE');
         return [{ type: 'OrganizationDeleted', data: { organizationId: org.organizationId, deletedDate: at } }];
       }
       case 'AddMember': {
@@ -170,6 +173,7 @@ export const organizationDecider: Decider<OrganizationCommand, OrganizationEvent
           status: 'active',
           organizationId: event.data.organizationId,
           ownerUserId: event.data.ownerUserId,
+          isDeveloperProfile: event.data.isDeveloperProfile,
           members: { [event.data.ownerUserId]: { role: 'admin', datasets: [] } },
           liveApiKeyIds: [],
         };

@@ -116,6 +116,10 @@ describe("an organization's API keys", () => {
 describe('a deleted organization', () => {
   const deleted = { type: 'OrganizationDeleted' as const, data: { organizationId: 4, deletedDate: now.toISOString() } };
 
+  it('is not deleted when it is a developer profile', () => {
+    spec.given([{ ...created, data: { ...created.data, isDeveloperProfile: true } }]).when({ type: 'DeleteOrganization', data: { now } }).thenThrows(ValidationError, /developer profile/);
+  });
+
   it('is deleted once', () => {
     spec.given([created]).when({ type: 'DeleteOrganization', data: { now } }).then([deleted]);
     spec.given([created, deleted]).when({ type: 'DeleteOrganization', data: { now } }).thenThrows(NotFoundError, /not found/);

@@ -85,10 +85,10 @@ export function sampleLog(): StoredEvent[] {
     }
     batches.push([userStream(userId), events]);
   }
-  // Organization 31 goes through every member, key and settings step; 30 is deleted.
-  for (const [organizationId, trialId] of [[30, null], [31, 40]] as const) {
+  // Organization 30 is a developer profile; 31 goes through every member, key and settings step; 32 is deleted.
+  for (const [organizationId, trialId] of [[30, null], [31, 40], [32, 41]] as const) {
     const commands: OrganizationCommand[] = [
-      { type: 'CreateOrganization', data: { organizationId, name: `org ${organizationId}`, isDeveloperProfile: trialId === null, ownerUserId: 1, trialId, now } },
+      { type: 'CreateOrganization', data: { organizationId, name: `org ${organizationId}`, isDeveloperProfile: organizationId === 30, ownerUserId: 1, trialId, now } },
     ];
     if (organizationId === 31) {
       commands.push(
@@ -100,7 +100,7 @@ export function sampleLog(): StoredEvent[] {
         { type: 'AddApiKey', data: { apiKeyId: 310, name: 'CI', role: 'member', keyHash: 'hash31ci', keyHint: 'ei_org31ci', createdByUserId: 1, expires: null, now } },
         { type: 'RevokeApiKey', data: { apiKeyId: 310, now } },
       );
-    } else commands.push({ type: 'DeleteOrganization', data: { now } });
+    } else if (organizationId === 32) commands.push({ type: 'DeleteOrganization', data: { now } });
     let state = organizationDecider.initialState();
     const events: OrganizationEvent[] = [];
     for (const command of commands) {
