@@ -11,8 +11,7 @@ import { selectedImpulseId } from './selectedImpulse';
 import { PERFORMANCE_FIELDS, TargetConstraintsSchema, UpdateProjectRequest, UpdateProjectTagsRequest, type UpdateProjectBody } from './projectSettingsSchemas';
 import { intParam, operation, queryBoolean, queryInteger, type Operation } from '../http/operation';
 import { withTextRule } from '../http/withTextRule';
-import { projectInfoView } from '../views/projectView';
-import { projectViews, usersOfProjects } from './currentUserRoutes';
+import { projectInfoView, projectViews, usersOfProjects } from '../views/projectView';
 
 const CreateProjectRequest = z.object({
   projectName: z.string().min(1).max(PROJECT_NAME_MAX).superRefine(withTextRule({ max: PROJECT_NAME_MAX })),
