@@ -76,6 +76,8 @@ export type AuthRequirement = 'none' | 'any' | 'jwt';
  */
 export function requirePrincipal(principal: Principal | null, requirement: AuthRequirement, acceptsOrganizationKey = false): Principal | null {
   if (principal?.kind === 'organizationKey' && !acceptsOrganizationKey) {
+    // An operation open to anyone serves the key's holder as anyone.
+    if (requirement === 'none') return null;
     throw new UnauthorizedError("Invalid API key: an organization API key works only on its organization's routes (/api/organizations/{organizationId}/...)", 'INVALID_API_KEY');
   }
   if (requirement === 'none') return principal;

@@ -87,7 +87,6 @@ export function whitelabelOperations(deps: ApiDeps): Operation[] {
       path: '/api/whitelabel/:whitelabelIdentifier/domain',
       summary: "A white label's domain",
       auth: 'none',
-      acceptsOrganizationKey: true,
       async handler({ params }) {
         return { domain: (await whitelabelOf(params)).domain };
       },

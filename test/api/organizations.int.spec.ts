@@ -168,6 +168,9 @@ for (const setup of setups) describeOn(setup, 'organizations over HTTP', () => {
       const projects = await call(service, 'GET', '/api/projects', { headers: headers.adminKey });
       expect(projects.status).toBe(401);
       expect(String(projects.body.error)).toMatch(/^Invalid API key/);
+      // An operation open to anyone serves an organization key's holder as anyone.
+      const login = await call(service, 'POST', '/api-login', { headers: headers.adminKey, body: { username: 'carol', password: 'correct horse battery' } });
+      expect(login.status, JSON.stringify(login.body)).toBe(200);
     });
 
     it('shows the members with role and datasets; a guest sees only themselves', async () => {
