@@ -53,6 +53,7 @@ import { DspFeaturesQueries } from './projections/dspFeatures/dspFeaturesQueries
 import { EmailQueries } from './projections/emails/emailQueries';
 import { SampleQueries } from './projections/samples/sampleQueries';
 import { OrganizationQueries } from './projections/organizations/organizationQueries';
+import { WhitelabelQueries } from './projections/whitelabels/whitelabelQueries';
 import { allProjections } from './projections';
 import { CheckpointPoller, ProjectionRunner, type ReadModelSync } from './projections/projectionRunner';
 import { StoredProjectionStatus, type ProjectionHealth } from './projections/projectionStatus';
@@ -461,6 +462,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
         projects: new ProjectQueries(stores.readStore),
         apiKeys: new ApiKeyQueries(stores.readStore),
         organizations: new OrganizationQueries(stores.readStore),
+        whitelabels: new WhitelabelQueries(stores.readStore),
         emails: new EmailQueries(stores.readStore),
         devices: new DeviceQueries(stores.readStore),
         impulses: new ImpulseQueries(stores.readStore),
@@ -494,7 +496,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
       const app: Koa = createApiApp(deps, { log: log.child({ role: 'api' }), sync, health, settleTimeoutMs: config.settleTimeoutMs });
       server.on('request', app.callback());
       // After the app's listener: socket.io passes on every request outside /socket.io to it.
-      jobSocket = attachJobSocket(server, { events: stores.events, tokens: deps.tokens.socket, projects: deps.projects, log: log.child({ role: 'api', component: 'job-socket' }) });
+      jobSocket = attachJobSocket(server, { events: stores.events, tokens: deps.tokens.socket, projects: deps.projects, organizations: deps.organizations, log: log.child({ role: 'api', component: 'job-socket' }) });
     }
     if (config.roles.has('ingestion')) {
       // Uploads that were being received when the process stopped were never acknowledged.

@@ -19,6 +19,8 @@ import { currentUserOperations } from './routes/currentUserRoutes';
 import { internalOperations } from './routes/internalRoutes';
 import { invitationOperations } from './routes/invitationRoutes';
 import { organizationOperations } from './routes/organizationRoutes';
+import { organizationJobOperations } from './routes/organizationJobRoutes';
+import { deploymentOperations } from './routes/deploymentRoutes';
 import { paymentOperations } from './routes/paymentRoutes';
 import { ssoOperations } from './routes/ssoRoutes';
 import { whitelabelOperations } from './routes/whitelabelRoutes';
@@ -58,6 +60,8 @@ export function allOperations(deps: ApiDeps): Operation[] {
     ...userPhotoOperations(deps),
     ...currentUserOperations(deps),
     ...organizationOperations(deps),
+    ...organizationJobOperations(deps),
+    ...deploymentOperations(deps),
     ...deviceOperations(deps),
     ...impulseOperations(deps),
     ...dspOperations(deps),

@@ -12,6 +12,7 @@ import type { JobQueries } from '../projections/jobs/jobQueries';
 import type { SampleQueries } from '../projections/samples/sampleQueries';
 import type { EmailQueries } from '../projections/emails/emailQueries';
 import type { OrganizationQueries } from '../projections/organizations/organizationQueries';
+import type { WhitelabelQueries } from '../projections/whitelabels/whitelabelQueries';
 import type { ProjectQueries } from '../projections/projects/projectQueries';
 import type { UserQueries } from '../projections/users/userQueries';
 import type { ReadStore } from '../stores/readstore/readStore';
@@ -57,6 +58,7 @@ export interface ApiDeps {
   projects: ProjectQueries;
   apiKeys: ApiKeyQueries;
   organizations: OrganizationQueries;
+  whitelabels: WhitelabelQueries;
   emails: EmailQueries;
   devices: DeviceQueries;
   impulses: ImpulseQueries;

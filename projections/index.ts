@@ -10,6 +10,7 @@ import type { Projection } from './projection';
 import { samplesProjection } from './samples/samplesProjection';
 import { projectsProjection } from './projects/projectsProjection';
 import { usersProjection } from './users/usersProjection';
+import { whitelabelsProjection } from './whitelabels/whitelabelsProjection';
 
 /** Every read model the API serves from. */
-export const allProjections: readonly Projection[] = [usersProjection, projectsProjection, apiKeysProjection, emailsProjection, organizationsProjection, samplesProjection, devicesProjection, impulsesProjection, jobsProjection, dspFeaturesProjection, historyProjection];
+export const allProjections: readonly Projection[] = [usersProjection, projectsProjection, apiKeysProjection, emailsProjection, organizationsProjection, samplesProjection, devicesProjection, impulsesProjection, jobsProjection, dspFeaturesProjection, whitelabelsProjection, historyProjection];

@@ -1,7 +1,9 @@
 import type { Context } from 'koa';
 import type { ApiKeyRole } from '../../domain/project/projectEvents';
 import { ForbiddenError, NotFoundError, UnauthorizedError } from '../../domain/shared/errors';
+import type { OrganizationApiKeyRole } from '../../domain/organization/organizationEvents';
 import type { ApiKeyQueries } from '../../projections/apiKeys/apiKeyQueries';
+import type { OrganizationQueries } from '../../projections/organizations/organizationQueries';
 import type { ProjectDocument } from '../../projections/projects/projectDocument';
 import type { ProjectQueries } from '../../projections/projects/projectQueries';
 import type { UserDocument } from '../../projections/users/userDocument';
@@ -13,11 +15,15 @@ import type { ApiKeyUsageRecorder } from '../../commands/projects/projectCommand
 
 export type Principal =
   | { kind: 'user'; user: UserDocument; via: 'jwt' | 'bearer' }
-  | { kind: 'apiKey'; apiKeyId: number; projectId: number; role: ApiKeyRole };
+  | { kind: 'apiKey'; apiKeyId: number; projectId: number; role: ApiKeyRole }
+  /** Accepted only by the operations of its own organization (see `requirePrincipal`). */
+  | { kind: 'organizationKey'; apiKeyId: number; organizationId: number; role: OrganizationApiKeyRole };
 
 export interface AuthDeps {
   tokens: TokenService;
   apiKeys: ApiKeyQueries;
+  /** Organization API keys, looked up when the key is no project's. */
+  organizations?: Pick<OrganizationQueries, 'liveKey'>;
   users: UserQueries;
   /** Keeps the keys' `lastUsed`. */
   apiKeyUsage?: ApiKeyUsageRecorder;
@@ -26,7 +32,7 @@ export interface AuthDeps {
 }
 
 /** `user:<id>` or `apikey:<id>`: the actor recorded in event metadata. */
-export const actorOf = (p: Principal): string => (p.kind === 'user' ? `user:${p.user.id}` : `apikey:${p.apiKeyId}`);
+export const actorOf = (p: Principal): string => (p.kind === 'user' ? `user:${p.user.id}` : p.kind === 'apiKey' ? `apikey:${p.apiKeyId}` : `orgkey:${p.apiKeyId}`);
 
 /** The context of a command sent for a request: its principal as actor, its id as correlation id, now. */
 export const requestContext = (principal: Principal, requestId: string): CommandContext => ({ actor: actorOf(principal), correlationId: requestId, now: new Date() });
@@ -40,8 +46,11 @@ export async function authenticate(ctx: Context, deps: AuthDeps): Promise<Princi
   const apiKey = ctx.get('x-api-key');
   if (apiKey) {
     const key = await deps.apiKeys.live(apiKey, new Date());
-    if (!key) throw new UnauthorizedError('Invalid API key', 'INVALID_API_KEY');
-    return { kind: 'apiKey', apiKeyId: key.apiKeyId, projectId: key.projectId, role: key.role };
+    if (key) return { kind: 'apiKey', apiKeyId: key.apiKeyId, projectId: key.projectId, role: key.role };
+    const organizationKey = await deps.organizations?.liveKey(apiKey, new Date());
+    if (organizationKey) return { kind: 'organizationKey', apiKeyId: organizationKey.apiKeyId, organizationId: organizationKey.organizationId, role: organizationKey.role };
+    // The official CLI reads this text on GET /api/projects as "maybe an organization key".
+    throw new UnauthorizedError('Invalid API key', 'INVALID_API_KEY');
   }
   const bearer = /^Bearer\s+(\S+)$/i.exec(ctx.get('authorization'))?.[1];
   const header = ctx.get('x-jwt-token');
@@ -61,8 +70,16 @@ export async function authenticate(ctx: Context, deps: AuthDeps): Promise<Princi
 
 export type AuthRequirement = 'none' | 'any' | 'jwt';
 
-/** Enforces an operation's scheme: "JWT token only" operations refuse API keys and bearer tokens. */
-export function requirePrincipal(principal: Principal | null, requirement: AuthRequirement): Principal | null {
+/**
+ * Enforces an operation's scheme: "JWT token only" operations refuse API keys and bearer tokens;
+ * an organization key works only where the operation takes one (`acceptsOrganizationKey`).
+ */
+export function requirePrincipal(principal: Principal | null, requirement: AuthRequirement, acceptsOrganizationKey = false): Principal | null {
+  if (principal?.kind === 'organizationKey' && !acceptsOrganizationKey) {
+    // An operation open to anyone serves the key's holder as anyone.
+    if (requirement === 'none') return null;
+    throw new UnauthorizedError("Invalid API key: an organization API key works only on its organization's routes (/api/organizations/{organizationId}/...)", 'INVALID_API_KEY');
+  }
   if (requirement === 'none') return principal;
   if (!principal) throw new UnauthorizedError('Authentication required: send an API key (x-api-key) or a JWT (x-jwt-token)');
   if (requirement === 'jwt' && !(principal.kind === 'user' && principal.via === 'jwt')) {
@@ -96,6 +113,7 @@ export async function requireProject(
 ): Promise<ProjectDocument> {
   const project = await projects.byId(projectId);
   if (!project) throw new NotFoundError(`Project ${projectId} not found`, 'PROJECT_NOT_FOUND');
+  if (principal.kind === 'organizationKey') throw new ForbiddenError(`An organization API key does not give access to project ${projectId}`);
   if (principal.kind === 'apiKey') {
     if (principal.projectId !== projectId) throw new ForbiddenError(`This API key does not give access to project ${projectId}`);
     if (!ROLE_ACCESS[principal.role].includes(access)) {

@@ -62,7 +62,7 @@ type AnySchema = z.ZodType;
  */
 export interface Operation<B extends AnySchema = AnySchema, Q extends AnySchema = AnySchema, A extends AuthRequirement = AuthRequirement> {
   operationId: string;
-  method: 'get' | 'post' | 'delete';
+  method: 'get' | 'post' | 'put' | 'delete';
   /** Koa-router style (`/api/:projectId`), relative to `/v1`. */
   path: string;
   summary: string;
@@ -79,6 +79,8 @@ export interface Operation<B extends AnySchema = AnySchema, Q extends AnySchema 
    * (its history, which staff read without collaborating and which outlives the project).
    */
   checkProject?: false;
+  /** Whether an organization API key may call it (organization routes check the key's organization themselves). */
+  acceptsOrganizationKey?: boolean;
   /** Set for operations that take files; their text fields are validated by `body`. */
   multipart?: MultipartOptions;
   /**
@@ -129,7 +131,7 @@ export function mountOperations(router: Router, operations: readonly Operation[]
       try {
         // Authenticate first: a request without valid credentials learns nothing from validation,
         // and sends no file to our disk.
-        const principal = requirePrincipal(await authenticate(ctx, deps.auth), op.auth);
+        const principal = requirePrincipal(await authenticate(ctx, deps.auth), op.auth, op.acceptsOrganizationKey === true);
         const project =
           principal && op.path.includes('/:projectId') && op.checkProject !== false
             ? await deps.projectAccess(principal, intParam(ctx.params as Record<string, string>, 'projectId'), op.projectAccess ?? (op.method === 'get' ? 'read' : 'write'))

@@ -11,7 +11,6 @@ import { createDeveloperProfile, startEnterpriseTrial } from '../../commands/use
 import { ForbiddenError, ValidationError } from '../../domain/shared/errors';
 import type { UserCommand } from '../../domain/user/userDecider';
 import { PROJECTS_SORT_ORDERS } from '../../domain/user/userEvents';
-import type { ProjectDocument } from '../../projections/projects/projectDocument';
 import type { UserDocument } from '../../projections/users/userDocument';
 import type { ApiDeps } from '../apiDeps';
 import { requestContext } from '../auth/principal';
@@ -21,28 +20,11 @@ import { refuse, refusedWithRetryAfter } from '../auth/throttleAnswers';
 import { isStaff } from '../auth/staff';
 import { authorizeSelfOrStaff, signedInUser, targetUser } from '../auth/userTarget';
 import { operation, queryBoolean, type Operation, type OperationRequest } from '../http/operation';
-import { projectView, type ProjectAudience } from '../views/projectView';
-import { EULAS, USER_EXPERIMENTS, getUserView, organizationView, trialView } from '../views/userView';
+import { projectViews } from '../views/projectView';
+import { organizationView } from '../views/organizationView';
+import { EULAS, USER_EXPERIMENTS, getUserView, trialView } from '../views/userView';
 import { Password } from './accountRoutes';
 import { EnterpriseUpgradeOrTrialExtensionRequest } from './organizationRoutes';
-
-/** The users a set of projects refers to (owners and collaborators), fetched in one query. */
-export async function usersOfProjects(deps: ApiDeps, projects: readonly ProjectDocument[]): Promise<Map<number, UserDocument>> {
-  const ids = new Set<number>();
-  for (const p of projects) {
-    ids.add(p.ownerUserId);
-    for (const c of p.collaborators) ids.add(c.userId);
-    for (const i of p.invitations ?? []) ids.add(i.userId).add(i.invitedByUserId);
-  }
-  const users = await deps.users.byIds([...ids]);
-  return new Map(users.map((u) => [u.id, u]));
-}
-
-export async function projectViews(deps: ApiDeps, projects: readonly ProjectDocument[], audience: ProjectAudience = 'collaborator'): Promise<Record<string, unknown>[]> {
-  const users = await usersOfProjects(deps, projects);
-  return projects.map((p) => projectView(p, users, deps.settings, audience));
-}
-
 
 type Request = OperationRequest<unknown, unknown, 'jwt'>;
 
@@ -331,15 +313,6 @@ export function currentUserOperations(deps: ApiDeps): Operation[] {
           const currentPasswordOk = state.status === 'registered' && state.passwordHash !== null && (await verifyPassword(request.body.currentPassword, state.passwordHash));
           return run(request as Request, target, { type: 'ChangePassword', data: { currentPasswordOk, passwordHash: await hashPassword(request.body.newPassword), now: now() } });
         });
-      },
-    }),
-    userOp({
-      current: { operationId: 'listOrganizationsCurrentUser', path: '/api/user/organizations' },
-      byId: { operationId: 'listOrganizationsUser', path: '/api/users/:userId/organizations' },
-      method: 'get',
-      summary: "The organizations a user belongs to",
-      async handler(target) {
-        return { organizations: (await deps.organizations.forMember(target.id)).map((o) => organizationView(o, target.id)) };
       },
     }),
     userOp({

@@ -79,6 +79,7 @@ export function historyOperations(deps: ApiDeps): Operation[] {
           if (principal.role !== 'admin') throw new ForbiddenError(`An API key with role "${principal.role}" cannot read this project's history; it takes an admin key`);
           return;
         }
+        if (principal.kind !== 'user') throw new ForbiddenError("An organization API key cannot read a project's history");
         const project = await deps.projects.byId(projectId);
         if (!project) throw new NotFoundError(`Project ${projectId} not found`, 'PROJECT_NOT_FOUND');
         if (!project.collaboratorIds.includes(principal.user.id)) throw new ForbiddenError(`You are not a collaborator on project ${projectId}`);

@@ -5,9 +5,11 @@ import { JOB_NOTIFICATION_UIDS_MAX } from '../../domain/job/jobDecider';
 import { JOB_LOG_LEVELS } from '../../domain/job/jobEvents';
 import { NotFoundError } from '../../domain/shared/errors';
 import type { JobDocument } from '../../projections/jobs/jobDocument';
+import type { JobScope } from '../../projections/jobs/jobQueries';
+import type { ProjectDocument } from '../../projections/projects/projectDocument';
 import type { UserDocument } from '../../projections/users/userDocument';
 import type { ApiDeps } from '../apiDeps';
-import { requestContext } from '../auth/principal';
+import { requestContext, type Principal } from '../auth/principal';
 import { intParam, operation, queryBoolean, queryInteger, type Operation } from '../http/operation';
 import { photoUrl } from '../views/userView';
 
@@ -59,12 +61,44 @@ export function jobView(j: JobDocument, users: ReadonlyMap<number, UserDocument>
   };
 }
 
+/** Whose jobs an operation reaches, and the words for them in errors ("project 4"). */
+export interface ResolvedJobScope {
+  scope: JobScope;
+  label: string;
+}
+
+/**
+ * The job operations of one kind of owner (projects, organizations): their path prefix, operation
+ * ids, and how a request's scope is found and checked: `read` for listings and output, `write`
+ * for cancelling and updating.
+ */
+export interface JobScopeSpec {
+  prefix: string;
+  ids: { active: string; finished: string; all: string; status: string; cancel: string; stdout: string; download: string; update?: string };
+  noun: string;
+  acceptsOrganizationKey?: boolean;
+  authorize?(principal: Principal, params: Record<string, string>, access: 'read' | 'write'): Promise<void>;
+  resolve(request: { principal: Principal; params: Record<string, string>; project: ProjectDocument }, access: 'read' | 'write'): Promise<ResolvedJobScope>;
+}
+
 /** JobsApi for projects (sdk-reference 2.3). A job of another project is not found. */
 export function jobOperations(deps: ApiDeps): Operation[] {
-  const jobOf = async (params: Record<string, string>, projectId: number): Promise<JobDocument> => {
+  return scopedJobOperations(deps, {
+    prefix: '/api/:projectId',
+    ids: { active: 'listActiveJobs', finished: 'listFinishedJobs', all: 'listAllJobs', status: 'getJobStatus', cancel: 'cancelJob', stdout: 'getJobsLogs', download: 'downloadJobsLogs', update: 'updateJob' },
+    noun: 'project',
+    // The project was found and checked by the mount (reading for GET, changing otherwise).
+    resolve: async ({ project }) => ({ scope: { projectId: project.id }, label: `project ${project.id}` }),
+  });
+}
+
+const inScope = (job: JobDocument, scope: JobScope): boolean => ('projectId' in scope ? job.projectId === scope.projectId : job.organizationId === scope.organizationId);
+
+export function scopedJobOperations(deps: ApiDeps, spec: JobScopeSpec): Operation[] {
+  const jobOf = async (params: Record<string, string>, { scope, label }: ResolvedJobScope): Promise<JobDocument> => {
     const jobId = intParam(params, 'jobId');
     const job = await deps.jobs.byId(jobId);
-    if (!job || job.projectId !== projectId) throw new NotFoundError(`Job ${jobId} not found in project ${projectId}`, 'JOB_NOT_FOUND');
+    if (!job || !inScope(job, scope)) throw new NotFoundError(`Job ${jobId} not found in ${label}`, 'JOB_NOT_FOUND');
     return job;
   };
   const views = async (jobs: readonly JobDocument[]) => {
@@ -72,65 +106,79 @@ export function jobOperations(deps: ApiDeps): Operation[] {
     const users = new Map((await deps.users.byIds(ids)).map((u) => [u.id, u]));
     return jobs.map((j) => jobView(j, users, deps.settings.publicUrl));
   };
+  const guard = (access: 'read' | 'write') => ({
+    ...(spec.acceptsOrganizationKey ? { acceptsOrganizationKey: true } : {}),
+    ...(spec.authorize ? { authorize: (principal: Principal, params: Record<string, string>) => spec.authorize!(principal, params, access) } : {}),
+  });
+  const p = spec.prefix;
+  const n = spec.noun;
 
-  return [
+  const operations: Operation[] = [
     operation({
-      operationId: 'listActiveJobs',
+      operationId: spec.ids.active,
       method: 'get',
-      path: '/api/:projectId/jobs',
-      summary: 'Jobs of the project not finished, newest first',
+      path: `${p}/jobs`,
+      summary: `Jobs of the ${n} not finished, newest first`,
       auth: 'any',
+      ...guard('read'),
       // Every job here is a root job (none is started by another yet), so rootOnly changes nothing.
       query: ActiveQuery,
-      async handler({ project }) {
-        const jobs = await deps.jobs.active({ projectId: project.id });
+      async handler(request) {
+        const jobs = await deps.jobs.active((await spec.resolve(request, 'read')).scope);
         return { jobs: await views(jobs), totalJobCount: jobs.length };
       },
     }),
     operation({
-      operationId: 'listFinishedJobs',
+      operationId: spec.ids.finished,
       method: 'get',
-      path: '/api/:projectId/jobs/history',
-      summary: 'Finished jobs of the project, newest first, created between the dates',
+      path: `${p}/jobs/history`,
+      summary: `Finished jobs of the ${n}, newest first, created between the dates`,
       auth: 'any',
+      ...guard('read'),
       query: HistoryQuery,
-      async handler({ project, query }) {
-        const { jobs, total } = await deps.jobs.list({ projectId: project.id }, { ...query, limit: query.limit ?? 20, onlyFinished: true });
+      async handler(request) {
+        const { query } = request;
+        const { jobs, total } = await deps.jobs.list((await spec.resolve(request, 'read')).scope, { ...query, limit: query.limit ?? 20, onlyFinished: true });
         return { jobs: await views(jobs), totalJobCount: total };
       },
     }),
     operation({
-      operationId: 'listAllJobs',
+      operationId: spec.ids.all,
       method: 'get',
-      path: '/api/:projectId/jobs/all',
-      summary: 'Every job of the project with the filters, newest first; totalJobCount counts before paging',
+      path: `${p}/jobs/all`,
+      summary: `Every job of the ${n} with the filters, newest first; totalJobCount counts before paging`,
       auth: 'any',
+      ...guard('read'),
       query: AllQuery,
-      async handler({ project, query }) {
-        const { jobs, total } = await deps.jobs.list({ projectId: project.id }, { ...query, limit: query.limit ?? 20 });
+      async handler(request) {
+        const { query } = request;
+        const { jobs, total } = await deps.jobs.list((await spec.resolve(request, 'read')).scope, { ...query, limit: query.limit ?? 20 });
         return { jobs: await views(jobs), totalJobCount: total };
       },
     }),
     operation({
-      operationId: 'getJobStatus',
+      operationId: spec.ids.status,
       method: 'get',
-      path: '/api/:projectId/jobs/:jobId/status',
-      summary: 'One job of the project',
+      path: `${p}/jobs/:jobId/status`,
+      summary: `One job of the ${n}`,
       auth: 'any',
-      async handler({ params, project }) {
-        const [job] = await views([await jobOf(params, project.id)]);
+      ...guard('read'),
+      async handler(request) {
+        const [job] = await views([await jobOf(request.params, await spec.resolve(request, 'read'))]);
         return { job };
       },
     }),
     operation({
-      operationId: 'cancelJob',
+      operationId: spec.ids.cancel,
       method: 'post',
-      path: '/api/:projectId/jobs/:jobId/cancel',
+      path: `${p}/jobs/:jobId/cancel`,
       summary: 'Cancel a job: it stops within a second; forceCancel=true ends it at once',
       auth: 'any',
+      ...guard('write'),
       query: CancelQuery,
-      async handler({ principal, params, query, project, requestId, settle }) {
-        const job = await jobOf(params, project.id);
+      async handler(request) {
+        const { principal, params, query, requestId, settle } = request;
+        const job = await jobOf(params, await spec.resolve(request, 'write'));
         const ctx = requestContext(principal, requestId);
         const userId = principal.kind === 'user' ? principal.user.id : null;
         const { appended } = await runJobCommand(deps.events, { type: 'RequestJobCancel', data: { jobId: job.id, force: query.forceCancel === 'true', userId, now: ctx.now } }, ctx);
@@ -139,27 +187,31 @@ export function jobOperations(deps: ApiDeps): Operation[] {
       },
     }),
     operation({
-      operationId: 'getJobsLogs',
+      operationId: spec.ids.stdout,
       method: 'get',
-      path: '/api/:projectId/jobs/:jobId/stdout',
+      path: `${p}/jobs/:jobId/stdout`,
       summary: "The last lines of a job's output (1000 unless limit says), at logLevel or more severe",
       auth: 'any',
+      ...guard('read'),
       query: StdoutQuery,
-      async handler({ params, query, project }) {
-        const job = await jobOf(params, project.id);
+      async handler(request) {
+        const { params, query } = request;
+        const job = await jobOf(params, await spec.resolve(request, 'read'));
         const { lines, totalCount } = await deps.jobs.output(job.id, { limit: query.limit ?? STDOUT_DEFAULT_LINES, ...(query.logLevel ? { logLevel: query.logLevel } : {}) });
         return { stdout: lines.map((l) => ({ created: l.created, data: l.data, logLevel: l.logLevel })), totalCount };
       },
     }),
     operation({
-      operationId: 'downloadJobsLogs',
+      operationId: spec.ids.download,
       method: 'get',
-      path: '/api/:projectId/jobs/:jobId/stdout/download',
+      path: `${p}/jobs/:jobId/stdout/download`,
       summary: "A job's output as text: all of it, or its last `limit` lines",
       auth: 'any',
+      ...guard('read'),
       query: StdoutQuery,
-      async handler({ ctx, params, query, project }) {
-        const job = await jobOf(params, project.id);
+      async handler(request) {
+        const { ctx, params, query } = request;
+        const job = await jobOf(params, await spec.resolve(request, 'read'));
         if (query.limit !== undefined) {
           const { lines } = await deps.jobs.output(job.id, { limit: query.limit, ...(query.logLevel ? { logLevel: query.logLevel } : {}) });
           ctx.state.textBody = lines.map((l) => l.data).join('');
@@ -182,21 +234,28 @@ export function jobOperations(deps: ApiDeps): Operation[] {
         return {};
       },
     }),
-    operation({
-      operationId: 'updateJob',
-      method: 'post',
-      path: '/api/:projectId/jobs/:jobId/update',
-      summary: 'Change who is e-mailed when the job ends',
-      auth: 'any',
-      body: UpdateJobRequest,
-      async handler({ principal, params, body, project, requestId, settle }) {
-        const job = await jobOf(params, project.id);
-        if (body.jobNotificationUids === undefined) return {};
-        const ctx = requestContext(principal, requestId);
-        const { appended } = await runJobCommand(deps.events, { type: 'UpdateJobNotifications', data: { jobId: job.id, jobNotificationUids: body.jobNotificationUids } }, ctx);
-        await settle(appended?.position);
-        return {};
-      },
-    }),
   ];
+  if (spec.ids.update) {
+    operations.push(
+      operation({
+        operationId: spec.ids.update,
+        method: 'post',
+        path: `${p}/jobs/:jobId/update`,
+        summary: 'Change who is e-mailed when the job ends',
+        auth: 'any',
+        ...guard('write'),
+        body: UpdateJobRequest,
+        async handler(request) {
+          const { principal, params, body, requestId, settle } = request;
+          const job = await jobOf(params, await spec.resolve(request, 'write'));
+          if (body.jobNotificationUids === undefined) return {};
+          const ctx = requestContext(principal, requestId);
+          const { appended } = await runJobCommand(deps.events, { type: 'UpdateJobNotifications', data: { jobId: job.id, jobNotificationUids: body.jobNotificationUids } }, ctx);
+          await settle(appended?.position);
+          return {};
+        },
+      }),
+    );
+  }
+  return operations;
 }

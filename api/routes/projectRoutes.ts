@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { createProject } from '../../commands/projects/createProject';
 import { deleteProject, updateProject } from '../../commands/projects/projectCommands';
-import { ForbiddenError, NotFoundError, ValidationError } from '../../domain/shared/errors';
+import { ForbiddenError, NotFoundError, UnauthorizedError, ValidationError } from '../../domain/shared/errors';
 import { PROJECT_NAME_MAX } from '../../domain/project/projectDecider';
 import type { ProjectSettingsChange } from '../../domain/project/projectSettings';
 import type { ApiDeps } from '../apiDeps';
@@ -12,8 +12,7 @@ import { selectedImpulseId } from './selectedImpulse';
 import { PERFORMANCE_FIELDS, TargetConstraintsSchema, UpdateProjectRequest, UpdateProjectTagsRequest, type UpdateProjectBody } from './projectSettingsSchemas';
 import { intParam, operation, queryBoolean, queryInteger, type Operation } from '../http/operation';
 import { withTextRule } from '../http/withTextRule';
-import { projectInfoView } from '../views/projectView';
-import { projectViews, usersOfProjects } from './currentUserRoutes';
+import { projectInfoView, projectViews, usersOfProjects } from '../views/projectView';
 
 const CreateProjectRequest = z.object({
   projectName: z.string().min(1).max(PROJECT_NAME_MAX).superRefine(withTextRule({ max: PROJECT_NAME_MAX })),
@@ -78,6 +77,8 @@ export function projectOperations(deps: ApiDeps): Operation[] {
           const project = await requireProject(deps.projects, principal, principal.projectId, 'read');
           return { projects: await projectViews(deps, [project], 'apiKey') };
         }
+        // Never an organization key (refused before the handler), narrowed for the compiler.
+        if (principal.kind !== 'user') throw new UnauthorizedError('Invalid API key', 'INVALID_API_KEY');
         return { projects: await projectViews(deps, await deps.projects.forCollaborator(principal.user.id)) };
       },
     }),

@@ -51,12 +51,13 @@ export class JobFollower {
   }
 
   /**
-   * Starts following if the job belongs to the project; an unknown job and another project's job
-   * answer alike, so a client learns nothing about jobs it may not see.
+   * Starts following if the job belongs to the project (a number) or the organization; an unknown
+   * job and another's job answer alike, so a client learns nothing about jobs it may not see.
    */
-  async start(projectId: number): Promise<'following' | 'not-found'> {
+  async start(scope: number | { organizationId: number }): Promise<'following' | 'not-found'> {
     const [first] = await this.deps.events.readStream(this.stream, { maxCount: 1 });
-    if (!first || first.type !== 'JobRequested' || first.data.projectId !== projectId || this.stopped) return 'not-found';
+    const owned = typeof scope === 'number' ? first?.data.projectId === scope : first?.data.organizationId === scope.organizationId;
+    if (!first || first.type !== 'JobRequested' || !owned || this.stopped) return 'not-found';
     // Follow before reading the rest: whatever is appended meanwhile comes through the feed.
     const unfollow = await this.deps.feed.follow(this.stream, (event) => this.onLive(event));
     if (this.stopped) {

@@ -6,6 +6,7 @@ import type { Socket as NetSocket } from 'node:net';
 import type { Logger } from 'pino';
 import { Server, type Socket } from 'socket.io';
 import { z } from 'zod';
+import type { OrganizationQueries } from '../../projections/organizations/organizationQueries';
 import type { ProjectQueries } from '../../projections/projects/projectQueries';
 import type { EventStore } from '../../stores/eventstore/eventStore';
 import { JobFollower, type JobFollowerLimits } from './jobFollower';
@@ -43,6 +44,8 @@ export interface JobSocketDeps {
   events: EventStore;
   tokens: SocketTokenService;
   projects: ProjectQueries;
+  /** For organization tokens; without it they are refused. */
+  organizations?: Pick<OrganizationQueries, 'byId' | 'keysOf'>;
   log: Logger;
   limits?: Partial<JobSocketLimits>;
 }
@@ -73,6 +76,14 @@ async function admit(req: IncomingMessage, deps: JobSocketDeps): Promise<SocketT
   if (!token) return { refused: 'A socket token is required (GET /v1/api/{projectId}/socket-token)' };
   const claims = await deps.tokens.verify(token);
   if ('invalid' in claims) return { refused: claims.invalid };
+  if ('organizationId' in claims) {
+    const organization = await deps.organizations?.byId(claims.organizationId);
+    if (!organization) return { refused: 'The organization of this socket token no longer exists' };
+    const caller = claims.caller;
+    if (caller.kind === 'user' && !organization.members.some((m) => m.userId === caller.userId && m.role !== 'guest')) return { refused: 'You are no longer a member of this organization who may read its jobs' };
+    if (caller.kind === 'organizationKey' && !(await deps.organizations!.keysOf(organization.id)).some((k) => k.apiKeyId === caller.apiKeyId)) return { refused: 'The API key of this socket token was revoked' };
+    return claims;
+  }
   const project = await deps.projects.byId(claims.projectId);
   if (!project) return { refused: 'The project of this socket token no longer exists' };
   if (claims.caller.kind === 'user' && !project.collaboratorIds.includes(claims.caller.userId)) return { refused: 'You are no longer a collaborator on this project' };
@@ -153,11 +164,13 @@ export function attachJobSocket(server: HttpServer, deps: JobSocketDeps): JobSoc
       }
       const follower = new JobFollower(jobId, lastReceivedTimestamp ?? 0, sink, { events: deps.events, feed, log, limits });
       followers.set(jobId, follower);
-      follower.start(claims.projectId).then(
+      const scope = 'projectId' in claims ? claims.projectId : { organizationId: claims.organizationId };
+      const owner = 'projectId' in claims ? `project ${claims.projectId}` : `organization ${claims.organizationId}`;
+      follower.start(scope).then(
         (outcome) => {
           if (outcome === 'following') return;
           if (followers.get(jobId) === follower) followers.delete(jobId);
-          socket.emit(`job-error-${jobId}`, { error: `Job ${jobId} not found in project ${claims.projectId}` });
+          socket.emit(`job-error-${jobId}`, { error: `Job ${jobId} not found in ${owner}` });
         },
         (error: unknown) => {
           if (followers.get(jobId) === follower) followers.delete(jobId);

@@ -13,24 +13,22 @@ const TYPE = 'socket+jwt';
 const MAX_TOKEN_LENGTH = 2048;
 
 /** Who asked for the token: the websocket acts for them and only for them. */
-export type SocketCaller = { kind: 'user'; userId: number } | { kind: 'apiKey'; apiKeyId: number };
+export type SocketCaller = { kind: 'user'; userId: number } | { kind: 'apiKey'; apiKeyId: number } | { kind: 'organizationKey'; apiKeyId: number };
 
-export interface SocketTokenClaims {
-  caller: SocketCaller;
-  /** The only project whose jobs the socket may follow. */
-  projectId: number;
-  expires: Date;
-}
+/** The only project, or organization, whose jobs the socket may follow. */
+export type SocketTokenClaims = { caller: SocketCaller; expires: Date } & ({ projectId: number } | { organizationId: number });
 
-const subjectOf = (caller: SocketCaller): string => (caller.kind === 'user' ? `user:${caller.userId}` : `apikey:${caller.apiKeyId}`);
+const subjectOf = (caller: SocketCaller): string => (caller.kind === 'user' ? `user:${caller.userId}` : caller.kind === 'apiKey' ? `apikey:${caller.apiKeyId}` : `orgkey:${caller.apiKeyId}`);
 
 function callerOf(subject: string | undefined): SocketCaller | undefined {
-  const match = /^(user|apikey):(\d{1,15})$/.exec(subject ?? '');
+  const match = /^(user|apikey|orgkey):(\d{1,15})$/.exec(subject ?? '');
   if (!match) return undefined;
   const id = Number(match[2]);
   if (!Number.isSafeInteger(id) || id <= 0) return undefined;
-  return match[1] === 'user' ? { kind: 'user', userId: id } : { kind: 'apiKey', apiKeyId: id };
+  return match[1] === 'user' ? { kind: 'user', userId: id } : match[1] === 'apikey' ? { kind: 'apiKey', apiKeyId: id } : { kind: 'organizationKey', apiKeyId: id };
 }
+
+const isId = (value: unknown): value is number => typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
 
 /**
  * Short-lived tokens for the job websocket (`GET /api/{projectId}/socket-token`): HS256 JWTs signed
@@ -40,10 +38,11 @@ function callerOf(subject: string | undefined): SocketCaller | undefined {
 export class SocketTokenService {
   constructor(private readonly key: Uint8Array) {}
 
-  async issue(caller: SocketCaller, projectId: number, now: Date): Promise<{ socketToken: string; expires: Date }> {
+  /** A token for a project's jobs (`projectId`), or an organization's (`{ organizationId }`). */
+  async issue(caller: SocketCaller, scope: number | { organizationId: number }, now: Date): Promise<{ socketToken: string; expires: Date }> {
     const iat = Math.floor(now.getTime() / 1000);
     const exp = iat + SOCKET_TOKEN_LIFETIME_SECONDS;
-    const socketToken = await new SignJWT({ pid: projectId })
+    const socketToken = await new SignJWT(typeof scope === 'number' ? { pid: scope } : { oid: scope.organizationId })
       .setProtectedHeader({ alg: 'HS256', typ: TYPE })
       .setSubject(subjectOf(caller))
       .setIssuer(ISSUER)
@@ -67,9 +66,11 @@ export class SocketTokenService {
         requiredClaims: ['exp', 'iat', 'sub'],
       });
       const caller = callerOf(payload.sub);
-      const projectId = payload.pid;
-      if (!caller || typeof projectId !== 'number' || !Number.isSafeInteger(projectId) || projectId <= 0) return { invalid: 'Invalid socket token' };
-      return { caller, projectId, expires: new Date(payload.exp! * 1000) };
+      const expires = new Date(payload.exp! * 1000);
+      // Exactly one of the two scopes.
+      if (caller && isId(payload.pid) && payload.oid === undefined) return { caller, projectId: payload.pid, expires };
+      if (caller && isId(payload.oid) && payload.pid === undefined) return { caller, organizationId: payload.oid, expires };
+      return { invalid: 'Invalid socket token' };
     } catch (error) {
       if (error instanceof errors.JWTExpired) return { invalid: 'Socket token has expired, get a new one' };
       return { invalid: 'Invalid socket token' };

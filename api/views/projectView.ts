@@ -237,3 +237,26 @@ function libraryName(projectName: string): string {
   const cleaned = projectName.replace(/[^A-Za-z0-9]+/g, '_').replace(/^_+|_+$/g, '');
   return `${cleaned || 'project'}_inferencing`;
 }
+
+/** What the listings need: the users of the projects, and the settings of the user views. */
+export interface ProjectViewDeps {
+  users: { byIds(ids: number[]): Promise<UserDocument[]> };
+  settings: UserViewSettings;
+}
+
+/** The users a set of projects refers to (owners and collaborators), fetched in one query. */
+export async function usersOfProjects(deps: ProjectViewDeps, projects: readonly ProjectDocument[]): Promise<Map<number, UserDocument>> {
+  const ids = new Set<number>();
+  for (const p of projects) {
+    ids.add(p.ownerUserId);
+    for (const c of p.collaborators) ids.add(c.userId);
+    for (const i of p.invitations ?? []) ids.add(i.userId).add(i.invitedByUserId);
+  }
+  const users = await deps.users.byIds([...ids]);
+  return new Map(users.map((u) => [u.id, u]));
+}
+
+export async function projectViews(deps: ProjectViewDeps, projects: readonly ProjectDocument[], audience: ProjectAudience = 'collaborator'): Promise<Record<string, unknown>[]> {
+  const users = await usersOfProjects(deps, projects);
+  return projects.map((p) => projectView(p, users, deps.settings, audience));
+}

@@ -1,4 +1,3 @@
-import type { OrganizationDocument } from '../../projections/organizations/organizationDocument';
 import type { TrialDocument, UserDocument } from '../../projections/users/userDocument';
 import { isStaff, permissionsOf } from '../auth/staff';
 
@@ -98,28 +97,5 @@ export function getUserView(u: UserDocument, c: UserViewContext): Record<string,
       acceptedVersion: u.eulas[e.name],
       userIsCompliant: u.eulas[e.name] === e.latestVersion,
     })),
-  };
-}
-
-/** The SDK's Organization / UserOrganization for listings. */
-export function organizationView(o: OrganizationDocument, userId: number): Record<string, unknown> {
-  const member = o.members.find((m) => m.userId === userId);
-  return {
-    id: o.id,
-    name: o.name,
-    isDeveloperProfile: o.isDeveloperProfile,
-    whitelabelId: null,
-    isAdmin: member?.role === 'admin',
-    created: o.created,
-    trialId: o.trialId,
-    trialExpiredDate: null,
-    trialUpgradedDate: null,
-    entitlementLimits: {},
-    userCount: o.members.length,
-    adminCount: o.members.filter((m) => m.role === 'admin').length,
-    privateProjectCount: 0,
-    publicProjectLicense: { name: 'Apache-2.0', link: 'https://www.apache.org/licenses/LICENSE-2.0' },
-    showHeaderImgMask: false,
-    users: [],
   };
 }

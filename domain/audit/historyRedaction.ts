@@ -20,6 +20,7 @@ export const SECRET_FIELDS: Readonly<Record<string, readonly string[]>> = {
   LoginSucceeded: ['recoveryCodeHash'],
   ApiKeyAdded: ['apiKey', 'keyHash'],
   HmacKeyAdded: ['hmacKey'],
+  OrganizationApiKeyAdded: ['keyHash'],
   EmailQueued: ['bodyText', 'bodyHTML'],
 };
 

@@ -1,10 +1,16 @@
+import type { OrganizationApiKeyRole, OrganizationMemberRole } from '../../domain/organization/organizationEvents';
+
 export interface OrganizationMemberEntry {
   userId: number;
-  role: 'admin' | 'member' | 'guest';
+  role: OrganizationMemberRole;
+  /** The datasets a guest may see (kept for every role; only guests are limited by them). */
+  datasets: string[];
   added: string;
+  /** Added by an e-mail invitation. */
+  invited: boolean;
 }
 
-/** The `organizations` read model. */
+/** The `organizations` read model. Deleted organizations stay, with `deletedDate`, out of every listing. */
 export interface OrganizationDocument {
   _id: number;
   id: number;
@@ -14,9 +20,31 @@ export interface OrganizationDocument {
   members: OrganizationMemberEntry[];
   memberIds: number[];
   trialId: number | null;
+  readme: string;
+  showHeaderImgMask: boolean;
+  experiments: string[];
   created: string;
+  deletedDate: string | null;
+  _position: string;
+  [key: string]: unknown;
+}
+
+/** The `organizationApiKeys` read model, keyed by the SHA-256 of the key, as project keys are. */
+export interface OrganizationApiKeyDocument {
+  _id: string;
+  apiKeyId: number;
+  organizationId: number;
+  name: string;
+  role: OrganizationApiKeyRole;
+  keyHint: string;
+  created: string;
+  createdByUserId: number | null;
+  expires: string | null;
+  revoked: boolean;
+  organizationDeleted: boolean;
   _position: string;
   [key: string]: unknown;
 }
 
 export const ORGANIZATIONS = 'organizations';
+export const ORGANIZATION_API_KEYS = 'organizationApiKeys';

@@ -1,10 +1,42 @@
+import { hashApiKey } from '../../domain/project/apiKeys';
 import type { ReadStore } from '../../stores/readstore/readStore';
-import { ORGANIZATIONS, type OrganizationDocument } from './organizationDocument';
+import { ORGANIZATION_API_KEYS, ORGANIZATIONS, type OrganizationApiKeyDocument, type OrganizationDocument } from './organizationDocument';
 
 export class OrganizationQueries {
   constructor(private readonly store: ReadStore) {}
 
+  private get organizations() {
+    return this.store.collection<OrganizationDocument>(ORGANIZATIONS);
+  }
+
+  private get keys() {
+    return this.store.collection<OrganizationApiKeyDocument>(ORGANIZATION_API_KEYS);
+  }
+
+  /** The organizations the user is a member of, deleted ones left out. */
   forMember(userId: number): Promise<OrganizationDocument[]> {
-    return this.store.collection<OrganizationDocument>(ORGANIZATIONS).find({ memberIds: userId }, { sort: { created: 1, _id: 1 } });
+    return this.organizations.find({ memberIds: userId, deletedDate: null }, { sort: { created: 1, _id: 1 } });
+  }
+
+  /** The organization unless it does not exist or was deleted. */
+  byId(organizationId: number): Promise<OrganizationDocument | null> {
+    return this.organizations.findOne({ _id: organizationId, deletedDate: null });
+  }
+
+  /** The organization's keys that are not revoked (expired ones included: they are listed with their date). */
+  keysOf(organizationId: number): Promise<OrganizationApiKeyDocument[]> {
+    return this.keys.find({ organizationId, revoked: false }, { sort: { created: 1, apiKeyId: 1 } });
+  }
+
+  /** Whether any organization key ever had this hash, live or not. */
+  async everIssuedKey(hash: string): Promise<boolean> {
+    return (await this.keys.findOne({ _id: hash })) !== null;
+  }
+
+  /** The live organization key with this value, or null when unknown, revoked, expired or of a deleted organization. */
+  async liveKey(key: string, now: Date): Promise<OrganizationApiKeyDocument | null> {
+    const doc = await this.keys.findOne({ _id: hashApiKey(key), revoked: false, organizationDeleted: false });
+    if (!doc || (doc.expires !== null && Date.parse(doc.expires) <= now.getTime())) return null;
+    return doc;
   }
 }

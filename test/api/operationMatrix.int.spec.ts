@@ -12,19 +12,25 @@ interface OpenApiOperation {
  * with missing and wrong credentials, another user's id and a bad body. Whatever is refused
  * appends nothing.
  */
+/** Operations only staff may call. */
+const STAFF_OPERATIONS = ['createOrganization', 'createWhitelabel', 'updateWhitelabel'];
+
 describe('every operation, refused the right way', () => {
   let service: TestService;
   let operations: { method: string; path: string; op: OpenApiOperation }[] = [];
   let ada: { id: number; token: string; apiKey: string; projectId: number };
   let bob: { id: number; token: string };
+  let staffToken: string;
+  let organizationId = 0;
+  let whitelabelId = 0;
 
   const fill = (path: string, userId: number, projectId: number) =>
     path
       .replace('{userId}', String(userId))
       .replace('{projectId}', String(projectId))
-      .replace('{organizationId}', '1')
+      .replace('{organizationId}', String(organizationId))
       .replace('{usernameOrEmail}', 'nobody')
-      .replace('{whitelabelIdentifier}', '1');
+      .replace('{whitelabelIdentifier}', String(whitelabelId));
 
   beforeAll(async () => {
     service = await startTestService({ mongo: false });
@@ -32,8 +38,13 @@ describe('every operation, refused the right way', () => {
       return registerUser(service, username);
     };
     // The first user is staff; the two below are ordinary users.
-    await register('staffer');
+    staffToken = (await register('staffer')).token;
     const a = await register('ada');
+    // Ada's own organization: its operations reach validation.
+    organizationId = Number((await call(service, 'POST', '/api/user/create-developer-profile', { headers: { 'x-jwt-token': a.token } })).body.organizationId);
+    // A white label Ada's organization owns: she may set its deployment targets.
+    const whitelabel = await call(service, 'POST', '/api/whitelabels', { headers: { 'x-jwt-token': staffToken }, body: { name: 'Matrix', domain: 'matrix.example.com', ownerOrganizationId: organizationId } });
+    whitelabelId = Number(whitelabel.body.id);
     bob = await register('bob');
     const project = await call(service, 'POST', '/api/projects/create', { headers: { 'x-jwt-token': a.token }, body: { projectName: 'Matrix' } });
     ada = { ...a, apiKey: String(project.body.apiKey), projectId: Number(project.body.id) };
@@ -97,7 +108,9 @@ describe('every operation, refused the right way', () => {
     const withBody = operations.filter((o) => o.op.requestBody?.content['application/json']);
     expect(withBody.length).toBeGreaterThan(20);
     for (const { method, path, op } of withBody) {
-      const res = await call(service, method, fill(path, ada.id, ada.projectId), { rawBody: '[1, 2]', headers: { 'x-jwt-token': ada.token } });
+      // Staff operations are tried by staff, so that they reach validation.
+      const token = STAFF_OPERATIONS.includes(op.operationId) ? staffToken : ada.token;
+      const res = await call(service, method, fill(path, ada.id, ada.projectId), { rawBody: '[1, 2]', headers: { 'x-jwt-token': token } });
       expect(res.status, op.operationId).toBe(400);
       expect(String(res.body.error), op.operationId).toMatch(/^Invalid request body/);
     }

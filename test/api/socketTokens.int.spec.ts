@@ -23,6 +23,24 @@ describe('socket tokens', () => {
     expect(await socket.verify(byKey.socketToken, now)).toEqual({ caller: { kind: 'apiKey', apiKeyId: 3 }, projectId: 9, expires: byKey.expires });
   });
 
+  it("carry an organization instead of a project for an organization's jobs, never both", async () => {
+    const byOrgKey = await socket.issue({ kind: 'organizationKey', apiKeyId: 5 }, { organizationId: 12 }, now);
+    expect(await socket.verify(byOrgKey.socketToken, now)).toEqual({ caller: { kind: 'organizationKey', apiKeyId: 5 }, organizationId: 12, expires: byOrgKey.expires });
+    // Signed right, but naming both scopes (or neither): refused.
+    const sign = (claims: Record<string, number>) =>
+      new SignJWT(claims)
+        .setProtectedHeader({ alg: 'HS256', typ: 'socket+jwt' })
+        .setSubject('orgkey:5')
+        .setIssuer('edge-ml-service')
+        .setAudience('job-socket')
+        .setIssuedAt(now)
+        .setExpirationTime(new Date(now.getTime() + 60_000))
+        .sign(new TextEncoder().encode(SECRET));
+    expect(await socket.verify(await sign({ oid: 12 }), now)).toHaveProperty('organizationId', 12);
+    expect(await socket.verify(await sign({ oid: 12, pid: 12 }), now)).toEqual({ invalid: 'Invalid socket token' });
+    expect(await socket.verify(await sign({}), now)).toEqual({ invalid: 'Invalid socket token' });
+  });
+
   it('are refused once expired', async () => {
     const { socketToken } = await socket.issue({ kind: 'user', userId: 7 }, 42, now);
     const justBefore = new Date(now.getTime() + SOCKET_TOKEN_LIFETIME_SECONDS * 1000 - 1000);

@@ -16,6 +16,7 @@ const NOT_SECRET: Readonly<Record<string, string>> = {
   logHash: 'the running hash of the log, public by design',
   totpTimeStep: 'a time step, not a code',
   via: 'how a password or activation happened',
+  allowPasswordAuth: "a white label's switch",
 };
 const LOOKS_SECRET = /key|hash|secret|password|token|code|body/i;
 

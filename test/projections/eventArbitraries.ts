@@ -7,12 +7,14 @@
 import fc from 'fast-check';
 import type { AuditEvent } from '../../domain/audit/auditEvents';
 import type { DeviceEvent } from '../../domain/device/deviceEvents';
+import { DEPLOYMENT_TARGET_FORMATS } from '../../domain/deployment/deploymentTargets';
+import type { WhitelabelEvent, WhitelabelSettings } from '../../domain/whitelabel/whitelabelEvents';
 import { NORMALIZE_DATA, type DspFeaturesEvent } from '../../domain/dsp/dspFeaturesEvents';
 import type { EmailEvent } from '../../domain/email/emailEvents';
 import { IMPULSE_TYPES, INPUT_BLOCK_TYPES, LEARN_BLOCK_TYPES } from '../../domain/impulse/blockCatalog';
 import type { ImpulseBlocks, ImpulseEvent } from '../../domain/impulse/impulseEvents';
 import { JOB_LOG_LEVELS, type JobEvent } from '../../domain/job/jobEvents';
-import type { OrganizationEvent } from '../../domain/organization/organizationEvents';
+import { ORGANIZATION_API_KEY_ROLES, ORGANIZATION_MEMBER_ROLES, type OrganizationEvent } from '../../domain/organization/organizationEvents';
 import { API_KEY_ROLES, type ApiKeyUsed, type ProjectEvent } from '../../domain/project/projectEvents';
 import { LABELING_METHODS, MODEL_ENGINES, MODEL_VARIANTS, PROJECT_NAME_MAX, README_MAX_CHARS, type ProjectSettingsChange } from '../../domain/project/projectSettings';
 import { MAX_DEVICE_TEXT_LENGTH, MAX_INTERVAL_MS, MAX_PIXEL_SIDE, MAX_SAMPLE_LENGTH_MS, MAX_VALUE_ROWS, MIN_INTERVAL_MS } from '../../domain/sample/sampleLimits';
@@ -21,7 +23,7 @@ import { textProblem, type TextRule } from '../../domain/shared/textRules';
 import { PROJECTS_SORT_ORDERS, type UserEvent } from '../../domain/user/userEvents';
 import { EULAS, USER_EXPERIMENTS, USER_NOTIFICATIONS } from '../../api/views/userView';
 
-export type AnyEvent = UserEvent | ProjectEvent | ApiKeyUsed | SampleEvent | DeviceEvent | EmailEvent | ImpulseEvent | OrganizationEvent | JobEvent | DspFeaturesEvent | AuditEvent;
+export type AnyEvent = UserEvent | ProjectEvent | ApiKeyUsed | SampleEvent | DeviceEvent | EmailEvent | ImpulseEvent | OrganizationEvent | JobEvent | DspFeaturesEvent | WhitelabelEvent | AuditEvent;
 export type EventType = AnyEvent['type'];
 type DataOf<T extends EventType> = Extract<AnyEvent, { type: T }>['data'];
 
@@ -170,6 +172,32 @@ function sampleIngested(ids: Ids): fc.Arbitrary<DataOf<'SampleIngested'>> {
     .map((d) => ({ ...d, sampleId: ids.id, projectId: ids.projectId, frequency: 1000 / d.intervalMs }));
 }
 
+function whitelabelSettings(ids: Ids): fc.Arbitrary<WhitelabelSettings>;
+function whitelabelSettings(ids: Ids, requiredKeys: []): fc.Arbitrary<Partial<WhitelabelSettings>>;
+function whitelabelSettings(ids: Ids, requiredKeys?: []): fc.Arbitrary<Partial<WhitelabelSettings>> {
+  const domain = fc.constantFrom('studio.example.com', 'ml.acme.test', 'a-b.c0.example');
+  return fc.record(
+    {
+      name: line(128),
+      domain,
+      ownerOrganizationId: fc.constant(ids.organizationId),
+      identityProviders: fc.array(line(64), { maxLength: 2 }),
+      allowPasswordAuth: fc.boolean(),
+      deploymentTargets: fc.subarray([...DEPLOYMENT_TARGET_FORMATS]),
+      learningBlocks: fc.subarray([...LEARN_BLOCK_TYPES]),
+      allowSignup: fc.boolean(),
+      allowFreeProjects: fc.boolean(),
+      exposePublicProjects: fc.boolean(),
+      organizationsLimit: fc.option(fc.nat(), { nil: null }),
+      disablePublicEntities: fc.boolean(),
+      requireCollaboratorsInWhitelabel: fc.boolean(),
+      disableMarketingFeatures: fc.boolean(),
+      disableForumAccess: fc.boolean(),
+    },
+    requiredKeys ? { requiredKeys } : {},
+  );
+}
+
 type Generators = { [K in EventType]: (ids: Ids) => fc.Arbitrary<DataOf<K>> };
 
 export const eventGenerators: Generators = {
@@ -226,6 +254,43 @@ export const eventGenerators: Generators = {
 
   // organization-{id}
   OrganizationCreated: (ids) => fc.record({ organizationId: fc.constant(ids.organizationId), name: line(128), isDeveloperProfile: fc.boolean(), ownerUserId: fc.constant(ids.userId), trialId: fc.option(uid, { nil: null }), created: iso }),
+  OrganizationUpdated: (ids) =>
+    fc.record(
+      { organizationId: fc.constant(ids.organizationId), changes: fc.record({ name: line(128), readme: paragraph(2000), showHeaderImgMask: fc.boolean(), experiments: fc.array(line(64), { maxLength: 3 }) }, { requiredKeys: [] }), updated: iso },
+    ),
+  OrganizationDeleted: (ids) => fc.record({ organizationId: fc.constant(ids.organizationId), deletedDate: iso }),
+  OrganizationMemberAdded: (ids) =>
+    fc.record({
+      organizationId: fc.constant(ids.organizationId),
+      userId: fc.constant(ids.otherUserId),
+      role: fc.constantFrom(...ORGANIZATION_MEMBER_ROLES),
+      datasets: fc.array(line(128), { maxLength: 3 }),
+      invited: fc.boolean(),
+      addedByUserId: fc.option(fc.constant(ids.userId), { nil: null }),
+      added: iso,
+    }),
+  OrganizationMemberRemoved: (ids) => fc.record({ organizationId: fc.constant(ids.organizationId), userId: fc.constant(ids.otherUserId), removed: iso }),
+  OrganizationMemberRoleSet: (ids) => fc.record({ organizationId: fc.constant(ids.organizationId), userId: fc.constantFrom(ids.userId, ids.otherUserId), role: fc.constantFrom(...ORGANIZATION_MEMBER_ROLES), updated: iso }),
+  OrganizationMemberDatasetsSet: (ids) => fc.record({ organizationId: fc.constant(ids.organizationId), userId: fc.constantFrom(ids.userId, ids.otherUserId), datasets: fc.array(line(128), { maxLength: 3 }), updated: iso }),
+  OrganizationApiKeyAdded: (ids) =>
+    fc.record({
+      organizationId: fc.constant(ids.organizationId),
+      apiKeyId: fc.constant(ids.id),
+      name: line(256),
+      role: fc.constantFrom(...ORGANIZATION_API_KEY_ROLES),
+      // The key's hash is its document's _id: one per key id.
+      keyHash: fc.constant(`org${ids.id.toString(16).padStart(61, '0')}`),
+      keyHint: fc.constant('ei_0123456'),
+      createdByUserId: fc.option(fc.constant(ids.userId), { nil: null }),
+      expires: fc.option(iso, { nil: null }),
+      created: iso,
+    }),
+  OrganizationApiKeyRevoked: (ids) => fc.record({ organizationId: fc.constant(ids.organizationId), apiKeyId: fc.constant(ids.id), revoked: iso }),
+
+  // whitelabel-{id} (the organization's id stands for the white label's)
+  WhitelabelCreated: (ids) => fc.record({ whitelabelId: fc.constant(ids.organizationId), settings: whitelabelSettings(ids), created: iso }),
+  WhitelabelUpdated: (ids) => fc.record({ whitelabelId: fc.constant(ids.organizationId), changes: whitelabelSettings(ids, []), updated: iso }),
+  WhitelabelDeleted: (ids) => fc.record({ whitelabelId: fc.constant(ids.organizationId), deletedDate: iso }),
 
   // project-{id}
   ProjectCreated: (ids) => fc.record({ projectId: fc.constant(ids.projectId), name: line(PROJECT_NAME_MAX), description: paragraph(10_000), ownerUserId: fc.constant(ids.userId), isPublic: fc.boolean(), created: iso }),

@@ -39,6 +39,15 @@ const USER_UPDATES: EventType[] = [
   'SubscriptionCheckoutStarted', 'SubscriptionActivated', 'SubscriptionCancellationRequested', 'SubscriptionCancellationUndone', 'SubscriptionCanceled',
 ];
 const PROJECT_UPDATES: EventType[] = ['CollaboratorAdded', 'CollaboratorRemoved', 'CollaboratorInvited', 'CollaboratorInvitationAccepted', 'CollaboratorInvitationDeclined', 'CollaboratorInvitationWithdrawn', 'ApiKeyAdded', 'ApiKeyRevoked', 'HmacKeyAdded', 'HmacKeyRevoked', 'ProjectUpdated'];
+const ORGANIZATION_UPDATES: EventType[] = [
+  'OrganizationUpdated',
+  'OrganizationMemberAdded',
+  'OrganizationMemberRemoved',
+  'OrganizationMemberRoleSet',
+  'OrganizationMemberDatasetsSet',
+  'OrganizationApiKeyAdded',
+  'OrganizationApiKeyRevoked',
+];
 const IMPULSE_UPDATES: EventType[] = ['ImpulseBlocksReplaced', 'ImpulseUpdated', 'DspConfigSet', 'DspBlockCleared', 'BlockIdIssued'];
 
 /** Key ids are drawn once, as the deciders do: each added key gets the next id; revocations name any. */
@@ -69,7 +78,11 @@ const scenario: fc.Arbitrary<{ creations: Step[][]; streams: Step[][] }> = fc.tu
     const ids: Ids = { userId, projectId: userId, organizationId: 100 + userId, id: 200 + userId, otherUserId: 3 - userId, deviceId: deviceA };
     creations.push(sequence([ev('UserRegistered', ids, `user-${userId}`)], undefined));
     streams.push(sequence([], oneOf(USER_UPDATES, ids, `user-${userId}`), [ev('UserDeleted', ids, `user-${userId}`)], 6));
-    creations.push(sequence([ev('OrganizationCreated', ids, `organization-${ids.organizationId}`)], undefined));
+    const organization = `organization-${ids.organizationId}`;
+    creations.push(sequence([ev('OrganizationCreated', ids, organization)], undefined));
+    streams.push(sequence([], oneOf(ORGANIZATION_UPDATES, ids, organization), [ev('OrganizationDeleted', ids, organization)], 6));
+    const whitelabel = `whitelabel-${ids.organizationId}`;
+    streams.push(sequence([ev('WhitelabelCreated', ids, whitelabel)], ev('WhitelabelUpdated', ids, whitelabel), [ev('WhitelabelDeleted', ids, whitelabel)], 3));
   }
   for (const projectId of [1, 2]) {
     const deviceId = projectId === 1 ? deviceA : deviceB;

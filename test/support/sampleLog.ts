@@ -7,8 +7,10 @@ import { sampleStream, type SampleIngested } from '../../domain/sample/sampleEve
 import { projectDecider, type ProjectCommand } from '../../domain/project/projectDecider';
 import { apiKeyUsageStream, projectStream, type ProjectEvent } from '../../domain/project/projectEvents';
 import { fold, type DomainEvent } from '../../domain/shared/decider';
-import { organizationDecider } from '../../domain/organization/organizationDecider';
-import { organizationStream } from '../../domain/organization/organizationEvents';
+import { organizationDecider, type OrganizationCommand } from '../../domain/organization/organizationDecider';
+import { organizationStream, type OrganizationEvent } from '../../domain/organization/organizationEvents';
+import { whitelabelDecider, type WhitelabelCommand } from '../../domain/whitelabel/whitelabelDecider';
+import { whitelabelStream, type WhitelabelEvent, type WhitelabelSettings } from '../../domain/whitelabel/whitelabelEvents';
 import { userDecider, type UserCommand } from '../../domain/user/userDecider';
 import { userStream } from '../../domain/user/userEvents';
 import type { StoredEvent } from '../../stores/eventstore/eventStore';
@@ -83,14 +85,62 @@ export function sampleLog(): StoredEvent[] {
     }
     batches.push([userStream(userId), events]);
   }
-  for (const [organizationId, trialId] of [[30, null], [31, 40]] as const) {
-    batches.push([
-      organizationStream(organizationId),
-      organizationDecider.decide(
-        { type: 'CreateOrganization', data: { organizationId, name: `org ${organizationId}`, isDeveloperProfile: trialId === null, ownerUserId: 1, trialId, now } },
-        organizationDecider.initialState(),
-      ),
-    ]);
+  // Organization 30 is a developer profile; 31 goes through every member, key and settings step; 32 is deleted.
+  for (const [organizationId, trialId] of [[30, null], [31, 40], [32, 41]] as const) {
+    const commands: OrganizationCommand[] = [
+      { type: 'CreateOrganization', data: { organizationId, name: `org ${organizationId}`, isDeveloperProfile: organizationId === 30, ownerUserId: 1, trialId, now } },
+    ];
+    if (organizationId === 31) {
+      commands.push(
+        { type: 'UpdateOrganization', data: { changes: { name: 'Navy labs', readme: '# Labs', showHeaderImgMask: true }, now } },
+        { type: 'AddMember', data: { userId: 2, role: 'guest', datasets: ['wrists'], invited: false, addedByUserId: 1, now } },
+        { type: 'SetMemberDatasets', data: { userId: 2, datasets: ['wrists', 'ankles'], now } },
+        { type: 'SetMemberRole', data: { userId: 2, role: 'admin', now } },
+        { type: 'RemoveMember', data: { userId: 2, now } },
+        { type: 'AddApiKey', data: { apiKeyId: 310, name: 'CI', role: 'member', keyHash: 'hash31ci', keyHint: 'ei_org31ci', createdByUserId: 1, expires: null, now } },
+        { type: 'RevokeApiKey', data: { apiKeyId: 310, now } },
+      );
+    } else if (organizationId === 32) commands.push({ type: 'DeleteOrganization', data: { now } });
+    let state = organizationDecider.initialState();
+    const events: OrganizationEvent[] = [];
+    for (const command of commands) {
+      for (const e of organizationDecider.decide(command, state)) {
+        events.push(e);
+        state = organizationDecider.evolve(state, e);
+      }
+    }
+    batches.push([organizationStream(organizationId), events]);
+  }
+  // White label 50 is created, changed and deleted; 51 stays.
+  for (const whitelabelId of [50, 51]) {
+    const settings: WhitelabelSettings = {
+      name: `label ${whitelabelId}`,
+      domain: `studio${whitelabelId}.example.com`,
+      ownerOrganizationId: 31,
+      identityProviders: [],
+      allowPasswordAuth: true,
+      deploymentTargets: ['zip', 'arduino'],
+      learningBlocks: ['keras'],
+      allowSignup: true,
+      allowFreeProjects: false,
+      exposePublicProjects: false,
+      organizationsLimit: null,
+      disablePublicEntities: false,
+      requireCollaboratorsInWhitelabel: false,
+      disableMarketingFeatures: false,
+      disableForumAccess: false,
+    };
+    const commands: WhitelabelCommand[] = [{ type: 'CreateWhitelabel', data: { whitelabelId, settings, now } }];
+    if (whitelabelId === 50) commands.push({ type: 'UpdateWhitelabel', data: { changes: { deploymentTargets: ['wasm'], allowSignup: false }, now } }, { type: 'DeleteWhitelabel', data: { now } });
+    let state = whitelabelDecider.initialState();
+    const events: WhitelabelEvent[] = [];
+    for (const command of commands) {
+      for (const e of whitelabelDecider.decide(command, state)) {
+        events.push(e);
+        state = whitelabelDecider.evolve(state, e);
+      }
+    }
+    batches.push([whitelabelStream(whitelabelId), events]);
   }
   // Projects 10 and 11 live; project 10 goes through every settings, key and collaborator step;
   // project 12 is deleted and fully deleted.

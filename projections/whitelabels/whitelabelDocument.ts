@@ -1,0 +1,13 @@
+import type { WhitelabelSettings } from '../../domain/whitelabel/whitelabelEvents';
+
+/** The `whitelabels` read model: one document per white label; deleted ones keep `deletedDate` and leave every lookup. */
+export interface WhitelabelDocument extends WhitelabelSettings {
+  _id: number;
+  id: number;
+  created: string;
+  deletedDate: string | null;
+  _position: string;
+  [key: string]: unknown;
+}
+
+export const WHITELABELS = 'whitelabels';
