@@ -4,7 +4,7 @@ import { dspFeaturesStream, type DspFeaturesGenerated } from '../../domain/dsp/d
 import { decodeNpy } from '../../domain/dsp/npy';
 import { impulsesStream } from '../../domain/impulse/impulseEvents';
 import { signedSample } from '../support/signedSample';
-import { call, describeOn, setups, signup, startTestService, loginToken, type TestService } from '../support/testService';
+import { call, describeOn, setups, startTestService, type TestService, adaWithProject, blobBytes } from '../support/testService';
 
 // 100 Hz impulse, windows of 500 ms (50 rows) every 250 ms. A 100 Hz sample of 200 rows gives 7
 // windows; a 50 Hz one of 100 rows (resampled to 200) gives 7 too; one of 20 rows is shorter than a window.
@@ -46,19 +46,11 @@ for (const setup of setups) {
       });
       expect(res.status, await res.text()).toBe(200);
     };
-    const blob = async (sha256: string) => {
-      const chunks: Buffer[] = [];
-      for await (const c of await service.stores.blobs.open(sha256)) chunks.push(c as Buffer);
-      return Buffer.concat(chunks);
-    };
+    const blob = (sha256: string) => blobBytes(service, sha256);
 
     beforeAll(async () => {
       service = await startTestService({ mongo: setup.mongo });
-      await call(service, 'POST', '/api-user-create', { body: signup() });
-      ada = { 'x-jwt-token': await loginToken(service, 'ada') };
-      const project = await call(service, 'POST', '/api/projects/create', { headers: ada, body: { projectName: 'Slices' } });
-      projectId = Number(project.body.id);
-      apiKey = String(project.body.apiKey);
+      ({ ada, projectId, apiKey } = await adaWithProject(service, 'Slices'));
       expect((await post('/impulse', impulse())).status).toBe(200);
       await ingest('idle', rows(1, 200), 'idle');
       await ingest('wave', rows(9, 100, 50), 'wave.50hz', 20);

@@ -5,7 +5,7 @@ import { dspFeaturesStream, type DspFeaturesGenerated } from '../../domain/dsp/d
 import type { DspMetadata } from '../../domain/dsp/dspMetadata';
 import { decodeNpy } from '../../domain/dsp/npy';
 import { signedSample } from '../support/signedSample';
-import { call, describeOn, setups, signup, startTestService, loginToken, type TestService } from '../support/testService';
+import { call, describeOn, setups, startTestService, type TestService, adaWithProject, blobBytes } from '../support/testService';
 
 // 100 Hz samples (interval 10 ms), windows of 500 ms (50 rows) every 250 ms: a 200-row sample gives 7.
 const ROWS = 200;
@@ -61,19 +61,11 @@ for (const setup of setups) {
       }
     };
     const results = async () => (await service.stores.events.readStream(dspFeaturesStream(projectId, 2))).map((e) => e as unknown as DspFeaturesGenerated);
-    const blob = async (sha256: string) => {
-      const chunks: Buffer[] = [];
-      for await (const c of await service.stores.blobs.open(sha256)) chunks.push(c as Buffer);
-      return Buffer.concat(chunks);
-    };
+    const blob = (sha256: string) => blobBytes(service, sha256);
 
     beforeAll(async () => {
       service = await startTestService({ mongo: setup.mongo });
-      await call(service, 'POST', '/api-user-create', { body: signup() });
-      ada = { 'x-jwt-token': await loginToken(service, 'ada') };
-      const project = await call(service, 'POST', '/api/projects/create', { headers: ada, body: { projectName: 'Features' } });
-      projectId = Number(project.body.id);
-      apiKey = String(project.body.apiKey);
+      ({ ada, projectId, apiKey } = await adaWithProject(service, 'Features'));
     });
     afterAll(async () => {
       await service?.destroy();

@@ -5,7 +5,7 @@ import { dspFeaturesStream, type DspFeaturesGenerated } from '../../domain/dsp/d
 import type { DspMetadata } from '../../domain/dsp/dspMetadata';
 import { decodeNpy } from '../../domain/dsp/npy';
 import { signedSample } from '../support/signedSample';
-import { call, describeOn, setups, signup, startTestService, loginToken, type TestService } from '../support/testService';
+import { call, describeOn, setups, startTestService, type TestService, adaWithProject, blobBytes } from '../support/testService';
 
 type Rgb = [number, number, number];
 
@@ -63,19 +63,11 @@ for (const setup of setups) {
         await sleep(100);
       }
     };
-    const blob = async (sha256: string) => {
-      const chunks: Buffer[] = [];
-      for await (const c of await service.stores.blobs.open(sha256)) chunks.push(c as Buffer);
-      return Buffer.concat(chunks);
-    };
+    const blob = (sha256: string) => blobBytes(service, sha256);
 
     beforeAll(async () => {
       service = await startTestService({ mongo: setup.mongo });
-      await call(service, 'POST', '/api-user-create', { body: signup() });
-      ada = { 'x-jwt-token': await loginToken(service, 'ada') };
-      const project = await call(service, 'POST', '/api/projects/create', { headers: ada, body: { projectName: 'Vision' } });
-      projectId = Number(project.body.id);
-      apiKey = String(project.body.apiKey);
+      ({ ada, projectId, apiKey } = await adaWithProject(service, 'Vision'));
       expect((await post('/impulse', impulse({}))).status).toBe(200);
       // Training: an 8×8 of 2×2 blocks (squashed with nearest to 4×4, one pixel per block), a solid
       // 5×3 (any resize of one colour is that colour), and a time series the job skips. Testing: an 8×4.

@@ -7,19 +7,11 @@ import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAudit } from '../../commands/audit/auditCli';
 import { FORGOTTEN, REDACTED, SECRET_FIELDS } from '../../domain/audit/historyRedaction';
+import type { HistoryEntry } from '../../projections/history/historyEntry';
 import { inviteAndAccept } from '../support/collaborators';
 import { call, startTestService, registerUser, type TestService } from '../support/testService';
 
-interface Entry {
-  position: string;
-  streamId: string;
-  type: string;
-  created: string;
-  actor: string;
-  correlationId: string;
-  causationId: string | null;
-  data: Record<string, unknown> | null;
-}
+type Entry = HistoryEntry;
 
 const jwt = (token: string) => ({ 'x-jwt-token': token });
 

@@ -164,3 +164,20 @@ export function describeOn(setup: (typeof setups)[number], title: string, body: 
   const suite = setup.skipReason ? describe.skip : describe;
   suite(`${title} on ${setup.name}${setup.skipReason ? ` (skipped: ${setup.skipReason})` : ''}`, body);
 }
+
+/** A stored blob's bytes, read whole: for the small results tests look into. */
+export async function blobBytes(service: { stores: { blobs: { open(sha256: string): Promise<AsyncIterable<unknown>> } } }, sha256: string): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of await service.stores.blobs.open(sha256)) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/** Signs Ada up and makes her a project: her JWT header, the project's id and its API key. */
+export async function adaWithProject(service: { apiUrl: string }, projectName: string): Promise<{ ada: Record<string, string>; projectId: number; apiKey: string }> {
+  await call(service, 'POST', '/api-user-create', { body: signup() });
+  const ada = { 'x-jwt-token': await loginToken(service, 'ada') };
+  const project = await call(service, 'POST', '/api/projects/create', { headers: ada, body: { projectName } });
+  if (project.status !== 200) throw new Error(`creating project ${projectName} answered ${project.status}: ${JSON.stringify(project.body)}`);
+  return { ada, projectId: Number(project.body.id), apiKey: String(project.body.apiKey) };
+}
+
