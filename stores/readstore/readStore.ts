@@ -43,6 +43,11 @@ export interface Checkpoint {
   store?: string;
 }
 
+export type WriteOp =
+  | { kind: 'put'; collection: string; doc: Document }      // replace the whole document by _id, inserting it if absent
+  | { kind: 'delete'; collection: string; id: DocumentId };
+export interface CheckpointWrite { name: string; position: bigint; store?: string }
+
 export interface ReadStore {
   collection<T extends Document = Document>(name: string): Collection<T>;
   /** The last log position a projection (or saga) has fully applied; undefined before its first event. */
