@@ -50,7 +50,8 @@ const FALSE_KEY = Buffer.from([0]);
 /** A scalar as an SQL key, or undefined for values SQL does not compare as mingo does. */
 function sqlKey(value: unknown): string | number | Buffer | undefined {
   if (typeof value === 'string') return value;
-  if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;
+  // JSON cannot hold -0, NaN or the infinities: they are stored tagged, out of SQL's reach.
+  if (typeof value === 'number') return Number.isFinite(value) && !Object.is(value, -0) ? value : undefined;
   if (typeof value === 'boolean') return value ? TRUE_KEY : FALSE_KEY;
   return undefined;
 }
@@ -62,6 +63,7 @@ function encode(doc: Document): string {
     const raw = this[key];
     if (raw instanceof Date) return { $date: raw.toISOString() };
     if (raw instanceof Uint8Array) return { $binary: Buffer.from(raw).toString('base64') };
+    if (typeof raw === 'number' && sqlKey(raw) === undefined) return { $double: Object.is(raw, -0) ? '-0' : String(raw) };
     return value;
   });
 }
@@ -71,13 +73,14 @@ function revive(_key: string, value: unknown): unknown {
     const keys = Object.keys(value);
     if (keys.length === 1 && typeof value.$date === 'string') return new Date(value.$date);
     if (keys.length === 1 && typeof value.$binary === 'string') return Buffer.from(value.$binary, 'base64');
+    if (keys.length === 1 && typeof value.$double === 'string') return Number(value.$double);
   }
   return value;
 }
 
 function decode(text: string): Document {
   // A reviver slows parsing down; most documents need none.
-  return (text.includes('"$date"') || text.includes('"$binary"') ? JSON.parse(text, revive) : JSON.parse(text)) as Document;
+  return (text.includes('"$date"') || text.includes('"$binary"') || text.includes('"$double"') ? JSON.parse(text, revive) : JSON.parse(text)) as Document;
 }
 
 /** Whether the value at a dotted path is one SQL compares exactly: absent, null or a scalar, with no array on the way. */
