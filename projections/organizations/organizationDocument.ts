@@ -1,3 +1,5 @@
+import type { IndexDeclaration } from '../../stores/readstore/indexDeclarations';
+
 export interface OrganizationMemberEntry {
   userId: number;
   role: 'admin' | 'member' | 'guest';
@@ -20,3 +22,7 @@ export interface OrganizationDocument {
 }
 
 export const ORGANIZATIONS = 'organizations';
+
+/** A user's organizations: `memberIds` holds every member. */
+export const ORGANIZATION_INDEXES: readonly IndexDeclaration[] = [{ keys: { memberIds: 1 }, array: true }];
+

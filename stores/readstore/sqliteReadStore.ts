@@ -457,6 +457,12 @@ export class SqliteReadStore implements ReadStore {
     const layout = this.layout(name);
     const plan: FilterPlan = { exact: [], narrowing: [], residual: false };
     for (const [path, condition] of Object.entries(filter)) {
+      if (path === '$or') {
+        const clause = this.translateOr(name, condition);
+        if (clause) plan.exact.push(clause);
+        else plan.residual = true;
+        continue;
+      }
       const clause = layout.arrayPaths.has(path)
         ? translateArrayCondition(quote(keyTable(name)), path, condition)
         : layout.scalarPaths.has(path)
@@ -469,6 +475,19 @@ export class SqliteReadStore implements ReadStore {
       } else plan.exact.push(clause);
     }
     return plan;
+  }
+
+  /** `$or` of branches SQL evaluates wholly (log-in by user name or e-mail), else undefined. */
+  private translateOr(name: string, branches: unknown): Clause | undefined {
+    if (!Array.isArray(branches) || branches.length === 0) return undefined;
+    const parts: Clause[] = [];
+    for (const branch of branches) {
+      if (!isPlainObject(branch) || Object.keys(branch).length === 0) return undefined;
+      const plan = this.plan(name, branch);
+      if (plan.residual || plan.narrowing.length > 0) return undefined;
+      parts.push({ sql: plan.exact.map((c) => `(${c.sql})`).join(' AND '), params: plan.exact.flatMap((c) => c.params) });
+    }
+    return { sql: parts.map((p) => `(${p.sql})`).join(' OR '), params: parts.flatMap((p) => p.params) };
   }
 
   private hasIrregular(table: string): boolean {

@@ -40,6 +40,7 @@ const filter: fc.Arbitrary<Filter> = fc.record(
     b: condition,
     'n.x': condition,
     tags: fc.oneof(fc.integer({ min: 0, max: 3 }), fc.constant('t'), fc.record({ $in: fc.array(fc.constantFrom(0, 1, 't'), { maxLength: 2 }) })),
+    $or: fc.array(fc.record({ a: condition, b: condition, group: fc.integer({ min: 1, max: 3 }) }, { requiredKeys: [] }), { minLength: 1, maxLength: 3 }),
     _id: fc.oneof(fc.integer({ min: 1, max: 30 }), fc.record({ $in: fc.array(fc.oneof(fc.integer({ min: 1, max: 30 }), fc.constant('x')), { maxLength: 4 }) }), fc.record({ $gt: fc.integer({ min: 1, max: 30 }) })),
   },
   { requiredKeys: [] },
