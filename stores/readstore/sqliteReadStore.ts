@@ -327,6 +327,9 @@ export class SqliteReadStore implements ReadStore {
       // power cut may lose the last transactions, never half of one, and the runner replays them.
       db.pragma('synchronous = NORMAL');
       db.pragma('busy_timeout = 5000');
+      // Statistics for the planner (which index of two equalities is narrower), kept cheap by a limit.
+      db.pragma('analysis_limit = 1000');
+      db.pragma('optimize = 0x10002');
       return new SqliteReadStore(db, indexes);
     } catch (error) {
       db.close();
@@ -521,7 +524,10 @@ export class SqliteReadStore implements ReadStore {
       const rows = this.rows(table, plan.exact, `ORDER BY ${orderBy} LIMIT ? OFFSET ?`, [options.limit || -1, options.skip ?? 0]);
       return rows.map((row) => ({ seq: row.seq, doc: decode(row.doc) }));
     }
-    const plainRows = this.rows(table, [...plan.narrowing, ...plan.exact, ...(irregular ? [{ sql: 'plain = 1', params: [] }] : [])]);
+    // An array lookup is the narrowest start; the planner, without statistics, would rather take any
+    // equality on an index (all projects not deleted) and test the lookup on each. mingo decides anyway.
+    const exact = plan.narrowing.length > 0 ? [] : plan.exact;
+    const plainRows = this.rows(table, [...plan.narrowing, ...exact, ...(irregular ? [{ sql: 'plain = 1', params: [] }] : [])]);
     const otherRows = irregular ? this.rows(table, [...plan.narrowing, { sql: 'plain = 0', params: [] }]) : [];
     const rows = otherRows.length === 0 ? plainRows : [...plainRows, ...otherRows].sort((a, b) => a.seq - b.seq);
     const seqs = new Map<Document, number>();
@@ -607,7 +613,7 @@ export class SqliteReadStore implements ReadStore {
     const plan = this.plan(name, filter);
     const orderBy = this.orderBy(name, options.sort);
     const pushedDown = !plan.residual && orderBy !== undefined;
-    const clauses = pushedDown ? plan.exact : [...plan.narrowing, ...plan.exact];
+    const clauses = pushedDown ? plan.exact : plan.narrowing.length > 0 ? plan.narrowing : plan.exact;
     const where = clauses.length > 0 ? `WHERE ${clauses.map((c) => `(${c.sql})`).join(' AND ')}` : '';
     const tail = pushedDown ? `ORDER BY ${orderBy} LIMIT ? OFFSET ?` : 'ORDER BY seq';
     const params = [...clauses.flatMap((c) => c.params), ...(pushedDown ? [options.limit || -1, options.skip ?? 0] : [])];
@@ -619,7 +625,7 @@ export class SqliteReadStore implements ReadStore {
   explainCount(name: string, filter: Filter): string[] {
     const table = this.ensure(name);
     const plan = this.plan(name, filter);
-    const clauses = [...plan.narrowing, ...plan.exact];
+    const clauses = plan.residual ? (plan.narrowing.length > 0 ? plan.narrowing : plan.exact) : plan.exact;
     const where = clauses.length > 0 ? `WHERE ${clauses.map((c) => `(${c.sql})`).join(' AND ')}` : '';
     const steps = this.db.prepare(`EXPLAIN QUERY PLAN SELECT count(*) FROM ${quote(table)} ${where}`).all(...clauses.flatMap((c) => c.params)) as { detail: string }[];
     return steps.map((s) => s.detail);
@@ -629,6 +635,7 @@ export class SqliteReadStore implements ReadStore {
     if (this.closed) return;
     this.closed = true;
     this.statements.clear();
+    this.db.pragma('optimize');
     this.db.close();
   }
 }
