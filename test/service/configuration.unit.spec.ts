@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../service/configuration';
+import { ConfigError, loadConfig } from '../../service/configuration';
 
 describe('configuration from the environment', () => {
   it('has a default for everything', () => {
