@@ -27,6 +27,11 @@ import type { Config } from './configuration';
 
 /** The embedded read models' file, beside the log. */
 export const READ_MODELS_FILE = 'read-models.sqlite';
+/**
+ * How long the SQLite read store groups writes into one commit. Short against the settle waits
+ * (other processes see the writes at the commit), long enough for a burst of projection writes.
+ */
+export const READ_MODELS_GROUP_COMMIT_MS = 20;
 
 export interface Stores {
   events: SealingEventStore;
@@ -40,7 +45,7 @@ export interface Stores {
 export async function openReadStore(config: Config): Promise<ReadStore> {
   switch (config.readStore) {
     case 'sqlite':
-      return SqliteReadStore.open(path.join(config.dataDir, READ_MODELS_FILE), { indexes: readModelIndexes });
+      return SqliteReadStore.open(path.join(config.dataDir, READ_MODELS_FILE), { indexes: readModelIndexes, groupCommitMs: READ_MODELS_GROUP_COMMIT_MS });
     case 'memory':
       return new MemoryReadStore();
     case 'mongodb': {

@@ -14,6 +14,7 @@
 // (`array: true`) keep their elements in a side table, so "documents whose array holds v" is a lookup.
 import Database from 'better-sqlite3';
 import { find as mingoFind, update as applyUpdate } from 'mingo';
+import { equalityMatcher } from './equalityMatcher';
 import { assertIndexDeclarations, type IndexDeclaration, type ReadModelIndexes } from './indexDeclarations';
 import { assertCollectionName, assertUpdate, buildUpsertDoc, copyDoc, DuplicateIdError, isPlainObject } from './memoryReadStore';
 import { applyPlainUpdate } from './plainUpdate';
@@ -292,6 +293,13 @@ class SqliteCollection implements Collection<Document> {
 export interface SqliteReadStoreOptions {
   /** The indexes each read model's queries need (projections/readModelIndexes.ts). */
   indexes?: ReadModelIndexes;
+  /**
+   * Writes within this many milliseconds share one SQLite transaction, each still atomic in a
+   * savepoint of its own: one commit (the costly part of a small write) per window rather than per
+   * write. This connection reads its writes at once; other processes see them at the window's
+   * commit, checkpoints always together with the changes they cover. 0: each write commits alone.
+   */
+  groupCommitMs?: number;
 }
 
 export class SqliteReadStore implements ReadStore {
@@ -301,15 +309,20 @@ export class SqliteReadStore implements ReadStore {
   private readonly layouts = new Map<string, Layout>();
   private readonly empty = new Layout([]);
   private closed = false;
+  private groupTimer: NodeJS.Timeout | undefined;
 
   private constructor(
     private readonly db: Database.Database,
     indexes: ReadModelIndexes,
+    private readonly groupCommitMs: number,
   ) {
-    db.exec(`
-      CREATE TABLE IF NOT EXISTS checkpoints (name TEXT PRIMARY KEY, position TEXT NOT NULL, store TEXT) WITHOUT ROWID;
-      CREATE TABLE IF NOT EXISTS collections (name TEXT PRIMARY KEY, layout TEXT NOT NULL) WITHOUT ROWID;
-    `);
+    const tables = db.prepare(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN ('checkpoints', 'collections')`).get() as { n: number };
+    if (tables.n < 2) {
+      db.exec(`
+        CREATE TABLE IF NOT EXISTS checkpoints (name TEXT PRIMARY KEY, position TEXT NOT NULL, store TEXT) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS collections (name TEXT PRIMARY KEY, layout TEXT NOT NULL) WITHOUT ROWID;
+      `);
+    }
     for (const [name, declarations] of Object.entries(indexes)) this.layouts.set(name, new Layout(declarations));
     // The declared collections and their indexes exist from the start, not from their first write.
     for (const name of this.layouts.keys()) this.ensure(name);
@@ -330,7 +343,7 @@ export class SqliteReadStore implements ReadStore {
       // Statistics for the planner (which index of two equalities is narrower), kept cheap by a limit.
       db.pragma('analysis_limit = 1000');
       db.pragma('optimize = 0x10002');
-      return new SqliteReadStore(db, indexes);
+      return new SqliteReadStore(db, indexes, options.groupCommitMs ?? 0);
     } catch (error) {
       db.close();
       throw error;
@@ -357,8 +370,32 @@ export class SqliteReadStore implements ReadStore {
     return statement;
   }
 
-  transaction<R>(work: () => R): R {
-    return this.db.inTransaction ? work() : this.db.transaction(work).immediate();
+  /** Runs a write atomically: alone in a transaction, or in a savepoint of the open group (see groupCommitMs). */
+  transaction<R>(work: () => R, options: { group?: boolean } = {}): R {
+    if (!this.db.inTransaction) {
+      if (this.groupCommitMs <= 0 || options.group === false) return this.db.transaction(work).immediate();
+      this.db.exec('BEGIN IMMEDIATE');
+      // A commit that fails (a full disk) is thrown from the timer and stops the process: the read
+      // models then resume from the checkpoints last committed, which the changes they cover went with.
+      this.groupTimer = setTimeout(() => this.commitGroup(), this.groupCommitMs);
+    }
+    this.db.exec('SAVEPOINT write');
+    try {
+      const result = work();
+      this.db.exec('RELEASE write');
+      return result;
+    } catch (error) {
+      this.db.exec('ROLLBACK TO write');
+      this.db.exec('RELEASE write');
+      throw error;
+    }
+  }
+
+  /** Commits the writes of the open group window now. */
+  commitGroup(): void {
+    if (this.groupTimer) clearTimeout(this.groupTimer);
+    this.groupTimer = undefined;
+    if (this.db.open && this.db.inTransaction) this.db.exec('COMMIT');
   }
 
   /** Creates the collection's tables and indexes if missing, and brings its rows to its layout; answers its table's name. */
@@ -368,6 +405,18 @@ export class SqliteReadStore implements ReadStore {
     const layout = this.layout(name);
     const t = quote(table);
     const keys = quote(keyTable(name));
+    const wanted = new Map<string, string>();
+    for (const declaration of layout.scalarIndexes) {
+      const fields = Object.entries(declaration.keys);
+      const indexName = `${table}:${fields.map(([path, direction]) => `${path}${direction === -1 ? '-' : ''}`).join(',')}`;
+      wanted.set(indexName, `CREATE INDEX IF NOT EXISTS ${quote(indexName)} ON ${t} (${fields.map(([path, direction]) => `${keyExpression(path)}${direction === -1 ? ' DESC' : ''}`).join(', ')})`);
+    }
+    if (this.isUpToDate(name, table, layout, wanted)) {
+      // Found as wanted: no write, so a process that only reads never waits for the writer's lock.
+      this.ready.add(name);
+      return table;
+    }
+    // Schema changes commit at once, apart from any group of writes.
     this.transaction(() => {
       this.db.exec(`
         CREATE TABLE IF NOT EXISTS ${t} (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, doc TEXT NOT NULL, plain INTEGER NOT NULL);
@@ -380,12 +429,6 @@ export class SqliteReadStore implements ReadStore {
           CREATE INDEX IF NOT EXISTS ${quote(`${keyTable(name)}:seq`)} ON ${keys} (seq);
         `);
       }
-      const wanted = new Map<string, string>();
-      for (const declaration of layout.scalarIndexes) {
-        const fields = Object.entries(declaration.keys);
-        const indexName = `${table}:${fields.map(([path, direction]) => `${path}${direction === -1 ? '-' : ''}`).join(',')}`;
-        wanted.set(indexName, `CREATE INDEX IF NOT EXISTS ${quote(indexName)} ON ${t} (${fields.map(([path, direction]) => `${keyExpression(path)}${direction === -1 ? ' DESC' : ''}`).join(', ')})`);
-      }
       // Indexes a read model no longer declares only slow its writes.
       const existing = this.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL`).all(table) as { name: string }[];
       for (const { name: indexName } of existing) {
@@ -397,9 +440,22 @@ export class SqliteReadStore implements ReadStore {
         this.relayout(name, layout);
         this.db.prepare('INSERT INTO collections (name, layout) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET layout = excluded.layout').run(name, layout.signature);
       }
-    });
+    }, { group: false });
     this.ready.add(name);
     return table;
+  }
+
+  /** Whether the collection's tables, indexes and rows are as its layout wants them. */
+  private isUpToDate(name: string, table: string, layout: Layout, wanted: ReadonlyMap<string, string>): boolean {
+    const objects = new Set(
+      (this.db.prepare(`SELECT name FROM sqlite_master WHERE tbl_name IN (?, ?)`).all(table, keyTable(name)) as { name: string }[]).map((row) => row.name),
+    );
+    const needed = [table, `${table}:irregular`, ...wanted.keys(), ...(layout.arrayPaths.size > 0 ? [keyTable(name), `${keyTable(name)}:lookup`, `${keyTable(name)}:seq`] : [])];
+    if (!needed.every((object) => objects.has(object))) return false;
+    // Only our indexes and SQLite's own (the unique id's) on the table: nothing left to drop.
+    if ([...objects].some((object) => object.startsWith(`${table}:`) && object !== `${table}:irregular` && !wanted.has(object))) return false;
+    const stored = this.db.prepare('SELECT layout FROM collections WHERE name = ?').get(name) as { layout: string } | undefined;
+    return stored?.layout === layout.signature;
   }
 
   /** Recomputes every row's flag and array keys after the declarations changed. */
@@ -531,12 +587,21 @@ export class SqliteReadStore implements ReadStore {
     const otherRows = irregular ? this.rows(table, [...plan.narrowing, { sql: 'plain = 0', params: [] }]) : [];
     const rows = otherRows.length === 0 ? plainRows : [...plainRows, ...otherRows].sort((a, b) => a.seq - b.seq);
     const seqs = new Map<Document, number>();
-    const docs = rows.map((row) => {
+    let docs = rows.map((row) => {
       const doc = decode(row.doc);
       seqs.set(doc, row.seq);
       return doc;
     });
-    let cursor = mingoFind<Document>(docs, filter);
+    const test = equalityMatcher(filter);
+    const sorted = options.sort && Object.keys(options.sort).length > 0;
+    if (test && !sorted) {
+      // No mingo at all for the projections' guarded writes: its setup costs more than the write.
+      const start = options.skip ?? 0;
+      const matches = docs.filter(test);
+      return (options.limit ? matches.slice(start, start + options.limit) : matches.slice(start)).map((doc) => ({ seq: seqs.get(doc)!, doc }));
+    }
+    if (test) docs = docs.filter(test);
+    let cursor = mingoFind<Document>(docs, test ? {} : filter);
     if (options.sort && Object.keys(options.sort).length > 0) cursor = cursor.sort(options.sort);
     if (options.skip) cursor = cursor.skip(options.skip);
     if (options.limit) cursor = cursor.limit(options.limit);
@@ -584,7 +649,7 @@ export class SqliteReadStore implements ReadStore {
   }
 
   async setCheckpoint(name: string, position: bigint, store?: string): Promise<void> {
-    this.writeCheckpoint(name, position, store);
+    this.transaction(() => this.writeCheckpoint(name, position, store));
   }
 
   private writeCheckpoint(name: string, position: bigint, store: string | undefined): void {
@@ -634,6 +699,7 @@ export class SqliteReadStore implements ReadStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.commitGroup();
     this.statements.clear();
     this.db.pragma('optimize');
     this.db.close();

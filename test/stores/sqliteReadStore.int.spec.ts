@@ -4,7 +4,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Document } from '../../stores/readstore/readStore';
 import type { ReadModelIndexes } from '../../stores/readstore/indexDeclarations';
 import { SqliteReadStore } from '../../stores/readstore/sqliteReadStore';
@@ -119,5 +119,80 @@ describe('SqliteReadStore.commit', () => {
   it('refuses the reserved checkpoints collection before writing anything', async () => {
     await expect(store.commit([{ kind: 'put', collection: 'checkpoints', doc: { _id: 'x' } }], [{ name: 'a', position: 1n }])).rejects.toThrow(/reserved/);
     expect(await store.getCheckpoint('a')).toBeUndefined();
+  });
+});
+
+// Writes grouped into one transaction per window: the contract holds, each write still atomic.
+readStoreContract('SqliteReadStore with group commits', async () => SqliteReadStore.open(':memory:', { indexes: contractIndexes, groupCommitMs: 5 }));
+
+describe('SqliteReadStore group commits', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'sqlite-group-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('shows another connection the writes of a window at its commit, checkpoint and changes together', async () => {
+    const file = path.join(dir, 'read-models.sqlite');
+    // Declared, as the service declares every collection: created at open, outside any window.
+    const writer = SqliteReadStore.open(file, { indexes: contractIndexes, groupCommitMs: 60_000 });
+    const reader = SqliteReadStore.open(file, { indexes: contractIndexes });
+    try {
+      await writer.commit([{ kind: 'put', collection: 'samples', doc: { _id: 's1', label: 'cat' } }], [{ name: 'samples', position: 3n }]);
+      await writer.collection('samples').updateOne({ _id: 's2' }, { $set: { label: 'dog' } }, { upsert: true });
+      // The writer reads its own writes at once.
+      expect(await writer.collection('samples').count()).toBe(2);
+      expect(await reader.collection('samples').count()).toBe(0);
+      expect(await reader.getCheckpoint('samples')).toBeUndefined();
+      writer.commitGroup();
+      expect(await reader.collection('samples').count()).toBe(2);
+      expect(await reader.getCheckpoint('samples')).toBe(3n);
+    } finally {
+      await reader.close();
+      await writer.close();
+    }
+  });
+
+  it('undoes only the failed write of a window', async () => {
+    const store = SqliteReadStore.open(path.join(dir, 'read-models.sqlite'), { groupCommitMs: 60_000 });
+    try {
+      const samples = store.collection('samples');
+      await samples.updateOne({ _id: 's1' }, { $set: { label: 'cat' } }, { upsert: true });
+      await expect(store.commit([{ kind: 'put', collection: 'samples', doc: { _id: 's2' } }, { kind: 'put', collection: 'samples', doc: { _id: 's3', n: 1n } as unknown as Document }], [{ name: 'samples', position: 9n }])).rejects.toThrow();
+      await samples.updateOne({ _id: 's4' }, { $set: { label: 'dog' } }, { upsert: true });
+      store.commitGroup();
+      expect((await samples.find({}, { sort: { _id: 1 } })).map((d) => d._id)).toEqual(['s1', 's4']);
+      expect(await store.getCheckpoint('samples')).toBeUndefined();
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('commits the open window when it closes', async () => {
+    const file = path.join(dir, 'read-models.sqlite');
+    const store = SqliteReadStore.open(file, { groupCommitMs: 60_000 });
+    await store.setCheckpoint('samples', 4n);
+    await store.close();
+    const again = SqliteReadStore.open(file);
+    try {
+      expect(await again.getCheckpoint('samples')).toBe(4n);
+    } finally {
+      await again.close();
+    }
+  });
+
+  it('commits by itself when the window ends', async () => {
+    const file = path.join(dir, 'read-models.sqlite');
+    const writer = SqliteReadStore.open(file, { groupCommitMs: 20 });
+    const reader = SqliteReadStore.open(file);
+    try {
+      await writer.setCheckpoint('samples', 5n);
+      await vi.waitFor(async () => expect(await reader.getCheckpoint('samples')).toBe(5n), { timeout: 2000, interval: 10 });
+    } finally {
+      await reader.close();
+      await writer.close();
+    }
   });
 });
