@@ -29,7 +29,7 @@ import { ProjectQueries } from '../projections/projects/projectQueries';
 import { readModelIndexes } from '../projections/readModelIndexes';
 import { SampleQueries } from '../projections/samples/sampleQueries';
 import { UserQueries } from '../projections/users/userQueries';
-import { openStores } from '../service/composition';
+import { openStores, READ_MODELS_GROUP_COMMIT_MS } from '../service/composition';
 import { loadConfig } from '../service/configuration';
 import { MemoryReadStore } from '../stores/readstore/memoryReadStore';
 import type { ReadStore } from '../stores/readstore/readStore';
@@ -126,7 +126,7 @@ export async function benchReadStores(): Promise<BenchResult> {
     gc();
     const heapBefore = process.memoryUsage().heapUsed;
     const sqliteFile = path.join(dataDir, 'bench-read-models.sqlite');
-    sqlite = SqliteReadStore.open(sqliteFile, { indexes: readModelIndexes });
+    sqlite = SqliteReadStore.open(sqliteFile, { indexes: readModelIndexes, groupCommitMs: READ_MODELS_GROUP_COMMIT_MS });
     const sqliteSeconds = await replay(sqlite);
     gc();
     const heapWithSqlite = process.memoryUsage().heapUsed;

@@ -69,10 +69,12 @@ export const JOB_OUTPUT = 'job_output';
 export const JOB_COMPUTE_TIME = 'job_compute_time';
 export const JOB_CATEGORY_COUNTS = 'job_category_counts';
 
-/** A project's or an organization's jobs newest first (lists, active jobs); jobs by state for the workers. */
+/** A project's or an organization's jobs newest first (lists), and of some states (active jobs); jobs by state for the workers. */
 export const JOB_INDEXES: readonly IndexDeclaration[] = [
   { keys: { projectId: 1, created: -1, _id: -1 } },
   { keys: { organizationId: 1, created: -1, _id: -1 } },
+  { keys: { projectId: 1, state: 1, created: -1, _id: -1 } },
+  { keys: { organizationId: 1, state: 1, created: -1, _id: -1 } },
   { keys: { state: 1, _id: 1 } },
 ];
 /** A job's output lines in order, all of them or those of some log levels. */

@@ -13,7 +13,7 @@
 // a boolean is a one-byte blob, which SQLite orders after text. Arrays declared as such
 // (`array: true`) keep their elements in a side table, so "documents whose array holds v" is a lookup.
 import Database from 'better-sqlite3';
-import { find as mingoFind, update as applyUpdate } from 'mingo';
+import { find as mingoFind, Query, update as applyUpdate } from 'mingo';
 import { equalityMatcher } from './equalityMatcher';
 import { assertIndexDeclarations, type IndexDeclaration, type ReadModelIndexes } from './indexDeclarations';
 import { assertCollectionName, assertUpdate, buildUpsertDoc, copyDoc, DuplicateIdError, isPlainObject } from './memoryReadStore';
@@ -310,6 +310,8 @@ export class SqliteReadStore implements ReadStore {
   private readonly empty = new Layout([]);
   private closed = false;
   private groupTimer: NodeJS.Timeout | undefined;
+  private readonly irregular = new Map<string, boolean>();
+  private seenVersion: number | undefined;
 
   private constructor(
     private readonly db: Database.Database,
@@ -495,12 +497,14 @@ export class SqliteReadStore implements ReadStore {
   }
 
   insert(name: string, doc: Document): void {
+    this.irregular.delete(docTable(name));
     const layout = this.layout(name);
     const result = this.prepare(`INSERT INTO ${quote(this.ensure(name))} (id, doc, plain) VALUES (?, ?, ?)`).run(idKey(doc._id), encode(doc), layout.isPlain(doc) ? 1 : 0);
     this.insertKeys(name, layout, Number(result.lastInsertRowid), doc);
   }
 
   replace(name: string, seq: number, doc: Document): void {
+    this.irregular.delete(docTable(name));
     const layout = this.layout(name);
     this.prepare(`UPDATE ${quote(this.ensure(name))} SET doc = ?, plain = ? WHERE seq = ?`).run(encode(doc), layout.isPlain(doc) ? 1 : 0, seq);
     this.deleteKeys(name, layout, seq);
@@ -508,6 +512,7 @@ export class SqliteReadStore implements ReadStore {
   }
 
   remove(name: string, seq: number): void {
+    this.irregular.delete(docTable(name));
     this.prepare(`DELETE FROM ${quote(this.ensure(name))} WHERE seq = ?`).run(seq);
     this.deleteKeys(name, this.layout(name), seq);
   }
@@ -549,8 +554,22 @@ export class SqliteReadStore implements ReadStore {
     return { sql: parts.map((p) => `(${p.sql})`).join(' OR '), params: parts.flatMap((p) => p.params) };
   }
 
+  /**
+   * Whether the table holds rows SQL cannot compare exactly. Remembered until this connection writes
+   * the table or another connection commits (SQLite's data_version tells), since reads ask each time.
+   */
   private hasIrregular(table: string): boolean {
-    return this.prepare(`SELECT 1 FROM ${quote(table)} WHERE plain = 0 LIMIT 1`).get() !== undefined;
+    const version = this.prepare('PRAGMA data_version').pluck().get() as number;
+    if (version !== this.seenVersion) {
+      this.irregular.clear();
+      this.seenVersion = version;
+    }
+    let known = this.irregular.get(table);
+    if (known === undefined) {
+      known = this.prepare(`SELECT 1 FROM ${quote(table)} WHERE plain = 0 LIMIT 1`).get() !== undefined;
+      this.irregular.set(table, known);
+    }
+    return known;
   }
 
   /** ORDER BY for a sort SQL can do exactly (every key a declared scalar field), else undefined. */
@@ -570,8 +589,21 @@ export class SqliteReadStore implements ReadStore {
   }
 
   /** The matching documents with their rows, sorted and paged as asked. */
+  /** The one document a filter pinning `_id` can match, tested in JS: no SQL evaluation of its JSON. */
+  private byId(table: string, filter: Filter): Found[] | undefined {
+    const id = filter._id;
+    if (typeof id !== 'string' && (typeof id !== 'number' || !Number.isFinite(id))) return undefined;
+    const row = this.prepare(`SELECT seq, doc FROM ${quote(table)} WHERE id = ?`).get(idKey(id)) as Row | undefined;
+    if (!row) return [];
+    const doc = decode(row.doc);
+    const test = equalityMatcher(filter) ?? ((query: Query) => (d: Document) => query.test(d))(new Query(filter, {}));
+    return test(doc) ? [{ seq: row.seq, doc }] : [];
+  }
+
   matching(name: string, filter: Filter, options: FindOptions): Found[] {
     const table = this.ensure(name);
+    const single = this.byId(table, filter);
+    if (single) return options.skip ? single.slice(options.skip) : single;
     const plan = this.plan(name, filter);
     const irregular = this.hasIrregular(table);
     const orderBy = this.orderBy(name, options.sort);
@@ -611,6 +643,8 @@ export class SqliteReadStore implements ReadStore {
 
   count(name: string, filter: Filter): number {
     const table = this.ensure(name);
+    const single = this.byId(table, filter);
+    if (single) return single.length;
     const plan = this.plan(name, filter);
     if (!plan.residual && !this.hasIrregular(table)) {
       const where = plan.exact.length > 0 ? `WHERE ${plan.exact.map((c) => `(${c.sql})`).join(' AND ')}` : '';
@@ -669,6 +703,7 @@ export class SqliteReadStore implements ReadStore {
     });
     this.statements.clear();
     this.ready.clear();
+    this.irregular.clear();
     for (const name of this.layouts.keys()) this.ensure(name);
   }
 
