@@ -198,11 +198,13 @@ export async function benchReadStores(): Promise<BenchResult> {
         },
       },
     ];
+    if (process.env.ONLY_GROUPS) groups.splice(0, groups.length, ...groups.filter((g) => process.env.ONLY_GROUPS!.split(',').some((w) => g.name.startsWith(w))));
     // Same answers first: a fast store that answers otherwise would be no result.
     for (const group of groups) {
       const [a, b] = [JSON.stringify(await captured(group, memory)), JSON.stringify(await captured(group, sqlite))];
       if (a !== b) throw new Error(`${group.name}: the stores answered differently`);
     }
+    (globalThis as any).__sql = new Map();
     const ratios = new Map<string, number[]>(groups.map((g) => [g.name, []]));
     const rates = new Map<string, { memory: number; sqlite: number }>(groups.map((g) => [g.name, { memory: 0, sqlite: 0 }]));
     for (let round = 0; round < ROUNDS; round++) {
@@ -228,6 +230,7 @@ export async function benchReadStores(): Promise<BenchResult> {
       const sorted = [...ratios.get(group.name)!].sort((x, y) => x - y);
       lines.push(`${group.name}: SQLite/memory ${sorted[Math.floor(sorted.length / 2)]!.toFixed(2)} (${spread(sorted)}); ${Math.round(r.sqlite).toLocaleString('en-US')} vs ${Math.round(r.memory).toLocaleString('en-US')} reads/s`);
     }
+    console.log([...((globalThis as any).__sql ?? new Map())].sort((a: any, b: any) => Number(b[1].ns - a[1].ns)).slice(0, 12).map(([k, v]: any) => `${Number(v.ns / 1000n)}us n=${v.n} rows/q=${(v.rows / v.n).toFixed(1)} bytes/row=${(v.bytes / Math.max(1, v.rows)).toFixed(0)} ${k.slice(0, 400)}`).join('\n'));
     return { name: 'read stores: SQLite (embedded default) vs memory, same read models', lines };
   } finally {
     agent.destroy();

@@ -18,6 +18,7 @@ import { equalityMatcher } from './equalityMatcher';
 import { assertIndexDeclarations, type IndexDeclaration, type ReadModelIndexes } from './indexDeclarations';
 import { assertCollectionName, assertUpdate, buildUpsertDoc, copyDoc, DuplicateIdError, isPlainObject } from './memoryReadStore';
 import { applyPlainUpdate } from './plainUpdate';
+import { QueryCache } from './queryCache';
 import type { Checkpoint, CheckpointWrite, Collection, Document, DocumentId, Filter, FindOptions, ReadStore, Update, UpdateResult, WriteOp } from './readStore';
 
 type Statement = Database.Statement<unknown[], unknown>;
@@ -220,6 +221,16 @@ function updated(doc: Document, update: Update): Document | undefined {
   return changed.length === 0 ? undefined : copyDoc(next);
 }
 
+/**
+ * The limit is written into the SQL: bound as a parameter, SQLite took ten times as long over a
+ * one-row index search (the few limits the queries use keep the statements few). MongoDB reads a
+ * limit of 0 as "no limit"; SQLite's is -1.
+ */
+function limitClause(limit: number | undefined): string {
+  const n = limit && Number.isSafeInteger(limit) && limit > 0 ? limit : -1;
+  return `LIMIT ${n} OFFSET ?`;
+}
+
 /** Prepared statements are reused by SQL text; the set of texts is bounded (filters vary only in shape). */
 const STATEMENT_CACHE_SIZE = 256;
 
@@ -230,15 +241,15 @@ class SqliteCollection implements Collection<Document> {
   ) {}
 
   async find(filter: Filter = {}, options: FindOptions = {}): Promise<Document[]> {
-    return this.store.matching(this.name, filter, options).map((f) => f.doc);
+    return this.store.read(this.name, filter, options);
   }
 
   async findOne(filter: Filter): Promise<Document | null> {
-    return this.store.matching(this.name, filter, { limit: 1 })[0]?.doc ?? null;
+    return this.store.read(this.name, filter, { limit: 1 })[0] ?? null;
   }
 
   async count(filter: Filter = {}): Promise<number> {
-    return this.store.count(this.name, filter);
+    return this.store.readCount(this.name, filter);
   }
 
   async updateOne(filter: Filter, update: Update, options: { upsert?: boolean } = {}): Promise<UpdateResult> {
@@ -311,6 +322,7 @@ export class SqliteReadStore implements ReadStore {
   private closed = false;
   private groupTimer: NodeJS.Timeout | undefined;
   private readonly irregular = new Map<string, boolean>();
+  private readonly answers = new QueryCache();
   private seenVersion: number | undefined;
 
   private constructor(
@@ -462,6 +474,7 @@ export class SqliteReadStore implements ReadStore {
 
   /** Recomputes every row's flag and array keys after the declarations changed. */
   private relayout(name: string, layout: Layout): void {
+    this.answers.clearTable(docTable(name));
     const t = quote(docTable(name));
     const rows = this.db.prepare(`SELECT seq, doc FROM ${t}`).all() as Row[];
     const setPlain = this.db.prepare(`UPDATE ${t} SET plain = ? WHERE seq = ?`);
@@ -498,6 +511,7 @@ export class SqliteReadStore implements ReadStore {
 
   insert(name: string, doc: Document): void {
     this.irregular.delete(docTable(name));
+    this.answers.clearTable(docTable(name));
     const layout = this.layout(name);
     const result = this.prepare(`INSERT INTO ${quote(this.ensure(name))} (id, doc, plain) VALUES (?, ?, ?)`).run(idKey(doc._id), encode(doc), layout.isPlain(doc) ? 1 : 0);
     this.insertKeys(name, layout, Number(result.lastInsertRowid), doc);
@@ -505,6 +519,7 @@ export class SqliteReadStore implements ReadStore {
 
   replace(name: string, seq: number, doc: Document): void {
     this.irregular.delete(docTable(name));
+    this.answers.clearTable(docTable(name));
     const layout = this.layout(name);
     this.prepare(`UPDATE ${quote(this.ensure(name))} SET doc = ?, plain = ? WHERE seq = ?`).run(encode(doc), layout.isPlain(doc) ? 1 : 0, seq);
     this.deleteKeys(name, layout, seq);
@@ -513,6 +528,7 @@ export class SqliteReadStore implements ReadStore {
 
   remove(name: string, seq: number): void {
     this.irregular.delete(docTable(name));
+    this.answers.clearTable(docTable(name));
     this.prepare(`DELETE FROM ${quote(this.ensure(name))} WHERE seq = ?`).run(seq);
     this.deleteKeys(name, this.layout(name), seq);
   }
@@ -559,11 +575,7 @@ export class SqliteReadStore implements ReadStore {
    * the table or another connection commits (SQLite's data_version tells), since reads ask each time.
    */
   private hasIrregular(table: string): boolean {
-    const version = this.prepare('PRAGMA data_version').pluck().get() as number;
-    if (version !== this.seenVersion) {
-      this.irregular.clear();
-      this.seenVersion = version;
-    }
+    this.forgetOthersChanges();
     let known = this.irregular.get(table);
     if (known === undefined) {
       known = this.prepare(`SELECT 1 FROM ${quote(table)} WHERE plain = 0 LIMIT 1`).get() !== undefined;
@@ -600,6 +612,38 @@ export class SqliteReadStore implements ReadStore {
     return test(doc) ? [{ seq: row.seq, doc }] : [];
   }
 
+  /** What this connection remembers of the tables goes when another connection commits. */
+  private forgetOthersChanges(): void {
+    const version = this.prepare('PRAGMA data_version').pluck().get() as number;
+    if (version === this.seenVersion) return;
+    this.irregular.clear();
+    this.answers.clear();
+    this.seenVersion = version;
+  }
+
+  /** A find for a caller: answered from the bounded cache when this exact query was answered since the table last changed. */
+  read(name: string, filter: Filter, options: FindOptions): Document[] {
+    const table = this.ensure(name);
+    this.forgetOthersChanges();
+    const key = this.answers.key('find', filter, options);
+    const cached = key === undefined ? undefined : this.answers.find(table, key);
+    if (cached) return cached;
+    const docs = this.matching(name, filter, options).map((f) => f.doc);
+    if (key !== undefined) this.answers.remember(table, key, { docs });
+    return docs;
+  }
+
+  readCount(name: string, filter: Filter): number {
+    const table = this.ensure(name);
+    this.forgetOthersChanges();
+    const key = this.answers.key('count', filter);
+    const cached = key === undefined ? undefined : this.answers.count(table, key);
+    if (cached !== undefined) return cached;
+    const count = this.count(name, filter);
+    if (key !== undefined) this.answers.remember(table, key, { count });
+    return count;
+  }
+
   matching(name: string, filter: Filter, options: FindOptions): Found[] {
     const table = this.ensure(name);
     const single = this.byId(table, filter);
@@ -608,8 +652,7 @@ export class SqliteReadStore implements ReadStore {
     const irregular = this.hasIrregular(table);
     const orderBy = this.orderBy(name, options.sort);
     if (!plan.residual && !irregular && orderBy !== undefined) {
-      // MongoDB reads a limit of 0 as "no limit"; SQLite's is -1.
-      const rows = this.rows(table, plan.exact, `ORDER BY ${orderBy} LIMIT ? OFFSET ?`, [options.limit || -1, options.skip ?? 0]);
+      const rows = this.rows(table, plan.exact, `ORDER BY ${orderBy} ${limitClause(options.limit)}`, [options.skip ?? 0]);
       return rows.map((row) => ({ seq: row.seq, doc: decode(row.doc) }));
     }
     // An array lookup is the narrowest start; the planner, without statistics, would rather take any
@@ -704,6 +747,7 @@ export class SqliteReadStore implements ReadStore {
     this.statements.clear();
     this.ready.clear();
     this.irregular.clear();
+    this.answers.clear();
     for (const name of this.layouts.keys()) this.ensure(name);
   }
 
@@ -715,8 +759,8 @@ export class SqliteReadStore implements ReadStore {
     const pushedDown = !plan.residual && orderBy !== undefined;
     const clauses = pushedDown ? plan.exact : plan.narrowing.length > 0 ? plan.narrowing : plan.exact;
     const where = clauses.length > 0 ? `WHERE ${clauses.map((c) => `(${c.sql})`).join(' AND ')}` : '';
-    const tail = pushedDown ? `ORDER BY ${orderBy} LIMIT ? OFFSET ?` : 'ORDER BY seq';
-    const params = [...clauses.flatMap((c) => c.params), ...(pushedDown ? [options.limit || -1, options.skip ?? 0] : [])];
+    const tail = pushedDown ? `ORDER BY ${orderBy} ${limitClause(options.limit)}` : 'ORDER BY seq';
+    const params = [...clauses.flatMap((c) => c.params), ...(pushedDown ? [options.skip ?? 0] : [])];
     const steps = this.db.prepare(`EXPLAIN QUERY PLAN SELECT seq, doc FROM ${quote(table)} ${where} ${tail}`).all(...params) as { detail: string }[];
     return { pushedDown, plan: steps.map((s) => s.detail) };
   }
