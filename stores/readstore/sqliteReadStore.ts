@@ -311,6 +311,8 @@ export interface SqliteReadStoreOptions {
    * commit, checkpoints always together with the changes they cover. 0: each write commits alone.
    */
   groupCommitMs?: number;
+  /** Keep a bounded cache of read answers (queryCache.ts); on by default, off to measure without it. */
+  answerCache?: boolean;
 }
 
 export class SqliteReadStore implements ReadStore {
@@ -329,6 +331,7 @@ export class SqliteReadStore implements ReadStore {
     private readonly db: Database.Database,
     indexes: ReadModelIndexes,
     private readonly groupCommitMs: number,
+    private readonly answerCache: boolean,
   ) {
     const tables = db.prepare(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN ('checkpoints', 'collections')`).get() as { n: number };
     if (tables.n < 2) {
@@ -357,7 +360,7 @@ export class SqliteReadStore implements ReadStore {
       // Statistics for the planner (which index of two equalities is narrower), kept cheap by a limit.
       db.pragma('analysis_limit = 1000');
       db.pragma('optimize = 0x10002');
-      return new SqliteReadStore(db, indexes, options.groupCommitMs ?? 0);
+      return new SqliteReadStore(db, indexes, options.groupCommitMs ?? 0, options.answerCache ?? true);
     } catch (error) {
       db.close();
       throw error;
@@ -625,7 +628,7 @@ export class SqliteReadStore implements ReadStore {
   read(name: string, filter: Filter, options: FindOptions): Document[] {
     const table = this.ensure(name);
     this.forgetOthersChanges();
-    const key = this.answers.key('find', filter, options);
+    const key = this.answerCache ? this.answers.key('find', filter, options) : undefined;
     const cached = key === undefined ? undefined : this.answers.find(table, key);
     if (cached) return cached;
     const docs = this.matching(name, filter, options).map((f) => f.doc);
@@ -636,7 +639,7 @@ export class SqliteReadStore implements ReadStore {
   readCount(name: string, filter: Filter): number {
     const table = this.ensure(name);
     this.forgetOthersChanges();
-    const key = this.answers.key('count', filter);
+    const key = this.answerCache ? this.answers.key('count', filter) : undefined;
     const cached = key === undefined ? undefined : this.answers.count(table, key);
     if (cached !== undefined) return cached;
     const count = this.count(name, filter);
