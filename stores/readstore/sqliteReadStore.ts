@@ -108,6 +108,11 @@ function keysAt(node: unknown, parts: readonly string[]): (string | number | Buf
   return keysAt(node[parts[0]!], parts.slice(1));
 }
 
+/** The SQLite name of a declared index: its table and its fields, `-` marking a descending one. */
+function indexName(table: string, declaration: IndexDeclaration): string {
+  return `${table}:${Object.entries(declaration.keys).map(([path, direction]) => `${path}${direction === -1 ? '-' : ''}`).join(',')}`;
+}
+
 /** What a collection's declarations ask of its rows: the scalar fields SQL may compare, and the array fields keyed aside. */
 class Layout {
   readonly scalarPaths: ReadonlySet<string>;
@@ -134,6 +139,8 @@ class Layout {
 interface Clause {
   sql: string;
   params: unknown[];
+  /** The field a pure equality (or `$in`, or null) pins: what an index's leading fields can use. */
+  pins?: string;
 }
 
 interface FilterPlan {
@@ -156,12 +163,16 @@ function translateCondition(path: string, condition: unknown): Clause | undefine
     }
   }
   const k = keyExpression(path);
-  if (condition === null) return { sql: `${k} IS NULL`, params: [] };
+  if (condition === null) return { sql: `${k} IS NULL`, params: [], pins: path };
   const key = sqlKey(condition);
-  if (key !== undefined) return { sql: `${k} = ?`, params: [key] };
+  if (key !== undefined) return { sql: `${k} = ?`, params: [key], pins: path };
   if (!isPlainObject(condition)) return undefined;
   const entries = Object.entries(condition);
   if (entries.length === 0 || entries.some(([op]) => !op.startsWith('$'))) return undefined;
+  if (entries.length === 1 && (entries[0]![0] === '$eq' || entries[0]![0] === '$in')) {
+    const single = translateOperator(k, entries[0]![0], entries[0]![1]);
+    return single && { ...single, pins: path };
+  }
   const parts: Clause[] = [];
   for (const [op, arg] of entries) {
     const part = translateOperator(k, op, arg);
@@ -425,8 +436,7 @@ export class SqliteReadStore implements ReadStore {
     const wanted = new Map<string, string>();
     for (const declaration of layout.scalarIndexes) {
       const fields = Object.entries(declaration.keys);
-      const indexName = `${table}:${fields.map(([path, direction]) => `${path}${direction === -1 ? '-' : ''}`).join(',')}`;
-      wanted.set(indexName, `CREATE INDEX IF NOT EXISTS ${quote(indexName)} ON ${t} (${fields.map(([path, direction]) => `${keyExpression(path)}${direction === -1 ? ' DESC' : ''}`).join(', ')})`);
+      wanted.set(indexName(table, declaration), `CREATE INDEX IF NOT EXISTS ${quote(indexName(table, declaration))} ON ${t} (${fields.map(([path, direction]) => `${keyExpression(path)}${direction === -1 ? ' DESC' : ''}`).join(', ')})`);
     }
     if (this.isUpToDate(name, table, layout, wanted)) {
       // Found as wanted: no write, so a process that only reads never waits for the writer's lock.
@@ -598,9 +608,31 @@ export class SqliteReadStore implements ReadStore {
     return terms.join(', ');
   }
 
-  private rows(table: string, clauses: Clause[], tail = 'ORDER BY seq', tailParams: unknown[] = []): Row[] {
+  /**
+   * The table, with the index to search named when one declared index has more leading fields
+   * pinned by the filter than any other: without statistics of the values, SQLite would rather take
+   * an index that gives the order (a project's jobs newest first) and test the rest on every row
+   * (`state` in two rare states) than search the narrower one and sort the few rows it gives.
+   */
+  private source(name: string, table: string, clauses: readonly Clause[]): string {
+    const pinned = new Set(clauses.flatMap((c) => (c.pins ? [c.pins] : [])));
+    if (pinned.size < 2) return quote(table);
+    const ranked = this.layout(name).scalarIndexes.map((declaration) => {
+      let leading = 0;
+      for (const path of Object.keys(declaration.keys)) {
+        if (!pinned.has(path)) break;
+        leading++;
+      }
+      return { declaration, leading };
+    });
+    const best = Math.max(0, ...ranked.map((r) => r.leading));
+    const winners = ranked.filter((r) => r.leading === best);
+    return best >= 2 && winners.length === 1 ? `${quote(table)} INDEXED BY ${quote(indexName(table, winners[0]!.declaration))}` : quote(table);
+  }
+
+  private rows(name: string, table: string, clauses: Clause[], tail = 'ORDER BY seq', tailParams: unknown[] = []): Row[] {
     const where = clauses.length > 0 ? `WHERE ${clauses.map((c) => `(${c.sql})`).join(' AND ')}` : '';
-    return this.prepare(`SELECT seq, doc FROM ${quote(table)} ${where} ${tail}`).all(...clauses.flatMap((c) => c.params), ...tailParams) as Row[];
+    return this.prepare(`SELECT seq, doc FROM ${this.source(name, table, clauses)} ${where} ${tail}`).all(...clauses.flatMap((c) => c.params), ...tailParams) as Row[];
   }
 
   /** The matching documents with their rows, sorted and paged as asked. */
@@ -655,14 +687,14 @@ export class SqliteReadStore implements ReadStore {
     const irregular = this.hasIrregular(table);
     const orderBy = this.orderBy(name, options.sort);
     if (!plan.residual && !irregular && orderBy !== undefined) {
-      const rows = this.rows(table, plan.exact, `ORDER BY ${orderBy} ${limitClause(options.limit)}`, [options.skip ?? 0]);
+      const rows = this.rows(name, table, plan.exact, `ORDER BY ${orderBy} ${limitClause(options.limit)}`, [options.skip ?? 0]);
       return rows.map((row) => ({ seq: row.seq, doc: decode(row.doc) }));
     }
     // An array lookup is the narrowest start; the planner, without statistics, would rather take any
     // equality on an index (all projects not deleted) and test the lookup on each. mingo decides anyway.
     const exact = plan.narrowing.length > 0 ? [] : plan.exact;
-    const plainRows = this.rows(table, [...plan.narrowing, ...exact, ...(irregular ? [{ sql: 'plain = 1', params: [] }] : [])]);
-    const otherRows = irregular ? this.rows(table, [...plan.narrowing, { sql: 'plain = 0', params: [] }]) : [];
+    const plainRows = this.rows(name, table, [...plan.narrowing, ...exact, ...(irregular ? [{ sql: 'plain = 1', params: [] }] : [])]);
+    const otherRows = irregular ? this.rows(name, table, [...plan.narrowing, { sql: 'plain = 0', params: [] }]) : [];
     const rows = otherRows.length === 0 ? plainRows : [...plainRows, ...otherRows].sort((a, b) => a.seq - b.seq);
     const seqs = new Map<Document, number>();
     let docs = rows.map((row) => {
@@ -694,7 +726,7 @@ export class SqliteReadStore implements ReadStore {
     const plan = this.plan(name, filter);
     if (!plan.residual && !this.hasIrregular(table)) {
       const where = plan.exact.length > 0 ? `WHERE ${plan.exact.map((c) => `(${c.sql})`).join(' AND ')}` : '';
-      return (this.prepare(`SELECT count(*) AS n FROM ${quote(table)} ${where}`).get(...plan.exact.flatMap((c) => c.params)) as { n: number }).n;
+      return (this.prepare(`SELECT count(*) AS n FROM ${this.source(name, table, plan.exact)} ${where}`).get(...plan.exact.flatMap((c) => c.params)) as { n: number }).n;
     }
     return this.matching(name, filter, {}).length;
   }
@@ -764,7 +796,7 @@ export class SqliteReadStore implements ReadStore {
     const where = clauses.length > 0 ? `WHERE ${clauses.map((c) => `(${c.sql})`).join(' AND ')}` : '';
     const tail = pushedDown ? `ORDER BY ${orderBy} ${limitClause(options.limit)}` : 'ORDER BY seq';
     const params = [...clauses.flatMap((c) => c.params), ...(pushedDown ? [options.skip ?? 0] : [])];
-    const steps = this.db.prepare(`EXPLAIN QUERY PLAN SELECT seq, doc FROM ${quote(table)} ${where} ${tail}`).all(...params) as { detail: string }[];
+    const steps = this.db.prepare(`EXPLAIN QUERY PLAN SELECT seq, doc FROM ${this.source(name, table, clauses)} ${where} ${tail}`).all(...params) as { detail: string }[];
     return { pushedDown, plan: steps.map((s) => s.detail) };
   }
 
@@ -774,7 +806,7 @@ export class SqliteReadStore implements ReadStore {
     const plan = this.plan(name, filter);
     const clauses = plan.residual ? (plan.narrowing.length > 0 ? plan.narrowing : plan.exact) : plan.exact;
     const where = clauses.length > 0 ? `WHERE ${clauses.map((c) => `(${c.sql})`).join(' AND ')}` : '';
-    const steps = this.db.prepare(`EXPLAIN QUERY PLAN SELECT count(*) FROM ${quote(table)} ${where}`).all(...clauses.flatMap((c) => c.params)) as { detail: string }[];
+    const steps = this.db.prepare(`EXPLAIN QUERY PLAN SELECT count(*) FROM ${this.source(name, table, clauses)} ${where}`).all(...clauses.flatMap((c) => c.params)) as { detail: string }[];
     return steps.map((s) => s.detail);
   }
 

@@ -120,6 +120,13 @@ describe('hot read-model queries on SQLite', () => {
     });
   }
 
+  it('searches the index that pins the most fields: the active jobs of a project by state, not all its jobs by date', async () => {
+    const [q] = await record((s) => new JobQueries(s).active({ projectId: 7 }));
+    const explained = store.explainFind(q!.collection, q!.filter, q!.options);
+    expect(explained.pushedDown).toBe(true);
+    expect(explained.plan[0]).toMatch(/USING INDEX c:jobs:projectId,state,created-,_id-/);
+  });
+
   it('lets SQL sort and page the raw-data listing, the job lists and the key and device lists', async () => {
     const pushed = async (run: (store: ReadStore) => Promise<unknown>) => {
       const [q] = await record(run);
@@ -128,7 +135,7 @@ describe('hot read-model queries on SQLite', () => {
     for (const run of [
       (s: ReadStore) => new SampleQueries(s).list(7, { category: 'training' }, { limit: 50, offset: 100 }),
       (s: ReadStore) => new JobQueries(s).list({ projectId: 7 }, { limit: 20 }),
-      (s: ReadStore) => new JobQueries(s).active({ organizationId: 2 }),
+      (s: ReadStore) => new JobQueries(s).list({ organizationId: 2 }, { limit: 20 }),
       (s: ReadStore) => new ApiKeyQueries(s).forProject(7),
       (s: ReadStore) => new DeviceQueries(s).forProject(7),
     ]) {
