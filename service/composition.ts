@@ -45,7 +45,7 @@ export interface Stores {
 export async function openReadStore(config: Config): Promise<ReadStore> {
   switch (config.readStore) {
     case 'sqlite':
-      return SqliteReadStore.open(path.join(config.dataDir, READ_MODELS_FILE), { indexes: readModelIndexes, groupCommitMs: READ_MODELS_GROUP_COMMIT_MS });
+      return sharedSqliteReadStore(path.resolve(config.dataDir, READ_MODELS_FILE));
     case 'memory':
       return new MemoryReadStore();
     case 'mongodb': {
@@ -61,6 +61,39 @@ export async function openReadStore(config: Config): Promise<ReadStore> {
       return store;
     }
   }
+}
+
+/**
+ * One connection per read-model file in a process, shared by every service started in it (tests
+ * start two on one data folder). Two connections of one thread would deadlock: one holds the write
+ * lock through its group-commit window, the other's busy wait blocks the thread its timer needs.
+ */
+const sqliteReadStores = new Map<string, { store: SqliteReadStore; users: number }>();
+
+function sharedSqliteReadStore(file: string): ReadStore {
+  let entry = sqliteReadStores.get(file);
+  if (!entry) {
+    entry = { store: SqliteReadStore.open(file, { indexes: readModelIndexes, groupCommitMs: READ_MODELS_GROUP_COMMIT_MS }), users: 0 };
+    sqliteReadStores.set(file, entry);
+  }
+  entry.users++;
+  const shared = entry;
+  let closed = false;
+  return new Proxy(shared.store, {
+    get(target, property, receiver) {
+      if (property === 'close') {
+        return async () => {
+          if (closed) return;
+          closed = true;
+          if (--shared.users > 0) return;
+          sqliteReadStores.delete(file);
+          await target.close();
+        };
+      }
+      const value = Reflect.get(target, property, receiver) as unknown;
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
 }
 
 /** Creates the declared indexes where the store keeps them apart (MongoDB); the others create theirs on open. */
