@@ -3,6 +3,7 @@
 // 1. A data folder is filled through the service's own APIs: an owner with two projects, samples
 //    through the ingestion API (32 connections; READ_BENCH_SAMPLES, default 20,000, four fifths in
 //    the first project, a fifth of each labelled for testing), one impulse.
+//    Then the service is started again on that folder, and on an empty one, timed.
 // 2. The log is replayed into each store by the projection runner, timed: the rebuild rate of each
 //    (events/s), and the heap each holds after a full GC (memory grows with the data on one only).
 // 3. Jobs and their output lines, which need job runners to come from the log, are written as
@@ -14,7 +15,8 @@
 //    opened without that cache gives the figure for reads that miss it (right after a write).
 // The stores are called in-process, without HTTP: the figures are the read stores' own.
 import http from 'node:http';
-import { existsSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import v8 from 'node:v8';
 import vm from 'node:vm';
@@ -33,6 +35,7 @@ import { SampleQueries } from '../projections/samples/sampleQueries';
 import { UserQueries } from '../projections/users/userQueries';
 import { openStores, READ_MODELS_GROUP_COMMIT_MS } from '../service/composition';
 import { loadConfig } from '../service/configuration';
+import { startService } from '../main';
 import { MemoryReadStore } from '../stores/readstore/memoryReadStore';
 import type { ReadStore } from '../stores/readstore/readStore';
 import { SqliteReadStore } from '../stores/readstore/sqliteReadStore';
@@ -113,6 +116,26 @@ export async function benchReadStores(): Promise<BenchResult> {
     );
     const fillMs = Date.now() - fillStart;
     await started.service.stop();
+
+    // A restart on this data against a start on an empty folder: the read models resume from their
+    // checkpoints, so the log is not replayed.
+    const startOn = async (dir: string): Promise<number> => {
+      const t = process.hrtime.bigint();
+      const running = await startService(loadConfig({ API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', HOST, DATA_DIR: dir, LOG_LEVEL: 'silent' }), pino({ level: 'silent' }));
+      const seconds = Number(process.hrtime.bigint() - t) / 1e9;
+      await running.stop();
+      return seconds;
+    };
+    const emptyDir = mkdtempSync(path.join(tmpdir(), 'bench-readstores-empty-'));
+    const starts = { restart: [] as number[], empty: [] as number[] };
+    try {
+      for (let i = 0; i < 3; i++) {
+        starts.restart.push(await startOn(dataDir));
+        starts.empty.push(await startOn(emptyDir));
+      }
+    } finally {
+      rmSync(emptyDir, { recursive: true, force: true });
+    }
 
     // The same log, replayed into each store.
     const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', READ_STORE: 'memory', HOST });
@@ -229,6 +252,8 @@ export async function benchReadStores(): Promise<BenchResult> {
     const events = Number(head);
     const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
     lines.push(`data: ${total.toLocaleString('en-US')} samples ingested in ${(fillMs / 1000).toFixed(1)} s, ${events.toLocaleString('en-US')} events; ${JOBS_COUNT} jobs with ${LINES_PER_JOB} output lines each`);
+    const best = (values: number[]) => Math.min(...values);
+    lines.push(`start: restart on this data ${(best(starts.restart) * 1000).toFixed(0)} ms vs an empty folder ${(best(starts.empty) * 1000).toFixed(0)} ms (best of 3 each), ratio ${(best(starts.restart) / best(starts.empty)).toFixed(2)}`);
     lines.push(`rebuild (replay of the log): SQLite ${Math.round(events / sqliteSeconds).toLocaleString('en-US')} events/s, memory ${Math.round(events / memorySeconds).toLocaleString('en-US')} events/s`);
     const onDisk = statSync(sqliteFile).size + (existsSync(`${sqliteFile}-wal`) ? statSync(`${sqliteFile}-wal`).size : 0);
     lines.push(`heap held after a full GC: SQLite store +${mb(heapWithSqlite - heapBefore)}, memory store +${mb(heapWithBoth - heapWithSqlite)}; SQLite file and WAL ${mb(onDisk)}`);

@@ -1,6 +1,7 @@
 // The embedded read store: read models on disk in one SQLite file (WAL), one table per collection
-// holding each document as JSON, the checkpoints in a table of the same file. Nothing is cached in
-// the process, so memory does not grow with the data.
+// holding each document as JSON, the checkpoints in a table of the same file. The process holds no
+// documents beyond a bounded cache of recent answers (queryCache.ts), so memory does not grow with
+// the data. Writes may be grouped into one commit per short window (groupCommitMs).
 //
 // Answers must be the memory store's (mingo's). The part of a filter on declared index fields is
 // translated into SQL on expression indexes; mingo evaluates the whole filter on what SQL returns.
