@@ -734,7 +734,11 @@ export class SqliteReadStore implements ReadStore {
 
   /** Applies the ops in order, then stores the checkpoints, in one transaction. */
   async commit(ops: readonly WriteOp[], checkpoints: readonly CheckpointWrite[]): Promise<void> {
-    for (const op of ops) assertCollectionName(op.collection);
+    for (const op of ops) {
+      assertCollectionName(op.collection);
+      const id = op.kind === 'put' ? op.doc._id : op.id;
+      if (typeof id !== 'string' && (typeof id !== 'number' || !Number.isFinite(id))) throw new Error(`A committed document's _id must be a string or a finite number, got ${JSON.stringify(id)}`);
+    }
     this.transaction(() => {
       for (const op of ops) {
         if (op.kind === 'put') {
