@@ -3,7 +3,6 @@
 // one answer alike; the contract suite holds both to it.
 import { randomUUID } from 'node:crypto';
 import { find, Query, update as applyUpdate } from 'mingo';
-import { equalityMatcher, isScalar } from './equalityMatcher';
 import { FieldIndexes } from './fieldIndexes';
 import { applyPlainUpdate } from './plainUpdate';
 import type { Checkpoint, Collection, Document, DocumentId, Filter, FindOptions, ReadStore, Update, UpdateResult } from './readStore';
@@ -114,6 +113,48 @@ function applyFindOptions<T>(docs: T[], filter: Filter, options: FindOptions): T
   // MongoDB reads a limit of 0 as "no limit".
   if (options.limit) cursor = cursor.limit(options.limit);
   return cursor.all();
+}
+
+/**
+ * The hot lookups (by id, by key hash, by owner) are equalities on top-level fields: tested here
+ * without building a mingo Query, whose setup dominates a single-document read. The semantics are
+ * MongoDB's for such filters (an array field matches when it holds the value); anything else
+ * (operators, dotted paths, nulls, objects) goes to mingo.
+ */
+type Scalar = string | number | boolean;
+const isScalar = (v: unknown): v is Scalar => typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
+
+export function equalityMatcher(filter: Filter): ((doc: Document) => boolean) | undefined {
+  const tests: ((doc: Document) => boolean)[] = [];
+  for (const [key, value] of Object.entries(filter)) {
+    if (key.startsWith('$') || key.includes('.')) return undefined;
+    if (isScalar(value)) {
+      tests.push((doc) => {
+        const field = doc[key];
+        return field === value || (Array.isArray(field) && field.includes(value));
+      });
+      continue;
+    }
+    const ops = value !== null && typeof value === 'object' && !Array.isArray(value) ? Object.entries(value) : [];
+    const [op] = ops;
+    // `{ _id: { $in: [...] } }`, lookups of several documents by id, with scalar values only.
+    if (ops.length === 1 && op && op[0] === '$in' && Array.isArray(op[1]) && op[1].every(isScalar)) {
+      const wanted = new Set<unknown>(op[1]);
+      tests.push((doc) => {
+        const field = doc[key];
+        return wanted.has(field) || (Array.isArray(field) && field.some((v) => wanted.has(v)));
+      });
+      continue;
+    }
+    // `{ _position: { $lt: p } }`, the projections' replay guard: a comparison of same-typed scalars.
+    if (ops.length !== 1 || !op || op[0] !== '$lt' || (typeof op[1] !== 'string' && typeof op[1] !== 'number')) return undefined;
+    const bound = op[1];
+    tests.push((doc) => {
+      const field = doc[key];
+      return typeof field === typeof bound && (field as typeof bound) < bound;
+    });
+  }
+  return (doc) => tests.every((t) => t(doc));
 }
 
 /** MongoDB's order between the scalar types read models sort on: null < numbers < strings < booleans. */

@@ -15,9 +15,8 @@
 // (`array: true`) keep their elements in a side table, so "documents whose array holds v" is a lookup.
 import Database from 'better-sqlite3';
 import { find as mingoFind, Query, update as applyUpdate } from 'mingo';
-import { equalityMatcher } from './equalityMatcher';
 import { assertIndexDeclarations, type IndexDeclaration, type ReadModelIndexes } from './indexDeclarations';
-import { assertCollectionName, assertUpdate, buildUpsertDoc, copyDoc, DuplicateIdError, isPlainObject } from './memoryReadStore';
+import { assertCollectionName, assertUpdate, buildUpsertDoc, copyDoc, DuplicateIdError, equalityMatcher, isPlainObject } from './memoryReadStore';
 import { applyPlainUpdate } from './plainUpdate';
 import { QueryCache } from './queryCache';
 import type { Checkpoint, CheckpointWrite, Collection, Document, DocumentId, Filter, FindOptions, ReadStore, Update, UpdateResult, WriteOp } from './readStore';
