@@ -11,6 +11,10 @@ const MAX_DOCUMENTS = 5000;
 const MAX_DOCUMENTS_PER_ANSWER = 100;
 
 type Answer = { docs: Document[] } | { count: number };
+interface Entry {
+  table: string;
+  answer: Answer;
+}
 
 /** Whether JSON.stringify gives the filter a key no other filter shares (no dates, buffers, NaN, undefined). */
 function plainJson(value: unknown): boolean {
@@ -21,74 +25,72 @@ function plainJson(value: unknown): boolean {
   return false;
 }
 
+const size = (answer: Answer): number => ('docs' in answer ? answer.docs.length : 0);
+
 export class QueryCache {
-  /** Per table, its answers by query, in least-recently-used order across tables via `order`. */
-  private readonly byTable = new Map<string, Map<string, Answer>>();
-  private readonly order = new Map<string, string>();
+  /** Every answer by table and query, in least-recently-used order (a Map keeps insertion order). */
+  private readonly entries = new Map<string, Entry>();
+  private readonly keysByTable = new Map<string, Set<string>>();
   private documents = 0;
 
-  key(kind: 'find' | 'count', filter: Filter, options: FindOptions = {}): string | undefined {
+  /** The key of a query on a table, or undefined for one that cannot be told apart by its JSON. */
+  key(table: string, kind: 'find' | 'count', filter: Filter, options: FindOptions = {}): string | undefined {
     if (!plainJson(filter) || !plainJson(options)) return undefined;
-    return `${kind}\u0000${JSON.stringify(filter)}\u0000${JSON.stringify(options)}`;
+    return `${table}\u0000${kind}\u0000${JSON.stringify(filter)}\u0000${JSON.stringify(options)}`;
   }
 
-  find(table: string, key: string): Document[] | undefined {
-    const answer = this.touch(table, key);
+  find(key: string): Document[] | undefined {
+    const answer = this.touch(key);
     return answer && 'docs' in answer ? answer.docs.map((doc) => copyDoc(doc)) : undefined;
   }
 
-  count(table: string, key: string): number | undefined {
-    const answer = this.touch(table, key);
+  count(key: string): number | undefined {
+    const answer = this.touch(key);
     return answer && 'count' in answer ? answer.count : undefined;
   }
 
-  /** Keeps the answer; the documents handed in are the caller's to keep too (a copy is stored). */
+  /** Keeps a copy of the answer; the documents handed in stay the caller's. */
   remember(table: string, key: string, answer: Answer): void {
-    const size = 'docs' in answer ? answer.docs.length : 0;
-    if (size > MAX_DOCUMENTS_PER_ANSWER) return;
-    let answers = this.byTable.get(table);
-    if (!answers) this.byTable.set(table, (answers = new Map()));
-    this.forget(table, key);
-    answers.set(key, 'docs' in answer ? { docs: answer.docs.map((doc) => copyDoc(doc)) } : answer);
-    this.order.set(`${table}\u0000${key}`, table);
-    this.documents += size;
+    if (size(answer) > MAX_DOCUMENTS_PER_ANSWER) return;
+    this.forget(key);
+    this.entries.set(key, { table, answer: 'docs' in answer ? { docs: answer.docs.map((doc) => copyDoc(doc)) } : answer });
+    let keys = this.keysByTable.get(table);
+    if (!keys) this.keysByTable.set(table, (keys = new Set()));
+    keys.add(key);
+    this.documents += size(answer);
     while (this.documents > MAX_DOCUMENTS) {
-      const oldest = this.order.entries().next().value;
-      if (!oldest) break;
-      const [entry, oldTable] = oldest;
-      this.forget(oldTable, entry.slice(oldTable.length + 1));
+      const oldest = this.entries.keys().next().value;
+      if (oldest === undefined) break;
+      this.forget(oldest);
     }
   }
 
   clearTable(table: string): void {
-    const answers = this.byTable.get(table);
-    if (!answers) return;
-    for (const key of [...answers.keys()]) this.forget(table, key);
-    this.byTable.delete(table);
+    const keys = this.keysByTable.get(table);
+    if (!keys) return;
+    for (const key of [...keys]) this.forget(key);
+    this.keysByTable.delete(table);
   }
 
   clear(): void {
-    this.byTable.clear();
-    this.order.clear();
+    this.entries.clear();
+    this.keysByTable.clear();
     this.documents = 0;
   }
 
-  private touch(table: string, key: string): Answer | undefined {
-    const answer = this.byTable.get(table)?.get(key);
-    if (answer) {
-      const entry = `${table}\u0000${key}`;
-      this.order.delete(entry);
-      this.order.set(entry, table);
-    }
-    return answer;
+  private touch(key: string): Answer | undefined {
+    const entry = this.entries.get(key);
+    if (!entry) return undefined;
+    this.entries.delete(key);
+    this.entries.set(key, entry);
+    return entry.answer;
   }
 
-  private forget(table: string, key: string): void {
-    const answers = this.byTable.get(table);
-    const answer = answers?.get(key);
-    if (!answer) return;
-    answers!.delete(key);
-    this.order.delete(`${table}\u0000${key}`);
-    if ('docs' in answer) this.documents -= answer.docs.length;
+  private forget(key: string): void {
+    const entry = this.entries.get(key);
+    if (!entry) return;
+    this.entries.delete(key);
+    this.keysByTable.get(entry.table)?.delete(key);
+    this.documents -= size(entry.answer);
   }
 }

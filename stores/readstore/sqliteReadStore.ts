@@ -660,8 +660,8 @@ export class SqliteReadStore implements ReadStore {
   read(name: string, filter: Filter, options: FindOptions): Document[] {
     const table = this.ensure(name);
     this.forgetOthersChanges();
-    const key = this.answerCache ? this.answers.key('find', filter, options) : undefined;
-    const cached = key === undefined ? undefined : this.answers.find(table, key);
+    const key = this.answerCache ? this.answers.key(table, 'find', filter, options) : undefined;
+    const cached = key === undefined ? undefined : this.answers.find(key);
     if (cached) return cached;
     const docs = this.matching(name, filter, options).map((f) => f.doc);
     if (key !== undefined) this.answers.remember(table, key, { docs });
@@ -671,8 +671,8 @@ export class SqliteReadStore implements ReadStore {
   readCount(name: string, filter: Filter): number {
     const table = this.ensure(name);
     this.forgetOthersChanges();
-    const key = this.answerCache ? this.answers.key('count', filter) : undefined;
-    const cached = key === undefined ? undefined : this.answers.count(table, key);
+    const key = this.answerCache ? this.answers.key(table, 'count', filter) : undefined;
+    const cached = key === undefined ? undefined : this.answers.count(key);
     if (cached !== undefined) return cached;
     const count = this.count(name, filter);
     if (key !== undefined) this.answers.remember(table, key, { count });
