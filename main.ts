@@ -1,4 +1,5 @@
-// Composition root: reads the configuration, builds the adapters and starts the roles.
+// Composition root: reads the configuration (service/configuration.ts), opens the adapters
+// (service/composition.ts), makes secrets and certificates, and starts the roles.
 // `tsx main.ts` runs the service; `tsx main.ts rebuild` rebuilds the read models from the log.
 import { availableParallelism } from 'node:os';
 import { randomBytes } from 'node:crypto';
@@ -14,12 +15,10 @@ import pino, { type Logger } from 'pino';
 import { generate as generateCertificate } from 'selfsigned';
 import { createApiApp } from './api/apiApp';
 import type { ApiDeps } from './api/apiDeps';
-import { IdentityProviderConfig, loadIdentityProviders } from './api/auth/identityProviders';
+import { loadIdentityProviders } from './api/auth/identityProviders';
 import { LoginThrottle } from './api/auth/loginThrottle';
 import { ResetRequestThrottle } from './api/auth/resetRequestThrottle';
-import { describeIssues } from './api/http/operation';
 import { answerClientErrors } from './api/http/clientErrors';
-import { z } from 'zod';
 import { TokenService } from './api/auth/tokens';
 import { attachJobSocket, type JobSocketServer } from './api/socket/jobSocketServer';
 import { queueEmail } from './commands/emails/queueEmail';
@@ -40,8 +39,6 @@ import { JobQueries } from './projections/jobs/jobQueries';
 import { startSubscriptionEnd } from './commands/sagas/subscriptionEnd';
 import { startProjectDeletion } from './commands/sagas/projectDeletion';
 import { UniquenessReservations } from './commands/uniqueness';
-import { isEmailAddress } from './domain/email/emailDecider';
-import { sealedFieldsByEventType } from './domain/personalData';
 import { createIngestionApp } from './ingestion/ingestionApp';
 import { SampleParser } from './ingestion/sampleParser';
 import { incomingFolder } from './ingestion/incomingFolder';
@@ -59,231 +56,16 @@ import { CheckpointPoller, ProjectionRunner, type ReadModelSync } from './projec
 import { StoredProjectionStatus, type ProjectionHealth } from './projections/projectionStatus';
 import { ProjectQueries } from './projections/projects/projectQueries';
 import { UserQueries } from './projections/users/userQueries';
-import type { BlobStore } from './stores/blobstore/blobStore';
-import { FileBlobStore } from './stores/blobstore/fileBlobStore';
-import { SqliteBlobStore } from './stores/blobstore/sqliteBlobStore';
-import { TieredBlobStore } from './stores/blobstore/tieredBlobStore';
-import { GridFsBlobStore } from './stores/blobstore/gridFsBlobStore';
-import { EsdbEventStore } from './stores/eventstore/esdbEventStore';
-import type { EventStore } from './stores/eventstore/eventStore';
-import { SqliteEventStore } from './stores/eventstore/sqliteEventStore';
-import type { KeyStore } from './stores/keystore/keyStore';
-import { MongoKeyStore } from './stores/keystore/mongoKeyStore';
-import { SealingEventStore } from './stores/keystore/sealingEventStore';
-import { SqliteKeyStore } from './stores/keystore/sqliteKeyStore';
-import { MemoryReadStore } from './stores/readstore/memoryReadStore';
-import { MongoReadStore } from './stores/readstore/mongoReadStore';
-import type { ReadStore } from './stores/readstore/readStore';
 
-export const ROLES = ['api', 'ingestion', 'projections', 'sagas', 'jobs'] as const;
-export type Role = (typeof ROLES)[number];
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+import { openStores, type Stores } from './service/composition';
+import { loadConfig, type Config } from './service/configuration';
+import { DataFolderBusyError, DataFolderLock } from './service/dataFolderLock';
+import { rebuildReadModels } from './service/rebuild';
 
-export interface Config {
-  apiPort: number;
-  ingestionPort: number;
-  ingestionTlsPort: number;
-  /** Address the listeners bind to. */
-  host: string;
-  dataDir: string;
-  eventStoreUrl: string | undefined;
-  mongoUrl: string | undefined;
-  mongoDb: string;
-  roles: ReadonlySet<Role>;
-  /** Undefined: generated once and kept in the data folder. */
-  jwtSecret: string | undefined;
-  logLevel: (typeof LOG_LEVELS)[number];
-  signupEnabled: boolean;
-  publicUrl: string | undefined;
-  tlsCertFile: string | undefined;
-  tlsKeyFile: string | undefined;
-  settleTimeoutMs: number;
-  /** `smtp://` or `smtps://`; unset: e-mails are recorded as not sent. */
-  smtpUrl: string | undefined;
-  mailFrom: string;
-  supportEmail: string;
-  staffUsernames: ReadonlySet<string>;
-  paymentPortalUrl: string;
-  paymentWebhookSecret: string | undefined;
-  /** Shared with internal callers: their requests carry an HMAC of the body made with it. */
-  internalApiSecret: string | undefined;
-  identityProviders: IdentityProviderConfig[];
-  /** How long a deleted project's data is kept before its full deletion. */
-  projectDeletionDelayMs: number;
-  /** Reverse proxies in front of the management API whose `X-Forwarded-For` entries are believed (0: none). */
-  trustedProxyHops: number;
-  /** How often a job worker heartbeats a quiet job and looks for lost ones; a worker silent 3 times as long is taken for dead. */
-  jobHeartbeatMs: number;
-  /** How often the sagas role records the log's running hash (commands/audit/logCheckpointer.ts). */
-  auditCheckpointMs: number;
-}
-
-export class ConfigError extends Error {
-  constructor(variable: string, problem: string) {
-    super(`Configuration error: ${variable} ${problem}`);
-    this.name = 'ConfigError';
-  }
-}
-
-/** Reads the configuration from environment variables; a bad value names its variable. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const text = (name: string): string | undefined => {
-    const v = env[name]?.trim();
-    return v === '' ? undefined : v;
-  };
-  const port = (name: string, fallback: number): number => {
-    const v = text(name);
-    if (v === undefined) return fallback;
-    if (!/^\d+$/.test(v) || Number(v) > 65535) throw new ConfigError(name, `must be a port number from 0 to 65535, got "${v}"`);
-    return Number(v);
-  };
-  const bool = (name: string, fallback: boolean): boolean => {
-    const v = text(name)?.toLowerCase();
-    if (v === undefined) return fallback;
-    if (['true', '1', 'yes', 'on'].includes(v)) return true;
-    if (['false', '0', 'no', 'off'].includes(v)) return false;
-    throw new ConfigError(name, `must be true or false, got "${v}"`);
-  };
-  const url = (name: string, schemes: readonly string[]): string | undefined => {
-    const v = text(name);
-    if (v === undefined) return undefined;
-    const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(v)?.[1]?.toLowerCase();
-    if (!scheme || !schemes.includes(scheme)) throw new ConfigError(name, `must be a ${schemes.map((s) => `${s}://`).join(' or ')} URL`);
-    return v;
-  };
-
-  const roleText = text('ROLES');
-  const roles = new Set<Role>();
-  for (const r of roleText === undefined ? ROLES : roleText.split(',').map((s) => s.trim()).filter(Boolean)) {
-    if (!(ROLES as readonly string[]).includes(r)) throw new ConfigError('ROLES', `has an unknown role "${r}"; known roles: ${ROLES.join(', ')}`);
-    roles.add(r as Role);
-  }
-  if (roles.size === 0) throw new ConfigError('ROLES', 'names no role');
-
-  const mongoUrl = url('MONGO_URL', ['mongodb', 'mongodb+srv']);
-  if (!mongoUrl && (roles.has('api') || roles.has('ingestion') || roles.has('sagas') || roles.has('jobs')) && !roles.has('projections')) {
-    throw new ConfigError('ROLES', 'without "projections" needs MONGO_URL: the in-memory read store lives in one process');
-  }
-
-  const logLevel = text('LOG_LEVEL') ?? 'info';
-  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
-
-  const jwtSecret = text('JWT_SECRET');
-  if (jwtSecret !== undefined && jwtSecret.length < 32) throw new ConfigError('JWT_SECRET', 'must be at least 32 characters long');
-
-  const tlsCertFile = text('TLS_CERT_FILE');
-  const tlsKeyFile = text('TLS_KEY_FILE');
-  if ((tlsCertFile === undefined) !== (tlsKeyFile === undefined)) {
-    throw new ConfigError(tlsCertFile === undefined ? 'TLS_CERT_FILE' : 'TLS_KEY_FILE', 'must be set together with the other of TLS_CERT_FILE and TLS_KEY_FILE');
-  }
-
-  const settle = text('SETTLE_TIMEOUT_MS') ?? '5000';
-  if (!/^\d+$/.test(settle)) throw new ConfigError('SETTLE_TIMEOUT_MS', `must be a number of milliseconds, got "${settle}"`);
-
-  const deletionDelay = text('PROJECT_DELETION_DELAY_HOURS') ?? '168';
-  if (!/^\d+(\.\d+)?$/.test(deletionDelay)) throw new ConfigError('PROJECT_DELETION_DELAY_HOURS', `must be a number of hours, got "${deletionDelay}"`);
-
-  const hops = text('TRUSTED_PROXY_HOPS') ?? '0';
-  if (!/^\d$/.test(hops)) throw new ConfigError('TRUSTED_PROXY_HOPS', `must be a number of proxies from 0 to 9, got "${hops}"`);
-
-  const auditEvery = text('AUDIT_CHECKPOINT_MS') ?? '300000';
-  if (!/^\d+$/.test(auditEvery) || Number(auditEvery) < 1000 || Number(auditEvery) > 86_400_000) throw new ConfigError('AUDIT_CHECKPOINT_MS', `must be a number of milliseconds from 1000 to 86400000, got "${auditEvery}"`);
-  const heartbeat = text('JOB_HEARTBEAT_MS') ?? '10000';
-  if (!/^\d+$/.test(heartbeat) || Number(heartbeat) < 100 || Number(heartbeat) > 3_600_000) throw new ConfigError('JOB_HEARTBEAT_MS', `must be a number of milliseconds from 100 to 3600000, got "${heartbeat}"`);
-
-  const mongoDb = text('MONGO_DB') ?? 'edge_ml';
-  if (!/^[A-Za-z0-9_-]{1,38}$/.test(mongoDb)) throw new ConfigError('MONGO_DB', 'must be a database name of letters, digits, "_" or "-"');
-
-  const email = (name: string, fallback: string): string => {
-    const v = text(name) ?? fallback;
-    // The same rule the e-mail aggregate applies, so a configured address is never refused later.
-    if (!isEmailAddress(v)) throw new ConfigError(name, `must be an e-mail address with a domain, got "${v}"`);
-    return v;
-  };
-  const paymentWebhookSecret = text('PAYMENT_WEBHOOK_SECRET');
-  if (paymentWebhookSecret !== undefined && paymentWebhookSecret.length < 16) throw new ConfigError('PAYMENT_WEBHOOK_SECRET', 'must be at least 16 characters long');
-  const internalApiSecret = text('INTERNAL_API_SECRET');
-  if (internalApiSecret !== undefined && internalApiSecret.length < 16) throw new ConfigError('INTERNAL_API_SECRET', 'must be at least 16 characters long');
-  let identityProviders: IdentityProviderConfig[] = [];
-  const idpText = text('SSO_IDENTITY_PROVIDERS');
-  if (idpText !== undefined) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(idpText);
-    } catch {
-      throw new ConfigError('SSO_IDENTITY_PROVIDERS', 'must be a JSON array of identity providers');
-    }
-    const result = z.array(IdentityProviderConfig).safeParse(parsed);
-    if (!result.success) throw new ConfigError('SSO_IDENTITY_PROVIDERS', describeIssues('value', result.error));
-    identityProviders = result.data;
-  }
-  const staffText = text('STAFF_USERNAMES');
-  const staffUsernames = new Set((staffText ?? '').split(',').map((u) => u.trim().toLowerCase()).filter(Boolean));
-
-  return {
-    smtpUrl: url('SMTP_URL', ['smtp', 'smtps']),
-    mailFrom: email('MAIL_FROM', 'no-reply@localhost.localdomain'),
-    supportEmail: email('SUPPORT_EMAIL', 'support@localhost.localdomain'),
-    staffUsernames,
-    paymentPortalUrl: url('PAYMENT_PORTAL_URL', ['http', 'https']) ?? 'http://localhost:4800/payment-portal',
-    paymentWebhookSecret,
-    internalApiSecret,
-    identityProviders,
-    apiPort: port('API_PORT', 4800),
-    ingestionPort: port('INGESTION_PORT', 4810),
-    ingestionTlsPort: port('INGESTION_TLS_PORT', 4811),
-    host: text('HOST') ?? '0.0.0.0',
-    dataDir: path.resolve(text('DATA_DIR') ?? './data'),
-    eventStoreUrl: url('EVENTSTORE_URL', ['esdb', 'esdb+discover']),
-    mongoUrl,
-    mongoDb,
-    roles,
-    jwtSecret,
-    logLevel: logLevel as Config['logLevel'],
-    signupEnabled: bool('SIGNUP_ENABLED', true),
-    publicUrl: url('PUBLIC_URL', ['http', 'https']),
-    tlsCertFile,
-    tlsKeyFile,
-    settleTimeoutMs: Number(settle),
-    projectDeletionDelayMs: Math.round(Number(deletionDelay) * 3600_000),
-    trustedProxyHops: Number(hops),
-    jobHeartbeatMs: Number(heartbeat),
-    auditCheckpointMs: Number(auditEvery),
-  };
-}
-
-/** The storage adapters chosen by the configuration; nothing above the ports knows which. */
-export interface Stores {
-  events: SealingEventStore;
-  readStore: ReadStore;
-  blobs: BlobStore;
-  keys: KeyStore;
-  close(): Promise<void>;
-}
-
-export async function openStores(config: Config): Promise<Stores> {
-  await mkdir(config.dataDir, { recursive: true });
-  const rawEvents: EventStore = config.eventStoreUrl
-    ? await EsdbEventStore.connect(config.eventStoreUrl)
-    : SqliteEventStore.open(path.join(config.dataDir, 'events.sqlite'));
-  const keys: KeyStore = config.mongoUrl
-    ? await MongoKeyStore.connect(config.mongoUrl, `${config.mongoDb}_keys`)
-    : SqliteKeyStore.open(path.join(config.dataDir, 'keys.sqlite'));
-  const readStore: ReadStore = config.mongoUrl ? await MongoReadStore.connect(config.mongoUrl, config.mongoDb) : new MemoryReadStore();
-  const blobs: BlobStore = config.mongoUrl
-    ? await GridFsBlobStore.connect(config.mongoUrl, `${config.mongoDb}_blobs`)
-    : new TieredBlobStore(SqliteBlobStore.open(path.join(config.dataDir, 'blobs.sqlite')), await FileBlobStore.open(path.join(config.dataDir, 'blobs')));
-  const events = new SealingEventStore(rawEvents, keys, sealedFieldsByEventType);
-  return {
-    events,
-    readStore,
-    blobs,
-    keys,
-    async close() {
-      await Promise.allSettled([events.close(), readStore.close(), blobs.close(), keys.close()]);
-    },
-  };
-}
+// Kept importable from here for the tests and benchmarks that start the service.
+export { ConfigError, loadConfig, READ_STORES, ROLES, type Config, type ReadStoreKind, type Role } from './service/configuration';
+export { openStores, type Stores } from './service/composition';
+export { rebuildReadModels } from './service/rebuild';
 
 async function jwtSecret(config: Config): Promise<string> {
   if (config.jwtSecret) return config.jwtSecret;
@@ -354,7 +136,16 @@ export interface RunningService {
 }
 
 export async function startService(config: Config, log: Logger = pino({ level: config.logLevel })): Promise<RunningService> {
-  const stores = await openStores(config);
+  // Shared with the other service processes on this folder; `npm run rebuild` waits for none of them.
+  await mkdir(config.dataDir, { recursive: true });
+  const lock = DataFolderLock.shared(config.dataDir);
+  let stores: Stores;
+  try {
+    stores = await openStores(config);
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
   const servers: (http.Server | https.Server)[] = [];
   let projections: ProjectionRunner | undefined;
   let sagas: RunningSagas | undefined;
@@ -383,6 +174,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
     await sagas?.stop();
     await projections?.stop();
     await stores.close();
+    lock.release();
   };
   const apiKeyUsage = new ApiKeyUsageRecorder(stores.events, (error) => log.warn({ err: error }, 'could not record an API key use'));
   try {
@@ -526,33 +318,11 @@ export async function startService(config: Config, log: Logger = pino({ level: c
       servers.push(secure);
       ingestionTlsUrl = local('https', await listen(secure, config.ingestionTlsPort, config.host, log));
     }
-    log.info({ apiUrl, ingestionUrl, ingestionTlsUrl, roles: [...config.roles], eventStore: config.eventStoreUrl ? 'eventstoredb' : 'sqlite', readStore: config.mongoUrl ? 'mongodb' : 'memory' }, 'service started');
+    log.info({ apiUrl, ingestionUrl, ingestionTlsUrl, roles: [...config.roles], eventStore: config.eventStoreUrl ? 'eventstoredb' : 'sqlite', readStore: config.readStore }, 'service started');
     return { config, stores, apiUrl, ingestionUrl, ingestionTlsUrl, projections, jobWorker: jobWorker?.worker, stop, endDueSubscriptions: async (now) => subscriptionEnd?.runOnce(now), fullyDeleteDueProjects: async (now) => projectDeletion?.runOnce(now) };
   } catch (error) {
     await stop();
     throw error;
-  }
-}
-
-/** Drops the read models and replays the whole log into them. */
-export async function rebuildReadModels(config: Config, log: Logger): Promise<void> {
-  if (!config.mongoUrl) {
-    log.info('MONGO_URL is not set: the in-memory read models are rebuilt from the log at every start; nothing to rebuild');
-    return;
-  }
-  const stores = await openStores(config);
-  try {
-    await stores.readStore.dropAll();
-    const runner = new ProjectionRunner(stores.events, stores.readStore, allProjections, log);
-    const started = Date.now();
-    await runner.start();
-    await runner.stop();
-    const failures = await runner.failures();
-    // A rebuild that left a read model behind must not pass for a complete one.
-    if (failures.length > 0) throw new Error(`Rebuild incomplete: ${failures.map((f) => `projection ${f.projection} failed on event ${f.position} (${f.eventType} in ${f.streamId}): ${f.error}`).join('; ')}`);
-    log.info({ ms: Date.now() - started, position: runner.appliedPosition?.toString() }, 'read models rebuilt');
-  } finally {
-    await stores.close();
   }
 }
 
@@ -595,7 +365,8 @@ async function main(): Promise<void> {
 
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
   main().catch((error: unknown) => {
-    console.error(error);
+    // A folder in use is the operator's situation to resolve, not a fault: its message says it all.
+    console.error(error instanceof DataFolderBusyError ? error.message : error);
     process.exit(1);
   });
 }

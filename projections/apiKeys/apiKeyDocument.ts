@@ -1,4 +1,5 @@
 import type { ApiKeyRole } from '../../domain/project/projectEvents';
+import type { IndexDeclaration } from '../../stores/readstore/indexDeclarations';
 
 /** The `apiKeys` read model, keyed by the SHA-256 of the key: what authentication looks up. */
 export interface ApiKeyDocument {
@@ -21,3 +22,7 @@ export interface ApiKeyDocument {
 }
 
 export const API_KEYS = 'apiKeys';
+
+/** A project's keys in creation order (the key list); a key's documents by apiKeyId (revocation, use). */
+export const API_KEY_INDEXES: readonly IndexDeclaration[] = [{ keys: { projectId: 1, revoked: 1, created: 1, apiKeyId: 1 } }, { keys: { apiKeyId: 1 } }];
+

@@ -1,3 +1,5 @@
+import type { IndexDeclaration } from '../../stores/readstore/indexDeclarations';
+
 /** The `devices` read model: devices seen in a project's data and devices registered through the API. */
 export interface DeviceDocument {
   _id: string;
@@ -17,5 +19,9 @@ export interface DeviceDocument {
 }
 
 export const DEVICES = 'devices';
+
+/** A project's devices in creation order (the device list, and their deletion with the project). */
+export const DEVICE_INDEXES: readonly IndexDeclaration[] = [{ keys: { projectId: 1, created: 1, _id: 1 } }];
+
 
 export const deviceDocumentId = (projectId: number, deviceId: string): string => `${projectId}:${deviceId}`;

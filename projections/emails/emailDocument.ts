@@ -1,3 +1,5 @@
+import type { IndexDeclaration } from '../../stores/readstore/indexDeclarations';
+
 /** The `emails` read model: one document per e-mail, its personal data already opened. */
 export interface EmailDocument {
   _id: number;
@@ -19,3 +21,7 @@ export interface EmailDocument {
 }
 
 export const EMAILS = 'emails';
+
+/** A user's e-mails and all e-mails, newest first. */
+export const EMAIL_INDEXES: readonly IndexDeclaration[] = [{ keys: { userId: 1, created: -1, _id: -1 } }, { keys: { created: -1, _id: -1 } }];
+

@@ -1,3 +1,5 @@
+import type { IndexDeclaration } from '../../stores/readstore/indexDeclarations';
+
 /**
  * One document per event of the log, in log order: what the history endpoints filter and page on.
  * The event itself (its data) is read from the log when shown, so sealed personal data stays sealed
@@ -31,4 +33,13 @@ export interface HistoryStreamDocument {
 }
 
 export const HISTORY = 'history';
+
+/** Every history query pins at most one of these and pages by `_position` (log order). */
+export const HISTORY_INDEXES: readonly IndexDeclaration[] = [
+  { keys: { _position: 1 } },
+  { keys: { projectId: 1, _position: 1 } },
+  { keys: { userId: 1, _position: 1 } },
+  { keys: { actor: 1, _position: 1 } },
+  { keys: { type: 1, _position: 1 } },
+];
 export const HISTORY_STREAMS = 'history_streams';

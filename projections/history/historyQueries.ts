@@ -17,18 +17,27 @@ export interface HistoryFilter {
 export class HistoryQueries {
   constructor(private readonly store: ReadStore) {}
 
-  /** A page in log order. */
-  page(scope: HistoryScope, filter: HistoryFilter, limit: number): Promise<HistoryDocument[]> {
+  /**
+   * A page in log order (`_position` is the fixed-width position, as `_id`). A user's history is two
+   * indexed queries merged: their own streams', and what they did.
+   */
+  async page(scope: HistoryScope, filter: HistoryFilter, limit: number): Promise<HistoryDocument[]> {
     const query: Filter = {};
-    if (scope.kind === 'project') query.projectId = scope.projectId;
-    if (scope.kind === 'user') query.$or = [{ userId: scope.userId }, { actor: `user:${scope.userId}` }];
     if (filter.type !== undefined) query.type = filter.type;
     if (filter.actor !== undefined) query.actor = filter.actor;
     if (filter.from !== undefined || filter.to !== undefined) {
       query.created = { ...(filter.from !== undefined ? { $gte: filter.from } : {}), ...(filter.to !== undefined ? { $lte: filter.to } : {}) };
     }
-    if (filter.after !== undefined) query._id = { $gt: filter.after };
-    return this.store.collection<HistoryDocument>(HISTORY).find(query, { sort: { _id: 1 }, limit });
+    if (filter.after !== undefined) query._position = { $gt: filter.after };
+    const history = this.store.collection<HistoryDocument>(HISTORY);
+    const find = (f: Filter) => history.find(f, { sort: { _position: 1 }, limit });
+    if (scope.kind === 'project') return find({ projectId: scope.projectId, ...query });
+    if (scope.kind === 'all') return find(query);
+    const actor = `user:${scope.userId}`;
+    if (filter.actor !== undefined && filter.actor !== actor) return find({ userId: scope.userId, ...query });
+    const [own, done] = await Promise.all([find({ userId: scope.userId, ...query }), find({ ...query, actor })]);
+    const merged = new Map([...own, ...done].map((d) => [d._id, d]));
+    return [...merged.values()].sort((a, b) => (a._id < b._id ? -1 : 1)).slice(0, limit);
   }
 
   /** Whether the project ever had an event: its history outlives the project. */
@@ -41,10 +50,10 @@ export class HistoryQueries {
 export async function* historyUpTo(store: ReadStore, filter: Filter, asOf: string, pageSize = 1000): AsyncGenerator<HistoryDocument> {
   let after: string | undefined;
   for (;;) {
-    const query: Filter = { ...filter, created: { $lte: asOf }, ...(after !== undefined ? { _id: { $gt: after } } : {}) };
-    const page = await store.collection<HistoryDocument>(HISTORY).find(query, { sort: { _id: 1 }, limit: pageSize });
+    const query: Filter = { ...filter, created: { $lte: asOf }, ...(after !== undefined ? { _position: { $gt: after } } : {}) };
+    const page = await store.collection<HistoryDocument>(HISTORY).find(query, { sort: { _position: 1 }, limit: pageSize });
     yield* page;
     if (page.length < pageSize) return;
-    after = page.at(-1)!._id;
+    after = page.at(-1)!._position;
   }
 }

@@ -1,6 +1,7 @@
 import type { ImpulseType } from '../../domain/impulse/blockCatalog';
 import type { DspConfigValues } from '../../domain/impulse/dspConfig';
 import type { DspBlock, InputBlock, LearnBlock, PostProcessingBlock } from '../../domain/impulse/impulseEvents';
+import type { IndexDeclaration } from '../../stores/readstore/indexDeclarations';
 
 /** The `impulses` read model: one document per impulse (impulse ids are unique across projects). */
 export interface ImpulseDocument {
@@ -25,3 +26,7 @@ export interface ImpulseDocument {
 }
 
 export const IMPULSES = 'impulses';
+
+/** A project's impulses by id (the impulse list, the first impulse, the impulse of a DSP block). */
+export const IMPULSE_INDEXES: readonly IndexDeclaration[] = [{ keys: { projectId: 1, deleted: 1, _id: 1 } }];
+

@@ -1,4 +1,5 @@
 import type { JobLogLevel } from '../../domain/job/jobEvents';
+import type { IndexDeclaration } from '../../stores/readstore/indexDeclarations';
 
 /** The `jobs` read model: one document per job, of a project or of an organization. */
 export interface JobDocument {
@@ -67,6 +68,18 @@ export const JOBS = 'jobs';
 export const JOB_OUTPUT = 'job_output';
 export const JOB_COMPUTE_TIME = 'job_compute_time';
 export const JOB_CATEGORY_COUNTS = 'job_category_counts';
+
+/** A project's or an organization's jobs newest first (lists), and of some states (active jobs); jobs by state for the workers. */
+export const JOB_INDEXES: readonly IndexDeclaration[] = [
+  { keys: { projectId: 1, created: -1, _id: -1 } },
+  { keys: { organizationId: 1, created: -1, _id: -1 } },
+  { keys: { projectId: 1, state: 1, created: -1, _id: -1 } },
+  { keys: { organizationId: 1, state: 1, created: -1, _id: -1 } },
+  { keys: { state: 1, _id: 1 } },
+];
+/** A job's output lines in order, all of them or those of some log levels. */
+export const JOB_OUTPUT_INDEXES: readonly IndexDeclaration[] = [{ keys: { jobId: 1, _id: 1 } }, { keys: { jobId: 1, logLevel: 1, _id: 1 } }];
+
 
 export const jobOutputId = (jobId: number, positionKey: string, index: number): string => `${jobId}:${positionKey}:${String(index).padStart(4, '0')}`;
 /** `YYYY-MM` of an ISO time, in UTC. */

@@ -1,4 +1,5 @@
 import type { OrganizationApiKeyRole, OrganizationMemberRole } from '../../domain/organization/organizationEvents';
+import type { IndexDeclaration } from '../../stores/readstore/indexDeclarations';
 
 export interface OrganizationMemberEntry {
   userId: number;
@@ -48,3 +49,10 @@ export interface OrganizationApiKeyDocument {
 
 export const ORGANIZATIONS = 'organizations';
 export const ORGANIZATION_API_KEYS = 'organizationApiKeys';
+
+/** A user's organizations: `memberIds` holds every member. */
+export const ORGANIZATION_INDEXES: readonly IndexDeclaration[] = [{ keys: { memberIds: 1 }, array: true }];
+
+/** An organization's keys, in the order they were made. */
+export const ORGANIZATION_API_KEY_INDEXES: readonly IndexDeclaration[] = [{ keys: { organizationId: 1, created: 1 } }];
+

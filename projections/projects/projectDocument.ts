@@ -1,4 +1,5 @@
 import type { ProjectSettingsChange } from '../../domain/project/projectSettings';
+import type { IndexDeclaration } from '../../stores/readstore/indexDeclarations';
 
 /** An HMAC key as listed; the value is needed in clear to verify signatures (it is sealed in the log). */
 export interface HmacKeyEntry {
@@ -84,3 +85,12 @@ export interface ProjectDocument {
 }
 
 export const PROJECTS = 'projects';
+
+/** A user's projects and invitations (arrays of user ids), and the deleted projects due for full deletion or a blob purge. */
+export const PROJECT_INDEXES: readonly IndexDeclaration[] = [
+  { keys: { collaboratorIds: 1 }, array: true },
+  { keys: { invitedUserIds: 1 }, array: true },
+  { keys: { deleted: 1, fullDeletionDate: 1, scheduledFullDeletionDate: 1 } },
+  { keys: { blobsPurged: 1, fullDeletionDate: 1 } },
+];
+

@@ -1,4 +1,5 @@
 import type { SampleIngested } from '../../domain/sample/sampleEvents';
+import type { IndexDeclaration } from '../../stores/readstore/indexDeclarations';
 
 /** The `samples` read model: one document per ingested file, kept (flagged) after deletion. */
 export type SampleDocument = Omit<SampleIngested['data'], 'sampleId' | 'ingested'> & {
@@ -11,6 +12,17 @@ export type SampleDocument = Omit<SampleIngested['data'], 'sampleId' | 'ingested
 };
 
 export const SAMPLES = 'samples';
+
+/**
+ * The raw-data listing and its counts (a project's samples of a category, newest first, perhaps of
+ * some labels), and the lookups of a content hash within a project or anywhere.
+ */
+export const SAMPLE_INDEXES: readonly IndexDeclaration[] = [
+  { keys: { projectId: 1, deleted: 1, category: 1, _id: -1 } },
+  { keys: { projectId: 1, deleted: 1, label: 1 } },
+  { keys: { sha256: 1, projectId: 1 } },
+];
+
 
 /** The project information's name for a category (`post-processing` → `postProcessing`). */
 export const summaryKey = (category: string): string => (category === 'post-processing' ? 'postProcessing' : category);

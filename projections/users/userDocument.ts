@@ -1,4 +1,5 @@
 import type { ProjectsSortOrder } from '../../domain/user/userEvents';
+import type { IndexDeclaration } from '../../stores/readstore/indexDeclarations';
 
 export interface UserSubscriptionView {
   status: 'none' | 'checkout' | 'active' | 'cancellation-pending' | 'canceled';
@@ -67,3 +68,15 @@ export interface TrialDocument {
 }
 
 export const TRIALS = 'trials';
+
+/** Log-in by user name or e-mail, the owner of a photo, third-party sign-ups, and subscriptions due to end. */
+export const USER_INDEXES: readonly IndexDeclaration[] = [
+  { keys: { usernameLower: 1 } },
+  { keys: { emailLower: 1 } },
+  { keys: { photo: 1 } },
+  { keys: { thirdPartyCodeHash: 1 } },
+  { keys: { 'subscription.status': 1, 'subscription.terminationDate': 1 } },
+];
+/** A user's trials in order. */
+export const TRIAL_INDEXES: readonly IndexDeclaration[] = [{ keys: { userId: 1, created: 1, _id: 1 } }];
+

@@ -1,3 +1,4 @@
+import type { IndexDeclaration } from '../../stores/readstore/indexDeclarations';
 import type { WhitelabelSettings } from '../../domain/whitelabel/whitelabelEvents';
 
 /** The `whitelabels` read model: one document per white label; deleted ones keep `deletedDate` and leave every lookup. */
@@ -11,3 +12,6 @@ export interface WhitelabelDocument extends WhitelabelSettings {
 }
 
 export const WHITELABELS = 'whitelabels';
+
+/** The white label a host name serves (asked on every request that names a domain). */
+export const WHITELABEL_INDEXES: readonly IndexDeclaration[] = [{ keys: { domain: 1 } }];

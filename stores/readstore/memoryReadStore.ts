@@ -124,7 +124,7 @@ function applyFindOptions<T>(docs: T[], filter: Filter, options: FindOptions): T
 type Scalar = string | number | boolean;
 const isScalar = (v: unknown): v is Scalar => typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
 
-function equalityMatcher(filter: Filter): ((doc: Document) => boolean) | undefined {
+export function equalityMatcher(filter: Filter): ((doc: Document) => boolean) | undefined {
   const tests: ((doc: Document) => boolean)[] = [];
   for (const [key, value] of Object.entries(filter)) {
     if (key.startsWith('$') || key.includes('.')) return undefined;

@@ -43,6 +43,18 @@ export interface Checkpoint {
   store?: string;
 }
 
+/** One document's final state after a batch: written whole, or gone. */
+export type WriteOp =
+  | { kind: 'put'; collection: string; doc: Document } // replace the whole document by _id, inserting it if absent
+  | { kind: 'delete'; collection: string; id: DocumentId };
+
+/** A checkpoint to store with a batch's changes (see ReadStore.setCheckpoint). */
+export interface CheckpointWrite {
+  name: string;
+  position: bigint;
+  store?: string;
+}
+
 export interface ReadStore {
   collection<T extends Document = Document>(name: string): Collection<T>;
   /** The last log position a projection (or saga) has fully applied; undefined before its first event. */

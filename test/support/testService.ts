@@ -17,7 +17,7 @@ export const TEST_PAYMENT_SECRET = 'test-payment-secret-0123456789';
 
 /** The two setups the slice runs on: the embedded default, and MongoDB when MONGO_URL is set. */
 export const setups: { name: string; mongo: boolean; skipReason?: string }[] = [
-  { name: 'embedded (SQLite + memory)', mongo: false },
+  { name: 'embedded (SQLite log and read models)', mongo: false },
   { name: 'MongoDB read and blob stores', mongo: true, ...(mongoSkipReason ? { skipReason: mongoSkipReason } : {}) },
 ];
 

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../main';
+import { ConfigError, loadConfig } from '../../service/configuration';
 
 describe('configuration from the environment', () => {
   it('has a default for everything', () => {
     const c = loadConfig({});
-    expect(c).toMatchObject({ apiPort: 4800, ingestionPort: 4810, ingestionTlsPort: 4811, eventStoreUrl: undefined, mongoUrl: undefined, jwtSecret: undefined, logLevel: 'info', signupEnabled: true });
+    expect(c).toMatchObject({ apiPort: 4800, ingestionPort: 4810, ingestionTlsPort: 4811, eventStoreUrl: undefined, mongoUrl: undefined, readStore: 'sqlite', jwtSecret: undefined, logLevel: 'info', signupEnabled: true });
     expect(c.dataDir).toMatch(/\/data$/);
     expect([...c.roles]).toEqual(['api', 'ingestion', 'projections', 'sagas', 'jobs']);
   });
@@ -14,8 +14,20 @@ describe('configuration from the environment', () => {
       API_PORT: '5000', INGESTION_PORT: '5010', INGESTION_TLS_PORT: '5011', DATA_DIR: '/tmp/x', EVENTSTORE_URL: 'esdb://localhost:2113?tls=false',
       MONGO_URL: 'mongodb://localhost:27017', ROLES: 'api, ingestion', JWT_SECRET: 'x'.repeat(32), LOG_LEVEL: 'warn', SIGNUP_ENABLED: 'false',
     });
-    expect(c).toMatchObject({ apiPort: 5000, ingestionPort: 5010, ingestionTlsPort: 5011, dataDir: '/tmp/x', eventStoreUrl: 'esdb://localhost:2113?tls=false', mongoUrl: 'mongodb://localhost:27017', logLevel: 'warn', signupEnabled: false });
+    expect(c).toMatchObject({ apiPort: 5000, ingestionPort: 5010, ingestionTlsPort: 5011, dataDir: '/tmp/x', eventStoreUrl: 'esdb://localhost:2113?tls=false', mongoUrl: 'mongodb://localhost:27017', readStore: 'mongodb', logLevel: 'warn', signupEnabled: false });
     expect([...c.roles]).toEqual(['api', 'ingestion']);
+  });
+
+  it('chooses the read store: SQLite embedded, MongoDB with MONGO_URL, or as READ_STORE says', () => {
+    expect(loadConfig({}).readStore).toBe('sqlite');
+    expect(loadConfig({ MONGO_URL: 'mongodb://db' }).readStore).toBe('mongodb');
+    expect(loadConfig({ READ_STORE: 'memory' }).readStore).toBe('memory');
+    expect(loadConfig({ READ_STORE: ' SQLite ', MONGO_URL: 'mongodb://db' }).readStore).toBe('sqlite');
+  });
+
+  it('lets roles run without projections on a read store other processes share', () => {
+    expect([...loadConfig({ ROLES: 'api,ingestion' }).roles]).toEqual(['api', 'ingestion']);
+    expect(loadConfig({ ROLES: 'jobs', MONGO_URL: 'mongodb://db' }).readStore).toBe('mongodb');
   });
 
   const bad: [Record<string, string>, RegExp][] = [
@@ -25,8 +37,10 @@ describe('configuration from the environment', () => {
     [{ EVENTSTORE_URL: 'http://localhost:2113' }, /EVENTSTORE_URL/],
     [{ MONGO_URL: 'localhost:27017' }, /MONGO_URL/],
     [{ ROLES: 'api,cron' }, /ROLES.*cron/],
-    [{ ROLES: 'api' }, /ROLES.*MONGO_URL/],
-    [{ ROLES: 'jobs' }, /ROLES.*MONGO_URL/],
+    [{ ROLES: 'api', READ_STORE: 'memory' }, /ROLES.*READ_STORE/],
+    [{ ROLES: 'jobs', READ_STORE: 'memory' }, /ROLES.*READ_STORE/],
+    [{ READ_STORE: 'postgres' }, /READ_STORE.*sqlite, memory, mongodb/],
+    [{ READ_STORE: 'mongodb' }, /READ_STORE.*MONGO_URL/],
     [{ JOB_HEARTBEAT_MS: '10' }, /JOB_HEARTBEAT_MS/],
     [{ JWT_SECRET: 'short' }, /JWT_SECRET/],
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],

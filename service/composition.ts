@@ -1,0 +1,136 @@
+// The composition of the storage adapters the configuration chooses; nothing above the ports knows
+// which. The embedded default keeps everything in the data folder: the log (events.sqlite), the
+// sealing keys (keys.sqlite), sample files (blobs.sqlite and blobs/) and the read models
+// (read-models.sqlite); MONGO_URL moves read models, files and keys to MongoDB.
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { sealedFieldsByEventType } from '../domain/personalData';
+import { readModelIndexes } from '../projections/readModelIndexes';
+import type { BlobStore } from '../stores/blobstore/blobStore';
+import { FileBlobStore } from '../stores/blobstore/fileBlobStore';
+import { GridFsBlobStore } from '../stores/blobstore/gridFsBlobStore';
+import { SqliteBlobStore } from '../stores/blobstore/sqliteBlobStore';
+import { TieredBlobStore } from '../stores/blobstore/tieredBlobStore';
+import { EsdbEventStore } from '../stores/eventstore/esdbEventStore';
+import type { EventStore } from '../stores/eventstore/eventStore';
+import { SqliteEventStore } from '../stores/eventstore/sqliteEventStore';
+import type { KeyStore } from '../stores/keystore/keyStore';
+import { MongoKeyStore } from '../stores/keystore/mongoKeyStore';
+import { SealingEventStore } from '../stores/keystore/sealingEventStore';
+import { SqliteKeyStore } from '../stores/keystore/sqliteKeyStore';
+import { MemoryReadStore } from '../stores/readstore/memoryReadStore';
+import { ensureMongoIndexes } from '../stores/readstore/mongoIndexes';
+import { MongoReadStore } from '../stores/readstore/mongoReadStore';
+import type { ReadStore } from '../stores/readstore/readStore';
+import { SqliteReadStore } from '../stores/readstore/sqliteReadStore';
+import type { Config } from './configuration';
+
+/** The embedded read models' file, beside the log. */
+export const READ_MODELS_FILE = 'read-models.sqlite';
+/**
+ * How long the SQLite read store groups writes into one commit. Short against the settle waits
+ * (other processes see the writes at the commit), long enough for a burst of projection writes.
+ */
+export const READ_MODELS_GROUP_COMMIT_MS = 20;
+
+export interface Stores {
+  events: SealingEventStore;
+  readStore: ReadStore;
+  blobs: BlobStore;
+  keys: KeyStore;
+  close(): Promise<void>;
+}
+
+/** The configured read store, its declared indexes created. */
+export async function openReadStore(config: Config): Promise<ReadStore> {
+  switch (config.readStore) {
+    case 'sqlite':
+      return sharedSqliteReadStore(path.resolve(config.dataDir, READ_MODELS_FILE));
+    case 'memory':
+      return new MemoryReadStore();
+    case 'mongodb': {
+      // Checked by loadConfig; repeated for a Config built by hand.
+      if (!config.mongoUrl) throw new Error('READ_STORE mongodb needs MONGO_URL');
+      const store = await MongoReadStore.connect(config.mongoUrl, config.mongoDb);
+      try {
+        await createReadModelIndexes(config);
+      } catch (error) {
+        await store.close();
+        throw error;
+      }
+      return store;
+    }
+  }
+}
+
+/**
+ * One connection per read-model file in a process, shared by every service started in it (tests
+ * start two on one data folder). Two connections of one thread would deadlock: one holds the write
+ * lock through its group-commit window, the other's busy wait blocks the thread its timer needs.
+ */
+const sqliteReadStores = new Map<string, { store: SqliteReadStore; users: number }>();
+
+function sharedSqliteReadStore(file: string): ReadStore {
+  let entry = sqliteReadStores.get(file);
+  if (!entry) {
+    entry = { store: SqliteReadStore.open(file, { indexes: readModelIndexes, groupCommitMs: READ_MODELS_GROUP_COMMIT_MS }), users: 0 };
+    sqliteReadStores.set(file, entry);
+  }
+  entry.users++;
+  const shared = entry;
+  let closed = false;
+  return new Proxy(shared.store, {
+    get(target, property, receiver) {
+      if (property === 'close') {
+        return async () => {
+          if (closed) return;
+          closed = true;
+          if (--shared.users > 0) return;
+          sqliteReadStores.delete(file);
+          await target.close();
+        };
+      }
+      const value = Reflect.get(target, property, receiver) as unknown;
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+/** Creates the declared indexes where the store keeps them apart (MongoDB); the others create theirs on open. */
+export async function createReadModelIndexes(config: Config): Promise<void> {
+  if (config.readStore === 'mongodb' && config.mongoUrl) await ensureMongoIndexes(config.mongoUrl, config.mongoDb, readModelIndexes);
+}
+
+export async function openStores(config: Config): Promise<Stores> {
+  await mkdir(config.dataDir, { recursive: true });
+  const opened: { close(): Promise<void> }[] = [];
+  const track = <T extends { close(): Promise<void> }>(store: T): T => (opened.push(store), store);
+  try {
+    const rawEvents: EventStore = track(
+      config.eventStoreUrl ? await EsdbEventStore.connect(config.eventStoreUrl) : SqliteEventStore.open(path.join(config.dataDir, 'events.sqlite')),
+    );
+    const keys: KeyStore = track(
+      config.mongoUrl ? await MongoKeyStore.connect(config.mongoUrl, `${config.mongoDb}_keys`) : SqliteKeyStore.open(path.join(config.dataDir, 'keys.sqlite')),
+    );
+    const readStore = track(await openReadStore(config));
+    const blobs: BlobStore = track(
+      config.mongoUrl
+        ? await GridFsBlobStore.connect(config.mongoUrl, `${config.mongoDb}_blobs`)
+        : new TieredBlobStore(SqliteBlobStore.open(path.join(config.dataDir, 'blobs.sqlite')), await FileBlobStore.open(path.join(config.dataDir, 'blobs'))),
+    );
+    const events = new SealingEventStore(rawEvents, keys, sealedFieldsByEventType);
+    return {
+      events,
+      readStore,
+      blobs,
+      keys,
+      async close() {
+        await Promise.allSettled([events.close(), readStore.close(), blobs.close(), keys.close()]);
+      },
+    };
+  } catch (error) {
+    // A store that opened before another failed would otherwise keep its files or connections open.
+    await Promise.allSettled(opened.map((store) => store.close()));
+    throw error;
+  }
+}

@@ -1,0 +1,62 @@
+// Who uses a data folder: every service process holds a shared lock on `DATA_DIR/service.lock`, a
+// rebuild an exclusive one. They are SQLite's file locks (a read transaction kept open; BEGIN
+// EXCLUSIVE), which the system releases when a process dies, so a crash leaves no stale lock.
+import path from 'node:path';
+import Database from 'better-sqlite3';
+
+export const LOCK_FILE = 'service.lock';
+
+export class DataFolderBusyError extends Error {
+  readonly code = 'DATA_FOLDER_BUSY';
+  constructor(message: string) {
+    super(message);
+    this.name = 'DataFolderBusyError';
+  }
+}
+
+const isBusy = (error: unknown): boolean => (error as { code?: string } | null)?.code === 'SQLITE_BUSY' || (error as { code?: string } | null)?.code === 'SQLITE_LOCKED';
+
+export class DataFolderLock {
+  private constructor(private readonly db: Database.Database) {}
+
+  private static openLock(dataDir: string): Database.Database {
+    const db = new Database(path.join(dataDir, LOCK_FILE));
+    // No waiting: a holder keeps its lock for as long as it runs.
+    db.pragma('busy_timeout = 0');
+    return db;
+  }
+
+  /** Held by a service process for its lifetime; several share it. Refused while a rebuild runs. */
+  static shared(dataDir: string): DataFolderLock {
+    const db = DataFolderLock.openLock(dataDir);
+    try {
+      db.exec('BEGIN');
+      // The read takes the shared lock, and the open transaction keeps it.
+      db.prepare('SELECT count(*) FROM sqlite_master').get();
+      return new DataFolderLock(db);
+    } catch (error) {
+      db.close();
+      if (isBusy(error)) throw new DataFolderBusyError(`A rebuild of the read models is running on ${dataDir}: start the service when it has finished`);
+      throw error;
+    }
+  }
+
+  /** Held by a rebuild; refused while any service process uses the folder. */
+  static exclusive(dataDir: string): DataFolderLock {
+    const db = DataFolderLock.openLock(dataDir);
+    try {
+      db.exec('BEGIN EXCLUSIVE');
+      return new DataFolderLock(db);
+    } catch (error) {
+      db.close();
+      if (isBusy(error)) throw new DataFolderBusyError(`A service process (or another rebuild) is using ${dataDir}: stop it before rebuilding the read models`);
+      throw error;
+    }
+  }
+
+  release(): void {
+    if (!this.db.open) return;
+    if (this.db.inTransaction) this.db.exec('ROLLBACK');
+    this.db.close();
+  }
+}

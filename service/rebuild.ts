@@ -1,0 +1,110 @@
+// `npm run rebuild`: drops the read models and replays the whole log into them, showing progress
+// (a bar on a terminal, plain lines otherwise) and the events applied per second. It holds the data
+// folder's exclusive lock, so it refuses to run beside a service process on the same folder, and a
+// service refuses to start while it runs.
+import type { Logger } from 'pino';
+import { allProjections } from '../projections';
+import { ProjectionRunner } from '../projections/projectionRunner';
+import type { EventStore, Position, StoredEvent, Subscription } from '../stores/eventstore/eventStore';
+import { createReadModelIndexes, openStores } from './composition';
+import type { Config } from './configuration';
+import { DataFolderLock } from './dataFolderLock';
+
+/** Where progress goes: stderr by default; a bar when it is a terminal. */
+export interface ProgressOutput {
+  write(text: string): unknown;
+  isTTY?: boolean;
+}
+
+export interface RebuildResult {
+  events: number;
+  ms: number;
+  eventsPerSecond: number;
+  position: Position | undefined;
+}
+
+const BAR_WIDTH = 30;
+const TTY_EVERY_MS = 200;
+const LINE_EVERY_MS = 5000;
+
+async function* countEach(source: AsyncIterable<StoredEvent>, onEvent: () => void): AsyncGenerator<StoredEvent> {
+  for await (const event of source) {
+    onEvent();
+    yield event;
+  }
+}
+
+/** Counts the events the runner reads, for events per second (positions need not be consecutive). */
+function counting(events: EventStore, onEvent: () => void): EventStore {
+  return new Proxy(events, {
+    get(target, property, receiver) {
+      if (property === 'subscribeToAll') {
+        return (options?: { after?: Position }): Subscription => {
+          const subscription = target.subscribeToAll(options);
+          return { close: () => subscription.close(), [Symbol.asyncIterator]: () => countEach(subscription, onEvent) };
+        };
+      }
+      if (property === 'readAll') return (options?: Parameters<EventStore['readAll']>[0]) => countEach(target.readAll(options), onEvent);
+      const value = Reflect.get(target, property, receiver) as unknown;
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+function describeProgress(applied: Position | undefined, head: Position, events: number, ms: number, tty: boolean): string {
+  const fraction = head === 0n || applied === undefined ? (applied === undefined ? 0 : 1) : Math.min(1, Number((applied * 10_000n) / head) / 10_000);
+  const rate = ms > 0 ? Math.round((events * 1000) / ms) : 0;
+  const percent = `${(fraction * 100).toFixed(1)}%`;
+  const figures = `${events.toLocaleString('en-US')} events, ${rate.toLocaleString('en-US')} events/s`;
+  if (!tty) return `rebuild: ${percent} (position ${applied ?? 0} of ${head}), ${figures}\n`;
+  const filled = Math.round(fraction * BAR_WIDTH);
+  return `\r[${'#'.repeat(filled)}${'-'.repeat(BAR_WIDTH - filled)}] ${percent.padStart(6)} ${figures}   `;
+}
+
+/** Drops the read models and replays the whole log into them. */
+export async function rebuildReadModels(config: Config, log: Logger, output: ProgressOutput = process.stderr): Promise<RebuildResult | undefined> {
+  if (config.readStore === 'memory') {
+    log.info('READ_STORE is memory: the read models are rebuilt from the log at every start; nothing to rebuild');
+    return undefined;
+  }
+  const lock = DataFolderLock.exclusive(config.dataDir);
+  try {
+    const stores = await openStores(config);
+    try {
+      await stores.readStore.dropAll();
+      // Dropping a MongoDB collection drops its indexes; SQLite's dropAll makes them again itself.
+      await createReadModelIndexes(config);
+      let events = 0;
+      const runner = new ProjectionRunner(
+        counting(stores.events, () => events++),
+        stores.readStore,
+        allProjections,
+        log,
+      );
+      const head = (await stores.events.headPosition()) ?? 0n;
+      const started = Date.now();
+      const tty = output.isTTY === true;
+      const show = () => output.write(describeProgress(runner.appliedPosition, head, events, Date.now() - started, tty));
+      const timer = setInterval(show, tty ? TTY_EVERY_MS : LINE_EVERY_MS);
+      try {
+        await runner.start();
+        await runner.stop();
+      } finally {
+        clearInterval(timer);
+      }
+      const ms = Date.now() - started;
+      show();
+      if (tty) output.write('\n');
+      const failures = await runner.failures();
+      // A rebuild that left a read model behind must not pass for a complete one.
+      if (failures.length > 0) throw new Error(`Rebuild incomplete: ${failures.map((f) => `projection ${f.projection} failed on event ${f.position} (${f.eventType} in ${f.streamId}): ${f.error}`).join('; ')}`);
+      const result = { events, ms, eventsPerSecond: ms > 0 ? Math.round((events * 1000) / ms) : events, position: runner.appliedPosition };
+      log.info({ ms, events, eventsPerSecond: result.eventsPerSecond, position: result.position?.toString() }, 'read models rebuilt');
+      return result;
+    } finally {
+      await stores.close();
+    }
+  } finally {
+    lock.release();
+  }
+}

@@ -1,0 +1,825 @@
+// The embedded read store: read models on disk in one SQLite file (WAL), one table per collection
+// holding each document as JSON, the checkpoints in a table of the same file. The process holds no
+// documents beyond a bounded cache of recent answers (queryCache.ts), so memory does not grow with
+// the data. Writes may be grouped into one commit per short window (groupCommitMs).
+//
+// Answers must be the memory store's (mingo's). The part of a filter on declared index fields is
+// translated into SQL on expression indexes; mingo evaluates the whole filter on what SQL returns.
+// When SQL evaluates the filter exactly, sorting, paging and counting are left to SQL too. SQL is
+// exact on a field only when the field holds a scalar: each row records whether every declared
+// index field of its document does (`plain`), and a collection with rows that do not is queried
+// in two parts (plain rows through the indexes, the others wholly by mingo).
+//
+// Scalars are ordered as MongoDB orders them (null < numbers < strings < booleans): the index key of
+// a boolean is a one-byte blob, which SQLite orders after text. Arrays declared as such
+// (`array: true`) keep their elements in a side table, so "documents whose array holds v" is a lookup.
+import Database from 'better-sqlite3';
+import { find as mingoFind, Query, update as applyUpdate } from 'mingo';
+import { assertIndexDeclarations, type IndexDeclaration, type ReadModelIndexes } from './indexDeclarations';
+import { assertCollectionName, assertUpdate, buildUpsertDoc, copyDoc, DuplicateIdError, equalityMatcher, isPlainObject } from './memoryReadStore';
+import { applyPlainUpdate } from './plainUpdate';
+import { QueryCache } from './queryCache';
+import type { Checkpoint, CheckpointWrite, Collection, Document, DocumentId, Filter, FindOptions, ReadStore, Update, UpdateResult, WriteOp } from './readStore';
+
+type Statement = Database.Statement<unknown[], unknown>;
+interface Row {
+  seq: number;
+  doc: string;
+}
+interface Found {
+  seq: number;
+  doc: Document;
+}
+
+const quote = (name: string): string => `"${name.replaceAll('"', '""')}"`;
+const docTable = (collection: string): string => `c:${collection}`;
+const keyTable = (collection: string): string => `k:${collection}`;
+const idKey = (id: DocumentId): string => JSON.stringify(id);
+
+function jsonPath(path: string): string {
+  return `$${path.split('.').map((part) => `."${part}"`).join('')}`;
+}
+
+/** The index key of a field: its JSON scalar, booleans as blobs so that they sort after strings. */
+function keyExpression(path: string): string {
+  const p = jsonPath(path);
+  return `(CASE json_type(doc, '${p}') WHEN 'true' THEN x'01' WHEN 'false' THEN x'00' ELSE json_extract(doc, '${p}') END)`;
+}
+
+const TRUE_KEY = Buffer.from([1]);
+const FALSE_KEY = Buffer.from([0]);
+
+/** A scalar as an SQL key, or undefined for values SQL does not compare as mingo does. */
+function sqlKey(value: unknown): string | number | Buffer | undefined {
+  if (typeof value === 'string') return value;
+  // JSON cannot hold -0, NaN or the infinities: they are stored tagged, out of SQL's reach.
+  if (typeof value === 'number') return Number.isFinite(value) && !Object.is(value, -0) ? value : undefined;
+  if (typeof value === 'boolean') return value ? TRUE_KEY : FALSE_KEY;
+  return undefined;
+}
+
+// JSON keeps the few non-JSON values read models may hold as tagged objects (MongoDB forbids `$` keys
+// in documents, so these cannot clash with stored data).
+function encode(doc: Document): string {
+  return JSON.stringify(doc, function (this: Record<string, unknown>, key: string, value: unknown) {
+    const raw = this[key];
+    if (raw instanceof Date) return { $date: raw.toISOString() };
+    if (raw instanceof Uint8Array) return { $binary: Buffer.from(raw).toString('base64') };
+    if (typeof raw === 'number' && sqlKey(raw) === undefined) return { $double: Object.is(raw, -0) ? '-0' : String(raw) };
+    return value;
+  });
+}
+
+function revive(_key: string, value: unknown): unknown {
+  if (isPlainObject(value)) {
+    const keys = Object.keys(value);
+    if (keys.length === 1 && typeof value.$date === 'string') return new Date(value.$date);
+    if (keys.length === 1 && typeof value.$binary === 'string') return Buffer.from(value.$binary, 'base64');
+    if (keys.length === 1 && typeof value.$double === 'string') return Number(value.$double);
+  }
+  return value;
+}
+
+function decode(text: string): Document {
+  // A reviver slows parsing down; most documents need none.
+  return (text.includes('"$date"') || text.includes('"$binary"') || text.includes('"$double"') ? JSON.parse(text, revive) : JSON.parse(text)) as Document;
+}
+
+/** Whether the value at a dotted path is one SQL compares exactly: absent, null or a scalar, with no array on the way. */
+function plainAt(doc: Document, path: string): boolean {
+  let node: unknown = doc;
+  for (const part of path.split('.')) {
+    if (node === undefined || node === null) return true;
+    if (Array.isArray(node)) return false;
+    if (typeof node !== 'object' || node instanceof Date || node instanceof Uint8Array) return true;
+    node = (node as Record<string, unknown>)[part];
+  }
+  return node === undefined || node === null || sqlKey(node) !== undefined;
+}
+
+/** The keys an equality query on the path matches, MongoDB-style: the scalars there, and those inside arrays. */
+function keysAt(node: unknown, parts: readonly string[]): (string | number | Buffer)[] {
+  if (parts.length === 0) {
+    const items = Array.isArray(node) ? node : [node];
+    return items.map(sqlKey).filter((key) => key !== undefined);
+  }
+  if (Array.isArray(node)) return node.flatMap((item) => keysAt(item, parts));
+  if (!isPlainObject(node)) return [];
+  return keysAt(node[parts[0]!], parts.slice(1));
+}
+
+/** The SQLite name of a declared index: its table and its fields, `-` marking a descending one. */
+function indexName(table: string, declaration: IndexDeclaration): string {
+  return `${table}:${Object.entries(declaration.keys).map(([path, direction]) => `${path}${direction === -1 ? '-' : ''}`).join(',')}`;
+}
+
+/** What a collection's declarations ask of its rows: the scalar fields SQL may compare, and the array fields keyed aside. */
+class Layout {
+  readonly scalarPaths: ReadonlySet<string>;
+  readonly arrayPaths: ReadonlySet<string>;
+  readonly scalarIndexes: readonly IndexDeclaration[];
+
+  constructor(declarations: readonly IndexDeclaration[]) {
+    this.scalarIndexes = declarations.filter((d) => !d.array);
+    this.scalarPaths = new Set(['_id', ...this.scalarIndexes.flatMap((d) => Object.keys(d.keys))]);
+    this.arrayPaths = new Set(declarations.filter((d) => d.array).flatMap((d) => Object.keys(d.keys)));
+  }
+
+  /** Stored with the collection: when it changes, the rows' flags and keys are computed again. */
+  get signature(): string {
+    return JSON.stringify({ scalar: [...this.scalarPaths].sort(), array: [...this.arrayPaths].sort() });
+  }
+
+  isPlain(doc: Document): boolean {
+    for (const path of this.scalarPaths) if (!plainAt(doc, path)) return false;
+    return true;
+  }
+}
+
+interface Clause {
+  sql: string;
+  params: unknown[];
+  /** The field a pure equality (or `$in`, or null) pins: what an index's leading fields can use. */
+  pins?: string;
+}
+
+interface FilterPlan {
+  /** Clauses SQL evaluates exactly on plain rows. */
+  exact: Clause[];
+  /** Clauses on array fields: they narrow every row, plain or not, but mingo decides. */
+  narrowing: Clause[];
+  /** Whether part of the filter is left to mingo alone. */
+  residual: boolean;
+}
+
+/** The SQL for one field's condition, exact for a plain row, or undefined when mingo must decide. */
+function translateCondition(path: string, condition: unknown): Clause | undefined {
+  if (path === '_id') {
+    const key = sqlKey(condition);
+    if (typeof condition === 'string' || typeof condition === 'number') return key === undefined ? undefined : { sql: 'id = ?', params: [idKey(condition)] };
+    if (isPlainObject(condition) && Object.keys(condition).length === 1 && Array.isArray(condition.$in) && condition.$in.every((v) => typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v)))) {
+      const ids = condition.$in as DocumentId[];
+      return ids.length === 0 ? { sql: '0', params: [] } : { sql: `id IN (${ids.map(() => '?').join(', ')})`, params: ids.map(idKey) };
+    }
+  }
+  const k = keyExpression(path);
+  if (condition === null) return { sql: `${k} IS NULL`, params: [], pins: path };
+  const key = sqlKey(condition);
+  if (key !== undefined) return { sql: `${k} = ?`, params: [key], pins: path };
+  if (!isPlainObject(condition)) return undefined;
+  const entries = Object.entries(condition);
+  if (entries.length === 0 || entries.some(([op]) => !op.startsWith('$'))) return undefined;
+  if (entries.length === 1 && (entries[0]![0] === '$eq' || entries[0]![0] === '$in')) {
+    const single = translateOperator(k, entries[0]![0], entries[0]![1]);
+    return single && { ...single, pins: path };
+  }
+  const parts: Clause[] = [];
+  for (const [op, arg] of entries) {
+    const part = translateOperator(k, op, arg);
+    if (!part) return undefined;
+    parts.push(part);
+  }
+  return { sql: parts.map((p) => p.sql).join(' AND '), params: parts.flatMap((p) => p.params) };
+}
+
+function translateOperator(k: string, op: string, arg: unknown): Clause | undefined {
+  const key = sqlKey(arg);
+  switch (op) {
+    case '$eq':
+      if (arg === null) return { sql: `${k} IS NULL`, params: [] };
+      return key === undefined ? undefined : { sql: `${k} = ?`, params: [key] };
+    case '$ne':
+      if (arg === null) return { sql: `${k} IS NOT NULL`, params: [] };
+      return key === undefined ? undefined : { sql: `${k} IS NOT ?`, params: [key] };
+    case '$in': {
+      if (!Array.isArray(arg)) return undefined;
+      const keys = arg.filter((v) => v !== null).map(sqlKey);
+      if (keys.some((v) => v === undefined)) return undefined;
+      const ors = [...(arg.includes(null) ? [`${k} IS NULL`] : []), ...(keys.length > 0 ? [`${k} IN (${keys.map(() => '?').join(', ')})`] : [])];
+      return { sql: ors.length === 0 ? '0' : `(${ors.join(' OR ')})`, params: keys };
+    }
+    case '$gt':
+    case '$gte':
+    case '$lt':
+    case '$lte': {
+      // MongoDB compares numbers with numbers and strings with strings only: bound the other side by type.
+      const sign = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' }[op];
+      if (typeof arg === 'number' && Number.isFinite(arg)) return { sql: `${k} ${sign} ? AND ${k} < ''`, params: [arg] };
+      if (typeof arg === 'string') return { sql: `${k} ${sign} ? AND ${k} >= '' AND ${k} < x''`, params: [arg] };
+      return undefined;
+    }
+    default:
+      return undefined;
+  }
+}
+
+function translateArrayCondition(keys: string, path: string, condition: unknown): Clause | undefined {
+  const wanted = isPlainObject(condition) && Object.keys(condition).length === 1 && Array.isArray(condition.$in) ? condition.$in : [condition];
+  const sqlKeys = wanted.map(sqlKey);
+  if (sqlKeys.length === 0 || sqlKeys.some((v) => v === undefined)) return undefined;
+  return { sql: `seq IN (SELECT seq FROM ${keys} WHERE path = ? AND key IN (${sqlKeys.map(() => '?').join(', ')}))`, params: [path, ...sqlKeys] };
+}
+
+type Modifier = Parameters<typeof applyUpdate>[1];
+
+/** The update applied to a copy of the document; undefined when it changes nothing. */
+function updated(doc: Document, update: Update): Document | undefined {
+  const plain = applyPlainUpdate(doc, update);
+  if (plain) return plain.changed ? plain.next : undefined;
+  const { $setOnInsert: _onInsertOnly, ...operators } = update;
+  const next = copyDoc(doc);
+  const changed = applyUpdate(next, operators as Modifier, undefined, undefined, { cloneMode: 'deep' });
+  return changed.length === 0 ? undefined : copyDoc(next);
+}
+
+/**
+ * The limit is written into the SQL: bound as a parameter, SQLite took ten times as long over a
+ * one-row index search (the few limits the queries use keep the statements few). MongoDB reads a
+ * limit of 0 as "no limit"; SQLite's is -1.
+ */
+function limitClause(limit: number | undefined): string {
+  const n = limit && Number.isSafeInteger(limit) && limit > 0 ? limit : -1;
+  return `LIMIT ${n} OFFSET ?`;
+}
+
+/** Prepared statements are reused by SQL text; the set of texts is bounded (filters vary only in shape). */
+const STATEMENT_CACHE_SIZE = 256;
+
+class SqliteCollection implements Collection<Document> {
+  constructor(
+    private readonly store: SqliteReadStore,
+    private readonly name: string,
+  ) {}
+
+  async find(filter: Filter = {}, options: FindOptions = {}): Promise<Document[]> {
+    return this.store.read(this.name, filter, options);
+  }
+
+  async findOne(filter: Filter): Promise<Document | null> {
+    return this.store.read(this.name, filter, { limit: 1 })[0] ?? null;
+  }
+
+  async count(filter: Filter = {}): Promise<number> {
+    return this.store.readCount(this.name, filter);
+  }
+
+  async updateOne(filter: Filter, update: Update, options: { upsert?: boolean } = {}): Promise<UpdateResult> {
+    assertUpdate(update);
+    return this.store.transaction(() => {
+      const [found] = this.store.matching(this.name, filter, { limit: 1 });
+      if (found) {
+        const next = updated(found.doc, update);
+        if (next) this.store.replace(this.name, found.seq, next);
+        return { matched: 1, modified: next ? 1 : 0, upserted: false };
+      }
+      if (!options.upsert) return { matched: 0, modified: 0, upserted: false };
+      const created = copyDoc(buildUpsertDoc(filter, update));
+      if (this.store.seqOf(this.name, created._id) !== undefined) throw new DuplicateIdError(created._id);
+      this.store.insert(this.name, created);
+      return { matched: 0, modified: 0, upserted: true };
+    });
+  }
+
+  async updateMany(filter: Filter, update: Update): Promise<UpdateResult> {
+    assertUpdate(update);
+    return this.store.transaction(() => {
+      const found = this.store.matching(this.name, filter, {});
+      let modified = 0;
+      for (const { seq, doc } of found) {
+        const next = updated(doc, update);
+        if (!next) continue;
+        this.store.replace(this.name, seq, next);
+        modified++;
+      }
+      return { matched: found.length, modified, upserted: false };
+    });
+  }
+
+  async deleteOne(filter: Filter): Promise<number> {
+    return this.store.transaction(() => {
+      const [found] = this.store.matching(this.name, filter, { limit: 1 });
+      if (found) this.store.remove(this.name, found.seq);
+      return found ? 1 : 0;
+    });
+  }
+
+  async deleteMany(filter: Filter): Promise<number> {
+    return this.store.transaction(() => {
+      const found = this.store.matching(this.name, filter, {});
+      for (const { seq } of found) this.store.remove(this.name, seq);
+      return found.length;
+    });
+  }
+}
+
+export interface SqliteReadStoreOptions {
+  /** The indexes each read model's queries need (projections/readModelIndexes.ts). */
+  indexes?: ReadModelIndexes;
+  /**
+   * Writes within this many milliseconds share one SQLite transaction, each still atomic in a
+   * savepoint of its own: one commit (the costly part of a small write) per window rather than per
+   * write. This connection reads its writes at once; other processes see them at the window's
+   * commit, checkpoints always together with the changes they cover. 0: each write commits alone.
+   */
+  groupCommitMs?: number;
+  /** Keep a bounded cache of read answers (queryCache.ts); on by default, off to measure without it. */
+  answerCache?: boolean;
+}
+
+export class SqliteReadStore implements ReadStore {
+  private readonly statements = new Map<string, Statement>();
+  /** Collections whose tables exist and match their layout, in this connection. */
+  private readonly ready = new Set<string>();
+  private readonly layouts = new Map<string, Layout>();
+  private readonly empty = new Layout([]);
+  private closed = false;
+  private groupTimer: NodeJS.Timeout | undefined;
+  private readonly irregular = new Map<string, boolean>();
+  private readonly answers = new QueryCache();
+  private seenVersion: number | undefined;
+
+  private constructor(
+    private readonly db: Database.Database,
+    indexes: ReadModelIndexes,
+    private readonly groupCommitMs: number,
+    private readonly answerCache: boolean,
+  ) {
+    const tables = db.prepare(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN ('checkpoints', 'collections')`).get() as { n: number };
+    if (tables.n < 2) {
+      db.exec(`
+        CREATE TABLE IF NOT EXISTS checkpoints (name TEXT PRIMARY KEY, position TEXT NOT NULL, store TEXT) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS collections (name TEXT PRIMARY KEY, layout TEXT NOT NULL) WITHOUT ROWID;
+      `);
+    }
+    for (const [name, declarations] of Object.entries(indexes)) this.layouts.set(name, new Layout(declarations));
+    // The declared collections and their indexes exist from the start, not from their first write.
+    for (const name of this.layouts.keys()) this.ensure(name);
+  }
+
+  /** Opens (creating if need be) the read models in `file`; `:memory:` for a private, temporary store. */
+  static open(file: string, options: SqliteReadStoreOptions = {}): SqliteReadStore {
+    const indexes = options.indexes ?? {};
+    assertIndexDeclarations(indexes);
+    for (const name of Object.keys(indexes)) assertCollectionName(name);
+    const db = new Database(file);
+    try {
+      db.pragma('journal_mode = WAL');
+      // The read models are rebuilt from the log, and each checkpoint commits with its changes: a
+      // power cut may lose the last transactions, never half of one, and the runner replays them.
+      db.pragma('synchronous = NORMAL');
+      db.pragma('busy_timeout = 5000');
+      // Statistics for the planner (which index of two equalities is narrower), kept cheap by a limit.
+      db.pragma('analysis_limit = 1000');
+      db.pragma('optimize = 0x10002');
+      return new SqliteReadStore(db, indexes, options.groupCommitMs ?? 0, options.answerCache ?? true);
+    } catch (error) {
+      db.close();
+      throw error;
+    }
+  }
+
+  collection<T extends Document = Document>(name: string): Collection<T> {
+    assertCollectionName(name);
+    // The caller names the document type it stored; JSON cannot check it either.
+    return new SqliteCollection(this, name) as unknown as Collection<T>;
+  }
+
+  private layout(name: string): Layout {
+    return this.layouts.get(name) ?? this.empty;
+  }
+
+  private prepare(sql: string): Statement {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      if (this.statements.size >= STATEMENT_CACHE_SIZE) this.statements.clear();
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  /** Runs a write atomically: alone in a transaction, or in a savepoint of the open group (see groupCommitMs). */
+  transaction<R>(work: () => R, options: { group?: boolean } = {}): R {
+    if (!this.db.inTransaction) {
+      if (this.groupCommitMs <= 0 || options.group === false) return this.db.transaction(work).immediate();
+      this.db.exec('BEGIN IMMEDIATE');
+      // A commit that fails (a full disk) is thrown from the timer and stops the process: the read
+      // models then resume from the checkpoints last committed, which the changes they cover went with.
+      this.groupTimer = setTimeout(() => this.commitGroup(), this.groupCommitMs);
+    }
+    this.db.exec('SAVEPOINT write');
+    try {
+      const result = work();
+      this.db.exec('RELEASE write');
+      return result;
+    } catch (error) {
+      this.db.exec('ROLLBACK TO write');
+      this.db.exec('RELEASE write');
+      throw error;
+    }
+  }
+
+  /** Commits the writes of the open group window now. */
+  commitGroup(): void {
+    if (this.groupTimer) clearTimeout(this.groupTimer);
+    this.groupTimer = undefined;
+    if (this.db.open && this.db.inTransaction) this.db.exec('COMMIT');
+  }
+
+  /** Creates the collection's tables and indexes if missing, and brings its rows to its layout; answers its table's name. */
+  ensure(name: string): string {
+    const table = docTable(name);
+    if (this.ready.has(name)) return table;
+    const layout = this.layout(name);
+    const t = quote(table);
+    const keys = quote(keyTable(name));
+    const wanted = new Map<string, string>();
+    for (const declaration of layout.scalarIndexes) {
+      const fields = Object.entries(declaration.keys);
+      wanted.set(indexName(table, declaration), `CREATE INDEX IF NOT EXISTS ${quote(indexName(table, declaration))} ON ${t} (${fields.map(([path, direction]) => `${keyExpression(path)}${direction === -1 ? ' DESC' : ''}`).join(', ')})`);
+    }
+    if (this.isUpToDate(name, table, layout, wanted)) {
+      // Found as wanted: no write, so a process that only reads never waits for the writer's lock.
+      this.ready.add(name);
+      return table;
+    }
+    // Schema changes commit at once, apart from any group of writes.
+    this.transaction(() => {
+      this.db.exec(`
+        CREATE TABLE IF NOT EXISTS ${t} (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, doc TEXT NOT NULL, plain INTEGER NOT NULL);
+        CREATE INDEX IF NOT EXISTS ${quote(`${table}:irregular`)} ON ${t} (seq) WHERE plain = 0;
+      `);
+      if (layout.arrayPaths.size > 0) {
+        this.db.exec(`
+          CREATE TABLE IF NOT EXISTS ${keys} (path TEXT NOT NULL, key ANY, seq INTEGER NOT NULL);
+          CREATE INDEX IF NOT EXISTS ${quote(`${keyTable(name)}:lookup`)} ON ${keys} (path, key, seq);
+          CREATE INDEX IF NOT EXISTS ${quote(`${keyTable(name)}:seq`)} ON ${keys} (seq);
+        `);
+      }
+      // Indexes a read model no longer declares only slow its writes.
+      const existing = this.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL`).all(table) as { name: string }[];
+      for (const { name: indexName } of existing) {
+        if (indexName !== `${table}:irregular` && !wanted.has(indexName)) this.db.exec(`DROP INDEX ${quote(indexName)}`);
+      }
+      for (const sql of wanted.values()) this.db.exec(sql);
+      const stored = this.db.prepare('SELECT layout FROM collections WHERE name = ?').get(name) as { layout: string } | undefined;
+      if (stored?.layout !== layout.signature) {
+        this.relayout(name, layout);
+        this.db.prepare('INSERT INTO collections (name, layout) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET layout = excluded.layout').run(name, layout.signature);
+      }
+    }, { group: false });
+    this.ready.add(name);
+    return table;
+  }
+
+  /** Whether the collection's tables, indexes and rows are as its layout wants them. */
+  private isUpToDate(name: string, table: string, layout: Layout, wanted: ReadonlyMap<string, string>): boolean {
+    const objects = new Set(
+      (this.db.prepare(`SELECT name FROM sqlite_master WHERE tbl_name IN (?, ?)`).all(table, keyTable(name)) as { name: string }[]).map((row) => row.name),
+    );
+    const needed = [table, `${table}:irregular`, ...wanted.keys(), ...(layout.arrayPaths.size > 0 ? [keyTable(name), `${keyTable(name)}:lookup`, `${keyTable(name)}:seq`] : [])];
+    if (!needed.every((object) => objects.has(object))) return false;
+    // Only our indexes and SQLite's own (the unique id's) on the table: nothing left to drop.
+    if ([...objects].some((object) => object.startsWith(`${table}:`) && object !== `${table}:irregular` && !wanted.has(object))) return false;
+    const stored = this.db.prepare('SELECT layout FROM collections WHERE name = ?').get(name) as { layout: string } | undefined;
+    return stored?.layout === layout.signature;
+  }
+
+  /** Recomputes every row's flag and array keys after the declarations changed. */
+  private relayout(name: string, layout: Layout): void {
+    this.answers.clearTable(docTable(name));
+    const t = quote(docTable(name));
+    const rows = this.db.prepare(`SELECT seq, doc FROM ${t}`).all() as Row[];
+    const setPlain = this.db.prepare(`UPDATE ${t} SET plain = ? WHERE seq = ?`);
+    if (layout.arrayPaths.size > 0) this.db.exec(`DELETE FROM ${quote(keyTable(name))}`);
+    for (const row of rows) {
+      const doc = decode(row.doc);
+      setPlain.run(layout.isPlain(doc) ? 1 : 0, row.seq);
+      this.insertKeys(name, layout, row.seq, doc);
+    }
+  }
+
+  private insertKeys(name: string, layout: Layout, seq: number, doc: Document): void {
+    if (layout.arrayPaths.size === 0) return;
+    const insert = this.prepare(`INSERT INTO ${quote(keyTable(name))} (path, key, seq) VALUES (?, ?, ?)`);
+    for (const path of layout.arrayPaths) {
+      const seen = new Set<string>();
+      for (const key of keysAt(doc, path.split('.'))) {
+        const tag = Buffer.isBuffer(key) ? `b${key[0]}` : `${typeof key}:${key}`;
+        if (seen.has(tag)) continue;
+        seen.add(tag);
+        insert.run(path, key, seq);
+      }
+    }
+  }
+
+  private deleteKeys(name: string, layout: Layout, seq: number): void {
+    if (layout.arrayPaths.size > 0) this.prepare(`DELETE FROM ${quote(keyTable(name))} WHERE seq = ?`).run(seq);
+  }
+
+  seqOf(name: string, id: DocumentId): number | undefined {
+    const row = this.prepare(`SELECT seq FROM ${quote(this.ensure(name))} WHERE id = ?`).get(idKey(id)) as { seq: number } | undefined;
+    return row?.seq;
+  }
+
+  insert(name: string, doc: Document): void {
+    this.irregular.delete(docTable(name));
+    this.answers.clearTable(docTable(name));
+    const layout = this.layout(name);
+    const result = this.prepare(`INSERT INTO ${quote(this.ensure(name))} (id, doc, plain) VALUES (?, ?, ?)`).run(idKey(doc._id), encode(doc), layout.isPlain(doc) ? 1 : 0);
+    this.insertKeys(name, layout, Number(result.lastInsertRowid), doc);
+  }
+
+  replace(name: string, seq: number, doc: Document): void {
+    this.irregular.delete(docTable(name));
+    this.answers.clearTable(docTable(name));
+    const layout = this.layout(name);
+    this.prepare(`UPDATE ${quote(this.ensure(name))} SET doc = ?, plain = ? WHERE seq = ?`).run(encode(doc), layout.isPlain(doc) ? 1 : 0, seq);
+    this.deleteKeys(name, layout, seq);
+    this.insertKeys(name, layout, seq, doc);
+  }
+
+  remove(name: string, seq: number): void {
+    this.irregular.delete(docTable(name));
+    this.answers.clearTable(docTable(name));
+    this.prepare(`DELETE FROM ${quote(this.ensure(name))} WHERE seq = ?`).run(seq);
+    this.deleteKeys(name, this.layout(name), seq);
+  }
+
+  private plan(name: string, filter: Filter): FilterPlan {
+    const layout = this.layout(name);
+    const plan: FilterPlan = { exact: [], narrowing: [], residual: false };
+    for (const [path, condition] of Object.entries(filter)) {
+      if (path === '$or') {
+        const clause = this.translateOr(name, condition);
+        if (clause) plan.exact.push(clause);
+        else plan.residual = true;
+        continue;
+      }
+      const clause = layout.arrayPaths.has(path)
+        ? translateArrayCondition(quote(keyTable(name)), path, condition)
+        : layout.scalarPaths.has(path)
+          ? translateCondition(path, condition)
+          : undefined;
+      if (!clause) plan.residual = true;
+      else if (layout.arrayPaths.has(path)) {
+        plan.narrowing.push(clause);
+        plan.residual = true;
+      } else plan.exact.push(clause);
+    }
+    return plan;
+  }
+
+  /** `$or` of branches SQL evaluates wholly (log-in by user name or e-mail), else undefined. */
+  private translateOr(name: string, branches: unknown): Clause | undefined {
+    if (!Array.isArray(branches) || branches.length === 0) return undefined;
+    const parts: Clause[] = [];
+    for (const branch of branches) {
+      if (!isPlainObject(branch) || Object.keys(branch).length === 0) return undefined;
+      const plan = this.plan(name, branch);
+      if (plan.residual || plan.narrowing.length > 0) return undefined;
+      parts.push({ sql: plan.exact.map((c) => `(${c.sql})`).join(' AND '), params: plan.exact.flatMap((c) => c.params) });
+    }
+    return { sql: parts.map((p) => `(${p.sql})`).join(' OR '), params: parts.flatMap((p) => p.params) };
+  }
+
+  /**
+   * Whether the table holds rows SQL cannot compare exactly. Remembered until this connection writes
+   * the table or another connection commits (SQLite's data_version tells), since reads ask each time.
+   */
+  private hasIrregular(table: string): boolean {
+    this.forgetOthersChanges();
+    let known = this.irregular.get(table);
+    if (known === undefined) {
+      known = this.prepare(`SELECT 1 FROM ${quote(table)} WHERE plain = 0 LIMIT 1`).get() !== undefined;
+      this.irregular.set(table, known);
+    }
+    return known;
+  }
+
+  /** ORDER BY for a sort SQL can do exactly (every key a declared scalar field), else undefined. */
+  private orderBy(name: string, sort: Record<string, 1 | -1> | undefined): string | undefined {
+    const keys = Object.entries(sort ?? {});
+    const layout = this.layout(name);
+    if (keys.some(([path]) => !layout.scalarPaths.has(path))) return undefined;
+    // Ties keep natural (insertion) order, as mingo's stable sort keeps them; no tie survives _id.
+    const terms = keys.map(([path, direction]) => `${keyExpression(path)}${direction === -1 ? ' DESC' : ''}`);
+    if (!keys.some(([path]) => path === '_id')) terms.push('seq');
+    return terms.join(', ');
+  }
+
+  /**
+   * The table, with the index to search named when one declared index has more leading fields
+   * pinned by the filter than any other: without statistics of the values, SQLite would rather take
+   * an index that gives the order (a project's jobs newest first) and test the rest on every row
+   * (`state` in two rare states) than search the narrower one and sort the few rows it gives.
+   */
+  private source(name: string, table: string, clauses: readonly Clause[]): string {
+    const pinned = new Set(clauses.flatMap((c) => (c.pins ? [c.pins] : [])));
+    if (pinned.size < 2) return quote(table);
+    const ranked = this.layout(name).scalarIndexes.map((declaration) => {
+      let leading = 0;
+      for (const path of Object.keys(declaration.keys)) {
+        if (!pinned.has(path)) break;
+        leading++;
+      }
+      return { declaration, leading };
+    });
+    const best = Math.max(0, ...ranked.map((r) => r.leading));
+    const winners = ranked.filter((r) => r.leading === best);
+    return best >= 2 && winners.length === 1 ? `${quote(table)} INDEXED BY ${quote(indexName(table, winners[0]!.declaration))}` : quote(table);
+  }
+
+  private rows(name: string, table: string, clauses: Clause[], tail = 'ORDER BY seq', tailParams: unknown[] = []): Row[] {
+    const where = clauses.length > 0 ? `WHERE ${clauses.map((c) => `(${c.sql})`).join(' AND ')}` : '';
+    return this.prepare(`SELECT seq, doc FROM ${this.source(name, table, clauses)} ${where} ${tail}`).all(...clauses.flatMap((c) => c.params), ...tailParams) as Row[];
+  }
+
+  /** The matching documents with their rows, sorted and paged as asked. */
+  /** The one document a filter pinning `_id` can match, tested in JS: no SQL evaluation of its JSON. */
+  private byId(table: string, filter: Filter): Found[] | undefined {
+    const id = filter._id;
+    if (typeof id !== 'string' && (typeof id !== 'number' || !Number.isFinite(id))) return undefined;
+    const row = this.prepare(`SELECT seq, doc FROM ${quote(table)} WHERE id = ?`).get(idKey(id)) as Row | undefined;
+    if (!row) return [];
+    const doc = decode(row.doc);
+    const test = equalityMatcher(filter) ?? ((query: Query) => (d: Document) => query.test(d))(new Query(filter, {}));
+    return test(doc) ? [{ seq: row.seq, doc }] : [];
+  }
+
+  /** What this connection remembers of the tables goes when another connection commits. */
+  private forgetOthersChanges(): void {
+    const version = this.prepare('PRAGMA data_version').pluck().get() as number;
+    if (version === this.seenVersion) return;
+    this.irregular.clear();
+    this.answers.clear();
+    this.seenVersion = version;
+  }
+
+  /** A find for a caller: answered from the bounded cache when this exact query was answered since the table last changed. */
+  read(name: string, filter: Filter, options: FindOptions): Document[] {
+    const table = this.ensure(name);
+    this.forgetOthersChanges();
+    const key = this.answerCache ? this.answers.key(table, 'find', filter, options) : undefined;
+    const cached = key === undefined ? undefined : this.answers.find(key);
+    if (cached) return cached;
+    const docs = this.matching(name, filter, options).map((f) => f.doc);
+    if (key !== undefined) this.answers.remember(table, key, { docs });
+    return docs;
+  }
+
+  readCount(name: string, filter: Filter): number {
+    const table = this.ensure(name);
+    this.forgetOthersChanges();
+    const key = this.answerCache ? this.answers.key(table, 'count', filter) : undefined;
+    const cached = key === undefined ? undefined : this.answers.count(key);
+    if (cached !== undefined) return cached;
+    const count = this.count(name, filter);
+    if (key !== undefined) this.answers.remember(table, key, { count });
+    return count;
+  }
+
+  matching(name: string, filter: Filter, options: FindOptions): Found[] {
+    const table = this.ensure(name);
+    const single = this.byId(table, filter);
+    if (single) return options.skip ? single.slice(options.skip) : single;
+    const plan = this.plan(name, filter);
+    const irregular = this.hasIrregular(table);
+    const orderBy = this.orderBy(name, options.sort);
+    if (!plan.residual && !irregular && orderBy !== undefined) {
+      const rows = this.rows(name, table, plan.exact, `ORDER BY ${orderBy} ${limitClause(options.limit)}`, [options.skip ?? 0]);
+      return rows.map((row) => ({ seq: row.seq, doc: decode(row.doc) }));
+    }
+    // An array lookup is the narrowest start; the planner, without statistics, would rather take any
+    // equality on an index (all projects not deleted) and test the lookup on each. mingo decides anyway.
+    const exact = plan.narrowing.length > 0 ? [] : plan.exact;
+    const plainRows = this.rows(name, table, [...plan.narrowing, ...exact, ...(irregular ? [{ sql: 'plain = 1', params: [] }] : [])]);
+    const otherRows = irregular ? this.rows(name, table, [...plan.narrowing, { sql: 'plain = 0', params: [] }]) : [];
+    const rows = otherRows.length === 0 ? plainRows : [...plainRows, ...otherRows].sort((a, b) => a.seq - b.seq);
+    const seqs = new Map<Document, number>();
+    let docs = rows.map((row) => {
+      const doc = decode(row.doc);
+      seqs.set(doc, row.seq);
+      return doc;
+    });
+    const test = equalityMatcher(filter);
+    const sorted = options.sort && Object.keys(options.sort).length > 0;
+    if (test && !sorted) {
+      // No mingo at all for the projections' guarded writes: its setup costs more than the write.
+      const start = options.skip ?? 0;
+      const matches = docs.filter(test);
+      return (options.limit ? matches.slice(start, start + options.limit) : matches.slice(start)).map((doc) => ({ seq: seqs.get(doc)!, doc }));
+    }
+    if (test) docs = docs.filter(test);
+    let cursor = mingoFind<Document>(docs, test ? {} : filter);
+    if (options.sort && Object.keys(options.sort).length > 0) cursor = cursor.sort(options.sort);
+    if (options.skip) cursor = cursor.skip(options.skip);
+    if (options.limit) cursor = cursor.limit(options.limit);
+    // mingo hands back the very objects it was given, which maps each to its row.
+    return cursor.all().map((doc) => ({ seq: seqs.get(doc)!, doc }));
+  }
+
+  count(name: string, filter: Filter): number {
+    const table = this.ensure(name);
+    const single = this.byId(table, filter);
+    if (single) return single.length;
+    const plan = this.plan(name, filter);
+    if (!plan.residual && !this.hasIrregular(table)) {
+      const where = plan.exact.length > 0 ? `WHERE ${plan.exact.map((c) => `(${c.sql})`).join(' AND ')}` : '';
+      return (this.prepare(`SELECT count(*) AS n FROM ${this.source(name, table, plan.exact)} ${where}`).get(...plan.exact.flatMap((c) => c.params)) as { n: number }).n;
+    }
+    return this.matching(name, filter, {}).length;
+  }
+
+  /** Applies the ops in order, then stores the checkpoints, in one transaction. */
+  async commit(ops: readonly WriteOp[], checkpoints: readonly CheckpointWrite[]): Promise<void> {
+    for (const op of ops) {
+      assertCollectionName(op.collection);
+      const id = op.kind === 'put' ? op.doc._id : op.id;
+      if (typeof id !== 'string' && (typeof id !== 'number' || !Number.isFinite(id))) throw new Error(`A committed document's _id must be a string or a finite number, got ${JSON.stringify(id)}`);
+    }
+    this.transaction(() => {
+      for (const op of ops) {
+        if (op.kind === 'put') {
+          const doc = copyDoc(op.doc);
+          const seq = this.seqOf(op.collection, doc._id);
+          if (seq === undefined) this.insert(op.collection, doc);
+          else this.replace(op.collection, seq, doc);
+        } else {
+          const seq = this.seqOf(op.collection, op.id);
+          if (seq !== undefined) this.remove(op.collection, seq);
+        }
+      }
+      for (const { name, position, store } of checkpoints) this.writeCheckpoint(name, position, store);
+    });
+  }
+
+  async getCheckpoint(name: string): Promise<bigint | undefined> {
+    return (await this.readCheckpoint(name))?.position;
+  }
+
+  async readCheckpoint(name: string): Promise<Checkpoint | undefined> {
+    const row = this.prepare('SELECT position, store FROM checkpoints WHERE name = ?').get(name) as { position: string; store: string | null } | undefined;
+    if (!row) return undefined;
+    return row.store === null ? { position: BigInt(row.position) } : { position: BigInt(row.position), store: row.store };
+  }
+
+  async setCheckpoint(name: string, position: bigint, store?: string): Promise<void> {
+    this.transaction(() => this.writeCheckpoint(name, position, store));
+  }
+
+  private writeCheckpoint(name: string, position: bigint, store: string | undefined): void {
+    // Decimal text: SQLite's integers stop at 2^63, positions need not.
+    this.prepare('INSERT INTO checkpoints (name, position, store) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET position = excluded.position, store = excluded.store').run(
+      name,
+      position.toString(),
+      store ?? null,
+    );
+  }
+
+  async dropAll(): Promise<void> {
+    this.transaction(() => {
+      const tables = this.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND (name LIKE 'c:%' OR name LIKE 'k:%')`).all() as { name: string }[];
+      for (const { name } of tables) this.db.exec(`DROP TABLE ${quote(name)}`);
+      this.db.exec('DELETE FROM collections; DELETE FROM checkpoints;');
+    });
+    this.statements.clear();
+    this.ready.clear();
+    this.irregular.clear();
+    this.answers.clear();
+    for (const name of this.layouts.keys()) this.ensure(name);
+  }
+
+  /** The query plan SQLite picks for a find, one line per step: what the index tests read. */
+  explainFind(name: string, filter: Filter, options: FindOptions = {}): { pushedDown: boolean; plan: string[] } {
+    const table = this.ensure(name);
+    const plan = this.plan(name, filter);
+    const orderBy = this.orderBy(name, options.sort);
+    const pushedDown = !plan.residual && orderBy !== undefined;
+    const clauses = pushedDown ? plan.exact : plan.narrowing.length > 0 ? plan.narrowing : plan.exact;
+    const where = clauses.length > 0 ? `WHERE ${clauses.map((c) => `(${c.sql})`).join(' AND ')}` : '';
+    const tail = pushedDown ? `ORDER BY ${orderBy} ${limitClause(options.limit)}` : 'ORDER BY seq';
+    const params = [...clauses.flatMap((c) => c.params), ...(pushedDown ? [options.skip ?? 0] : [])];
+    const steps = this.db.prepare(`EXPLAIN QUERY PLAN SELECT seq, doc FROM ${this.source(name, table, clauses)} ${where} ${tail}`).all(...params) as { detail: string }[];
+    return { pushedDown, plan: steps.map((s) => s.detail) };
+  }
+
+  /** The query plan SQLite picks for a count. */
+  explainCount(name: string, filter: Filter): string[] {
+    const table = this.ensure(name);
+    const plan = this.plan(name, filter);
+    const clauses = plan.residual ? (plan.narrowing.length > 0 ? plan.narrowing : plan.exact) : plan.exact;
+    const where = clauses.length > 0 ? `WHERE ${clauses.map((c) => `(${c.sql})`).join(' AND ')}` : '';
+    const steps = this.db.prepare(`EXPLAIN QUERY PLAN SELECT count(*) FROM ${this.source(name, table, clauses)} ${where}`).all(...clauses.flatMap((c) => c.params)) as { detail: string }[];
+    return steps.map((s) => s.detail);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.commitGroup();
+    this.statements.clear();
+    this.db.pragma('optimize');
+    this.db.close();
+  }
+}

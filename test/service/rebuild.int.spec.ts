@@ -1,0 +1,104 @@
+// `npm run rebuild` on the embedded default: it replays the log into the SQLite read models,
+// showing progress, and refuses to run beside a service process on the same data folder.
+import path from 'node:path';
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startService } from '../../main';
+import { allProjections } from '../../projections';
+import { READ_MODELS_FILE } from '../../service/composition';
+import { DataFolderBusyError, DataFolderLock } from '../../service/dataFolderLock';
+import { rebuildReadModels } from '../../service/rebuild';
+import { SqliteEventStore } from '../../stores/eventstore/sqliteEventStore';
+import { SqliteReadStore } from '../../stores/readstore/sqliteReadStore';
+import { call, registerUser, startTestService, type TestService } from '../support/testService';
+
+const silent = pino({ level: 'silent' });
+
+function output(isTTY: boolean): { text: () => string; write(chunk: string): boolean; isTTY: boolean } {
+  const chunks: string[] = [];
+  return { isTTY, text: () => chunks.join(''), write: (chunk: string) => chunks.push(chunk) > 0 };
+}
+
+async function someData(service: TestService): Promise<number> {
+  const { token } = await registerUser(service, 'ada');
+  const created = await call(service, 'POST', '/api/projects/create', { headers: { 'x-jwt-token': token }, body: { projectName: 'Gestures' } });
+  expect(created.status).toBe(200);
+  return Number(created.body.id);
+}
+
+describe('rebuild of the embedded read models', () => {
+  let service: TestService | undefined;
+  afterEach(async () => {
+    await service?.destroy();
+    service = undefined;
+  });
+
+  it('replays the log into the SQLite read models and reports progress and events per second', async () => {
+    service = await startTestService({ mongo: false });
+    const projectId = await someData(service);
+    const before = await call(service, 'GET', `/api/${projectId}`, { headers: { 'x-jwt-token': (await registerUser(service, 'bob')).token } });
+    await service.stop();
+    const out = output(false);
+    const result = await rebuildReadModels(service.config, silent, out);
+    expect(result?.events).toBeGreaterThan(5);
+    expect(result?.eventsPerSecond).toBeGreaterThan(0);
+    expect(out.text()).toMatch(/^rebuild: 100\.0% \(position \d+ of \d+\), [\d,]+ events, [\d,]+ events\/s\n$/m);
+    expect(out.text()).not.toContain('\r');
+    // The rebuilt read models answer as before.
+    service = await service.restart();
+    const ada = await call(service, 'POST', '/api-login', { body: { username: 'ada', password: 'correct horse battery' } });
+    const after = await call(service, 'GET', `/api/${projectId}`, { headers: { 'x-jwt-token': String(ada.body.token) } });
+    expect(after.status).toBe(200);
+    expect((after.body.project as { name: string }).name).toBe('Gestures');
+    expect(before.status).toBe(403);
+  });
+
+  it('draws a bar on a terminal', async () => {
+    service = await startTestService({ mongo: false });
+    await someData(service);
+    await service.stop();
+    const out = output(true);
+    await rebuildReadModels(service.config, silent, out);
+    expect(out.text()).toMatch(/\r\[#{30}\] 100\.0% [\d,]+ events, [\d,]+ events\/s {3}\n$/);
+  });
+
+  it('refuses to run while a service process uses the data folder, and changes nothing', async () => {
+    service = await startTestService({ mongo: false });
+    const projectId = await someData(service);
+    await expect(rebuildReadModels(service.config, silent, output(false))).rejects.toThrow(DataFolderBusyError);
+    await expect(rebuildReadModels(service.config, silent, output(false))).rejects.toThrow(/stop it before rebuilding/);
+    const { token } = await registerUser(service, 'carol');
+    expect((await call(service, 'GET', `/api/${projectId}`, { headers: { 'x-jwt-token': token } })).status).toBe(403);
+    const ada = await call(service, 'POST', '/api-login', { body: { username: 'ada', password: 'correct horse battery' } });
+    expect((await call(service, 'GET', `/api/${projectId}`, { headers: { 'x-jwt-token': String(ada.body.token) } })).status).toBe(200);
+  });
+
+  it('keeps a service from starting while it runs', async () => {
+    service = await startTestService({ mongo: false });
+    await service.stop();
+    const lock = DataFolderLock.exclusive(service.config.dataDir);
+    try {
+      await expect(startService(service.config, silent)).rejects.toThrow(/A rebuild of the read models is running/);
+    } finally {
+      lock.release();
+    }
+    service = await service.restart();
+    expect(service.apiUrl).toMatch(/^http:/);
+  });
+
+  it('leaves nothing to replay at a restart: every projection checkpoint is at the head of the log', async () => {
+    service = await startTestService({ mongo: false });
+    await someData(service);
+    await service.stop();
+    const events = SqliteEventStore.open(path.join(service.config.dataDir, 'events.sqlite'));
+    const readModels = SqliteReadStore.open(path.join(service.config.dataDir, READ_MODELS_FILE));
+    try {
+      const head = await events.headPosition();
+      const checkpoints = await Promise.all(allProjections.map((projection) => readModels.getCheckpoint(projection.name)));
+      expect(checkpoints).toEqual(allProjections.map(() => head));
+    } finally {
+      await readModels.close();
+      await events.close();
+    }
+  });
+});

@@ -1,0 +1,198 @@
+// The SQLite read store against the contract, in a private in-memory database per test; once
+// without declared indexes (mingo decides everything on full scans) and once with indexes on the
+// contract's fields, so that SQL answers (filters, sorts, paging, counts) are held to the same results.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { Document } from '../../stores/readstore/readStore';
+import type { ReadModelIndexes } from '../../stores/readstore/indexDeclarations';
+import { SqliteReadStore } from '../../stores/readstore/sqliteReadStore';
+import { readStoreContract } from './readStore.contract';
+
+readStoreContract('SqliteReadStore', async () => SqliteReadStore.open(':memory:'));
+
+const contractIndexes: ReadModelIndexes = {
+  samples: [
+    { keys: { label: 1, length: -1 } },
+    { keys: { length: 1 } },
+    { keys: { 'device.kind': 1, _id: 1 } },
+    { keys: { 'windows.start': 1 } },
+    { keys: { tags: 1 }, array: true },
+  ],
+  projects: [{ keys: { owner: 1 } }, { keys: { _position: 1 } }, { keys: { name: 1 } }],
+  lists: [{ keys: { values: 1 }, array: true }],
+};
+readStoreContract('SqliteReadStore with declared indexes', async () => SqliteReadStore.open(':memory:', { indexes: contractIndexes }));
+
+describe('SqliteReadStore on disk', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'sqlite-read-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('keeps documents and checkpoints across a reopen', async () => {
+    const file = path.join(dir, 'read-models.sqlite');
+    const first = SqliteReadStore.open(file, { indexes: contractIndexes });
+    await first.collection('samples').updateOne({ _id: 's1' }, { $set: { label: 'cat', when: new Date('2026-01-02T03:04:05Z'), raw: Buffer.from([1, 2]) } }, { upsert: true });
+    await first.setCheckpoint('samples', 2n ** 70n, 'log-1');
+    await first.close();
+    const second = SqliteReadStore.open(file, { indexes: contractIndexes });
+    try {
+      expect(await second.collection('samples').findOne({ label: 'cat' })).toEqual({ _id: 's1', label: 'cat', when: new Date('2026-01-02T03:04:05Z'), raw: Buffer.from([1, 2]) });
+      expect(await second.readCheckpoint('samples')).toEqual({ position: 2n ** 70n, store: 'log-1' });
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('answers alike after the declared indexes change, arrays in a newly indexed field included', async () => {
+    const file = path.join(dir, 'read-models.sqlite');
+    const before = SqliteReadStore.open(file);
+    const items = before.collection('items');
+    await items.updateOne({ _id: 1 }, { $set: { kind: 'a', tags: ['x'] } }, { upsert: true });
+    await items.updateOne({ _id: 2 }, { $set: { kind: ['a', 'b'], tags: 'y' } }, { upsert: true });
+    await items.updateOne({ _id: 3 }, { $set: { kind: 'b', tags: ['x', 'y'] } }, { upsert: true });
+    await before.close();
+    const after = SqliteReadStore.open(file, { indexes: { items: [{ keys: { kind: 1 } }, { keys: { tags: 1 }, array: true }] } });
+    try {
+      const again = after.collection('items');
+      expect((await again.find({ kind: 'a' }, { sort: { _id: 1 } })).map((d) => d._id)).toEqual([1, 2]);
+      expect(await again.count({ kind: 'b' })).toBe(2);
+      expect((await again.find({ tags: 'y' }, { sort: { _id: -1 } })).map((d) => d._id)).toEqual([3, 2]);
+    } finally {
+      await after.close();
+    }
+  });
+
+  it('refuses index declarations that are not plain dotted paths', () => {
+    expect(() => SqliteReadStore.open(':memory:', { indexes: { items: [{ keys: { "a'); DROP TABLE x; --": 1 } }] } })).toThrow(/not a plain dotted path/);
+  });
+});
+
+describe('SqliteReadStore.commit', () => {
+  let store: SqliteReadStore;
+  beforeEach(() => {
+    store = SqliteReadStore.open(':memory:', { indexes: contractIndexes });
+  });
+  afterEach(async () => {
+    await store.close();
+  });
+
+  it('applies puts and deletes in order, then the checkpoints', async () => {
+    await store.collection('samples').updateOne({ _id: 'old' }, { $set: { label: 'x' } }, { upsert: true });
+    await store.commit(
+      [
+        { kind: 'put', collection: 'samples', doc: { _id: 's1', label: 'cat', length: 1 } },
+        { kind: 'put', collection: 'samples', doc: { _id: 's1', label: 'dog' } },
+        { kind: 'delete', collection: 'samples', id: 'old' },
+        { kind: 'delete', collection: 'samples', id: 'never-there' },
+        { kind: 'put', collection: 'projects', doc: { _id: 7, name: 'p' } },
+      ],
+      [{ name: 'samples', position: 12n, store: 'log' }, { name: 'projects', position: 12n }],
+    );
+    expect(await store.collection('samples').find()).toEqual([{ _id: 's1', label: 'dog' }]);
+    expect(await store.collection('projects').findOne({ _id: 7 })).toEqual({ _id: 7, name: 'p' });
+    expect(await store.readCheckpoint('samples')).toEqual({ position: 12n, store: 'log' });
+    expect(await store.readCheckpoint('projects')).toEqual({ position: 12n });
+  });
+
+  it('changes nothing, checkpoint included, when one op fails', async () => {
+    await store.setCheckpoint('samples', 5n);
+    const unserializable = { _id: 's2', size: 1n } as unknown as Document;
+    await expect(
+      store.commit(
+        [
+          { kind: 'put', collection: 'samples', doc: { _id: 's1', label: 'cat' } },
+          { kind: 'put', collection: 'samples', doc: unserializable },
+        ],
+        [{ name: 'samples', position: 6n }],
+      ),
+    ).rejects.toThrow();
+    expect(await store.collection('samples').count()).toBe(0);
+    expect(await store.getCheckpoint('samples')).toBe(5n);
+  });
+
+  it('refuses the reserved checkpoints collection before writing anything', async () => {
+    await expect(store.commit([{ kind: 'put', collection: 'checkpoints', doc: { _id: 'x' } }], [{ name: 'a', position: 1n }])).rejects.toThrow(/reserved/);
+    expect(await store.getCheckpoint('a')).toBeUndefined();
+  });
+});
+
+// Writes grouped into one transaction per window: the contract holds, each write still atomic.
+readStoreContract('SqliteReadStore with group commits', async () => SqliteReadStore.open(':memory:', { indexes: contractIndexes, groupCommitMs: 5 }));
+
+describe('SqliteReadStore group commits', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'sqlite-group-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('shows another connection the writes of a window at its commit, checkpoint and changes together', async () => {
+    const file = path.join(dir, 'read-models.sqlite');
+    // Declared, as the service declares every collection: created at open, outside any window.
+    const writer = SqliteReadStore.open(file, { indexes: contractIndexes, groupCommitMs: 60_000 });
+    const reader = SqliteReadStore.open(file, { indexes: contractIndexes });
+    try {
+      await writer.commit([{ kind: 'put', collection: 'samples', doc: { _id: 's1', label: 'cat' } }], [{ name: 'samples', position: 3n }]);
+      await writer.collection('samples').updateOne({ _id: 's2' }, { $set: { label: 'dog' } }, { upsert: true });
+      // The writer reads its own writes at once.
+      expect(await writer.collection('samples').count()).toBe(2);
+      expect(await reader.collection('samples').count()).toBe(0);
+      expect(await reader.getCheckpoint('samples')).toBeUndefined();
+      writer.commitGroup();
+      expect(await reader.collection('samples').count()).toBe(2);
+      expect(await reader.getCheckpoint('samples')).toBe(3n);
+    } finally {
+      await reader.close();
+      await writer.close();
+    }
+  });
+
+  it('undoes only the failed write of a window', async () => {
+    const store = SqliteReadStore.open(path.join(dir, 'read-models.sqlite'), { groupCommitMs: 60_000 });
+    try {
+      const samples = store.collection('samples');
+      await samples.updateOne({ _id: 's1' }, { $set: { label: 'cat' } }, { upsert: true });
+      await expect(store.commit([{ kind: 'put', collection: 'samples', doc: { _id: 's2' } }, { kind: 'put', collection: 'samples', doc: { _id: 's3', n: 1n } as unknown as Document }], [{ name: 'samples', position: 9n }])).rejects.toThrow();
+      await samples.updateOne({ _id: 's4' }, { $set: { label: 'dog' } }, { upsert: true });
+      store.commitGroup();
+      expect((await samples.find({}, { sort: { _id: 1 } })).map((d) => d._id)).toEqual(['s1', 's4']);
+      expect(await store.getCheckpoint('samples')).toBeUndefined();
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('commits the open window when it closes', async () => {
+    const file = path.join(dir, 'read-models.sqlite');
+    const store = SqliteReadStore.open(file, { groupCommitMs: 60_000 });
+    await store.setCheckpoint('samples', 4n);
+    await store.close();
+    const again = SqliteReadStore.open(file);
+    try {
+      expect(await again.getCheckpoint('samples')).toBe(4n);
+    } finally {
+      await again.close();
+    }
+  });
+
+  it('commits by itself when the window ends', async () => {
+    const file = path.join(dir, 'read-models.sqlite');
+    const writer = SqliteReadStore.open(file, { groupCommitMs: 20 });
+    const reader = SqliteReadStore.open(file);
+    try {
+      await writer.setCheckpoint('samples', 5n);
+      await vi.waitFor(async () => expect(await reader.getCheckpoint('samples')).toBe(5n), { timeout: 2000, interval: 10 });
+    } finally {
+      await reader.close();
+      await writer.close();
+    }
+  });
+});
