@@ -60,7 +60,7 @@ import { UserQueries } from './projections/users/userQueries';
 import { openStores, type Stores } from './service/composition';
 import { loadConfig, type Config } from './service/configuration';
 import { DataFolderBusyError, DataFolderLock } from './service/dataFolderLock';
-import { rebuildReadModels } from './service/rebuild';
+import { rebuildReadModels, verifyReadModels } from './service/rebuild';
 
 // Kept importable from here for the tests and benchmarks that start the service.
 export { ConfigError, loadConfig, READ_STORES, ROLES, type Config, type ReadStoreKind, type Role } from './service/configuration';
@@ -345,7 +345,8 @@ async function main(): Promise<void> {
     return;
   }
   if (process.argv[2] === 'rebuild') {
-    await rebuildReadModels(config, log);
+    if (process.argv[3] === '--verify') process.exitCode = (await verifyReadModels(config, log)) === 0 ? 0 : 1;
+    else await rebuildReadModels(config, log);
     return;
   }
   const service = await startService(config, log);

@@ -52,8 +52,14 @@ export async function compareWithRebuild(
     }
   }
 
+  return { ...(await compareReadModels(live, scratch, projections)), events: applied };
+}
+
+/** Compares the collections the projections write, document by document, in `_id` order. */
+export async function compareReadModels(live: ReadStore, rebuilt: ReadStore, projections: readonly Projection[]): Promise<ReadModelComparison> {
+  const scratch = rebuilt;
   const collections = [...new Set(projections.flatMap((p) => [...p.writes]))].sort();
-  const comparison: ReadModelComparison = { events: applied, collections: collections.length, documents: 0, differing: 0, differences: [] };
+  const comparison: ReadModelComparison = { events: 0, collections: collections.length, documents: 0, differing: 0, differences: [] };
   const differ = (difference: ReadModelDifference) => {
     comparison.differing += 1;
     if (comparison.differences.length < KEPT_DIFFERENCES) comparison.differences.push(difference);
