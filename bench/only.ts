@@ -8,6 +8,7 @@ import { benchIngestion, smallSamples } from './ingestion';
 import { benchStores } from './benchKit';
 import { benchLargeUploads } from './largeUploads';
 import { benchProjectInfo } from './projectInfo';
+import { benchRestart } from './restart';
 const all = { accounts: benchAccounts, dspAudio: benchDspAudio, dspSpectral: benchDspSpectral, eventStoreAppend: benchEventStoreAppend, featureJob: benchFeatureJob, ingestion: benchIngestion,
   // Figure 1 of ingestion alone, on each store, for profiling the /data path.
   ingestionData: async () => {
@@ -15,7 +16,7 @@ const all = { accounts: benchAccounts, dspAudio: benchDspAudio, dspSpectral: ben
     for (const store of benchStores()) lines.push(...(await smallSamples(store)));
     return { name: 'ingestion: /data only', lines };
   },
-  largeUploads: benchLargeUploads, projectInfo: benchProjectInfo } as const;
+  largeUploads: benchLargeUploads, projectInfo: benchProjectInfo, restart: benchRestart } as const;
 const name = process.argv[2] as keyof typeof all;
 if (!all[name]) throw new Error(`name one of: ${Object.keys(all).join(', ')}`);
 const result = await all[name]();
