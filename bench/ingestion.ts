@@ -107,6 +107,9 @@ export async function smallSamples(store: BenchStore): Promise<string[]> {
     const serviceRate = rate(rounds.map((r) => r.service));
     const bareRate = rate(rounds.map((r) => r.bare));
     const perRound = rounds.map((r) => r.service.ops / r.service.seconds / (r.bare.ops / r.bare.seconds));
+    const cpuPerCall = (rs: RoundResult[]) => (rs.reduce((a, r) => a + r.hostCpuSeconds, 0) / rs.reduce((a, r) => a + r.ops, 0)) * 1e6;
+    const serviceCpu = cpuPerCall(rounds.map((r) => r.service));
+    const bareCpu = cpuPerCall(rounds.map((r) => r.bare));
     const lat = (rs: RoundResult[]) => {
       const [p50, p99] = quantiles(rs.flatMap((r) => r.latencies), [0.5, 0.99]);
       return `p50 ${p50!.toFixed(1)} ms, p99 ${p99!.toFixed(1)} ms`;
@@ -115,6 +118,7 @@ export async function smallSamples(store: BenchStore): Promise<string[]> {
       `1. POST /api/training/data on the ${store.label}: new signed JSON samples (HS256, 10 rows x 3 sensors, about 420 bytes), ${CONNECTIONS} keep-alive connections:`,
       `  service ${Math.round(serviceRate).toLocaleString('en-US')}/s (${lat(rounds.map((r) => r.service))}), bare Koa ${Math.round(bareRate).toLocaleString('en-US')}/s (${lat(rounds.map((r) => r.bare))})`,
       `  service/bare-Koa ${(serviceRate / bareRate).toFixed(3)} overall (aim: 0.5 or more); ${spreadOf(perRound)}`,
+      `  CPU of the serving process per sample: service ${serviceCpu.toFixed(0)} us, bare Koa ${bareCpu.toFixed(0)} us (bare/service ${(bareCpu / serviceCpu).toFixed(3)}; the service also waits on its disk syncs)`,
       `  ${stored.toLocaleString('en-US')} samples stored, ${invalid} with an invalid signature; ${SMALL_ROUNDS} alternating rounds (${SERVICE_ROUND_MS} ms service, ${BARE_ROUND_MS} ms bare Koa) after ${WARMUP_MS} ms of warm-up each`,
     ];
   } finally {

@@ -25,6 +25,12 @@ export interface RoundResult {
   latencies: number[];
   failures: number;
   firstFailure: string;
+  /**
+   * CPU seconds the calling process (the one serving the target: the service or the bare server)
+   * spent during the round. Per call, it holds up better than a rate on a machine shared with
+   * other work, which slows the wall clock but not the work a call costs.
+   */
+  hostCpuSeconds: number;
 }
 
 /** One file sent as the only part (named "data") of a multipart body, streamed from disk. */
@@ -43,7 +49,7 @@ export interface UploadResult {
 }
 
 type Command = { kind: 'setup'; targets: LoadTarget[]; connections: number } | { kind: 'round'; target: string; ms: number } | ({ kind: 'upload' } & Upload) | { kind: 'exit' };
-type Message = { kind: 'ready' } | ({ kind: 'round' } & RoundResult) | ({ kind: 'uploaded' } & UploadResult) | { kind: 'error'; error: string };
+type Message = { kind: 'ready' } | ({ kind: 'round' } & Omit<RoundResult, 'hostCpuSeconds'>) | ({ kind: 'uploaded' } & UploadResult) | { kind: 'error'; error: string };
 
 const OK_PREFIX = '{"success":true';
 const ROWS = 10;
@@ -68,9 +74,11 @@ export async function startLoadGenerator(
   return {
     async round(target, ms) {
       answer = next();
+      const cpu = process.cpuUsage();
       send({ kind: 'round', target, ms });
       const { kind: _, ...result } = (await answer) as Extract<Message, { kind: 'round' }>;
-      return result;
+      const used = process.cpuUsage(cpu);
+      return { ...result, hostCpuSeconds: (used.user + used.system) / 1e6 };
     },
     async upload(upload) {
       answer = next();
@@ -160,7 +168,7 @@ function runChild(): void {
     return r.status === 200 && r.text === fileName ? undefined : `${r.status}: ${r.text.slice(0, 200)}`;
   };
 
-  const round = async (target: LoadTarget, ms: number): Promise<RoundResult> => {
+  const round = async (target: LoadTarget, ms: number): Promise<Omit<RoundResult, 'hostCpuSeconds'>> => {
     const latencies: number[] = [];
     let failures = 0;
     let firstFailure = '';

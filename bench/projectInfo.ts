@@ -132,6 +132,10 @@ async function projectInfoOn(store: BenchStore): Promise<string[]> {
       const [p50, p99, max] = quantiles(all, [0.5, 0.99, 1]);
       return `${Math.round(rate(name)).toLocaleString('en-US')}/s, p50 ${p50!.toFixed(2)} ms, p99 ${p99!.toFixed(2)} ms, max ${max!.toFixed(1)} ms (${all.length.toLocaleString('en-US')} calls)`;
     };
+    const cpuPerCall = (name: string) => {
+      const rs = results.get(name)!;
+      return (rs.reduce((a, r) => a + r.hostCpuSeconds, 0) / rs.reduce((a, r) => a + r.ops, 0)) * 1e6;
+    };
     const p99 = (name: string) => quantiles(results.get(name)!.flatMap((r) => r.latencies), [0.99])[0]!;
     const spreadOf = (ratios: number[]) => {
       const [q1, median, q3] = quantiles(ratios, [0.25, 0.5, 0.75]);
@@ -149,6 +153,8 @@ async function projectInfoOn(store: BenchStore): Promise<string[]> {
       `  bare Koa ${lat('bare Koa')}`,
       `  JWT/bare-Koa     ${(rate('JWT') / rate('bare Koa')).toFixed(3)} overall (aim: 0.5 or more); ${spreadOf(perRound('JWT'))}; p99 ${p99('JWT') < AIM_P99_MS ? 'within' : 'over'} the ${AIM_P99_MS} ms aim`,
       `  API key/bare-Koa ${(rate('API key') / rate('bare Koa')).toFixed(3)} overall; ${spreadOf(perRound('API key'))}`,
+      `  CPU of the serving process per call: JWT ${cpuPerCall('JWT').toFixed(0)} us, API key ${cpuPerCall('API key').toFixed(0)} us, bare Koa ${cpuPerCall('bare Koa').toFixed(0)} us ` +
+        `(bare/JWT ${(cpuPerCall('bare Koa') / cpuPerCall('JWT')).toFixed(3)}: the ratio with the machine's other load taken out)`,
       `  ${ROUNDS} rounds of ${ROUND_MS} ms per contender, taking turns (first one rotating), after ${WARMUP_MS} ms of warm-up each; every answer checked (200, success true)`,
     ];
   } finally {
