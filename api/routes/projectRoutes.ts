@@ -87,24 +87,30 @@ export function projectOperations(deps: ApiDeps): Operation[] {
       auth: 'any',
       query: z.object({ impulseId: queryInteger.optional(), truncateLabels: queryBoolean.optional() }),
       async handler({ principal, params, query, project }) {
-        const users = await usersOfProjects(deps, [project]);
-        if (query.impulseId !== undefined && !(await deps.impulses.byId(project.id, query.impulseId))) {
+        const now = new Date();
+        // Independent reads side by side: on a networked read store each is a round trip.
+        const [users, asked, chosen, devices, computeTimeUsedMs] = await Promise.all([
+          usersOfProjects(deps, [project]),
+          query.impulseId === undefined ? undefined : deps.impulses.byId(project.id, query.impulseId),
+          selectedImpulseId(deps.impulses, project, undefined),
+          deps.devices.forProject(project.id),
+          deps.jobs.computeTimeUsedMs(project.id, now),
+        ]);
+        if (query.impulseId !== undefined && !asked) {
           throw new NotFoundError(`Impulse ${query.impulseId} not found in project ${project.id}`, 'IMPULSE_NOT_FOUND');
         }
-        const chosen = await selectedImpulseId(deps.impulses, project, undefined);
         const status = await deps.impulses.statusOf(project.id, query.impulseId ?? chosen);
         const defaultImpulseId = chosen ?? status.defaultImpulseId;
-        const now = new Date();
         return projectInfoView(project, users, {
           impulse: { ...status, defaultImpulseId },
-          devices: await deps.devices.forProject(project.id),
+          devices,
           truncateLabels: query.truncateLabels ?? false,
           showDevelopmentKeys: principal.kind === 'user' && principal.via === 'jwt',
           audience: principal.kind === 'apiKey' ? 'apiKey' : 'collaborator',
           staffUsernames: deps.settings.staffUsernames,
           studioUrl: deps.settings.publicUrl,
           now,
-          computeTimeUsedMs: await deps.jobs.computeTimeUsedMs(project.id, now),
+          computeTimeUsedMs,
         });
       },
     }),
