@@ -8,10 +8,10 @@
 //
 // `npx tsx bench/fillLog.ts <data folder> [events]` (default 1,000,000) fills a folder for later
 // runs, e.g. `BENCH_DATA_DIR=<folder> npm run bench -- --only restart`.
-import { createHmac } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { IdAllocator } from '../commands/idAllocator';
@@ -47,6 +47,8 @@ const OPTIONS: UploadOptions = { label: undefined, disallowDuplicates: false, ad
 /** The environment every bench process of a data folder shares (the read store as configured outside). */
 export function serviceEnv(dataDir: string): Record<string, string> {
   const passed = Object.fromEntries(Object.entries(process.env).filter(([k, v]) => v !== undefined && /^(READ_STORE|MONGO_URL|MONGO_DB|EVENTSTORE_URL)/.test(k))) as Record<string, string>;
+  // Never the installation's own database: one per data folder, so a filled folder finds its read models again.
+  if (passed.MONGO_URL && !passed.MONGO_DB) passed.MONGO_DB = `bench_${createHash('sha256').update(resolve(dataDir)).digest('hex').slice(0, 10)}`;
   return { ...passed, API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', HOST, DATA_DIR: dataDir, LOG_LEVEL: 'silent' };
 }
 
