@@ -195,6 +195,8 @@ function runChild(): void {
     return { target: target.name, ops: latencies.length, seconds: (performance.now() - start) / 1000, latencies, failures, firstFailure };
   };
 
+  // A parent gone without saying so (a crash) leaves no load generator behind.
+  process.on('disconnect', () => process.exit(0));
   process.on('message', (command: Command) => {
     switch (command.kind) {
       case 'setup':
