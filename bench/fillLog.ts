@@ -39,6 +39,8 @@ export interface FilledLog {
 
 export const FILL_FILE = 'bench-fill.json';
 const FILL_CONCURRENCY = 256;
+/** FerretDB's SQLite backend answers SQLITE_BUSY to 256 GridFS writes at once. */
+const FILL_CONCURRENCY_MONGO = 16;
 const FILL_ID_BLOCK = 1000;
 const ROWS = 10;
 const SENSORS = ['accX', 'accY', 'accZ'];
@@ -135,7 +137,7 @@ export async function fillLog(dataDir: string, events: number, progress: (line: 
       progress(`filled ${appended.toLocaleString('en-US')} of ${events.toLocaleString('en-US')} events (${samples.toLocaleString('en-US')} samples) in ${seconds.toFixed(0)} s, ${Math.round((appended - setupEvents) / seconds).toLocaleString('en-US')} events/s`, done);
     };
     await Promise.all(
-      Array.from({ length: FILL_CONCURRENCY }, async () => {
+      Array.from({ length: env.MONGO_URL ? FILL_CONCURRENCY_MONGO : FILL_CONCURRENCY }, async () => {
         while (appended < events) {
           const n = samples++;
           const body = Buffer.from(signedSample(setup.hmacKey, n));
