@@ -1,10 +1,12 @@
 // What the HTTP benchmarks share: a keep-alive client, timed rounds of concurrent calls, and the
 // way figures and ratios are printed.
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { MongoClient } from 'mongodb';
 import { loadConfig, startService, type RunningService } from '../main';
 
 export const HOST = '127.0.0.1';
@@ -113,23 +115,59 @@ export function pct(fraction: number): string {
   return `${Math.round(fraction * 100)}%`;
 }
 
-/** The whole service on the embedded default, in this process, on a fresh data folder and free ports. */
-export async function startBenchService(name: string): Promise<{ service: RunningService; dataDir: string; stop(): Promise<void> }> {
+/** A read store a benchmark runs the service on. */
+export interface BenchStore {
+  /** For the printed lines. */
+  label: string;
+  env: Record<string, string>;
+}
+
+/** Settings that choose the read store, taken from the bench's own environment (READ_STORE...). */
+export function readStoreEnv(): Record<string, string> {
+  return Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined && e[0].startsWith('READ_STORE')));
+}
+
+/**
+ * The embedded default (with whatever READ_STORE selects) and, when MONGO_URL is set, the MongoDB
+ * read and blob stores on a database of their own (FerretDB in CI: an indicator, slower than MongoDB).
+ */
+export function benchStores(): BenchStore[] {
+  const configured = readStoreEnv();
+  const stores: BenchStore[] = [{ label: `embedded default${Object.keys(configured).length ? ` (${Object.entries(configured).map(([k, v]) => `${k}=${v}`).join(' ')})` : ' (memory read models)'}`, env: configured }];
+  const mongoUrl = process.env.MONGO_URL;
+  if (mongoUrl) stores.push({ label: `MongoDB read and blob stores at MONGO_URL`, env: { MONGO_URL: mongoUrl, MONGO_DB: `bench_${randomBytes(5).toString('hex')}` } });
+  return stores;
+}
+
+/** The whole service in this process, on a fresh data folder and free ports: the embedded default unless `store` says otherwise. */
+export async function startBenchService(name: string, store: BenchStore = { label: 'embedded default', env: readStoreEnv() }): Promise<{ service: RunningService; dataDir: string; stop(): Promise<void> }> {
   const dataDir = mkdtempSync(join(tmpdir(), `bench-${name}-`));
+  const cleanUp = async () => {
+    rmSync(dataDir, { recursive: true, force: true });
+    const db = store.env.MONGO_DB;
+    if (store.env.MONGO_URL && db) {
+      const client = await MongoClient.connect(store.env.MONGO_URL);
+      try {
+        for (const name of [db, `${db}_keys`, `${db}_blobs`]) await client.db(name).dropDatabase();
+      } finally {
+        await client.close();
+      }
+    }
+  };
   try {
     const service = await startService(
-      loadConfig({ API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', HOST, DATA_DIR: dataDir, LOG_LEVEL: 'silent' }),
+      loadConfig({ API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', HOST, DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...store.env }),
     );
     return {
       service,
       dataDir,
       async stop() {
         await service.stop();
-        rmSync(dataDir, { recursive: true, force: true });
+        await cleanUp();
       },
     };
   } catch (error) {
-    rmSync(dataDir, { recursive: true, force: true });
+    await cleanUp();
     throw error;
   }
 }

@@ -4,11 +4,20 @@ import { benchDspAudio } from './dspAudio';
 import { benchDspSpectral } from './dspSpectral';
 import { benchEventStoreAppend } from './eventStoreAppend';
 import { benchFeatureJob } from './featureJob';
-import { benchIngestion } from './ingestion';
+import { benchIngestion, smallSamples } from './ingestion';
+import { benchStores } from './benchKit';
 import { benchLargeUploads } from './largeUploads';
 import { benchProjectInfo } from './projectInfo';
 import { benchReadStores } from './readStores';
-const all = { accounts: benchAccounts, dspAudio: benchDspAudio, dspSpectral: benchDspSpectral, eventStoreAppend: benchEventStoreAppend, featureJob: benchFeatureJob, ingestion: benchIngestion, largeUploads: benchLargeUploads, projectInfo: benchProjectInfo, readStores: benchReadStores } as const;
+import { benchRestart } from './restart';
+const all = { accounts: benchAccounts, dspAudio: benchDspAudio, dspSpectral: benchDspSpectral, eventStoreAppend: benchEventStoreAppend, featureJob: benchFeatureJob, ingestion: benchIngestion,
+  // Figure 1 of ingestion alone, on each store, for profiling the /data path.
+  ingestionData: async () => {
+    const lines: string[] = [];
+    for (const store of benchStores()) lines.push(...(await smallSamples(store)));
+    return { name: 'ingestion: /data only', lines };
+  },
+  largeUploads: benchLargeUploads, projectInfo: benchProjectInfo, readStores: benchReadStores, restart: benchRestart } as const;
 const name = process.argv[2] as keyof typeof all;
 if (!all[name]) throw new Error(`name one of: ${Object.keys(all).join(', ')}`);
 const result = await all[name]();

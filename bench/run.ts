@@ -1,5 +1,5 @@
 // `npm run bench`: runs every benchmark in turn (never in parallel: they compete for the disk)
-// and prints what each measured.
+// and prints what each measured. `npm run bench -- --only restart,ingestion` runs the named ones.
 
 import type { BenchResult } from './benchResult';
 import { benchAccounts } from './accounts';
@@ -11,10 +11,27 @@ import { benchIngestion } from './ingestion';
 import { benchLargeUploads } from './largeUploads';
 import { benchProjectInfo } from './projectInfo';
 import { benchReadStores } from './readStores';
+import { benchRestart } from './restart';
 
-const benchmarks: Array<() => Promise<BenchResult>> = [benchEventStoreAppend, benchAccounts, benchProjectInfo, benchReadStores, benchIngestion, benchLargeUploads, benchDspSpectral, benchDspAudio, benchFeatureJob];
+const benchmarks: Record<string, () => Promise<BenchResult>> = {
+  eventStoreAppend: benchEventStoreAppend,
+  accounts: benchAccounts,
+  projectInfo: benchProjectInfo,
+  readStores: benchReadStores,
+  ingestion: benchIngestion,
+  largeUploads: benchLargeUploads,
+  dspSpectral: benchDspSpectral,
+  dspAudio: benchDspAudio,
+  featureJob: benchFeatureJob,
+  restart: benchRestart,
+};
 
-for (const bench of benchmarks) {
+const at = process.argv.indexOf('--only');
+const only = at < 0 ? Object.keys(benchmarks) : (process.argv[at + 1] ?? '').split(',').filter(Boolean);
+const unknown = only.filter((name) => !(name in benchmarks));
+if (only.length === 0 || unknown.length > 0) throw new Error(`--only takes names among: ${Object.keys(benchmarks).join(', ')}${unknown.length ? ` (not: ${unknown.join(', ')})` : ''}`);
+
+for (const bench of only.map((name) => benchmarks[name]!)) {
   const result = await bench();
   console.log(result.name);
   for (const line of result.lines) console.log(`  ${line}`);

@@ -8,13 +8,13 @@ import { unknownMethod } from '../api/http/clientErrors';
 import type { IdAllocator } from '../commands/idAllocator';
 import { DomainError, TooLargeError, ValidationError } from '../domain/shared/errors';
 import type { ApiKeyQueries } from '../projections/apiKeys/apiKeyQueries';
-import { settler, type ReadModelSync } from '../projections/projectionRunner';
+import type { ReadModelSync } from '../projections/projectionRunner';
 import type { ProjectionHealth } from '../projections/projectionStatus';
 import { healthRoute } from '../api/routes/healthRoutes';
 import type { ProjectQueries } from '../projections/projects/projectQueries';
 import type { SampleQueries } from '../projections/samples/sampleQueries';
 import type { BlobStore } from '../stores/blobstore/blobStore';
-import type { EventStore, Position } from '../stores/eventstore/eventStore';
+import type { EventStore } from '../stores/eventstore/eventStore';
 import { parseAnnotationFiles } from './annotations';
 import { SampleFormatError } from '../domain/sample/formats/sampleFormat';
 import { ingestFile, type FileAnnotations } from './ingestFile';
@@ -35,6 +35,7 @@ export interface IngestionDeps {
   apiKeys: ApiKeyQueries;
   projects: ProjectQueries;
   samples: SampleQueries;
+  /** Only for `x-disallow-duplicates`, whose check reads the sample read model: see ingestFile. */
   sync: ReadModelSync;
   settleTimeoutMs: number;
   /** What `GET /health` reports: the projections that failed on an event. */
@@ -63,12 +64,14 @@ function failureOf(error: unknown): { status: number; message: string } | undefi
 /**
  * The device ingestion API (ports 4810/4811): text/plain answers, API-key authentication, the
  * legacy `/data` endpoints (one body, name in X-File-Name) and multipart `/files`.
+ * An upload is acknowledged once its SampleIngested event is durably appended, without waiting for
+ * the read models: a device never reads back, and its acknowledgement is the durable event (issue 11).
+ * A client that reads back through the management API waits for the sample to show there.
  */
 export function createIngestionApp(deps: IngestionDeps): Koa {
   const app = new Koa({ proxy: false });
   const router = new Router();
   const ingest = { ...deps, contentLocks: new KeyedLock(), reservations: new UniquenessReservations(deps.events) };
-  const settle = settler(deps.sync, deps.settleTimeoutMs, deps.log);
 
   // JSON, as on the management API: it is for operators' probes, not for devices.
   router.get('/health', healthRoute(deps.health, deps.log));
@@ -98,7 +101,6 @@ export function createIngestionApp(deps: IngestionDeps): Koa {
     }
     try {
       const result = await ingestFile(ingest, target, options, { received, fileName, declaredType: declared });
-      await settle(result.position);
       await deps.apiKeyUsage?.note(target.projectId, target.apiKeyId);
       ctx.type = 'text/plain';
       ctx.body = result.fileName;
@@ -127,7 +129,7 @@ export function createIngestionApp(deps: IngestionDeps): Koa {
       if (dataParts.length === 0) throw new ValidationError('No file in the request: send each file in a part named "data"');
       const results: { success: boolean; fileName?: string; error?: string }[] = [];
       let firstFailure: number | undefined;
-      let last: Position | undefined;
+      let stored = 0;
       for (const part of dataParts) {
         try {
           if (part.file instanceof FileTooLargeError) throw part.file;
@@ -138,7 +140,7 @@ export function createIngestionApp(deps: IngestionDeps): Koa {
             declaredType: part.declaredType,
             ...(notes ? { annotations: notes } : {}),
           });
-          last = result.position;
+          stored += 1;
           results.push({ success: true, fileName: result.fileName });
         } catch (error) {
           const failure = failureOf(error);
@@ -147,13 +149,9 @@ export function createIngestionApp(deps: IngestionDeps): Koa {
           results.push({ success: false, fileName: part.fileName, error: failure.message });
         }
       }
-      if (last !== undefined) {
-        await settle(last);
-        await deps.apiKeyUsage?.note(target.projectId, target.apiKeyId);
-      }
+      if (stored > 0) await deps.apiKeyUsage?.note(target.projectId, target.apiKeyId);
       ctx.status = firstFailure ?? 200;
       ctx.type = 'text/plain';
-      const stored = results.filter((r) => r.success).length;
       ctx.body = JSON.stringify({
         success: firstFailure === undefined,
         ...(firstFailure === undefined ? {} : { error: `${results.length - stored} of ${results.length} files were not stored` }),

@@ -94,24 +94,30 @@ export function projectOperations(deps: ApiDeps): Operation[] {
         const then = query.asOf !== undefined ? await asOf(outerDeps, current.id, query.asOf) : undefined;
         const deps = then?.deps ?? outerDeps;
         const project = then?.project ?? current;
-        const users = await usersOfProjects(deps, [project]);
-        if (query.impulseId !== undefined && !(await deps.impulses.byId(project.id, query.impulseId))) {
+        const now = then?.now ?? new Date();
+        // Independent reads side by side: on a networked read store each is a round trip.
+        const [users, asked, chosen, devices, computeTimeUsedMs] = await Promise.all([
+          usersOfProjects(deps, [project]),
+          query.impulseId === undefined ? undefined : deps.impulses.byId(project.id, query.impulseId),
+          selectedImpulseId(deps.impulses, project, undefined),
+          deps.devices.forProject(project.id),
+          deps.jobs.computeTimeUsedMs(project.id, now),
+        ]);
+        if (query.impulseId !== undefined && !asked) {
           throw new NotFoundError(`Impulse ${query.impulseId} not found in project ${project.id}`, 'IMPULSE_NOT_FOUND');
         }
-        const chosen = await selectedImpulseId(deps.impulses, project, undefined);
         const status = await deps.impulses.statusOf(project.id, query.impulseId ?? chosen);
         const defaultImpulseId = chosen ?? status.defaultImpulseId;
-        const now = then?.now ?? new Date();
         return projectInfoView(project, users, {
           impulse: { ...status, defaultImpulseId },
-          devices: await deps.devices.forProject(project.id),
+          devices,
           truncateLabels: query.truncateLabels ?? false,
           showDevelopmentKeys: principal.kind === 'user' && principal.via === 'jwt',
           audience: principal.kind === 'apiKey' ? 'apiKey' : 'collaborator',
           staffUsernames: deps.settings.staffUsernames,
           studioUrl: deps.settings.publicUrl,
           now,
-          computeTimeUsedMs: await deps.jobs.computeTimeUsedMs(project.id, now),
+          computeTimeUsedMs,
         });
       },
     }),

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { signedSample } from '../support/signedSample';
 import { call, describeOn, setups, signup, startTestService, type TestService, loginToken } from '../support/testService';
+import { readModelsCaughtUp } from '../support/readModels';
 
 /** Required fields of the SDK's Device. */
 const REQUIRED_DEVICE_FIELDS = ['id', 'deviceId', 'created', 'lastSeen', 'name', 'deviceType', 'sensors', 'remote_mgmt_connected', 'supportsSnapshotStreaming', 'remoteMgmtMode'];
@@ -24,12 +25,16 @@ for (const setup of setups) {
       call(service, 'POST', `/api/${projectId}/devices/${encodeURIComponent(deviceId)}/rename`, { headers, body });
     const list = async () => (await call(service, 'GET', `/api/${projectId}/devices`, { headers: jwt(ada) })).body.devices as Record<string, unknown>[];
     const get = (deviceId: string, headers: Record<string, string> = jwt(ada)) => call(service, 'GET', device(deviceId), { headers });
-    const ingest = (deviceName: string, fileName: string) =>
-      fetch(`${service.ingestionUrl}/api/training/data`, {
+    // Ingestion answers on durability: the device read model is waited for before it is read.
+    const ingest = async (deviceName: string, fileName: string) => {
+      const res = await fetch(`${service.ingestionUrl}/api/training/data`, {
         method: 'POST',
         headers: { 'x-api-key': apiKey, 'content-type': 'application/json', 'x-file-name': fileName },
         body: signedSample(hmacKey, [[1, 2], [3, 4]], { deviceName }),
       });
+      await readModelsCaughtUp(service);
+      return res;
+    };
     const head = () => service.stores.events.headPosition();
 
     beforeAll(async () => {

@@ -6,6 +6,7 @@ import type { DspMetadata } from '../../domain/dsp/dspMetadata';
 import { decodeNpy } from '../../domain/dsp/npy';
 import { signedSample } from '../support/signedSample';
 import { call, describeOn, setups, startTestService, type TestService, adaWithProject, blobBytes } from '../support/testService';
+import { readModelsCaughtUp } from '../support/readModels';
 
 // 100 Hz samples (interval 10 ms), windows of 500 ms (50 rows) every 250 ms: a 200-row sample gives 7.
 const ROWS = 200;
@@ -46,6 +47,8 @@ for (const setup of setups) {
         body: signedSample('none', values, { alg: 'none' }),
       });
       expect(res.status, await res.text()).toBe(200);
+      // Ingestion answers on durability: the job and the DSP views read the sample read model.
+      await readModelsCaughtUp(service);
     };
     const finished = async (jobId: number) => {
       const end = Date.now() + 60_000;

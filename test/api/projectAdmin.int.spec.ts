@@ -5,6 +5,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { call, describeOn, setups, startTestService, type TestService, registerUser } from '../support/testService';
 import { signedSample } from '../support/signedSample';
 import { inviteAndAccept } from '../support/collaborators';
+import { readModelsCaughtUp } from '../support/readModels';
 
 for (const setup of setups) {
   describeOn(setup, 'project keys, settings and deletion over HTTP', () => {
@@ -17,12 +18,16 @@ for (const setup of setups) {
     let apiKey: string;
 
     const jwt = (token: string) => ({ 'x-jwt-token': token });
-    const ingest = (key: string, body: string, fileName: string) =>
-      fetch(`${service.ingestionUrl}/api/training/data`, {
+    // Ingestion answers on durability: what follows reads the read models, so it waits for them.
+    const ingest = async (key: string, body: string, fileName: string) => {
+      const res = await fetch(`${service.ingestionUrl}/api/training/data`, {
         method: 'POST',
         headers: { 'x-api-key': key, 'content-type': 'application/json', 'x-file-name': fileName },
         body,
       });
+      await readModelsCaughtUp(service);
+      return res;
+    };
     const samples = async (pid: number, token: string) =>
       (await call(service, 'GET', `/api/${pid}/raw-data?category=training`, { headers: jwt(token) })).body.samples as Record<string, unknown>[];
 

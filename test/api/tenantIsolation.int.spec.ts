@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { inviteAndAccept } from '../support/collaborators';
 import { call, describeOn, registerUser, setups, startTestService, type TestService } from '../support/testService';
+import { readModelsCaughtUp } from '../support/readModels';
 
 const PUBLIC_ORIGIN = 'http://studio.test';
 
@@ -32,12 +33,16 @@ for (const setup of setups) {
     const jwt = (token: string) => ({ 'x-jwt-token': token });
     const head = () => service.stores.events.headPosition();
     const addKey = async (token: string, pid: number, body: Json) => call(service, 'POST', `/api/${pid}/apikeys`, { headers: jwt(token), body: { name: 'k', isDevelopmentKey: false, ...body } });
-    const ingest = (apiKey: string, fileName: string) =>
-      fetch(`${service.ingestionUrl}/api/training/data`, {
+    // Ingestion answers on durability: what follows reads the read models, so it waits for them.
+    const ingest = async (apiKey: string, fileName: string) => {
+      const res = await fetch(`${service.ingestionUrl}/api/training/data`, {
         method: 'POST',
         headers: { 'x-api-key': apiKey, 'content-type': 'application/json', 'x-file-name': fileName },
         body: UNSIGNED_SAMPLE,
       });
+      await readModelsCaughtUp(service);
+      return res;
+    };
     const sampleCount = async () => Number((await call(service, 'GET', `/api/${projectId}/raw-data/count?category=training`, { headers: jwt(ada.token) })).body.count);
     const invitationsOf = async (token: string) => (await call(service, 'GET', '/api/user/invitations', { headers: jwt(token) })).body.invitations as Json[];
     const projectIdsOf = async (token: string) => ((await call(service, 'GET', '/api/projects', { headers: jwt(token) })).body.projects as Json[]).map((p) => p.id);

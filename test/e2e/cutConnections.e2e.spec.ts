@@ -320,6 +320,8 @@ describe('a service process whose clients cut their connections mid-request', ()
       body: signedSample(hmacKey, [[1, 2], [3, 4]]),
     });
     expect(res.status, await res.text()).toBe(200);
+    // Ingestion answers on durability: the sample count (a read model) follows a moment later.
+    await expect.poll(async () => (await stored()).samples, { timeout: 10_000 }).toBe(before.samples + 2);
     const after = await stored();
     expect(after.samples).toBe(before.samples + 2);
     expect(after.events).toBeGreaterThan(before.events);

@@ -2,6 +2,7 @@ import { EdgeImpulseApi } from 'edge-impulse-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signedSample } from '../support/signedSample';
 import { startTestService, type TestService, registerUser } from '../support/testService';
+import { readModelsCaughtUp } from '../support/readModels';
 
 // The official SDK's devices namespace, unmodified, pointed at the service.
 describe('the official SDK devices namespace against the service', () => {
@@ -54,6 +55,8 @@ describe('the official SDK devices namespace against the service', () => {
         body: signedSample(hmacKey, [[1, 2], [3, 4]], { deviceName: 'field-unit' }),
       });
       expect(res.status).toBe(200);
+      // Ingestion answers on durability: the device read model is waited for before it is read.
+      await readModelsCaughtUp(service);
     };
     await upload('a.json');
     const listed = (await api.devices.listDevices(projectId)).devices;

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeNpy } from '../../domain/dsp/npy';
 import { signedSample } from '../support/signedSample';
 import { startTestService, type TestService } from '../support/testService';
+import { readModelsCaughtUp } from '../support/readModels';
 
 // The official SDK, unmodified: build an impulse, ingest (the ingestion API, as a device does),
 // generate features with JobsApi.generateFeaturesJob, follow the job with runJobUntilCompletion
@@ -21,6 +22,8 @@ describe('feature generation through the official SDK', () => {
       body: signedSample('none', values, { alg: 'none' }),
     });
     expect(res.status).toBe(200);
+    // Ingestion answers on durability: the job reads the sample read model.
+    await readModelsCaughtUp(service);
   };
   const signal = (f: number, n: number) => Array.from({ length: n }, (_, i) => [Math.sin((2 * Math.PI * f * i) / 100), Math.cos((2 * Math.PI * f * i) / 100) / 2]);
 

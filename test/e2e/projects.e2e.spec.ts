@@ -2,6 +2,7 @@ import { EdgeImpulseApi } from 'edge-impulse-api';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { call, describeOn, setups, startTestService, type TestService } from '../support/testService';
 import { REQUIRED_PROJECT_FIELDS, REQUIRED_PROJECT_INFO_FIELDS } from '../support/projectFields';
+import { readModelsCaughtUp } from '../support/readModels';
 
 // The official SDK's projects namespace (ProjectsApi), unmodified, pointed at the service.
 //
@@ -181,6 +182,8 @@ for (const setup of setups) {
       expect(await statusOf('GET', `/api/${projectId}`, { 'x-api-key': ingestionKey.apiKey })).toBe(403);
       const res = await ingest(ingestionKey.apiKey, 'pump.json');
       expect(res.status, await res.clone().text()).toBe(200);
+      // Ingestion answers on durability: the project information shows the sample once its read model has it.
+      await readModelsCaughtUp(service);
       const info = await api.projects.getProjectInfo(projectId);
       expect(info.dataSummaryPerCategory.training.dataCount).toBe(1);
     });

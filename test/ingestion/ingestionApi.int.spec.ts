@@ -3,6 +3,7 @@ import { JPEG, png } from '../support/images';
 import { avi, mp4, wav } from '../support/mediaFiles';
 import { signedSample } from '../support/signedSample';
 import { call, describeOn, setups, startTestService, type TestService, registerUser } from '../support/testService';
+import { readModelsCaughtUp } from '../support/readModels';
 
 const rows = (n: number) => Array.from({ length: n }, (_, i) => [i, -i]);
 
@@ -14,8 +15,12 @@ for (const setup of setups) {
     let apiKey: string;
     let hmacKey: string;
 
-    const ingest = (pathname: string, body: string | Buffer | FormData, headers: Record<string, string> = {}) =>
-      fetch(`${service.ingestionUrl}${pathname}`, { method: 'POST', headers: { 'x-api-key': apiKey, ...headers }, body });
+    // Ingestion answers on durability: what follows reads the read models, so it waits for them.
+    const ingest = async (pathname: string, body: string | Buffer | FormData, headers: Record<string, string> = {}) => {
+      const res = await fetch(`${service.ingestionUrl}${pathname}`, { method: 'POST', headers: { 'x-api-key': apiKey, ...headers }, body });
+      await readModelsCaughtUp(service);
+      return res;
+    };
     const data = (fileName: string, body: string, headers: Record<string, string> = {}) =>
       ingest('/api/training/data', body, { 'content-type': 'application/json', 'x-file-name': encodeURIComponent(fileName), ...headers });
     const samples = async (query = 'category=training') =>
