@@ -9,6 +9,7 @@ import { benchStores } from './benchKit';
 import { benchLargeUploads } from './largeUploads';
 import { benchProjectInfo } from './projectInfo';
 import { benchReadStores } from './readStores';
+import { benchAuditLog } from './auditLog';
 import { benchRestart } from './restart';
 const all = { accounts: benchAccounts, dspAudio: benchDspAudio, dspSpectral: benchDspSpectral, eventStoreAppend: benchEventStoreAppend, featureJob: benchFeatureJob, ingestion: benchIngestion,
   // Figure 1 of ingestion alone, on each store, for profiling the /data path.
@@ -17,7 +18,7 @@ const all = { accounts: benchAccounts, dspAudio: benchDspAudio, dspSpectral: ben
     for (const store of benchStores()) lines.push(...(await smallSamples(store)));
     return { name: 'ingestion: /data only', lines };
   },
-  largeUploads: benchLargeUploads, projectInfo: benchProjectInfo, readStores: benchReadStores, restart: benchRestart } as const;
+  largeUploads: benchLargeUploads, projectInfo: benchProjectInfo, readStores: benchReadStores, restart: benchRestart, auditLog: benchAuditLog } as const;
 const name = process.argv[2] as keyof typeof all;
 if (!all[name]) throw new Error(`name one of: ${Object.keys(all).join(', ')}`);
 const result = await all[name]();

@@ -11,6 +11,7 @@ import { benchIngestion } from './ingestion';
 import { benchLargeUploads } from './largeUploads';
 import { benchProjectInfo } from './projectInfo';
 import { benchReadStores } from './readStores';
+import { benchAuditLog } from './auditLog';
 import { benchRestart } from './restart';
 
 const benchmarks: Record<string, () => Promise<BenchResult>> = {
@@ -24,6 +25,7 @@ const benchmarks: Record<string, () => Promise<BenchResult>> = {
   dspAudio: benchDspAudio,
   featureJob: benchFeatureJob,
   restart: benchRestart,
+  auditLog: benchAuditLog,
 };
 
 const at = process.argv.indexOf('--only');
