@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { readModelsCaughtUp } from '../support/readModels';
 import { dspFeaturesStream, type DspFeaturesGenerated } from '../../domain/dsp/dspFeaturesEvents';
 import { decodeNpy } from '../../domain/dsp/npy';
 import { impulsesStream } from '../../domain/impulse/impulseEvents';
@@ -55,6 +56,7 @@ for (const setup of setups) {
       await ingest('idle', rows(1, 200), 'idle');
       await ingest('wave', rows(9, 100, 50), 'wave.50hz', 20);
       await ingest('wave', rows(9, 20), 'short');
+      await readModelsCaughtUp(service);
       const listed = (await get('/raw-data?category=training')).body.samples as { id: number; filename: string }[];
       for (const s of listed) ids[s.filename.replace(/\.json$/, '')] = s.id;
       expect(Object.keys(ids).sort()).toEqual(['idle', 'short', 'wave.50hz']);

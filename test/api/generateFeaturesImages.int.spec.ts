@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import sharp from 'sharp';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { readModelsCaughtUp } from '../support/readModels';
 import { dspFeaturesStream, type DspFeaturesGenerated } from '../../domain/dsp/dspFeaturesEvents';
 import type { DspMetadata } from '../../domain/dsp/dspMetadata';
 import { decodeNpy } from '../../domain/dsp/npy';
@@ -80,6 +81,8 @@ for (const setup of setups) {
       });
       expect(series.status).toBe(200);
       await upload('testing', 'blocks', 'wide.png', await pngOf(8, 4, blockColour));
+      // Ingestion answers once the samples are durable; the job reads them from the read models.
+      await readModelsCaughtUp(service);
     });
     afterAll(async () => {
       await service?.destroy();

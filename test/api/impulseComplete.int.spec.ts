@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { readModelsCaughtUp } from '../support/readModels';
 import { signedSample } from '../support/signedSample';
 import { call, describeOn, setups, signup, startTestService, loginToken, type TestService } from '../support/testService';
 
@@ -55,6 +56,7 @@ for (const setup of setups) {
         });
         expect(res.status).toBe(200);
       }
+      await readModelsCaughtUp(service);
     });
     afterAll(async () => {
       await service?.destroy();

@@ -56,6 +56,8 @@ describe('a service process killed during a generate-features job', () => {
       });
       expect(res.status).toBe(200);
     }
+    // Ingestion answers once the samples are durable; the job request reads them from the read models.
+    await expect.poll(async () => (await call(service, 'GET', `/api/${projectId}/raw-data/count?category=training`, { headers })).body.count, { timeout: 30_000 }).toBe(SAMPLES);
 
     const requested = await call(service, 'POST', `/api/${projectId}/jobs/generate-features`, { headers, body: { dspId: 2, skipFeatureExplorer: true } });
     expect(requested.status, JSON.stringify(requested.body)).toBe(200);
