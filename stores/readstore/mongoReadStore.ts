@@ -19,13 +19,15 @@ import {
   MongoClient,
   MongoServerError,
   type Collection as MongoCollection,
+  type AnyBulkWriteOperation,
   type Db,
   type Filter as MongoFilter,
   type UpdateFilter,
 } from 'mongodb';
-import type { Checkpoint, Collection, Document, Filter, FindOptions, ReadStore, Update, UpdateResult } from './readStore';
+import type { Checkpoint, CheckpointWrite, Collection, Document, Filter, FindOptions, ReadStore, Update, UpdateResult, WriteOp } from './readStore';
 import {
   assertCollectionName,
+  assertDocumentId,
   assertUpdate,
   buildUpsertDoc,
   copyDoc,
@@ -335,12 +337,16 @@ export class MongoReadStore implements ReadStore {
   collection<T extends Document = Document>(name: string): Collection<T> {
     assertCollectionName(name);
     // The caller names the document type it stored; the driver cannot check it either.
+    return new MongoReadCollection(this.db.collection<Document>(name), this.queueOf(name)) as Collection<T>;
+  }
+
+  private queueOf(name: string): WriteQueue {
     let writes = this.writeQueues.get(name);
     if (!writes) {
       writes = new WriteQueue();
       this.writeQueues.set(name, writes);
     }
-    return new MongoReadCollection(this.db.collection<Document>(name), writes) as Collection<T>;
+    return writes;
   }
 
   private get checkpoints(): MongoCollection<CheckpointDoc> {
@@ -373,6 +379,27 @@ export class MongoReadStore implements ReadStore {
         await write();
       }
     });
+  }
+
+  async commit(ops: readonly WriteOp[], checkpoints: readonly CheckpointWrite[]): Promise<void> {
+    for (const op of ops) {
+      assertCollectionName(op.collection);
+      assertDocumentId(op.kind === 'put' ? op.doc._id : op.id);
+    }
+    // Runs of ops on one collection, each an ordered bulkWrite queued with that collection's writes.
+    for (let start = 0; start < ops.length; ) {
+      const name = ops[start]!.collection;
+      let end = start;
+      while (end < ops.length && ops[end]!.collection === name) end++;
+      const run = ops.slice(start, end).map((op): AnyBulkWriteOperation<Document> =>
+        op.kind === 'put'
+          ? { replaceOne: { filter: { _id: op.doc._id }, replacement: op.doc, upsert: true } }
+          : { deleteOne: { filter: { _id: op.id } } },
+      );
+      await this.queueOf(name).run(() => this.db.collection<Document>(name).bulkWrite(run, { ordered: true }));
+      start = end;
+    }
+    for (const c of checkpoints) await this.setCheckpoint(c.name, c.position, c.store);
   }
 
   async dropAll(): Promise<void> {

@@ -43,6 +43,18 @@ export interface Checkpoint {
   store?: string;
 }
 
+/** One document's final state after a batch: written whole, or gone. */
+export type WriteOp =
+  | { kind: 'put'; collection: string; doc: Document } // replace the whole document by _id, inserting it if absent
+  | { kind: 'delete'; collection: string; id: DocumentId };
+
+/** A checkpoint to store with a batch's changes (see ReadStore.setCheckpoint). */
+export interface CheckpointWrite {
+  name: string;
+  position: bigint;
+  store?: string;
+}
+
 export interface ReadStore {
   collection<T extends Document = Document>(name: string): Collection<T>;
   /** The last log position a projection (or saga) has fully applied; undefined before its first event. */
@@ -51,6 +63,13 @@ export interface ReadStore {
   readCheckpoint(name: string): Promise<Checkpoint | undefined>;
   /** Stores the position with the identity of its log; without `store`, with none. */
   setCheckpoint(name: string, position: bigint, store?: string): Promise<void>;
+  /**
+   * Applies the ops in order, then stores the checkpoints: in one transaction where the store has
+   * them (SQLite); MongoDB: one ordered bulkWrite per run of ops of one collection, then the
+   * checkpoints (a crash in between replays the batch, which the projections' guards make harmless);
+   * memory: directly.
+   */
+  commit(ops: readonly WriteOp[], checkpoints: readonly CheckpointWrite[]): Promise<void>;
   /** Drops every collection and checkpoint, for a rebuild from the log. */
   dropAll(): Promise<void>;
   close(): Promise<void>;
