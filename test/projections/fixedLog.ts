@@ -1,0 +1,41 @@
+import type { EventStore, Position, StoredEvent, Subscription } from '../../stores/eventstore/eventStore';
+
+/**
+ * An event store over a log given whole (positions as the events carry them), for feeding the
+ * runners events no decider would append in that order. Read-only: appends are refused.
+ */
+export function fixedLog(events: readonly StoredEvent[], identity = 'fixed-log'): EventStore {
+  const after = (position: Position | undefined) => events.filter((e) => position === undefined || e.position > position);
+  return {
+    async appendToStream() {
+      throw new Error('A fixed log takes no appends');
+    },
+    async readStream(streamId) {
+      return events.filter((e) => e.streamId === streamId);
+    },
+    async *readAll(options = {}) {
+      yield* after(options.after);
+    },
+    subscribeToAll(options = {}): Subscription {
+      let close: () => void = () => undefined;
+      const closed = new Promise<void>((resolve) => (close = resolve));
+      return {
+        async *[Symbol.asyncIterator]() {
+          yield* after(options.after);
+          // Then live, where nothing more comes: until closed.
+          await closed;
+        },
+        async close() {
+          close();
+        },
+      };
+    },
+    async headPosition() {
+      return events.at(-1)?.position;
+    },
+    async identity() {
+      return identity;
+    },
+    async close() {},
+  };
+}
