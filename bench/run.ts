@@ -10,8 +10,9 @@ import { benchFeatureJob } from './featureJob';
 import { benchIngestion } from './ingestion';
 import { benchLargeUploads } from './largeUploads';
 import { benchProjectInfo } from './projectInfo';
+import { benchProjectionBatch } from './projectionBatch';
 
-const benchmarks: Array<() => Promise<BenchResult>> = [benchEventStoreAppend, benchAccounts, benchProjectInfo, benchIngestion, benchLargeUploads, benchDspSpectral, benchDspAudio, benchFeatureJob];
+const benchmarks: Array<() => Promise<BenchResult>> = [benchEventStoreAppend, benchAccounts, benchProjectInfo, benchIngestion, benchLargeUploads, benchDspSpectral, benchDspAudio, benchFeatureJob, benchProjectionBatch];
 
 for (const bench of benchmarks) {
   const result = await bench();

@@ -57,7 +57,8 @@ export interface ProjectionRunnerOptions {
  */
 function bufferedApplier(readStore: ReadStore): LaneApplier<ProjectionSubscriber> {
   return async (members, events, commit) => {
-    const buffer = new WriteBuffer(readStore, (ops) => commit(ops, []));
+    const owned = new Set(members.flatMap((m) => [...m.subscriber.writes]));
+    const buffer = new WriteBuffer(readStore, owned, (ops) => commit(ops, []));
     const reached = members.map((m) => m.applied);
     let handled = false;
     const positions = () => members.flatMap((m, i) => (reached[i] !== undefined && reached[i] !== m.applied ? [[m, reached[i]!] as const] : []));

@@ -94,13 +94,13 @@ export class SagaRunner {
   private readonly react: LaneApplier<SagaSubscriber> = async ([member], events, commit) => {
     if (!member) return;
     for (const event of events) {
-      // Stopping: what is left of the batch is for the next start, unreacted and unstored.
-      if (this.stopping) return;
       if (member.applied !== undefined && event.position <= member.applied) continue;
       if (!member.subscriber.handles.has(event.type)) {
         member.applied = event.position;
         continue;
       }
+      // Stopping: what is left to react to is for the next start, unreacted and unstored.
+      if (this.stopping) return;
       try {
         await member.subscriber.saga.react(event);
       } catch (error) {

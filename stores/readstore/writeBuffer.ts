@@ -3,6 +3,12 @@
 // memory store's code: plainUpdate, else mingo), answers reads from what it holds, and gives the
 // touched documents back as whole-document ops for one ReadStore.commit with the checkpoints.
 //
+// Only the collections of the lane's own read models are buffered. A projection that also updates
+// another's documents (samples: the project's data summaries) writes those straight to the store,
+// field by field as before: that other lane may be committing the same documents meanwhile (a lane
+// catching up alone runs beside the shared subscription), and a whole-document put built on an
+// older copy would undo its changes.
+//
 // Only operations aimed at one document by `_id` are answered from the buffer. Any other
 // (updateMany over a field, find over a field, ...) cannot be answered exactly from a partial copy
 // of the collection: the collection's pending writes are flushed first and the operation runs
@@ -55,16 +61,19 @@ export class WriteBuffer implements ReadStore {
 
   /**
    * @param store where documents are read from and direct operations run
+   * @param owned the collections it buffers; the others are the store's, untouched by the buffer
    * @param flush writes pending ops (without checkpoints) before a direct operation
    */
   constructor(
     private readonly store: ReadStore,
+    private readonly owned: ReadonlySet<string>,
     private readonly flush: (ops: readonly WriteOp[]) => Promise<void>,
   ) {}
 
   collection<T extends Document = Document>(name: string): Collection<T> {
     // The store checks the name (reserved names throw) as it would for a direct write.
     const direct = this.store.collection(name);
+    if (!this.owned.has(name)) return direct as Collection<T>;
     let overlay = this.overlays.get(name);
     if (!overlay) {
       overlay = { name, entries: new Map(), generation: 0 };

@@ -13,7 +13,7 @@ describe('a write buffer over a read store', () => {
     await store.collection('things').updateOne({ _id: 'a' }, { $set: { n: 1, tag: 'x' } }, { upsert: true });
     await store.collection('things').updateOne({ _id: 'b' }, { $set: { n: 2, tag: 'x' } }, { upsert: true });
     flushed = [];
-    buffer = new WriteBuffer(store, async (ops) => {
+    buffer = new WriteBuffer(store, new Set(['things', 'others']), async (ops) => {
       flushed.push([...ops]);
       await store.commit(ops, []);
     });
@@ -89,5 +89,11 @@ describe('a write buffer over a read store', () => {
     doc!.n = 1000;
     expect(await things.findOne({ _id: 'a' })).toMatchObject({ n: 1 });
     expect(() => buffer.collection('checkpoints')).toThrow(/reserved/);
+  });
+
+  it('passes the collections it does not own straight to the store', async () => {
+    await buffer.collection('foreign').updateOne({ _id: 'f' }, { $inc: { n: 1 } }, { upsert: true });
+    expect(await store.collection('foreign').findOne({ _id: 'f' })).toEqual({ _id: 'f', n: 1 });
+    expect(buffer.takeOps()).toEqual([]);
   });
 });
