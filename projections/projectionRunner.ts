@@ -55,9 +55,12 @@ export interface ProjectionRunnerOptions {
  * the lane applied before it (other members included, within the same event) is committed, so the
  * failure is reported, and retried, at its own event.
  */
-function bufferedApplier(readStore: ReadStore): LaneApplier<ProjectionSubscriber> {
+function bufferedApplier(readStore: ReadStore, projections: readonly Projection[]): LaneApplier<ProjectionSubscriber> {
+  const writesOf = (name: string) => [...(projections.find((p) => p.name === name)?.writes ?? [])];
   return async (members, events, commit) => {
-    const owned = new Set(members.flatMap((m) => [...m.subscriber.writes]));
+    // Its own collections and those of the projections it follows (samples: the project documents'
+    // data summaries). Lanes apply one at a time, so no other lane writes those documents meanwhile.
+    const owned = new Set(members.flatMap((m) => [...m.subscriber.writes, ...[...m.subscriber.follows].flatMap(writesOf)]));
     const buffer = new WriteBuffer(readStore, owned, (ops) => commit(ops, []));
     const reached = members.map((m) => m.applied);
     let handled = false;
@@ -142,7 +145,7 @@ export class ProjectionRunner implements ReadModelSync, ProjectionHealth {
       events,
       readStore,
       subscribers: projections.map(subscriberOf),
-      apply: options.buffered === false ? directApplier(readStore) : bufferedApplier(readStore),
+      apply: options.buffered === false ? directApplier(readStore) : bufferedApplier(readStore, projections),
       log,
       kind: 'projection',
       retryDelayMs,

@@ -5,7 +5,7 @@ import type { UserDeleted } from '../../domain/user/userEvents';
 import type { StoredEvent } from '../../stores/eventstore/eventStore';
 import { describeChange } from '../../domain/project/projectSettings';
 import type { ReadStore } from '../../stores/readstore/readStore';
-import { defineProjection, insertOnce, storableKeys, updateOnce } from '../projection';
+import { defineProjection, insertOnce, positionKey, storableKeys, updateOnce } from '../projection';
 import { PROJECTS, emptyData, type ProjectDocument } from './projectDocument';
 import { readmeHtml } from './readmeHtml';
 
@@ -103,11 +103,14 @@ export const projectsProjection = defineProjection<ProjectEvent | ImpulseEvent |
   CollaboratorInvitationWithdrawn: (event, store) => invitationAnswered(event, store, { when: event.data.withdrawn, details: 'Invitation withdrawn' }),
 
   // What an inviter typed may be the invitee's e-mail: a deleted user leaves none of it in the read side.
+  // Guarded by `_position` but leaving it alone: moved by an event that sets no lastModified, it would
+  // refuse the samples projection's lastModified of an earlier sample applied after it (the runner
+  // applies a batch lane by lane). Applied again, it removes nothing more.
   async UserDeleted(event, store) {
     const { userId } = event.data;
     for (const project of await projects(store).find({ invitedUserIds: userId })) {
       const invitations = (project.invitations ?? []).filter((i) => i.userId !== userId);
-      await updateOnce(projects(store), project._id, { $set: { invitations, invitedUserIds: [...new Set(invitations.map((i) => i.userId))] } }, event);
+      await projects(store).updateOne({ _id: project._id, _position: { $lt: positionKey(event.position) } }, { $set: { invitations, invitedUserIds: [...new Set(invitations.map((i) => i.userId))] } });
     }
   },
 

@@ -204,6 +204,7 @@ export class CheckpointedSubscription<S extends Subscriber> {
   private loop: Promise<void> | undefined;
   private readonly retries = new Set<Promise<void>>();
   private flushTimer: NodeJS.Timeout | undefined;
+  private applying: Promise<void> = Promise.resolve();
   /** Checkpoint and status writes, one at a time and in order. */
   private writes: Promise<void> = Promise.resolve();
   private identity: string | undefined;
@@ -384,7 +385,7 @@ export class CheckpointedSubscription<S extends Subscriber> {
     if (waitAt >= 0) events = events.slice(0, waitAt);
     if (events.length > 0) {
       try {
-        await this.options.apply(lane.members, events, this.commit);
+        await this.oneLaneAtATime(() => this.options.apply(lane.members, events, this.commit));
       } catch (error) {
         const failure = error instanceof HandlerFailed ? error : this.blame(lane, events, error);
         this.failed(lane, lane.members[failure.member]!, failure.event, failure.cause);
@@ -394,6 +395,17 @@ export class CheckpointedSubscription<S extends Subscriber> {
       if (reached !== undefined) this.passed(lane, reached);
     }
     return waitAt >= 0 ? 'waiting' : 'applied';
+  }
+
+  /**
+   * Lanes apply their batches one at a time, the shared subscription's and those catching up alike:
+   * a follower may write documents of the lane it follows, and a batch that read such a document
+   * must store it before the other lane writes it again.
+   */
+  private oneLaneAtATime(apply: () => Promise<void>): Promise<void> {
+    const run = this.applying.then(apply);
+    this.applying = run.catch(() => undefined);
+    return run;
   }
 
   /** A failure no handler owns (storing the batch): reported on the first event a member handles. */

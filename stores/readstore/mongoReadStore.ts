@@ -318,6 +318,10 @@ interface CheckpointDoc {
   store?: string;
 }
 
+function checkpointUpdate(position: bigint, store: string | undefined): UpdateFilter<CheckpointDoc> {
+  return store === undefined ? { $set: { position: position.toString() }, $unset: { store: '' } } : { $set: { position: position.toString(), store } };
+}
+
 export class MongoReadStore implements ReadStore {
   private readonly writeQueues = new Map<string, WriteQueue>();
   private readonly checkpointWrites = new WriteQueue();
@@ -367,11 +371,7 @@ export class MongoReadStore implements ReadStore {
   setCheckpoint(name: string, position: bigint, store?: string): Promise<void> {
     // Queued, so checkpoints land in the order they were set, and retried once like updateOne's upserts.
     return this.checkpointWrites.run(async () => {
-      const update =
-        store === undefined
-          ? { $set: { position: position.toString() }, $unset: { store: '' as const } }
-          : { $set: { position: position.toString(), store } };
-      const write = () => this.checkpoints.updateOne({ _id: name }, update, { upsert: true });
+      const write = () => this.checkpoints.updateOne({ _id: name }, checkpointUpdate(position, store), { upsert: true });
       try {
         await write();
       } catch (error) {
@@ -399,7 +399,12 @@ export class MongoReadStore implements ReadStore {
       await this.queueOf(name).run(() => this.db.collection<Document>(name).bulkWrite(run, { ordered: true }));
       start = end;
     }
-    for (const c of checkpoints) await this.setCheckpoint(c.name, c.position, c.store);
+    if (checkpoints.length === 1) await this.setCheckpoint(checkpoints[0]!.name, checkpoints[0]!.position, checkpoints[0]!.store);
+    else if (checkpoints.length > 1) {
+      // One round trip for the lane's checkpoints, queued with the others so they land in order.
+      const writes = checkpoints.map((c): AnyBulkWriteOperation<CheckpointDoc> => ({ updateOne: { filter: { _id: c.name }, update: checkpointUpdate(c.position, c.store), upsert: true } }));
+      await this.checkpointWrites.run(() => this.checkpoints.bulkWrite(writes, { ordered: true }));
+    }
   }
 
   async dropAll(): Promise<void> {

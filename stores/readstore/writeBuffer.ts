@@ -3,11 +3,10 @@
 // memory store's code: plainUpdate, else mingo), answers reads from what it holds, and gives the
 // touched documents back as whole-document ops for one ReadStore.commit with the checkpoints.
 //
-// Only the collections of the lane's own read models are buffered. A projection that also updates
-// another's documents (samples: the project's data summaries) writes those straight to the store,
-// field by field as before: that other lane may be committing the same documents meanwhile (a lane
-// catching up alone runs beside the shared subscription), and a whole-document put built on an
-// older copy would undo its changes.
+// Only the collections it is given are buffered (a lane's own and those of the lanes it follows);
+// others pass straight to the store. Its puts are whole documents built on the copy it loaded, so
+// no one else may write those documents between the load and the commit: the runner applies one
+// lane's batch at a time.
 //
 // Only operations aimed at one document by `_id` are answered from the buffer. Any other
 // (updateMany over a field, find over a field, ...) cannot be answered exactly from a partial copy
