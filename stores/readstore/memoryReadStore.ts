@@ -162,11 +162,26 @@ export function equalityMatcher(filter: Filter): ((doc: Document) => boolean) | 
       });
       continue;
     }
+    // `{ _samplesPosition: { $not: { $gte: p } } }`, a guard that also matches a missing field: the
+    // negation of a same-typed comparison; arrays and objects, whose rules are longer, go to mingo.
+    const negated = ops.length === 1 && op && op[0] === '$not' && isPlainObject(op[1]) && Object.keys(op[1]).length === 1 ? op[1].$gte : undefined;
+    if (typeof negated === 'string' || typeof negated === 'number') {
+      let whole: Query | undefined;
+      tests.push((doc) => {
+        const field = doc[key];
+        if (field !== null && typeof field === 'object') return (whole ??= new Query({ [key]: value }, {})).test(doc);
+        return !(typeof field === typeof negated && (field as typeof negated) >= negated);
+      });
+      continue;
+    }
     // `{ _position: { $lt: p } }`, the projections' replay guard: a comparison of same-typed scalars.
     if (ops.length !== 1 || !op || op[0] !== '$lt' || (typeof op[1] !== 'string' && typeof op[1] !== 'number')) return undefined;
     const bound = op[1];
+    let whole: Query | undefined;
     tests.push((doc) => {
       const field = doc[key];
+      // An array matches by its elements: mingo's rules.
+      if (field !== null && typeof field === 'object') return (whole ??= new Query({ [key]: value }, {})).test(doc);
       return typeof field === typeof bound && (field as typeof bound) < bound;
     });
   }

@@ -24,7 +24,7 @@ interface Step {
 /** The steps of an update this module can apply, or undefined when mingo must. */
 function plan(update: Update): Step[] | undefined {
   const steps: Step[] = [];
-  const paths: string[] = [];
+  const paths = new Set<string>();
   for (const [op, fields] of Object.entries(update)) {
     if (op === '$setOnInsert') continue;
     if (!SUPPORTED.has(op) || !isPlain(fields)) return undefined;
@@ -33,11 +33,15 @@ function plan(update: Update): Step[] | undefined {
       if (path.some((part) => part === '' || part.startsWith('$')) || path[0] === '_id') return undefined;
       if (op === '$inc' && typeof value !== 'number') return undefined;
       if (op === '$push' && isPlain(value) && Object.keys(value).some((k) => k.startsWith('$'))) return undefined;
-      // MongoDB refuses two operators on the same path or on a path and its prefix: leave that to mingo.
-      if (paths.some((p) => p === dotted || p.startsWith(`${dotted}.`) || dotted.startsWith(`${p}.`))) return undefined;
-      paths.push(dotted);
+      if (paths.has(dotted)) return undefined;
+      paths.add(dotted);
       steps.push({ op, path, value });
     }
+  }
+  // MongoDB refuses two operators on the same path (above) or on a path and its prefix: leave that
+  // to mingo. Each path's proper prefixes are looked up, rather than every pair compared.
+  for (const { path } of steps) {
+    for (let end = 1; end < path.length; end++) if (paths.has(path.slice(0, end).join('.'))) return undefined;
   }
   return steps;
 }
