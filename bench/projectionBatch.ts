@@ -17,8 +17,8 @@ import { sampleLog } from '../test/support/sampleLog';
 import type { BenchResult } from './benchResult';
 
 const SAMPLES = Number(process.env.BENCH_PROJECTION_SAMPLES ?? 20_000);
-/** FerretDB applies a few hundred writes a second: a smaller log keeps the run short. */
-const MONGO_SAMPLES = Number(process.env.BENCH_PROJECTION_MONGO_SAMPLES ?? 2_000);
+/** FerretDB applies a few dozen of these events a second here: a small log keeps the run short. */
+const MONGO_SAMPLES = Number(process.env.BENCH_PROJECTION_MONGO_SAMPLES ?? 300);
 
 function benchLog(samples: number): StoredEvent[] {
   const log = sampleLog();
