@@ -306,7 +306,7 @@ describe('every projection, fed events of every type the deciders can emit', () 
 
   it('on the memory read store: applied in batches through the write buffer, gives the documents of applying it event by event', async () => {
     const [buffered, direct] = [new MemoryReadStore(), new MemoryReadStore()];
-    await fc.assert(fc.asyncProperty(batched, (r) => checkBatched(buffered, direct, r)), { numRuns: 60 });
+    await fc.assert(fc.asyncProperty(batched, (r) => checkBatched(buffered, direct, r)), { numRuns: Number(process.env.PROP_RUNS ?? 60), endOnFailure: true });
   }, 120_000);
 
   const batchDatabases = [`t_batch_${randomUUID().slice(0, 8)}`, `t_batch_${randomUUID().slice(0, 8)}`];
