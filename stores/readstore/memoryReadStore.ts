@@ -95,6 +95,15 @@ export function upsertId(filter: Filter, update: Update): DocumentId | undefined
 }
 
 /**
+ * Sets a property of the object itself: a client's map may hold the key `__proto__` (sample
+ * metadata), which an assignment would take for the prototype and drop, while MongoDB stores it.
+ */
+export function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
+}
+
+/**
  * A deep copy that drops `undefined` properties, as the MongoDB adapter's driver does
  * (`ignoreUndefined`), so the same writes give the same documents on both.
  */
@@ -102,7 +111,7 @@ export function copyDoc<T>(value: T): T {
   if (Array.isArray(value)) return value.map((item) => copyDoc(item)) as T;
   if (isPlainObject(value)) {
     const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) if (item !== undefined) out[key] = copyDoc(item);
+    for (const [key, item] of Object.entries(value)) if (item !== undefined) setOwn(out, key, copyDoc(item));
     return out as T;
   }
   if (value instanceof Date) return new Date(value.getTime()) as T;

@@ -30,7 +30,7 @@ function plan(update: Update): Step[] | undefined {
     if (!SUPPORTED.has(op) || !isPlain(fields)) return undefined;
     for (const [dotted, value] of Object.entries(fields)) {
       const path = dotted.split('.');
-      if (path.some((part) => part === '' || part.startsWith('$')) || path[0] === '_id') return undefined;
+      if (path.some((part) => part === '' || part.startsWith('$') || part === '__proto__') || path[0] === '_id') return undefined;
       if (op === '$inc' && typeof value !== 'number') return undefined;
       if (op === '$push' && isPlain(value) && Object.keys(value).some((k) => k.startsWith('$'))) return undefined;
       if (paths.has(dotted)) return undefined;
@@ -66,7 +66,12 @@ function copyValue(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(copyValue);
   if (isPlain(value)) {
     const out: Plain = {};
-    for (const [key, item] of Object.entries(value)) if (item !== undefined) out[key] = copyValue(item);
+    for (const [key, item] of Object.entries(value)) {
+      if (item === undefined) continue;
+      // An own `__proto__` key (a client's map) stays a key, as MongoDB stores it.
+      if (key === '__proto__') Object.defineProperty(out, key, { value: copyValue(item), enumerable: true, writable: true, configurable: true });
+      else out[key] = copyValue(item);
+    }
     return out;
   }
   if (value instanceof Date) return new Date(value.getTime());

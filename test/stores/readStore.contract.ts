@@ -488,6 +488,17 @@ export function readStoreContract(name: string, open: () => Promise<ReadStore>, 
         expect(await store.getCheckpoint('samples')).toBeUndefined();
       });
 
+      it('keep a client\'s "__proto__" key as a key, by upsert and by commit', async () => {
+        const metadata = JSON.parse('{"__proto__": "x", "a": 1}') as Record<string, unknown>;
+        await col.updateOne({ _id: 'u' }, { $setOnInsert: { metadata } }, { upsert: true });
+        await store.commit([{ kind: 'put', collection: 'samples', doc: { _id: 'c', metadata } }], []);
+        for (const id of ['u', 'c']) {
+          const stored = (await col.findOne({ _id: id }))?.metadata as Record<string, unknown>;
+          expect(Object.keys(stored).sort(), id).toEqual(['__proto__', 'a']);
+          expect(Object.getOwnPropertyDescriptor(stored, '__proto__')?.value, id).toBe('x');
+        }
+      });
+
       it('writes a large batch whole', async () => {
         const docs = Array.from({ length: 1500 }, (_, i) => ({ _id: `d${i}`, label: i % 2 ? 'odd' : 'even', length: i }));
         await store.commit(docs.map((doc) => ({ kind: 'put' as const, collection: 'samples', doc })), [{ name: 'samples', position: 1500n }]);
