@@ -8,6 +8,7 @@ import { benchIngestion, smallSamples } from './ingestion';
 import { benchStores } from './benchKit';
 import { benchLargeUploads } from './largeUploads';
 import { benchProjectInfo } from './projectInfo';
+import { benchProjectionBatch } from './projectionBatch';
 import { benchReadStores } from './readStores';
 import { benchAuditLog } from './auditLog';
 import { benchRestart } from './restart';
@@ -18,7 +19,7 @@ const all = { accounts: benchAccounts, dspAudio: benchDspAudio, dspSpectral: ben
     for (const store of benchStores()) lines.push(...(await smallSamples(store)));
     return { name: 'ingestion: /data only', lines };
   },
-  largeUploads: benchLargeUploads, projectInfo: benchProjectInfo, readStores: benchReadStores, restart: benchRestart, auditLog: benchAuditLog } as const;
+  largeUploads: benchLargeUploads, projectInfo: benchProjectInfo, readStores: benchReadStores, restart: benchRestart, auditLog: benchAuditLog, projectionBatch: benchProjectionBatch } as const;
 const name = process.argv[2] as keyof typeof all;
 if (!all[name]) throw new Error(`name one of: ${Object.keys(all).join(', ')}`);
 const result = await all[name]();

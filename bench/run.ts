@@ -10,6 +10,7 @@ import { benchFeatureJob } from './featureJob';
 import { benchIngestion } from './ingestion';
 import { benchLargeUploads } from './largeUploads';
 import { benchProjectInfo } from './projectInfo';
+import { benchProjectionBatch } from './projectionBatch';
 import { benchReadStores } from './readStores';
 import { benchAuditLog } from './auditLog';
 import { benchRestart } from './restart';
@@ -26,6 +27,7 @@ const benchmarks: Record<string, () => Promise<BenchResult>> = {
   featureJob: benchFeatureJob,
   restart: benchRestart,
   auditLog: benchAuditLog,
+  projectionBatch: benchProjectionBatch,
 };
 
 const at = process.argv.indexOf('--only');

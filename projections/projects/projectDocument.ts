@@ -79,6 +79,8 @@ export interface ProjectDocument {
   lastModificationDetails: string;
   deleted: boolean;
   _position: string;
+  /** The position of the event that set lastModified (see projectsProjection's `modified`). */
+  _modifiedPosition?: string;
   /** The last sample event the samples projection applied to `data` and `sampleKinds`: its own guard. */
   _samplesPosition?: string;
   [key: string]: unknown;

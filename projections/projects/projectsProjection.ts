@@ -5,20 +5,25 @@ import type { UserDeleted } from '../../domain/user/userEvents';
 import type { StoredEvent } from '../../stores/eventstore/eventStore';
 import { describeChange } from '../../domain/project/projectSettings';
 import type { ReadStore } from '../../stores/readstore/readStore';
-import { defineProjection, insertOnce, storableKeys, updateOnce } from '../projection';
+import { defineProjection, insertOnce, positionKey, storableKeys, updateOnce } from '../projection';
 import { PROJECTS, emptyData, type ProjectDocument } from './projectDocument';
 import { readmeHtml } from './readmeHtml';
 
 const projects = (store: ReadStore) => store.collection<ProjectDocument>(PROJECTS);
 
-/** `lastModified` and its details follow every change of the project. */
-const modified = (when: string, details: string) => ({ lastModified: when, lastModificationDetails: details });
+/**
+ * `lastModified` and its details follow every change of the project. `_modifiedPosition` is the
+ * position of the event that set them: the samples projection sets them too, from a lane applied
+ * after this one's in each batch, and compares with it (not `_position`, which events that set no
+ * lastModified move too) so that the latest event wins whatever the order they are applied in.
+ */
+const modified = (when: string, details: string, event: StoredEvent) => ({ lastModified: when, lastModificationDetails: details, _modifiedPosition: positionKey(event.position) });
 
 /** Changes made elsewhere that still change the project, for `lastModified`. */
 const touch = (details: (data: Record<string, unknown>) => string) =>
   async (event: StoredEvent, store: ReadStore): Promise<void> => {
     const data = event.data as Record<string, unknown>;
-    await updateOnce(projects(store), Number(data.projectId), { $set: modified(event.metadata.time, details(data)) }, event);
+    await updateOnce(projects(store), Number(data.projectId), { $set: modified(event.metadata.time, details(data), event) }, event);
   };
 
 export const projectsProjection = defineProjection<ProjectEvent | ImpulseEvent | DeviceEvent | UserDeleted>('projects', [PROJECTS], {
@@ -75,7 +80,7 @@ export const projectsProjection = defineProjection<ProjectEvent | ImpulseEvent |
       d.projectId,
       {
         $push: { collaborators: { userId: d.userId, isOwner: d.isOwner, added: d.added }, collaboratorIds: d.userId },
-        ...(d.isOwner ? {} : { $set: modified(d.added, 'Collaborator added') }),
+        ...(d.isOwner ? {} : { $set: modified(d.added, 'Collaborator added', event) }),
       },
       event,
     );
@@ -91,7 +96,7 @@ export const projectsProjection = defineProjection<ProjectEvent | ImpulseEvent |
           invitations: { invitationId: d.invitationId, userId: d.userId, invitedAs: d.invitedAs, invitedByUserId: d.invitedByUserId, invited: d.invited },
           invitedUserIds: d.userId,
         },
-        $set: modified(d.invited, 'Collaborator invited'),
+        $set: modified(d.invited, 'Collaborator invited', event),
       },
       event,
     );
@@ -103,11 +108,14 @@ export const projectsProjection = defineProjection<ProjectEvent | ImpulseEvent |
   CollaboratorInvitationWithdrawn: (event, store) => invitationAnswered(event, store, { when: event.data.withdrawn, details: 'Invitation withdrawn' }),
 
   // What an inviter typed may be the invitee's e-mail: a deleted user leaves none of it in the read side.
+  // Guarded by `_position` but leaving it alone: moved by an event that sets no lastModified, it would
+  // refuse the samples projection's lastModified of an earlier sample applied after it (the runner
+  // applies a batch lane by lane). Applied again, it removes nothing more.
   async UserDeleted(event, store) {
     const { userId } = event.data;
     for (const project of await projects(store).find({ invitedUserIds: userId })) {
       const invitations = (project.invitations ?? []).filter((i) => i.userId !== userId);
-      await updateOnce(projects(store), project._id, { $set: { invitations, invitedUserIds: [...new Set(invitations.map((i) => i.userId))] } }, event);
+      await projects(store).updateOne({ _id: project._id, _position: { $lt: positionKey(event.position) } }, { $set: { invitations, invitedUserIds: [...new Set(invitations.map((i) => i.userId))] } });
     }
   },
 
@@ -129,7 +137,7 @@ export const projectsProjection = defineProjection<ProjectEvent | ImpulseEvent |
           collaborators: project.collaborators.filter((c) => c.userId !== d.userId),
           collaboratorIds: project.collaboratorIds.filter((id) => id !== d.userId),
           ...Object.fromEntries(lists),
-          ...modified(d.removed, 'Collaborator removed'),
+          ...modified(d.removed, 'Collaborator removed', event),
         },
       },
       event,
@@ -147,7 +155,7 @@ export const projectsProjection = defineProjection<ProjectEvent | ImpulseEvent |
         $set: {
           ...(d.isDevelopmentKey ? { developmentApiKey: d.apiKey, developmentApiKeyId: d.apiKeyId } : {}),
           // The keys made with the project are part of "Project created".
-          ...(d.created === project.created ? {} : modified(d.created, `API key "${d.name}" added`)),
+          ...(d.created === project.created ? {} : modified(d.created, `API key "${d.name}" added`, event)),
         },
       },
       event,
@@ -162,7 +170,7 @@ export const projectsProjection = defineProjection<ProjectEvent | ImpulseEvent |
     await updateOnce(
       projects(store),
       d.projectId,
-      { $set: { ...(wasDevelopmentKey ? { developmentApiKey: null, developmentApiKeyId: null } : {}), ...modified(d.revoked, 'API key revoked') } },
+      { $set: { ...(wasDevelopmentKey ? { developmentApiKey: null, developmentApiKeyId: null } : {}), ...modified(d.revoked, 'API key revoked', event) } },
       event,
     );
   },
@@ -186,7 +194,7 @@ export const projectsProjection = defineProjection<ProjectEvent | ImpulseEvent |
           [`hmacKeys.${d.hmacKeyId}`]: { id: d.hmacKeyId, name: d.name, hmacKey: d.hmacKey, isDevelopmentKey: d.isDevelopmentKey, created: d.created, createdByUserId: d.createdByUserId, revoked: false },
           ...Object.fromEntries(demoted),
           ...(d.isDevelopmentKey ? { developmentHmacKey: d.hmacKey } : {}),
-          ...(d.created === project.created ? {} : modified(d.created, `HMAC key "${d.name}" added`)),
+          ...(d.created === project.created ? {} : modified(d.created, `HMAC key "${d.name}" added`, event)),
         },
       },
       event,
@@ -206,7 +214,7 @@ export const projectsProjection = defineProjection<ProjectEvent | ImpulseEvent |
           [`hmacKeys.${d.hmacKeyId}.revoked`]: true,
           [`hmacKeys.${d.hmacKeyId}.isDevelopmentKey`]: false,
           ...(key.isDevelopmentKey ? { developmentHmacKey: null } : {}),
-          ...modified(d.revoked, `HMAC key "${key.name}" revoked`),
+          ...modified(d.revoked, `HMAC key "${key.name}" revoked`, event),
         },
       },
       event,
@@ -216,7 +224,7 @@ export const projectsProjection = defineProjection<ProjectEvent | ImpulseEvent |
   async ProjectUpdated(event, store) {
     const d = event.data;
     const { name, description, isPublic, readme, ...rest } = d.changes;
-    const set: Record<string, unknown> = { ...modified(d.updated, describeChange(d.changes)) };
+    const set: Record<string, unknown> = { ...modified(d.updated, describeChange(d.changes), event) };
     if (name !== undefined) set.name = name;
     if (description !== undefined) set.description = description;
     if (isPublic !== undefined) set.isPublic = isPublic;
@@ -236,7 +244,7 @@ export const projectsProjection = defineProjection<ProjectEvent | ImpulseEvent |
     await updateOnce(
       projects(store),
       d.projectId,
-      { $set: { deleted: true, deletedDate: d.deletedDate, scheduledFullDeletionDate: d.scheduledFullDeletionDate, ...modified(d.deletedDate, 'Project deleted') } },
+      { $set: { deleted: true, deletedDate: d.deletedDate, scheduledFullDeletionDate: d.scheduledFullDeletionDate, ...modified(d.deletedDate, 'Project deleted', event) } },
       event,
     );
   },
@@ -257,7 +265,7 @@ export const projectsProjection = defineProjection<ProjectEvent | ImpulseEvent |
           developmentHmacKey: null,
           hmacKeys: {},
           readme: null,
-          ...modified(d.fullDeletionDate, 'Project fully deleted'),
+          ...modified(d.fullDeletionDate, 'Project fully deleted', event),
         },
       },
       event,
@@ -266,7 +274,7 @@ export const projectsProjection = defineProjection<ProjectEvent | ImpulseEvent |
 
   async ProjectBlobsPurged(event, store) {
     const d = event.data;
-    await updateOnce(projects(store), d.projectId, { $set: { blobsPurged: true, quarantinedBlobs: [], ...modified(d.purgedDate, 'Project data purged') } }, event);
+    await updateOnce(projects(store), d.projectId, { $set: { blobsPurged: true, quarantinedBlobs: [], ...modified(d.purgedDate, 'Project data purged', event) } }, event);
   },
 
 });
@@ -284,7 +292,7 @@ async function invitationAnswered(
   await updateOnce(
     projects(store),
     d.projectId,
-    { $set: { invitations, invitedUserIds: [...new Set(invitations.map((i) => i.userId))], ...(change ? modified(change.when, change.details) : {}) } },
+    { $set: { invitations, invitedUserIds: [...new Set(invitations.map((i) => i.userId))], ...(change ? modified(change.when, change.details, event) : {}) } },
     event,
   );
 }

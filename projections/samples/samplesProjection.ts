@@ -17,8 +17,8 @@ const samples = (store: ReadStore) => store.collection<SampleDocument>(SAMPLES);
  * The data summaries are this projection's part of the project document (owned by the projects
  * projection), guarded by a position of their own, `_samplesPosition`: this projection may lag
  * behind the projects projection (one failing does not hold back the other) and still counts each
- * sample once. The last modification is shared: set only when no later event has set it, as if
- * both had applied the log in step. The runner keeps this projection from passing the projects
+ * sample once. The last modification is shared: set only when no later event has set it
+ * (`_modifiedPosition`), so it ends as if both had applied the log in step, in whatever order. The runner keeps this projection from passing the projects
  * projection, so the project document exists when a sample comes.
  */
 async function summarize(store: ReadStore, projectId: number, summary: Update, modified: Record<string, unknown>, event: StoredEvent): Promise<void> {
@@ -26,7 +26,10 @@ async function summarize(store: ReadStore, projectId: number, summary: Update, m
   await store
     .collection<ProjectDocument>(PROJECTS)
     .updateOne({ _id: projectId, _samplesPosition: { $not: { $gte: position } } }, { ...summary, $set: { ...summary.$set, _samplesPosition: position } });
-  await updateOnce(store.collection<ProjectDocument>(PROJECTS), projectId, { $set: modified }, event);
+  // Compared with the position of the event that set lastModified last, whichever projection's.
+  await store
+    .collection<ProjectDocument>(PROJECTS)
+    .updateOne({ _id: projectId, _modifiedPosition: { $not: { $gte: position } } }, { $set: { ...modified, _modifiedPosition: position } });
 }
 
 export const samplesProjection = defineProjection<SampleEvent | ProjectFullyDeleted>('samples', [SAMPLES, DEVICES], {

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { find, Query, update as applyUpdate } from 'mingo';
 import { FieldIndexes } from './fieldIndexes';
 import { applyPlainUpdate } from './plainUpdate';
-import type { Checkpoint, Collection, Document, DocumentId, Filter, FindOptions, ReadStore, Update, UpdateResult } from './readStore';
+import type { Checkpoint, CheckpointWrite, Collection, Document, DocumentId, Filter, FindOptions, ReadStore, Update, UpdateResult, WriteOp } from './readStore';
 
 /** The collection both adapters keep checkpoints in; reserved so a read model cannot collide with it. */
 export const CHECKPOINTS_COLLECTION = 'checkpoints';
@@ -24,6 +24,10 @@ export class DuplicateIdError extends Error {
 
 export function assertCollectionName(name: string): void {
   if (name === CHECKPOINTS_COLLECTION) throw new Error(`"${CHECKPOINTS_COLLECTION}" is reserved for checkpoints`);
+}
+
+export function assertDocumentId(id: unknown): asserts id is DocumentId {
+  if (typeof id !== 'string' && typeof id !== 'number') throw new Error(`A document id must be a string or a number, not ${JSON.stringify(id) ?? String(id)}`);
 }
 
 export function assertUpdate(update: Update): void {
@@ -91,6 +95,15 @@ export function upsertId(filter: Filter, update: Update): DocumentId | undefined
 }
 
 /**
+ * Sets a property of the object itself: a client's map may hold the key `__proto__` (sample
+ * metadata), which an assignment would take for the prototype and drop, while MongoDB stores it.
+ */
+export function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
+}
+
+/**
  * A deep copy that drops `undefined` properties, as the MongoDB adapter's driver does
  * (`ignoreUndefined`), so the same writes give the same documents on both.
  */
@@ -98,12 +111,24 @@ export function copyDoc<T>(value: T): T {
   if (Array.isArray(value)) return value.map((item) => copyDoc(item)) as T;
   if (isPlainObject(value)) {
     const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) if (item !== undefined) out[key] = copyDoc(item);
+    for (const [key, item] of Object.entries(value)) if (item !== undefined) setOwn(out, key, copyDoc(item));
     return out as T;
   }
   if (value instanceof Date) return new Date(value.getTime()) as T;
   if (value instanceof Uint8Array) return Buffer.from(value) as T;
   return value;
+}
+
+/**
+ * The document after `update` (an existing document's: `$setOnInsert` does nothing), or undefined
+ * when nothing changed. Worked on a copy, so a throwing operator leaves `doc` whole; never mutates it.
+ */
+export function updatedDoc(doc: Document, update: Update): Document | undefined {
+  const plain = applyPlainUpdate(doc, update);
+  if (plain) return plain.changed ? plain.next : undefined;
+  const next = copyDoc(doc);
+  const changed = applyUpdate(next, operators(update), undefined, undefined, { cloneMode: 'deep' });
+  return changed.length === 0 ? undefined : copyDoc(next);
 }
 
 function applyFindOptions<T>(docs: T[], filter: Filter, options: FindOptions): T[] {
@@ -146,11 +171,26 @@ export function equalityMatcher(filter: Filter): ((doc: Document) => boolean) | 
       });
       continue;
     }
+    // `{ _samplesPosition: { $not: { $gte: p } } }`, a guard that also matches a missing field: the
+    // negation of a same-typed comparison; arrays and objects, whose rules are longer, go to mingo.
+    const negated = ops.length === 1 && op && op[0] === '$not' && isPlainObject(op[1]) && Object.keys(op[1]).length === 1 ? op[1].$gte : undefined;
+    if (typeof negated === 'string' || typeof negated === 'number') {
+      let whole: Query | undefined;
+      tests.push((doc) => {
+        const field = doc[key];
+        if (field !== null && typeof field === 'object') return (whole ??= new Query({ [key]: value }, {})).test(doc);
+        return !(typeof field === typeof negated && (field as typeof negated) >= negated);
+      });
+      continue;
+    }
     // `{ _position: { $lt: p } }`, the projections' replay guard: a comparison of same-typed scalars.
     if (ops.length !== 1 || !op || op[0] !== '$lt' || (typeof op[1] !== 'string' && typeof op[1] !== 'number')) return undefined;
     const bound = op[1];
+    let whole: Query | undefined;
     tests.push((doc) => {
       const field = doc[key];
+      // An array matches by its elements: mingo's rules.
+      if (field !== null && typeof field === 'object') return (whole ??= new Query({ [key]: value }, {})).test(doc);
       return typeof field === typeof bound && (field as typeof bound) < bound;
     });
   }
@@ -296,18 +336,23 @@ class MemoryCollection implements Collection<Document> {
     return docs.length;
   }
 
-  /** Applies the update to a copy and swaps it in, so a throwing operator leaves the stored doc whole. */
   private apply(doc: Document, update: Update): boolean {
-    const plain = applyPlainUpdate(doc, update);
-    if (plain) {
-      if (plain.changed) this.replaceDoc(doc, plain.next);
-      return plain.changed;
-    }
-    const next = copyDoc(doc);
-    const changed = applyUpdate(next, operators(update), undefined, undefined, { cloneMode: 'deep' });
-    if (changed.length === 0) return false;
-    this.replaceDoc(doc, copyDoc(next));
-    return true;
+    const next = updatedDoc(doc, update);
+    if (next) this.replaceDoc(doc, next);
+    return next !== undefined;
+  }
+
+  /** Replaces the document with this `_id` by a copy of `doc`, or inserts it (at the end of the natural order). */
+  put(doc: Document): void {
+    const before = this.docs.get(doc._id);
+    const copy = copyDoc(doc);
+    if (before) this.replaceDoc(before, copy);
+    else this.insertDoc(copy);
+  }
+
+  remove(id: DocumentId): void {
+    const doc = this.docs.get(id);
+    if (doc) this.deleteDoc(doc);
   }
 
   clear(): void {
@@ -325,14 +370,18 @@ export class MemoryReadStore implements ReadStore {
   constructor(private readonly options: { indexAfter?: number } = {}) {}
 
   collection<T extends Document = Document>(name: string): Collection<T> {
+    // One untyped map holds every collection; the caller names the document type it stored.
+    return this.named(name) as Collection<T>;
+  }
+
+  private named(name: string): MemoryCollection {
     assertCollectionName(name);
     let collection = this.collections.get(name);
     if (!collection) {
       collection = new MemoryCollection(this.options.indexAfter ?? INDEX_AFTER_DOCUMENTS);
       this.collections.set(name, collection);
     }
-    // One untyped map holds every collection; the caller names the document type it stored.
-    return collection as Collection<T>;
+    return collection;
   }
 
   async getCheckpoint(name: string): Promise<bigint | undefined> {
@@ -346,6 +395,20 @@ export class MemoryReadStore implements ReadStore {
 
   async setCheckpoint(name: string, position: bigint, store?: string): Promise<void> {
     this.checkpoints.set(name, store === undefined ? { position } : { position, store });
+  }
+
+  async commit(ops: readonly WriteOp[], checkpoints: readonly CheckpointWrite[]): Promise<void> {
+    // Checked first, so a bad op changes nothing.
+    for (const op of ops) {
+      assertCollectionName(op.collection);
+      assertDocumentId(op.kind === 'put' ? op.doc._id : op.id);
+    }
+    for (const op of ops) {
+      const collection = this.named(op.collection);
+      if (op.kind === 'put') collection.put(op.doc);
+      else collection.remove(op.id);
+    }
+    for (const c of checkpoints) await this.setCheckpoint(c.name, c.position, c.store);
   }
 
   async dropAll(): Promise<void> {

@@ -19,13 +19,15 @@ import {
   MongoClient,
   MongoServerError,
   type Collection as MongoCollection,
+  type AnyBulkWriteOperation,
   type Db,
   type Filter as MongoFilter,
   type UpdateFilter,
 } from 'mongodb';
-import type { Checkpoint, Collection, Document, Filter, FindOptions, ReadStore, Update, UpdateResult } from './readStore';
+import type { Checkpoint, CheckpointWrite, Collection, Document, Filter, FindOptions, ReadStore, Update, UpdateResult, WriteOp } from './readStore';
 import {
   assertCollectionName,
+  assertDocumentId,
   assertUpdate,
   buildUpsertDoc,
   copyDoc,
@@ -316,6 +318,10 @@ interface CheckpointDoc {
   store?: string;
 }
 
+function checkpointUpdate(position: bigint, store: string | undefined): UpdateFilter<CheckpointDoc> {
+  return store === undefined ? { $set: { position: position.toString() }, $unset: { store: '' } } : { $set: { position: position.toString(), store } };
+}
+
 export class MongoReadStore implements ReadStore {
   private readonly writeQueues = new Map<string, WriteQueue>();
   private readonly checkpointWrites = new WriteQueue();
@@ -335,12 +341,16 @@ export class MongoReadStore implements ReadStore {
   collection<T extends Document = Document>(name: string): Collection<T> {
     assertCollectionName(name);
     // The caller names the document type it stored; the driver cannot check it either.
+    return new MongoReadCollection(this.db.collection<Document>(name), this.queueOf(name)) as Collection<T>;
+  }
+
+  private queueOf(name: string): WriteQueue {
     let writes = this.writeQueues.get(name);
     if (!writes) {
       writes = new WriteQueue();
       this.writeQueues.set(name, writes);
     }
-    return new MongoReadCollection(this.db.collection<Document>(name), writes) as Collection<T>;
+    return writes;
   }
 
   private get checkpoints(): MongoCollection<CheckpointDoc> {
@@ -361,11 +371,7 @@ export class MongoReadStore implements ReadStore {
   setCheckpoint(name: string, position: bigint, store?: string): Promise<void> {
     // Queued, so checkpoints land in the order they were set, and retried once like updateOne's upserts.
     return this.checkpointWrites.run(async () => {
-      const update =
-        store === undefined
-          ? { $set: { position: position.toString() }, $unset: { store: '' as const } }
-          : { $set: { position: position.toString(), store } };
-      const write = () => this.checkpoints.updateOne({ _id: name }, update, { upsert: true });
+      const write = () => this.checkpoints.updateOne({ _id: name }, checkpointUpdate(position, store), { upsert: true });
       try {
         await write();
       } catch (error) {
@@ -373,6 +379,32 @@ export class MongoReadStore implements ReadStore {
         await write();
       }
     });
+  }
+
+  async commit(ops: readonly WriteOp[], checkpoints: readonly CheckpointWrite[]): Promise<void> {
+    for (const op of ops) {
+      assertCollectionName(op.collection);
+      assertDocumentId(op.kind === 'put' ? op.doc._id : op.id);
+    }
+    // Runs of ops on one collection, each an ordered bulkWrite queued with that collection's writes.
+    for (let start = 0; start < ops.length; ) {
+      const name = ops[start]!.collection;
+      let end = start;
+      while (end < ops.length && ops[end]!.collection === name) end++;
+      const run = ops.slice(start, end).map((op): AnyBulkWriteOperation<Document> =>
+        op.kind === 'put'
+          ? { replaceOne: { filter: { _id: op.doc._id }, replacement: op.doc, upsert: true } }
+          : { deleteOne: { filter: { _id: op.id } } },
+      );
+      await this.queueOf(name).run(() => this.db.collection<Document>(name).bulkWrite(run, { ordered: true }));
+      start = end;
+    }
+    if (checkpoints.length === 1) await this.setCheckpoint(checkpoints[0]!.name, checkpoints[0]!.position, checkpoints[0]!.store);
+    else if (checkpoints.length > 1) {
+      // One round trip for the lane's checkpoints, queued with the others so they land in order.
+      const writes = checkpoints.map((c): AnyBulkWriteOperation<CheckpointDoc> => ({ updateOne: { filter: { _id: c.name }, update: checkpointUpdate(c.position, c.store), upsert: true } }));
+      await this.checkpointWrites.run(() => this.checkpoints.bulkWrite(writes, { ordered: true }));
+    }
   }
 
   async dropAll(): Promise<void> {

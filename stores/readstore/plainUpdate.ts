@@ -24,20 +24,24 @@ interface Step {
 /** The steps of an update this module can apply, or undefined when mingo must. */
 function plan(update: Update): Step[] | undefined {
   const steps: Step[] = [];
-  const paths: string[] = [];
+  const paths = new Set<string>();
   for (const [op, fields] of Object.entries(update)) {
     if (op === '$setOnInsert') continue;
     if (!SUPPORTED.has(op) || !isPlain(fields)) return undefined;
     for (const [dotted, value] of Object.entries(fields)) {
       const path = dotted.split('.');
-      if (path.some((part) => part === '' || part.startsWith('$')) || path[0] === '_id') return undefined;
+      if (path.some((part) => part === '' || part.startsWith('$') || part === '__proto__') || path[0] === '_id') return undefined;
       if (op === '$inc' && typeof value !== 'number') return undefined;
       if (op === '$push' && isPlain(value) && Object.keys(value).some((k) => k.startsWith('$'))) return undefined;
-      // MongoDB refuses two operators on the same path or on a path and its prefix: leave that to mingo.
-      if (paths.some((p) => p === dotted || p.startsWith(`${dotted}.`) || dotted.startsWith(`${p}.`))) return undefined;
-      paths.push(dotted);
+      if (paths.has(dotted)) return undefined;
+      paths.add(dotted);
       steps.push({ op, path, value });
     }
+  }
+  // MongoDB refuses two operators on the same path (above) or on a path and its prefix: leave that
+  // to mingo. Each path's proper prefixes are looked up, rather than every pair compared.
+  for (const { path } of steps) {
+    for (let end = 1; end < path.length; end++) if (paths.has(path.slice(0, end).join('.'))) return undefined;
   }
   return steps;
 }
@@ -62,7 +66,12 @@ function copyValue(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(copyValue);
   if (isPlain(value)) {
     const out: Plain = {};
-    for (const [key, item] of Object.entries(value)) if (item !== undefined) out[key] = copyValue(item);
+    for (const [key, item] of Object.entries(value)) {
+      if (item === undefined) continue;
+      // An own `__proto__` key (a client's map) stays a key, as MongoDB stores it.
+      if (key === '__proto__') Object.defineProperty(out, key, { value: copyValue(item), enumerable: true, writable: true, configurable: true });
+      else out[key] = copyValue(item);
+    }
     return out;
   }
   if (value instanceof Date) return new Date(value.getTime());

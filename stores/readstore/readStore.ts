@@ -63,6 +63,13 @@ export interface ReadStore {
   readCheckpoint(name: string): Promise<Checkpoint | undefined>;
   /** Stores the position with the identity of its log; without `store`, with none. */
   setCheckpoint(name: string, position: bigint, store?: string): Promise<void>;
+  /**
+   * Applies the ops in order, then stores the checkpoints: in one transaction where the store has
+   * them (SQLite); MongoDB: one ordered bulkWrite per run of ops of one collection, then the
+   * checkpoints (a crash in between replays the batch, which the projections' guards make harmless);
+   * memory: directly.
+   */
+  commit(ops: readonly WriteOp[], checkpoints: readonly CheckpointWrite[]): Promise<void>;
   /** Drops every collection and checkpoint, for a rebuild from the log. */
   dropAll(): Promise<void>;
   close(): Promise<void>;

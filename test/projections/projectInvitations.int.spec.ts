@@ -8,6 +8,11 @@ import { projectsProjection } from '../../projections/projects/projectsProjectio
 import { PROJECTS, type ProjectDocument } from '../../projections/projects/projectDocument';
 import type { StoredEvent } from '../../stores/eventstore/eventStore';
 import { MemoryReadStore } from '../../stores/readstore/memoryReadStore';
+import pino from 'pino';
+import { allProjections } from '../../projections';
+import { ProjectionRunner } from '../../projections/projectionRunner';
+import { sampleLog } from '../support/sampleLog';
+import { fixedLog } from './fixedLog';
 
 const now = new Date('2026-11-25T12:00:00.000Z');
 const OWNER = 1;
@@ -74,5 +79,26 @@ describe('the projects read model with invitations', () => {
 
   it('changes nothing more when every event is applied twice', async () => {
     expect(await project(log, 2)).toEqual(await project(log));
+  });
+
+  it('keeps the last modification by a sample ingested before an invitee deleted their account, applied in batches or not', async () => {
+    const sample = sampleLog().find((e) => e.type === 'SampleIngested')!;
+    const events = stored([
+      ...projectEvents(create, invite(21, 3, 'cy@example.com')),
+      { type: 'SampleIngested', data: { ...sample.data, projectId: 10 } },
+      { type: 'UserDeleted', data: { userId: 3, deleted: now.toISOString() } },
+    ]);
+    const projectAfter = async (buffered: boolean) => {
+      const store = new MemoryReadStore();
+      const runner = new ProjectionRunner(fixedLog(events), store, allProjections, pino({ level: 'silent' }), 10, 10, { buffered });
+      await runner.start();
+      await runner.stop();
+      expect(await runner.failures()).toEqual([]);
+      return (await store.collection<ProjectDocument>(PROJECTS).findOne({ _id: 10 }))!;
+    };
+    const oneByOne = await projectAfter(false);
+    expect(oneByOne.lastModificationDetails).toMatch(/^Sample .* added$/);
+    expect(oneByOne.invitedUserIds).toEqual([]);
+    expect(await projectAfter(true)).toEqual(oneByOne);
   });
 });

@@ -244,6 +244,25 @@ describe('a projection that fails on an event', () => {
     expect((await runner.failures()).map((f) => [f.projection, f.heldBack])).toEqual([['follower', []]]);
   });
 
+  it('in a batch, commits what came before the failing event and none of the failing handler\'s own writes', async () => {
+    const events = SqliteEventStore.open(':memory:');
+    await events.appendToStream('c-1', [counted(1), counted(2), counted(3)], 'no_stream');
+    const store = new MemoryReadStore();
+    // Writes, then throws on 2: its write for 2 must not be stored with the lane's batch.
+    const halfway = defineProjection('halfway', ['halfway'], {
+      async Counted(e: StoredEvent, s: ReadStore) {
+        await s.collection('halfway').updateOne({ _id: `n${String(e.data.n)}` }, { $set: { n: e.data.n } }, { upsert: true });
+        await s.collection('halfway').updateOne({ _id: 'total' }, { $inc: { sum: Number(e.data.n) } }, { upsert: true });
+        if (e.data.n === 2) throw new Error('fault after writing');
+      },
+    } as never);
+    const runner = run(new ProjectionRunner(events, store, [halfway], silent, 60_000));
+    await runner.start();
+    expect((await runner.failures()).map((f) => [f.projection, f.position])).toEqual([['halfway', '2']]);
+    expect(await store.collection('halfway').find({}, { sort: { _id: 1 } })).toEqual([{ _id: 'n1', n: 1 }, { _id: 'total', sum: 1 }]);
+    expect(await store.getCheckpoint('halfway')).toBe(1n);
+  });
+
   it('lets the runner stop promptly while it waits to retry', async () => {
     const events = SqliteEventStore.open(':memory:');
     await events.appendToStream('c-1', [counted(1)], 'no_stream');

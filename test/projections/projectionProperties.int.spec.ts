@@ -17,6 +17,9 @@ import type { Collection, Document, ReadStore } from '../../stores/readstore/rea
 import { dropMongoDatabases, mongoSkipReason, mongoUrl } from '../support/mongoTestDatabases';
 import { snapshot } from '../support/sampleLog';
 import { eventGenerators, line, type EventType, type Ids } from './eventArbitraries';
+import { fixedLog } from './fixedLog';
+import { ProjectionRunner } from '../../projections/projectionRunner';
+import pino from 'pino';
 
 interface Step {
   streamId: string;
@@ -186,6 +189,10 @@ function recordingWrites(store: ReadStore, written: Set<string>): ReadStore {
     ...store,
     getCheckpoint: (name) => store.getCheckpoint(name),
     setCheckpoint: (name, position) => store.setCheckpoint(name, position),
+    commit: (ops, checkpoints) => {
+      for (const op of ops) written.add(op.collection);
+      return store.commit(ops, checkpoints);
+    },
     dropAll: () => store.dropAll(),
     close: () => store.close(),
     collection<T extends Document = Document>(name: string): Collection<T> {
@@ -243,6 +250,43 @@ async function check(store: ReadStore, { steps, twice, suffixFrom }: { steps: St
   }
 }
 
+const batched = fc.record({
+  steps: log,
+  batchSize: fc.integer({ min: 1, max: 40 }),
+  /** Where a second run starts again from (modulo the log's length), as after a crash before a commit. */
+  replayFrom: fc.nat(),
+});
+
+/**
+ * The runner applies the log in batches through its write buffer; the same log delivered event by
+ * event straight to a second store of the same kind must give the same documents, and so must a
+ * second run that replays a suffix of the log in batches.
+ */
+async function checkBatched(buffered: ReadStore, direct: ReadStore, { steps, batchSize, replayFrom }: { steps: Step[]; batchSize: number; replayFrom: number }): Promise<void> {
+  await buffered.dropAll();
+  await direct.dropAll();
+  const events = storedEvents(steps);
+  const writes = new Map(allProjections.map((p) => [p, new Set<string>()]));
+  for (const event of events) await deliver(event, direct, writes);
+  const expected = await snapshot(direct);
+  const source = fixedLog(events);
+  const silent = pino({ level: 'silent' });
+  const first = new ProjectionRunner(source, buffered, allProjections, silent, 10, 10, { batchSize });
+  await first.start();
+  await first.stop();
+  expect(await first.failures()).toEqual([]);
+  expect(await snapshot(buffered), `in batches of ${batchSize}`).toEqual(expected);
+  // Every checkpoint back to an earlier position: that suffix is applied again, in batches.
+  const from = BigInt(replayFrom % events.length);
+  for (const p of allProjections) await buffered.setCheckpoint(p.name, from, await source.identity());
+  const again = new ProjectionRunner(source, buffered, allProjections, silent, 10, 10, { batchSize });
+  await again.start();
+  await again.stop();
+  expect(await again.failures()).toEqual([]);
+  expect(await snapshot(buffered), `in batches of ${batchSize}, replayed after ${from}`).toEqual(expected);
+  for (const p of allProjections) expect(await buffered.getCheckpoint(p.name)).toBe(events.at(-1)!.position);
+}
+
 describe('every projection, fed events of every type the deciders can emit', () => {
   it('has a generator for every event type the domain declares', () => {
     const domain = path.resolve(__dirname, '../../domain');
@@ -273,6 +317,22 @@ describe('every projection, fed events of every type the deciders can emit', () 
       await fc.assert(fc.asyncProperty(run, (r) => check(store, r)), { numRuns: 10, endOnFailure: true });
     } finally {
       await store.close();
+    }
+  }, 300_000);
+
+  it('on the memory read store: applied in batches through the write buffer, gives the documents of applying it event by event', async () => {
+    const [buffered, direct] = [new MemoryReadStore(), new MemoryReadStore()];
+    await fc.assert(fc.asyncProperty(batched, (r) => checkBatched(buffered, direct, r)), { numRuns: Number(process.env.PROP_RUNS ?? 60), endOnFailure: true });
+  }, 120_000);
+
+  const batchDatabases = [`t_batch_${randomUUID().slice(0, 8)}`, `t_batch_${randomUUID().slice(0, 8)}`];
+  afterAll(() => dropMongoDatabases(mongoSkipReason ? [] : batchDatabases));
+  onMongo(`on MongoDB: applied in batches through the write buffer, gives the documents of applying it event by event${mongoSkipReason ? ` (skipped: ${mongoSkipReason})` : ''}`, async () => {
+    const [buffered, direct] = await Promise.all(batchDatabases.map((db) => MongoReadStore.connect(mongoUrl!, db)));
+    try {
+      await fc.assert(fc.asyncProperty(batched, (r) => checkBatched(buffered!, direct!, r)), { numRuns: 8, endOnFailure: true });
+    } finally {
+      await Promise.all([buffered!.close(), direct!.close()]);
     }
   }, 300_000);
 });

@@ -15,6 +15,9 @@ const filter = fc.oneof(
   fc.record({ group: fc.integer({ min: 1, max: 3 }) }),
   fc.record({ _id: fc.record({ $in: fc.array(fc.integer({ min: 1, max: 40 }), { maxLength: 6 }) }) }),
   fc.record({ group: fc.integer({ min: 1, max: 3 }), a: fc.constantFrom(1, 'a', true) }),
+  // The replay guards: a comparison, and a negated one that also matches a missing field.
+  fc.record({ group: fc.integer({ min: 1, max: 3 }), a: fc.record({ $lt: fc.constantFrom(0, 2, 'b') }) }),
+  fc.record({ a: fc.record({ $not: fc.record({ $gte: fc.constantFrom(-1, 1, 'a', 'b') }) }) }),
   fc.constant({}),
 );
 const options: fc.Arbitrary<FindOptions> = fc.record(

@@ -410,6 +410,104 @@ export function readStoreContract(name: string, open: () => Promise<ReadStore>, 
       });
     });
 
+    describe('commit', () => {
+      it('puts whole documents, inserting absent ones and replacing present ones field for field', async () => {
+        await seed(col, samples);
+        await store.commit(
+          [
+            { kind: 'put', collection: 'samples', doc: { _id: 's1', label: 'lion', length: 1 } },
+            { kind: 'put', collection: 'samples', doc: { _id: 's9', label: 'new', length: 9, tags: [], windows: [], device: { name: 'x', kind: 'y' } } },
+          ],
+          [],
+        );
+        expect(await col.findOne({ _id: 's1' })).toEqual({ _id: 's1', label: 'lion', length: 1 });
+        expect(await col.findOne({ label: 'new' })).toMatchObject({ _id: 's9', length: 9, device: { name: 'x', kind: 'y' } });
+        expect(await col.count()).toBe(5);
+        // A committed document is an ordinary one afterwards.
+        expect(await col.updateOne({ _id: 's9', length: { $lt: 10 } }, { $inc: { length: 1 } })).toEqual({ matched: 1, modified: 1, upserted: false });
+        expect((await col.findOne({ _id: 's9' }))?.length).toBe(10);
+      });
+
+      it('deletes by id, and applies the ops in order', async () => {
+        await seed(col, samples);
+        await store.commit(
+          [
+            { kind: 'delete', collection: 'samples', id: 's2' },
+            { kind: 'put', collection: 'samples', doc: { _id: 's3', label: 'first' } },
+            { kind: 'delete', collection: 'samples', id: 's3' },
+            { kind: 'delete', collection: 'samples', id: 's4' },
+            { kind: 'put', collection: 'samples', doc: { _id: 's4', label: 'back' } },
+            { kind: 'delete', collection: 'samples', id: 'never-there' },
+          ],
+          [],
+        );
+        expect(ids(await col.find({}, { sort: { _id: 1 } }))).toEqual(['s1', 's4']);
+        expect(await col.findOne({ _id: 's4' })).toEqual({ _id: 's4', label: 'back' });
+      });
+
+      it('writes several collections in one commit, keeping numeric and string ids apart', async () => {
+        await store.commit(
+          [
+            { kind: 'put', collection: 'projects', doc: { _id: 1, name: 'one' } },
+            { kind: 'put', collection: 'samples', doc: { _id: 'x', label: 'cat' } },
+            { kind: 'put', collection: 'projects', doc: { _id: '1', name: 'string one' } },
+          ],
+          [],
+        );
+        expect(await store.collection('projects').find({}, { sort: { name: 1 } })).toEqual([{ _id: 1, name: 'one' }, { _id: '1', name: 'string one' }]);
+        expect(await col.find()).toEqual([{ _id: 'x', label: 'cat' }]);
+      });
+
+      it('stores the checkpoints, with the identity of their log when given one', async () => {
+        await store.commit([{ kind: 'put', collection: 'samples', doc: { _id: 'a', label: 'cat' } }], [
+          { name: 'samples', position: 2n ** 64n + 3n, store: 'log-1' },
+          { name: 'other', position: 5n },
+        ]);
+        expect(await store.readCheckpoint('samples')).toEqual({ position: 2n ** 64n + 3n, store: 'log-1' });
+        expect(await store.readCheckpoint('other')).toEqual({ position: 5n });
+        // Checkpoints alone, and nothing at all, are commits too.
+        await store.commit([], [{ name: 'other', position: 6n, store: 'log-1' }]);
+        await store.commit([], []);
+        expect(await store.readCheckpoint('other')).toEqual({ position: 6n, store: 'log-1' });
+        expect(await col.count()).toBe(1);
+      });
+
+      it('stores copies: changing a committed document afterwards leaves the store unchanged', async () => {
+        const doc = { _id: 'c', label: 'cat', tags: ['a'] };
+        await store.commit([{ kind: 'put', collection: 'samples', doc }], []);
+        doc.tags.push('b');
+        doc.label = 'dog';
+        expect(await col.findOne({ _id: 'c' })).toEqual({ _id: 'c', label: 'cat', tags: ['a'] });
+      });
+
+      it('refuses an op on the checkpoints collection or without a usable id, and changes nothing', async () => {
+        await seed(col, samples);
+        await expect(store.commit([{ kind: 'delete', collection: 'samples', id: 's1' }, { kind: 'put', collection: 'checkpoints', doc: { _id: 'samples', position: '9' } }], [{ name: 'samples', position: 9n }])).rejects.toThrow(/reserved/);
+        await expect(store.commit([{ kind: 'delete', collection: 'samples', id: 's1' }, { kind: 'put', collection: 'samples', doc: { _id: { no: 1 } } as never }], [])).rejects.toThrow(/id/);
+        expect(await col.count()).toBe(4);
+        expect(await store.getCheckpoint('samples')).toBeUndefined();
+      });
+
+      it('keep a client\'s "__proto__" key as a key, by upsert and by commit', async () => {
+        const metadata = JSON.parse('{"__proto__": "x", "a": 1}') as Record<string, unknown>;
+        await col.updateOne({ _id: 'u' }, { $setOnInsert: { metadata } }, { upsert: true });
+        await store.commit([{ kind: 'put', collection: 'samples', doc: { _id: 'c', metadata } }], []);
+        for (const id of ['u', 'c']) {
+          const stored = (await col.findOne({ _id: id }))?.metadata as Record<string, unknown>;
+          expect(Object.keys(stored).sort(), id).toEqual(['__proto__', 'a']);
+          expect(Object.getOwnPropertyDescriptor(stored, '__proto__')?.value, id).toBe('x');
+        }
+      });
+
+      it('writes a large batch whole', async () => {
+        const docs = Array.from({ length: 1500 }, (_, i) => ({ _id: `d${i}`, label: i % 2 ? 'odd' : 'even', length: i }));
+        await store.commit(docs.map((doc) => ({ kind: 'put' as const, collection: 'samples', doc })), [{ name: 'samples', position: 1500n }]);
+        expect(await col.count({ label: 'odd' })).toBe(750);
+        expect(await col.findOne({ _id: 'd1499' })).toEqual({ _id: 'd1499', label: 'odd', length: 1499 });
+        expect(await store.getCheckpoint('samples')).toBe(1500n);
+      });
+    });
+
     describe('dropAll', () => {
       it('empties every collection and forgets every checkpoint', async () => {
         await seed(col, samples);

@@ -1,0 +1,48 @@
+import type { StoredEvent } from './eventStore';
+
+const TURN = Symbol('turn');
+
+/** Resolves after the events already due (I/O callbacks included) have been handled. */
+const nextTurn = (): Promise<typeof TURN> => new Promise((resolve) => setImmediate(() => resolve(TURN)));
+
+/**
+ * Groups what an event source has already delivered into batches of at most `max`: a batch closes
+ * when `max` is reached or when the next event is not there by the next turn of the event loop. So
+ * catching up on a long log gives full batches, while a single live event is handed on at once.
+ * Closing the returned iterator does not close the source (its owner does, e.g. Subscription.close()).
+ */
+export async function* eventBatches(source: AsyncIterable<StoredEvent>, max: number): AsyncGenerator<StoredEvent[]> {
+  const iterator = source[Symbol.asyncIterator]();
+  const pull = () => {
+    const next = iterator.next();
+    // Observed now so that a failure while no one awaits it is not an unhandled rejection; it is
+    // thrown again where it is awaited.
+    next.catch(() => undefined);
+    return next;
+  };
+  let pending = pull();
+  try {
+    for (;;) {
+      const first = await pending;
+      if (first.done) return;
+      const batch = [first.value];
+      pending = pull();
+      let ended = false;
+      while (batch.length < max) {
+        const next = await Promise.race([pending, nextTurn()]);
+        if (next === TURN) break;
+        if (next.done) {
+          ended = true;
+          break;
+        }
+        batch.push(next.value);
+        pending = pull();
+      }
+      yield batch;
+      if (ended) return;
+    }
+  } finally {
+    // Not awaited: a live subscription's pending read ends only when its owner closes it.
+    void iterator.return?.()?.catch?.(() => undefined);
+  }
+}

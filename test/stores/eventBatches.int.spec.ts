@@ -1,0 +1,35 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { eventBatches } from '../../stores/eventstore/eventBatches';
+import type { NewEvent, StoredEvent } from '../../stores/eventstore/eventStore';
+import { SqliteEventStore } from '../../stores/eventstore/sqliteEventStore';
+
+const tick = (n: number): NewEvent => ({ id: randomUUID(), type: 'Tick', data: { n }, metadata: { actor: 'system:test', correlationId: 'c', time: new Date().toISOString() } });
+
+describe('batches of a subscription', () => {
+  it('take what the log holds, up to the maximum, then hand a live event on alone', async () => {
+    const events = SqliteEventStore.open(':memory:');
+    await events.appendToStream('t-1', Array.from({ length: 12 }, (_, i) => tick(i)), 'no_stream');
+    const subscription = events.subscribeToAll();
+    const batches = eventBatches(subscription, 5);
+    const sizes: number[] = [];
+    for (let i = 0; i < 3; i++) sizes.push((await batches.next()).value!.length);
+    expect(sizes).toEqual([5, 5, 2]);
+    const next = batches.next();
+    await events.appendToStream('t-1', [tick(12)], 11n);
+    const live: StoredEvent[] = (await next).value!;
+    expect(live.map((e) => e.data.n)).toEqual([12]);
+    await subscription.close();
+    expect((await batches.next()).done).toBe(true);
+    await events.close();
+  });
+
+  it('keep log order and skip nothing across batches', async () => {
+    const events = SqliteEventStore.open(':memory:');
+    await events.appendToStream('t-1', Array.from({ length: 50 }, (_, i) => tick(i)), 'no_stream');
+    const seen: number[] = [];
+    for await (const batch of eventBatches(events.readAll(), 7)) seen.push(...batch.map((e) => Number(e.data.n)));
+    expect(seen).toEqual(Array.from({ length: 50 }, (_, i) => i));
+    await events.close();
+  });
+});
