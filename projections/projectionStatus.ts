@@ -1,28 +1,15 @@
 // The state of projections that failed on an event, kept in the read store beside the read models
 // so that a process without the projections role (ROLES split) can report it and leave the failed
 // read models out of its read-your-writes waits.
+import type { SubscriberFailure } from '../stores/eventstore/checkpointedSubscription';
 import type { ReadStore } from '../stores/readstore/readStore';
 
-/** A projection stuck on one event: what `/health` reports and the projection_status document holds. */
-// A type, not an interface: stored as a document, it must be assignable to Record<string, unknown>.
-export type ProjectionFailure = {
-  /** The projection whose handler threw. */
-  projection: string;
-  /** Projections that share its documents: they stay at the same event until it passes. */
-  heldBack: string[];
-  /** The event's position in the log, in decimal (positions are 64-bit). */
-  position: string;
-  eventType: string;
-  streamId: string;
-  eventId: string;
-  /** The handler's error message at the last attempt. */
-  error: string;
-  /** When it first failed on this event. */
-  since: string;
-  attempts: number;
-  /** When it is tried again; null once the runner stopped. */
-  nextAttempt: string | null;
-};
+/**
+ * A projection stuck on one event: what `/health` reports and the projection_status document holds;
+ * the subscription's failure, named as the projection whose handler threw. A type, not an
+ * interface: stored as a document, it must be assignable to Record<string, unknown>.
+ */
+export type ProjectionFailure = Omit<SubscriberFailure, 'name'> & { projection: string };
 
 /** Where a health report reads the failures from. */
 export interface ProjectionHealth {
