@@ -5,6 +5,8 @@ import { z } from 'zod';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../domain/shared/errors';
 import type { HistoryDocument } from '../../projections/history/historyDocument';
 import { historyEntry, type HistoryEntry } from '../../projections/history/historyEntry';
+import { eventKey, eventsOf } from '../../projections/history/historyEvents';
+import type { StoredEvent } from '../../stores/eventstore/eventStore';
 import type { HistoryFilter, HistoryScope } from '../../projections/history/historyQueries';
 import { positionKey } from '../../projections/projection';
 import type { ApiDeps } from '../apiDeps';
@@ -47,12 +49,12 @@ export function historyOperations(deps: ApiDeps): Operation[] {
     // One more than asked says whether there is a next page.
     const docs = await deps.history.page(scope, filter, query.limit + 1);
     const shown = docs.slice(0, query.limit);
-    const events = await Promise.all(shown.map((doc) => entryOf(doc)));
+    const stored = await eventsOf(deps.events, shown);
+    const events = await Promise.all(shown.map((doc) => entryOf(doc, stored.get(eventKey(doc)))));
     return { events, nextCursor: docs.length > query.limit ? cursorOf(shown.at(-1)!) : null };
   }
 
-  async function entryOf(doc: HistoryDocument): Promise<HistoryEntry> {
-    const [event] = await deps.events.readStream(doc.streamId, { fromRevision: BigInt(doc.revision), maxCount: 1 });
+  async function entryOf(doc: HistoryDocument, event: StoredEvent | undefined): Promise<HistoryEntry> {
     if (event) return historyEntry(event, await deps.events.isForgotten(event));
     // A stream deleted from the log (never done by this service) leaves the index with no event.
     const { position, streamId, type, created, actor, correlationId, causationId } = doc;

@@ -8,6 +8,7 @@ import { MemoryReadStore } from '../../stores/readstore/memoryReadStore';
 import type { ReadStore } from '../../stores/readstore/readStore';
 import type { Projection } from '../projection';
 import type { HistoryDocument } from './historyDocument';
+import { eventKey, eventsOf } from './historyEvents';
 import { historyUpTo } from './historyQueries';
 
 /** The user ids an event names: in its data, or as its actor. */
@@ -18,21 +19,6 @@ function usersNamedBy(doc: HistoryDocument, event: StoredEvent | undefined, into
     const value = event?.data[field];
     if (typeof value === 'number' && Number.isSafeInteger(value)) into.add(value);
   }
-}
-
-/** Reads the events the documents point at, one read per stream. */
-async function eventsOf(events: EventStore, docs: readonly HistoryDocument[]): Promise<Map<string, StoredEvent>> {
-  const byStream = new Map<string, HistoryDocument[]>();
-  for (const doc of docs) byStream.set(doc.streamId, [...(byStream.get(doc.streamId) ?? []), doc]);
-  const found = new Map<string, StoredEvent>();
-  for (const [streamId, streamDocs] of byStream) {
-    const revisions = streamDocs.map((d) => BigInt(d.revision));
-    const from = revisions.reduce((a, b) => (a < b ? a : b));
-    const to = revisions.reduce((a, b) => (a > b ? a : b));
-    const read = await events.readStream(streamId, { fromRevision: from, maxCount: Number(to - from) + 1 });
-    for (const event of read) found.set(`${event.streamId}\u0000${event.revision}`, event);
-  }
-  return found;
 }
 
 /**
@@ -51,7 +37,7 @@ export async function readModelsAsOf(
   if (projectDocs.length === 0) return undefined;
   const projectEvents = await eventsOf(events, projectDocs);
   const users = new Set<number>();
-  for (const doc of projectDocs) usersNamedBy(doc, projectEvents.get(`${doc.streamId}\u0000${doc.revision}`), users);
+  for (const doc of projectDocs) usersNamedBy(doc, projectEvents.get(eventKey(doc)), users);
   const userDocs: HistoryDocument[] = [];
   for await (const doc of historyUpTo(history, { userId: { $in: [...users] } }, asOf)) userDocs.push(doc);
   const userEvents = await eventsOf(events, userDocs);
@@ -59,7 +45,7 @@ export async function readModelsAsOf(
   const all = [...projectDocs, ...userDocs.filter((d) => d.projectId !== projectId)].sort((a, b) => (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
   const scratch = new MemoryReadStore();
   for (const doc of all) {
-    const key = `${doc.streamId}\u0000${doc.revision}`;
+    const key = eventKey(doc);
     const event = projectEvents.get(key) ?? userEvents.get(key);
     if (!event) continue;
     for (const projection of projections) if (projection.handles.has(event.type)) await projection.apply(event, scratch);
