@@ -21,9 +21,12 @@ interface CheckpointState {
 
 const PAGE = 1000;
 
-async function lastCheckpoint(store: EventStore): Promise<CheckpointState> {
-  let state: CheckpointState = { revision: undefined, through: undefined, logHash: EMPTY_LOG_HASH, events: 0 };
-  for (let from = 0n; ; ) {
+const NO_CHECKPOINT: CheckpointState = { revision: undefined, through: undefined, logHash: EMPTY_LOG_HASH, events: 0 };
+
+/** The last checkpoint, reading the checkpoint stream only past what `known` already covers. */
+async function lastCheckpoint(store: EventStore, known: CheckpointState): Promise<CheckpointState> {
+  let state = known;
+  for (let from = known.revision === undefined ? 0n : known.revision + 1n; ; ) {
     const page = await store.readStream(AUDIT_LOG_STREAM, { fromRevision: from, maxCount: PAGE });
     for (const event of page) {
       state = { ...state, revision: event.revision };
@@ -41,7 +44,12 @@ async function lastCheckpoint(store: EventStore): Promise<CheckpointState> {
  * the recorded data, or undefined when there was nothing new or another process recorded first.
  */
 export async function recordLogCheckpoint(store: EventStore, now: Date = new Date()): Promise<LogCheckpointRecorded['data'] | undefined> {
-  const state = await lastCheckpoint(store);
+  return (await recordAfter(store, NO_CHECKPOINT, now)).recorded;
+}
+
+/** One run from a known checkpoint: what it recorded, and the checkpoint the next run starts from. */
+async function recordAfter(store: EventStore, known: CheckpointState, now: Date): Promise<{ recorded: LogCheckpointRecorded['data'] | undefined; state: CheckpointState }> {
+  const state = await lastCheckpoint(store, known);
   let { logHash, events, through } = state;
   // Checkpoints are events too; one after another with nothing between would never end.
   let moved = false;
@@ -51,24 +59,28 @@ export async function recordLogCheckpoint(store: EventStore, now: Date = new Dat
     through = link.position;
     if (link.streamId !== AUDIT_LOG_STREAM) moved = true;
   }
-  if (!moved || through === undefined) return undefined;
+  if (!moved || through === undefined) return { recorded: undefined, state };
   const data: LogCheckpointRecorded['data'] = { throughPosition: through.toString(), logHash, events, recorded: now.toISOString() };
   try {
-    await store.appendToStream(
+    const { nextExpectedRevision } = await store.appendToStream(
       AUDIT_LOG_STREAM,
       [{ id: randomUUID(), type: 'LogCheckpointRecorded', data, metadata: { actor: 'system:audit', correlationId: randomUUID(), time: now.toISOString() } }],
       state.revision ?? 'no_stream',
     );
+    return { recorded: data, state: { revision: nextExpectedRevision, through, logHash, events } };
   } catch (error) {
-    if (error instanceof WrongExpectedRevisionError) return undefined;
+    // Another process recorded first: the next run reads its checkpoint and goes on from there.
+    if (error instanceof WrongExpectedRevisionError) return { recorded: undefined, state };
     throw error;
   }
-  return data;
 }
 
 export function startLogCheckpoints(store: EventStore, log: Logger, intervalMs: number): Periodic {
+  // Kept between runs, so a run reads only the checkpoints recorded since (the stream grows for good).
+  let known = NO_CHECKPOINT;
   return startPeriodic('recording a log checkpoint', log, intervalMs, async (now) => {
-    const recorded = await recordLogCheckpoint(store, now);
+    const { recorded, state } = await recordAfter(store, known, now);
+    known = state;
     if (recorded) log.info({ throughPosition: recorded.throughPosition, events: recorded.events, logHash: recorded.logHash }, 'log checkpoint recorded');
   });
 }

@@ -4,7 +4,8 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recordLogCheckpoint } from '../../commands/audit/logCheckpointer';
+import { recordLogCheckpoint, startLogCheckpoints } from '../../commands/audit/logCheckpointer';
+import pino from 'pino';
 import { verifyLog } from '../../commands/audit/verifyLog';
 import { AUDIT_LOG_STREAM } from '../../domain/audit/auditEvents';
 import { SqliteEventStore } from '../../stores/eventstore/sqliteEventStore';
@@ -224,6 +225,30 @@ describe('verifying the log', () => {
       expect(report.problem).toBeUndefined();
       expect(report.checkpointsMatched).toBe(3);
     } finally {
+      await store.close();
+    }
+  });
+
+  it('keeps its checkpoint between periodic runs, reading only what was recorded since, and stays verifiable', async () => {
+    const file = freshFile();
+    copyFileSync(pristine, file);
+    const store = SqliteEventStore.open(file);
+    const periodic = startLogCheckpoints(store, pino({ level: 'silent' }), 3_600_000);
+    try {
+      await periodic.runOnce();
+      await store.appendToStream('project-3', [newEvent('ProjectCreated')], 'no_stream');
+      await periodic.runOnce();
+      await periodic.runOnce();
+      await store.appendToStream('project-3', [newEvent('ProjectUpdated')], 0n);
+      await periodic.runOnce();
+      const recorded = (await store.readStream(AUDIT_LOG_STREAM)).length;
+      // The two of the scripted log, and one for each time the log had moved.
+      expect(recorded).toBe(4);
+      const report = await verifyLog(store);
+      expect(report.problem).toBeUndefined();
+      expect(report.checkpointsMatched).toBe(4);
+    } finally {
+      await periodic.stop();
       await store.close();
     }
   });
