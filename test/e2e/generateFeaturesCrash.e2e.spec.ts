@@ -1,13 +1,8 @@
-import type { ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { dspFeaturesStream } from '../../domain/dsp/dspFeaturesEvents';
 import { jobStream } from '../../domain/job/jobEvents';
-import { SqliteEventStore } from '../../stores/eventstore/sqliteEventStore';
-import { exitOf, killAll, startServiceProcess, type ServiceProcess } from '../support/serviceProcess';
+import { CrashHarness, exitOf, type ServiceProcess } from '../support/serviceProcess';
 import { signedSample } from '../support/signedSample';
 import { call, signup } from '../support/testService';
 
@@ -28,19 +23,11 @@ const impulse = {
 const rows = (f: number, seed: number) => Array.from({ length: ROWS }, (_, i) => [Math.round(1000 * Math.sin((2 * Math.PI * f * i) / 100 + seed)) / 100, Math.round(1000 * Math.cos((2 * Math.PI * f * i) / 100 + seed)) / 200]);
 
 describe('a service process killed during a generate-features job', () => {
-  const children: ChildProcess[] = [];
-  let dataDir: string | undefined;
-  let log: SqliteEventStore | undefined;
-  afterAll(async () => {
-    await killAll(children);
-    await log?.close();
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
-  });
+  const harness = new CrashHarness('edge-ml-features-crash-', { JOB_HEARTBEAT_MS: '300' });
+  afterAll(() => harness.cleanup());
 
   it('retries the job after a restart, which then generates the features; the job never stays running', { timeout: 180_000 }, async () => {
-    dataDir = await mkdtemp(path.join(os.tmpdir(), 'edge-ml-features-crash-'));
-    const env = { JOB_HEARTBEAT_MS: '300' };
-    let service: ServiceProcess = await startServiceProcess(dataDir, children, env);
+    let service: ServiceProcess = await harness.start();
     await call(service, 'POST', '/api-user-create', { body: signup() });
     const token = String((await call(service, 'POST', '/api-login', { body: { username: 'ada', password: 'correct horse battery' } })).body.token);
     const headers = { 'x-jwt-token': token };
@@ -65,8 +52,8 @@ describe('a service process killed during a generate-features job', () => {
     const started = Date.now();
 
     // Read the log beside the service (another connection to its SQLite file), so it can be read while the service is down.
-    log = SqliteEventStore.open(path.join(dataDir, 'events.sqlite'));
-    const events = async () => (await log!.readStream(jobStream(jobId))).map((e) => ({ type: e.type, data: e.data as Record<string, unknown> }));
+    const log = harness.log();
+    const events = async () => (await log.readStream(jobStream(jobId))).map((e) => ({ type: e.type, data: e.data as Record<string, unknown> }));
     const output = async () => (await events()).filter((e) => e.type === 'JobOutputWritten').map((e) => JSON.stringify(e.data)).join('\n');
     const until = async (check: () => Promise<boolean>, what: string, timeoutMs: number) => {
       const end = Date.now() + timeoutMs;
@@ -86,7 +73,7 @@ describe('a service process killed during a generate-features job', () => {
     expect(await log.readStream(dspFeaturesStream(projectId, 2))).toHaveLength(0);
 
     // Restarted: the dead worker's job is found and retried; it runs to the end this time.
-    service = await startServiceProcess(dataDir, children, env);
+    service = await harness.start();
     const status = async () => (await call(service, 'GET', `/api/${projectId}/jobs/${jobId}/status`, { headers })).body.job as Record<string, unknown>;
     await until(async () => typeof (await status()).finishedSuccessful === 'boolean', 'the job to end', 150_000);
     const ended = await status();

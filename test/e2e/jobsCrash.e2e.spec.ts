@@ -1,14 +1,9 @@
-import type { ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { IdAllocator } from '../../commands/idAllocator';
 import { requestJob } from '../../commands/jobs/requestJob';
 import { jobStream } from '../../domain/job/jobEvents';
-import { SqliteEventStore } from '../../stores/eventstore/sqliteEventStore';
-import { exitOf, killAll, startServiceProcess } from '../support/serviceProcess';
+import { CrashHarness, exitOf } from '../support/serviceProcess';
 import { call, signup } from '../support/testService';
 
 // A worker process killed with SIGKILL in the middle of a job: after a restart the job is found
@@ -18,34 +13,26 @@ import { call, signup } from '../support/testService';
 // heartbeats (a worker silent for 3 x 300 ms is taken for dead).
 
 const TEST_RUNNERS = { NODE_ENV: 'test', EDGE_ML_TEST_JOB_RUNNERS: '1', JOB_HEARTBEAT_MS: '300' };
-const startProcess = (dataDir: string, children: ChildProcess[]) => startServiceProcess(dataDir, children, TEST_RUNNERS);
 
 describe('a job worker process killed during a job', () => {
-  const children: ChildProcess[] = [];
-  let dataDir: string | undefined;
-  let log: SqliteEventStore | undefined;
-  afterAll(async () => {
-    await killAll(children);
-    await log?.close();
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
-  });
+  const harness = new CrashHarness('edge-ml-jobs-crash-', TEST_RUNNERS);
+  afterAll(() => harness.cleanup());
 
   it('is retried once after a restart, and fails with the reason when killed again', { timeout: 90_000 }, async () => {
-    dataDir = await mkdtemp(path.join(os.tmpdir(), 'edge-ml-jobs-crash-'));
-    let service = await startProcess(dataDir, children);
+    let service = await harness.start();
     await call(service, 'POST', '/api-user-create', { body: signup() });
     const token = String((await call(service, 'POST', '/api-login', { body: { username: 'ada', password: 'correct horse battery' } })).body.token);
     const projectId = Number((await call(service, 'POST', '/api/projects/create', { headers: { 'x-jwt-token': token }, body: { projectName: 'Crash' } })).body.id);
 
     // The job is requested through the log itself (another connection to the same SQLite file), as
     // the generate-features endpoint of another process would: ids come from the shared hi/lo sequence.
-    log = SqliteEventStore.open(path.join(dataDir, 'events.sqlite'));
+    const log = harness.log();
     const { jobId } = await requestJob(
       { events: log, ids: new IdAllocator(log), projects: { byId: async () => ({ settings: {} }) } },
       { projectId, category: 'Crash test', categoryKey: 'test-lines', key: 'crash', parameters: { lines: 100, delayMs: 50 }, notificationList: null, createdByUserId: null },
       { actor: 'system:test', correlationId: 'crash', now: new Date() },
     );
-    const events = async () => (await log!.readStream(jobStream(jobId))).map((e) => ({ type: e.type, data: e.data as Record<string, unknown> }));
+    const events = async () => (await log.readStream(jobStream(jobId))).map((e) => ({ type: e.type, data: e.data as Record<string, unknown> }));
     const status = async () => (await call(service, 'GET', `/api/${projectId}/jobs/${jobId}/status`, { headers: { 'x-jwt-token': token } })).body.job as Record<string, unknown>;
     const until = async (check: () => Promise<boolean>, what: string, timeoutMs = 20_000) => {
       const end = Date.now() + timeoutMs;
@@ -67,7 +54,7 @@ describe('a job worker process killed during a job', () => {
     expect((await events()).some((e) => e.type === 'JobFinished')).toBe(false);
 
     // Restarted: the job of the dead worker is found and retried, by the new process.
-    service = await startProcess(dataDir, children);
+    service = await harness.start();
     await until(async () => (await outputOfAttempt(2)) >= 2, 'the retry (attempt 2) to write output');
     const claims = (await events()).filter((e) => e.type === 'JobStarted').map((e) => e.data);
     expect(claims).toHaveLength(2);
@@ -78,7 +65,7 @@ describe('a job worker process killed during a job', () => {
     // Killed again during the retry: after the next restart the job ends as failed, with the reason.
     service.child.kill('SIGKILL');
     await exitOf(service.child);
-    service = await startProcess(dataDir, children);
+    service = await harness.start();
     await until(async () => typeof (await status()).finishedSuccessful === 'boolean', 'the job to end');
     const ended = await status();
     expect(ended).toMatchObject({ finishedSuccessful: false, additionalInfo: expect.stringMatching(/^Worker \S+ stopped responding: no sign of life for \d+ s \(attempt 2 of 2\)$/) });

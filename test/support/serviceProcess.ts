@@ -2,8 +2,11 @@
 // embedded SQLite log in `dataDir`, ports chosen by the system, started once it logs
 // "service started". Every child is pushed to `children` so the test's afterAll can kill what is left.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { SqliteEventStore } from '../../stores/eventstore/sqliteEventStore';
 
 export interface ServiceProcess {
   child: ChildProcess;
@@ -48,4 +51,38 @@ export function startServiceProcess(dataDir: string, children: ChildProcess[], e
 export async function killAll(children: readonly ChildProcess[]): Promise<void> {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
   await Promise.all(children.map(exitOf));
+}
+
+/**
+ * A crash test's setting: one data folder, the service processes started on it (each a child to
+ * kill), and the log read beside them through a connection of its own, so it can be read while the
+ * service is down. `cleanup` (the test's afterAll) kills what is left and removes the folder.
+ */
+export class CrashHarness {
+  readonly children: ChildProcess[] = [];
+  private folder: string | undefined;
+  private opened: SqliteEventStore | undefined;
+
+  constructor(
+    private readonly prefix: string,
+    private readonly env: Record<string, string> = {},
+  ) {}
+
+  /** Starts (or starts again) the service on the harness's folder. */
+  async start(): Promise<ServiceProcess> {
+    this.folder ??= await mkdtemp(path.join(os.tmpdir(), this.prefix));
+    return startServiceProcess(this.folder, this.children, this.env);
+  }
+
+  /** The folder's event log; needs a start first. */
+  log(): SqliteEventStore {
+    if (!this.folder) throw new Error('start the service before reading its log');
+    return (this.opened ??= SqliteEventStore.open(path.join(this.folder, 'events.sqlite')));
+  }
+
+  async cleanup(): Promise<void> {
+    await killAll(this.children);
+    await this.opened?.close();
+    if (this.folder) await rm(this.folder, { recursive: true, force: true });
+  }
 }
