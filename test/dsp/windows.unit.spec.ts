@@ -218,7 +218,7 @@ describe('slices of a stored sample', () => {
           expect(slice.label).toBe(window.label);
         }
       }),
-      { numRuns: 40 },
+      { numRuns: 400 },
     );
   });
 
@@ -227,6 +227,10 @@ describe('slices of a stored sample', () => {
     expect(sliceRange(s, w(), 150)).toEqual({ start: 150, end: 250 });
     expect(() => sliceRange(s, w(), 151)).toThrow(/"sliceStart": the window 151-251 runs past the end of the sample/);
     expect(() => sliceRange(s, w(), 0, 99)).toThrow(/"sliceEnd": the slice 0-99 holds 99 values/);
+    // 499 rows at 200 Hz resample to 250 at 100 Hz (rounded up, as the reference): the job's last window
+    // starts at row 300 and ends a row past the stored ones; that slice is still accepted.
+    expect(sliceRange({ frequency: 200, valuesCount: 499 }, w(), 300)).toEqual({ start: 300, end: 500 });
+    expect(() => sliceRange({ frequency: 200, valuesCount: 499 }, w(), 302)).toThrow(/"sliceStart": the window 302-502 runs past the end/);
     expect(() => sliceRange(s, w(), 1.5)).toThrow(/"sliceStart" must be a whole number/);
     expect(() => sliceRange({ frequency: 100, valuesCount: 40 }, w(), 0)).toThrow(/shorter than one window .* zero padding is off/);
     expect(sliceRange({ frequency: 100, valuesCount: 40 }, w({ padZeros: true }), 0)).toEqual({ start: 0, end: 40 });
