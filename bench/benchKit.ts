@@ -133,7 +133,7 @@ export function readStoreEnv(): Record<string, string> {
  */
 export function benchStores(): BenchStore[] {
   const configured = readStoreEnv();
-  const stores: BenchStore[] = [{ label: `embedded default${Object.keys(configured).length ? ` (${Object.entries(configured).map(([k, v]) => `${k}=${v}`).join(' ')})` : ' (memory read models)'}`, env: configured }];
+  const stores: BenchStore[] = [{ label: `embedded default${Object.keys(configured).length ? ` (${Object.entries(configured).map(([k, v]) => `${k}=${v}`).join(' ')})` : ' (SQLite read models)'}`, env: configured }];
   const mongoUrl = process.env.MONGO_URL;
   if (mongoUrl) stores.push({ label: `MongoDB read and blob stores at MONGO_URL`, env: { MONGO_URL: mongoUrl, MONGO_DB: `bench_${randomBytes(5).toString('hex')}` } });
   return stores;

@@ -147,8 +147,25 @@ describe('SqliteReadStore group commits', () => {
       expect(await reader.collection('samples').count()).toBe(0);
       expect(await reader.getCheckpoint('samples')).toBeUndefined();
       writer.commitGroup();
-      expect(await reader.collection('samples').count()).toBe(2);
+      // The reader looks for other connections' commits once per turn, and again at each checkpoint it
+      // reads: having seen the checkpoint, it sees the changes, in the same turn.
       expect(await reader.getCheckpoint('samples')).toBe(3n);
+      expect(await reader.collection('samples').count()).toBe(2);
+    } finally {
+      await reader.close();
+      await writer.close();
+    }
+  });
+
+  it("shows another connection's commit from the next turn of the event loop", async () => {
+    const file = path.join(dir, 'read-models.sqlite');
+    const writer = SqliteReadStore.open(file, { indexes: contractIndexes });
+    const reader = SqliteReadStore.open(file, { indexes: contractIndexes });
+    try {
+      expect(await reader.collection('samples').find({ label: 'cat' })).toEqual([]);
+      await writer.collection('samples').updateOne({ _id: 's1' }, { $set: { label: 'cat' } }, { upsert: true });
+      await new Promise((next) => setImmediate(next));
+      expect(await reader.collection('samples').find({ label: 'cat' })).toEqual([{ _id: 's1', label: 'cat' }]);
     } finally {
       await reader.close();
       await writer.close();
