@@ -2,12 +2,9 @@ import type { StoredEvent } from './eventStore';
 
 const TURN = Symbol('turn');
 
-/** Resolves after the events already due (I/O callbacks included) have been handled. */
-const nextTurn = (): Promise<typeof TURN> => new Promise((resolve) => setImmediate(() => resolve(TURN)));
-
 /**
  * Groups what an event source has already delivered into batches of at most `max`: a batch closes
- * when `max` is reached or when the next event is not there by the next turn of the event loop. So
+ * when `max` is reached or when a turn of the event loop has passed since it opened. So
  * catching up on a long log gives full batches, while a single live event is handed on at once.
  * Closing the returned iterator does not close the source (its owner does, e.g. Subscription.close()).
  */
@@ -28,15 +25,32 @@ export async function* eventBatches(source: AsyncIterable<StoredEvent>, max: num
       const batch = [first.value];
       pending = pull();
       let ended = false;
-      while (batch.length < max) {
-        const next = await Promise.race([pending, nextTurn()]);
-        if (next === TURN) break;
-        if (next.done) {
-          ended = true;
-          break;
+      // One look at the next turn per batch, cancelled when the batch closes. A catch-up delivers on
+      // promises alone and never lets a turn pass: a timer per event piled up there, each holding
+      // the event it raced against, until the whole log was in memory.
+      let turnPassed = false;
+      let wake: (() => void) | undefined;
+      const turn = setImmediate(() => {
+        turnPassed = true;
+        wake?.();
+      });
+      try {
+        while (batch.length < max && !turnPassed) {
+          const next = await new Promise<IteratorResult<StoredEvent> | typeof TURN>((resolve, reject) => {
+            wake = () => resolve(TURN);
+            pending.then(resolve, reject);
+          });
+          wake = undefined;
+          if (next === TURN) break;
+          if (next.done) {
+            ended = true;
+            break;
+          }
+          batch.push(next.value);
+          pending = pull();
         }
-        batch.push(next.value);
-        pending = pull();
+      } finally {
+        clearImmediate(turn);
       }
       yield batch;
       if (ended) return;

@@ -24,6 +24,24 @@ describe('batches of a subscription', () => {
     await events.close();
   });
 
+  it('leave no timer behind per event while catching up without a turn passing', async () => {
+    // A source that delivers on promises alone, as a catch-up over the SQLite log does.
+    async function* source(): AsyncGenerator<StoredEvent> {
+      for (let n = 0; n < 20_000; n++) yield { data: { n } } as unknown as StoredEvent;
+    }
+    const immediates = () => process.getActiveResourcesInfo().filter((r) => r === 'Immediate').length;
+    const before = immediates();
+    let events = 0;
+    let most = 0;
+    for await (const batch of eventBatches(source(), 100)) {
+      events += batch.length;
+      most = Math.max(most, immediates() - before);
+    }
+    expect(events).toBe(20_000);
+    // One per open batch at most (it held every event it raced against until a turn passed).
+    expect(most).toBeLessThanOrEqual(1);
+  });
+
   it('keep log order and skip nothing across batches', async () => {
     const events = SqliteEventStore.open(':memory:');
     await events.appendToStream('t-1', Array.from({ length: 50 }, (_, i) => tick(i)), 'no_stream');
