@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { processingBlocks } from '../../domain/dsp/blocks';
 import { buildService, type ServiceBuild } from '../../service/build';
@@ -37,6 +38,7 @@ describe('the compiled service (node dist/main.js, as in the image)', () => {
   let production: string[];
   const children: ChildProcess[] = [];
   let service: { child: ChildProcess; apiUrl: string; ingestionUrl: string };
+  let headers: Record<string, string>;
 
   // The environment of the test's own process, less what would load tsx or point at other stores.
   const env = (): NodeJS.ProcessEnv => ({
@@ -85,7 +87,7 @@ describe('the compiled service (node dist/main.js, as in the image)', () => {
 
   it('runs a DSP block and a generate-features job in its worker threads, on compiled code', { timeout: 120_000 }, async () => {
     await call(service, 'POST', '/api-user-create', { body: signup() });
-    const headers = { 'x-jwt-token': await loginToken(service, 'ada') };
+    headers = { 'x-jwt-token': await loginToken(service, 'ada') };
     const project = await call(service, 'POST', '/api/projects/create', { headers, body: { projectName: 'Compiled' } });
     expect(project.status, JSON.stringify(project.body)).toBe(200);
     const projectId = Number(project.body.id);
@@ -118,6 +120,30 @@ describe('the compiled service (node dist/main.js, as in the image)', () => {
     const stdout = ((await call(service, 'GET', `/api/${projectId}/jobs/${jobId}/stdout?limit=10000`, { headers })).body.stdout as { data: string }[]).map((l) => l.data).join('');
     expect((await status()).finishedSuccessful, stdout).toBe(true);
     expect(stdout).toMatch(new RegExp(`Processed ${SAMPLES * 9}/${SAMPLES * 9} windows`));
+  });
+
+  it('decodes an image sample with sharp (a native addon) in a worker thread for a slice run', async () => {
+    const project = await call(service, 'POST', '/api/projects/create', { headers, body: { projectName: 'Compiled vision' } });
+    const projectId = Number(project.body.id);
+    const vision = {
+      name: 'Vision',
+      inputBlocks: [{ id: 1, type: 'image', name: 'Image', title: 'Image data', imageWidth: 4, imageHeight: 4, resizeMethod: 'nearest' }],
+      dspBlocks: [{ id: 2, type: 'image', name: 'Image', title: 'Image', axes: ['image'], input: 1, implementationVersion: 1 }],
+      learnBlocks: [{ id: 3, type: 'keras-transfer-image', name: 'Transfer learning', title: 'Transfer Learning (Images)', dsp: [2] }],
+    };
+    expect((await call(service, 'POST', `/api/${projectId}/impulse`, { headers, body: vision })).status).toBe(200);
+    const form = new FormData();
+    form.append('data', new Blob([new Uint8Array(await sharp(Buffer.alloc(5 * 3 * 3, Buffer.from([255, 128, 0])), { raw: { width: 5, height: 3, channels: 3 } }).png().toBuffer())], { type: 'image/png' }), 'solid.png');
+    const uploaded = await fetch(`${service.ingestionUrl}/api/training/files`, { method: 'POST', headers: { 'x-api-key': String(project.body.apiKey), 'x-label': 'solid' }, body: form });
+    expect(uploaded.status, await uploaded.text()).toBe(200);
+    const listed = async () => (await call(service, 'GET', `/api/${projectId}/raw-data?category=training`, { headers })).body.samples as { id: number }[];
+    await expect.poll(async () => (await listed()).length, { timeout: 30_000 }).toBe(1);
+    const sampleId = (await listed())[0]!.id;
+    const res = await call(service, 'POST', `/api/${projectId}/dsp/2/raw-data/${sampleId}/slice/run?sliceStart=0`, { headers, body: { params: {}, store: false } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    // One colour resized is that colour: 16 pixels of R/255, G/255, B/255.
+    const pixel = [1, 128 / 255, 0];
+    expect(res.body.features).toEqual(Array.from({ length: 16 }, () => pixel).flat().map((v) => expect.closeTo(v, 6)));
   });
 
   it('stops on SIGTERM, then runs the rebuild and audit subcommands on its data folder', { timeout: 60_000 }, async () => {
