@@ -6,7 +6,7 @@ import type { ApiDeps } from '../apiDeps';
 import { requestContext } from '../auth/principal';
 import { intParam, operation, queryInteger, type Operation } from '../http/operation';
 import { DspConfigRequest } from './impulseSchemas';
-import { commonFrequency, readAllBytes, windowSampleOf } from '../../commands/dsp/generateFeatures';
+import { commonFrequency, DSP_POOL_TASKS, readAllBytes, windowSampleOf } from '../../commands/dsp/generateFeatures';
 import { processingBlocks } from '../../domain/dsp/blocks';
 import { classList, type DspMetadata } from '../../domain/dsp/dspMetadata';
 import { expectedImageWindowCount, expectedWindowCount, sliceRange, timeSeriesWindowing, WindowingError } from '../../domain/dsp/windows';
@@ -35,8 +35,6 @@ const SliceQuery = z.object({ sliceStart: queryInteger, sliceEnd: queryInteger.o
 
 const overridesOf = (params: Record<string, string | number | boolean | null>): Record<string, string> =>
   Object.fromEntries(Object.entries(params).flatMap(([k, v]) => (v === null ? [] : [[k, String(v)]])));
-
-const DSP_POOL_TASKS = new URL('../../commands/dsp/dspPoolTasks.ts', import.meta.url);
 
 /**
  * What the slice task needs besides the sample's bytes, once the sample's kind fits the impulse's

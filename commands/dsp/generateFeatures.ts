@@ -45,9 +45,11 @@ import type { EventStore } from '../../stores/eventstore/eventStore';
 import { systemContext } from '../commandContext';
 import { handleCommand } from '../handleCommand';
 import type { JobRunContext, JobRunner } from '../jobs/jobRunners';
+import { serviceModule } from '../jobs/threadPool';
 import { dspTaskBlock, type SampleFeatures, type SampleFeaturesInput } from './dspPoolTasks';
 
-const POOL_TASKS = new URL('./dspPoolTasks.ts', import.meta.url);
+/** The module of the DSP pool tasks (source or compiled), for this job and the DSP routes. */
+export const DSP_POOL_TASKS = serviceModule('commands/dsp/dspPoolTasks');
 
 export interface GenerateFeaturesDeps {
   events: EventStore;
@@ -193,7 +195,7 @@ export function generateFeaturesRunner(deps: GenerateFeaturesDeps): JobRunner {
           }
           const bytes = await readAllBytes(await deps.blobs.open(sample.sha256));
           const input: SampleFeaturesInput = { dsp: task, windowing, sample: windowSampleOf(sample), contentType: sample.contentType, bytes, rawPath };
-          const result = await job.pool.run<SampleFeatures>({ module: POOL_TASKS, name: 'sampleFeatures', input }, { signal: job.signal });
+          const result = await job.pool.run<SampleFeatures>({ module: DSP_POOL_TASKS, name: 'sampleFeatures', input }, { signal: job.signal });
           if (result.skipped) {
             skipped.push(sample.id);
             job.log(`Skipped ${result.reason}`, 'warn');
@@ -257,7 +259,7 @@ export function generateFeaturesRunner(deps: GenerateFeaturesDeps): JobRunner {
             windows = kept.map((w, i) => ({ ...w, features: scaled[i]! }));
           }
           explorer[category] = await job.pool.run<FeatureExplorer>(
-            { module: POOL_TASKS, name: 'explorerTask', input: { windows, total: reservoir?.seen ?? 0, reduce: dsp.block.dimensionalityReduction, seed } },
+            { module: DSP_POOL_TASKS, name: 'explorerTask', input: { windows, total: reservoir?.seen ?? 0, reduce: dsp.block.dimensionalityReduction, seed } },
             { signal: job.signal },
           );
         }
@@ -270,7 +272,7 @@ export function generateFeaturesRunner(deps: GenerateFeaturesDeps): JobRunner {
         job.log('Calculating feature importance');
         const { rows, ys } = importanceSampler.sample();
         const importance = await job.pool.run<FeatureImportanceResponse>(
-          { module: POOL_TASKS, name: 'importanceTask', input: { rows: scaledRows(rows), ys, classes, featureLabels: meta.featureLabels, seed } },
+          { module: DSP_POOL_TASKS, name: 'importanceTask', input: { rows: scaledRows(rows), ys, classes, featureLabels: meta.featureLabels, seed } },
           { signal: job.signal },
         );
         importanceBlob = (await deps.blobs.put(Buffer.from(JSON.stringify(importance)))).sha256;

@@ -3,8 +3,9 @@ import { Worker } from 'node:worker_threads';
 
 /**
  * A task for the pool: a function exported by a module, given a structured-clonable input. The
- * module is loaded in the worker thread (TypeScript modules through tsx, as the service runs), so a
- * runner names the module holding its CPU-bound code rather than sending code.
+ * module is loaded in the worker thread (TypeScript modules through tsx when the service runs from
+ * source), so a runner names the module holding its CPU-bound code (`serviceModule`) rather than
+ * sending code.
  */
 export interface PoolTask {
   /** `import.meta.url`-style file URL (or absolute path) of the module. */
@@ -43,11 +44,34 @@ interface Slot {
   current: Pending | undefined;
 }
 
-// Each thread loads TypeScript as the service does: it registers tsx's loader, then imports its body.
-// (A `--import` in the thread's execArgv registers the hooks too late for the thread's own entry.)
-const BOOTSTRAP = `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))})
-  .then((tsx) => { tsx.register(); return import(${JSON.stringify(new URL('./threadPoolWorker.ts', import.meta.url).href)}); })
+// Under tsx and vitest this file is TypeScript source, and so are the modules beside it. Compiled
+// (service/build.ts), it is bundled into `main.js` at the root of the build's output, with the pool's
+// modules built beside it as entry points of their own, at their source paths.
+const COMPILED = !import.meta.url.endsWith('.ts');
+const SERVICE_ROOT = new URL(COMPILED ? './' : '../../', import.meta.url);
+
+/**
+ * The URL of one of the service's own modules for a pool task, by its path from the service's root
+ * without extension (`commands/dsp/dspPoolTasks`): the source under tsx and vitest, the compiled
+ * module when the service runs compiled. service/build.ts must list it among its entry points.
+ */
+export function serviceModule(pathFromRoot: string): URL {
+  return new URL(`${pathFromRoot}.${COMPILED ? 'js' : 'ts'}`, SERVICE_ROOT);
+}
+
+/**
+ * A new thread running threadPoolWorker. Compiled, that is plain JavaScript. From source, the thread
+ * registers tsx's loader, then imports the worker's body (a `--import` in the thread's execArgv
+ * registers the hooks too late for the thread's own entry).
+ */
+function startThread(): Worker {
+  const body = serviceModule('commands/jobs/threadPoolWorker');
+  if (COMPILED) return new Worker(body);
+  const bootstrap = `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))})
+  .then((tsx) => { tsx.register(); return import(${JSON.stringify(body.href)}); })
   .catch((error) => { console.error(error); process.exit(1); });`;
+  return new Worker(bootstrap, { eval: true });
+}
 
 /**
  * Worker threads for CPU-bound job work, sized to the cores, so the HTTP event loop never runs it.
@@ -108,7 +132,7 @@ export class ThreadPool {
   }
 
   private spawn(): Slot {
-    const worker = new Worker(BOOTSTRAP, { eval: true });
+    const worker = startThread();
     worker.unref();
     const slot: Slot = { worker, current: undefined };
     worker.on('message', (message: { id: number; result?: unknown; error?: string }) => {

@@ -1,0 +1,162 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { promisify } from 'node:util';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { processingBlocks } from '../../domain/dsp/blocks';
+import { buildService, type ServiceBuild } from '../../service/build';
+import { exitOf, killAll } from '../support/serviceProcess';
+import { linkProductionModules } from '../support/productionNodeModules';
+import { signedSample } from '../support/signedSample';
+import { call, loginToken, signup } from '../support/testService';
+
+// The service as the image runs it (Dockerfile): built by service/build.ts, then `node dist/main.js`
+// in a folder holding that output and only the production node_modules (`npm ci --omit=dev`), no
+// source and no tsx. `--preserve-symlinks` keeps module resolution inside that node_modules (its
+// packages are links into the installed one); worker threads inherit the flag.
+const ROOT = path.resolve(__dirname, '../..');
+const run = promisify(execFile);
+
+const impulse = {
+  name: 'Motion',
+  inputBlocks: [{ id: 1, type: 'time-series', name: 'Time series', title: 'Time series data', axes: ['accX', 'accY'], windowSizeMs: 2000, windowIncreaseMs: 500, frequencyHz: 100 }],
+  dspBlocks: [{ id: 2, type: 'spectral-analysis', name: 'Spectral features', title: 'Spectral Analysis', axes: ['accX', 'accY'], input: 1, implementationVersion: 4 }],
+  learnBlocks: [{ id: 3, type: 'keras', name: 'Classifier', title: 'Classification', dsp: [2] }],
+};
+const ROWS = 600; // 6 s at 100 Hz: 9 windows of 2 s, 500 ms apart
+const SAMPLES = 6;
+const rows = (f: number, seed: number) => Array.from({ length: ROWS }, (_, i) => [Math.round(1000 * Math.sin((2 * Math.PI * f * i) / 100 + seed)) / 100, Math.round(1000 * Math.cos((2 * Math.PI * f * i) / 100 + seed)) / 200]);
+
+describe('the compiled service (node dist/main.js, as in the image)', () => {
+  let folder: string;
+  let app: string;
+  let dataDir: string;
+  let build: ServiceBuild;
+  let production: string[];
+  const children: ChildProcess[] = [];
+  let service: { child: ChildProcess; apiUrl: string; ingestionUrl: string };
+  let headers: Record<string, string>;
+
+  // The environment of the test's own process, less what would load tsx or point at other stores.
+  const env = (): NodeJS.ProcessEnv => ({
+    ...process.env,
+    NODE_OPTIONS: '',
+    DATA_DIR: dataDir, API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', MONGO_URL: '', EVENTSTORE_URL: '', ROLES: '',
+  });
+  const node = (args: string[]) => ['--preserve-symlinks', 'dist/main.js', ...args];
+
+  beforeAll(async () => {
+    folder = await mkdtemp(path.join(os.tmpdir(), 'edge-ml-compiled-'));
+    app = path.join(folder, 'app');
+    dataDir = path.join(folder, 'data');
+    build = await buildService(path.join(app, 'dist'));
+    production = await linkProductionModules(ROOT, app);
+    const child = spawn(process.execPath, node([]), { cwd: app, env: env(), stdio: ['ignore', 'pipe', 'inherit'] });
+    children.push(child);
+    service = await new Promise((resolve, reject) => {
+      createInterface({ input: child.stdout! }).on('line', (line) => {
+        try {
+          const entry = JSON.parse(line) as { msg?: string; apiUrl?: string; ingestionUrl?: string };
+          if (entry.msg === 'service started') resolve({ child, apiUrl: entry.apiUrl!, ingestionUrl: entry.ingestionUrl! });
+        } catch {
+          // not a log line
+        }
+      });
+      child.once('exit', (code, signal) => reject(new Error(`the compiled service exited with ${code ?? signal} before it started`)));
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await killAll(children);
+    if (folder) await rm(folder, { recursive: true, force: true });
+  });
+
+  it('imports from node_modules only packages a production install holds, and not tsx', () => {
+    expect(build.packages.length).toBeGreaterThan(0);
+    expect(build.packages.filter((name) => !production.includes(name))).toEqual([]);
+    expect(production).not.toContain('tsx');
+  });
+
+  it('answers /health', async () => {
+    const res = await fetch(`${service.apiUrl}/health`);
+    expect(res.status).toBe(200);
+  });
+
+  it('runs a DSP block and a generate-features job in its worker threads, on compiled code', { timeout: 120_000 }, async () => {
+    await call(service, 'POST', '/api-user-create', { body: signup() });
+    headers = { 'x-jwt-token': await loginToken(service, 'ada') };
+    const project = await call(service, 'POST', '/api/projects/create', { headers, body: { projectName: 'Compiled' } });
+    expect(project.status, JSON.stringify(project.body)).toBe(200);
+    const projectId = Number(project.body.id);
+    expect((await call(service, 'POST', `/api/${projectId}/impulse`, { headers, body: impulse })).status).toBe(200);
+
+    // dsp/{id}/run: one window through the DSP pool's thread; the same block run here must agree.
+    const window = rows(3, 0).slice(0, 200).flat();
+    const ran = await call(service, 'POST', `/api/${projectId}/dsp/2/run`, { headers, body: { features: window, params: {}, drawGraphs: false } });
+    expect(ran.status, JSON.stringify(ran.body)).toBe(200);
+    const config = Object.fromEntries(((await call(service, 'GET', `/api/${projectId}/dsp/2`, { headers })).body.config as { items: { param: string; value: string }[] }[]).flatMap((g) => g.items).map((i) => [i.param, i.value]));
+    const direct = processingBlocks.get('spectral-analysis')!.run({ values: window, axes: ['accX', 'accY'], frequency: 100 }, config, { implementationVersion: 4, drawGraphs: false });
+    expect(ran.body.features).toEqual(Array.from(direct.features).map((v) => expect.closeTo(v, 6)));
+
+    // generate-features: every pool task of the job (features per sample, the explorer, feature importance).
+    for (let i = 0; i < SAMPLES; i++) {
+      const label = i % 2 === 0 ? 'idle' : 'wave';
+      const res = await fetch(`${service.ingestionUrl}/api/training/data`, {
+        method: 'POST',
+        headers: { 'x-api-key': String(project.body.apiKey), 'content-type': 'application/json', 'x-file-name': `${label}.${i}.json`, 'x-label': label },
+        body: signedSample('none', rows(label === 'idle' ? 1 : 9, i), { alg: 'none' }),
+      });
+      expect(res.status).toBe(200);
+    }
+    await expect.poll(async () => (await call(service, 'GET', `/api/${projectId}/raw-data/count?category=training`, { headers })).body.count, { timeout: 30_000 }).toBe(SAMPLES);
+    const requested = await call(service, 'POST', `/api/${projectId}/jobs/generate-features`, { headers, body: { dspId: 2, calculateFeatureImportance: true } });
+    expect(requested.status, JSON.stringify(requested.body)).toBe(200);
+    const jobId = Number(requested.body.id);
+    const status = async () => (await call(service, 'GET', `/api/${projectId}/jobs/${jobId}/status`, { headers })).body.job as Record<string, unknown>;
+    await expect.poll(async () => typeof (await status()).finishedSuccessful, { timeout: 90_000, interval: 200 }).toBe('boolean');
+    const stdout = ((await call(service, 'GET', `/api/${projectId}/jobs/${jobId}/stdout?limit=10000`, { headers })).body.stdout as { data: string }[]).map((l) => l.data).join('');
+    expect((await status()).finishedSuccessful, stdout).toBe(true);
+    expect(stdout).toMatch(new RegExp(`Processed ${SAMPLES * 9}/${SAMPLES * 9} windows`));
+  });
+
+  it('decodes an image sample with sharp (a native addon) in a worker thread for a slice run', async () => {
+    const project = await call(service, 'POST', '/api/projects/create', { headers, body: { projectName: 'Compiled vision' } });
+    const projectId = Number(project.body.id);
+    const vision = {
+      name: 'Vision',
+      inputBlocks: [{ id: 1, type: 'image', name: 'Image', title: 'Image data', imageWidth: 4, imageHeight: 4, resizeMethod: 'nearest' }],
+      dspBlocks: [{ id: 2, type: 'image', name: 'Image', title: 'Image', axes: ['image'], input: 1, implementationVersion: 1 }],
+      learnBlocks: [{ id: 3, type: 'keras-transfer-image', name: 'Transfer learning', title: 'Transfer Learning (Images)', dsp: [2] }],
+    };
+    expect((await call(service, 'POST', `/api/${projectId}/impulse`, { headers, body: vision })).status).toBe(200);
+    const form = new FormData();
+    form.append('data', new Blob([new Uint8Array(await sharp(Buffer.alloc(5 * 3 * 3, Buffer.from([255, 128, 0])), { raw: { width: 5, height: 3, channels: 3 } }).png().toBuffer())], { type: 'image/png' }), 'solid.png');
+    const uploaded = await fetch(`${service.ingestionUrl}/api/training/files`, { method: 'POST', headers: { 'x-api-key': String(project.body.apiKey), 'x-label': 'solid' }, body: form });
+    expect(uploaded.status, await uploaded.text()).toBe(200);
+    const listed = async () => (await call(service, 'GET', `/api/${projectId}/raw-data?category=training`, { headers })).body.samples as { id: number }[];
+    await expect.poll(async () => (await listed()).length, { timeout: 30_000 }).toBe(1);
+    const sampleId = (await listed())[0]!.id;
+    const res = await call(service, 'POST', `/api/${projectId}/dsp/2/raw-data/${sampleId}/slice/run?sliceStart=0`, { headers, body: { params: {}, store: false } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    // One colour resized is that colour: 16 pixels of R/255, G/255, B/255.
+    const pixel = [1, 128 / 255, 0];
+    expect(res.body.features).toEqual(Array.from({ length: 16 }, () => pixel).flat().map((v) => expect.closeTo(v, 6)));
+  });
+
+  it('stops on SIGTERM, then runs the rebuild and audit subcommands on its data folder', { timeout: 60_000 }, async () => {
+    service.child.kill('SIGTERM');
+    await exitOf(service.child);
+    expect(service.child.exitCode).toBe(0);
+
+    const options = { cwd: app, env: env() };
+    await run(process.execPath, node(['rebuild']), options);
+    expect((await run(process.execPath, node(['rebuild', '--verify']), options)).stdout).toMatch(/identical/);
+    expect((await run(process.execPath, node(['audit', 'verify']), options)).stdout).toMatch(/^log intact: \d+ events/);
+    const exported = path.join(folder, 'log.ndjson');
+    expect((await run(process.execPath, node(['audit', 'export', '--out', exported]), options)).stdout).toMatch(/\d+ events written/);
+    expect((await readFile(exported, 'utf8')).trim().split('\n').length).toBeGreaterThan(10);
+  });
+});
