@@ -1,5 +1,6 @@
 import type { Middleware } from 'koa';
 import { DomainError } from '../domain/shared/errors';
+import { isTransientStoreError, RETRY_AFTER_SECONDS } from '../stores/transientErrors';
 
 /**
  * The ingestion API answers in text/plain, as the spec and the device tools expect: the body of a
@@ -25,6 +26,13 @@ export function textErrors(): Middleware {
       if (typeof status === 'number' && status >= 400 && status < 500) {
         ctx.status = status;
         ctx.body = (caught as { expose?: boolean }).expose ? (caught as Error).message : 'Bad request';
+        return;
+      }
+      if (isTransientStoreError(caught)) {
+        ctx.status = 503;
+        ctx.set('Retry-After', String(RETRY_AFTER_SECONDS));
+        ctx.body = `The service is busy (its storage did not answer in time); nothing was stored, try again (request id ${String(ctx.state.requestId)})`;
+        ctx.app.emit('error', caught, ctx);
         return;
       }
       ctx.status = 500;

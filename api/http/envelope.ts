@@ -1,5 +1,6 @@
 import type { Middleware } from 'koa';
 import { DomainError } from '../../domain/shared/errors';
+import { isTransientStoreError, RETRY_AFTER_SECONDS } from '../../stores/transientErrors';
 
 /** Errors thrown by Koa's own machinery (body parsing, allowed methods) carry an HTTP status. */
 interface HttpLikeError {
@@ -38,6 +39,13 @@ export function jsonEnvelope(): Middleware {
       if (typeof status === 'number' && status >= 400 && status < 500) {
         ctx.status = status;
         ctx.body = { success: false, error: describeHttpError(error, status) };
+        return;
+      }
+      if (isTransientStoreError(caught)) {
+        ctx.status = 503;
+        ctx.set('Retry-After', String(RETRY_AFTER_SECONDS));
+        ctx.body = { success: false, error: `The service is busy (its storage did not answer in time); try again (request id ${String(ctx.state.requestId)})` };
+        ctx.app.emit('error', caught, ctx);
         return;
       }
       ctx.status = 500;
