@@ -31,7 +31,7 @@ export function textErrors(): Middleware {
       if (isTransientStoreError(caught)) {
         ctx.status = 503;
         ctx.set('Retry-After', String(RETRY_AFTER_SECONDS));
-        ctx.body = `The service is busy (its storage did not answer in time); nothing was stored, try again (request id ${String(ctx.state.requestId)})`;
+        ctx.body = `The service is busy (its storage did not answer in time); the sample was not recorded, try again (request id ${String(ctx.state.requestId)})`;
         ctx.app.emit('error', caught, ctx);
         return;
       }

@@ -60,7 +60,7 @@ describe('a busy store behind the APIs', () => {
       const busy = await upload();
       expect(busy.status).toBe(503);
       expect(busy.headers.get('retry-after')).toBe('1');
-      expect(await busy.text()).toMatch(/^The service is busy .*nothing was stored, try again/);
+      expect(await busy.text()).toMatch(/^The service is busy .*the sample was not recorded, try again/);
     } finally {
       blobs.put = put;
     }
