@@ -7,7 +7,9 @@
 //    is set, on the MongoDB read and blob stores (FerretDB here: an indicator);
 // 2. MB/s for one 100 MB WAV sent as multipart to `POST /api/training/files`, streamed from disk by
 //    the child, next to the disk itself: 100 MB through fs.createWriteStream and an fsync, in the
-//    same folder, from this process while the service idles;
+//    same folder, from this process while the service idles (the issue's ceiling); and next to the
+//    least any HTTP service must do with it: a bare server in this process that parses the same
+//    multipart body (busboy, as the service) into a file and fsyncs it, loaded by the same client;
 // 3. the service process's RSS before the uploads and its peak during them.
 // Contenders take turns round by round, so drift in the machine's speed hits all alike.
 
@@ -18,6 +20,7 @@ import { once } from 'node:events';
 import http from 'node:http';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import busboy from 'busboy';
 import Koa from 'koa';
 import { MAX_FILE_BYTES } from '../ingestion/receiveFile';
 import type { BenchResult } from './benchResult';
@@ -154,6 +157,9 @@ async function largeFile(): Promise<string[]> {
     let rssPeak = 0;
     const uploadSeconds: number[] = [];
     const diskSeconds: number[] = [];
+    const bareSeconds: number[] = [];
+    const bareServer = http.createServer(bareMultipart(join(dataDir, 'bare-multipart.bin')));
+    const bareUrl = `http://${HOST}:${await listen(bareServer)}/api/training/files`;
     const uploadIo: IoCounters[] = [];
     const diskIo: IoCounters[] = [];
     for (let round = 0; round < FILE_ROUNDS; round++) {
@@ -163,6 +169,11 @@ async function largeFile(): Promise<string[]> {
       diskSeconds.push(Number(process.hrtime.bigint() - start) / 1e9);
       diskIo.push(ioSince(io));
       await rm(rawPath);
+
+      const bare = await load.upload({ url: bareUrl, apiKey, path: wavPath, fileName: `bare.${round}.wav`, contentType: 'audio/wav' });
+      if (bare.status !== 200) throw new Error(`the bare multipart server answered ${bare.status}: ${bare.text.slice(0, 300)}`);
+      bareSeconds.push(bare.seconds);
+      await rm(join(dataDir, 'bare-multipart.bin'));
 
       // A different content each round: the blob store keeps content it already has without writing it again.
       await stamp(wavPath, round);
@@ -186,6 +197,8 @@ async function largeFile(): Promise<string[]> {
     const uploadMbs = (FILE_BYTES * FILE_ROUNDS) / 1e6 / sum(uploadSeconds);
     const diskMbs = (FILE_BYTES * FILE_ROUNDS) / 1e6 / sum(diskSeconds);
     const roundRatios = uploadSeconds.map((u, i) => diskSeconds[i]! / u);
+    const bareMbs = (FILE_BYTES * FILE_ROUNDS) / 1e6 / sum(bareSeconds);
+    await closeServer(bareServer);
     const io = (list: IoCounters[]) => {
       if (list.some((c) => c.writeBytes < 0)) return 'unknown (/proc/self/io unreadable)';
       const written = sum(list.map((c) => c.writeBytes)) / list.length;
@@ -197,6 +210,7 @@ async function largeFile(): Promise<string[]> {
         `disk = fs.createWriteStream of ${FILE_BYTES / 1e6} MB in ${CHUNK_BYTES / 1024} KiB writes + fsync (flush: true), same temp dir, while the service idles:`,
       `  upload ${uploadMbs.toFixed(0)} MB/s (rounds ${uploadSeconds.map((s) => mbPerSecond(s).toFixed(0)).join(', ')}), disk ${diskMbs.toFixed(0)} MB/s (rounds ${diskSeconds.map((s) => mbPerSecond(s).toFixed(0)).join(', ')}); MB = 10^6 bytes`,
       `  upload/disk ${(uploadMbs / diskMbs).toFixed(3)} overall (aim: 0.5 or more); per round ${roundRatios.map((r) => r.toFixed(3)).join(', ')}`,
+      `  bare multipart server (busboy into a file, fsynced; no service) ${bareMbs.toFixed(0)} MB/s (rounds ${bareSeconds.map((s) => mbPerSecond(s).toFixed(0)).join(', ')}): bare/disk ${(bareMbs / diskMbs).toFixed(3)}, upload/bare ${(uploadMbs / bareMbs).toFixed(3)}`,
       `  bytes the service's process wrote to files per round (/proc/self/io write_bytes; cancelled = deleted before writeback): upload ${io(uploadIo)}, disk ${io(diskIo)}`,
       `3. service RSS: ${mb(rssBefore)} before the uploads; peak ${mb(rssPeak)} during them (sampled every ${RSS_SAMPLE_MS} ms, +${mb(rssPeak - rssBefore)}); ${FILE_ROUNDS} alternating rounds (disk write, then upload), each upload a different content`,
     ];
@@ -252,6 +266,34 @@ async function stamp(path: string, round: number): Promise<void> {
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * The least an HTTP service does with a multipart upload: parse it (busboy, as the service) into a
+ * file, fsynced before it answers; no hashing, checks or storage of its own.
+ */
+function bareMultipart(path: string): http.RequestListener {
+  return (req, res) => {
+    const parser = busboy({ headers: req.headers });
+    let written: Promise<void> | undefined;
+    parser.on('file', (_name, file) => {
+      written = pipeline(file, createWriteStream(path, { highWaterMark: CHUNK_BYTES, flush: true }));
+    });
+    parser.on('close', () => {
+      (written ?? Promise.reject(new Error('no file part'))).then(
+        () => res.end('ok'),
+        (error: unknown) => {
+          res.statusCode = 500;
+          res.end(String(error));
+        },
+      );
+    });
+    parser.on('error', (error: unknown) => {
+      res.statusCode = 400;
+      res.end(String(error));
+    });
+    req.pipe(parser);
+  };
 }
 
 /** The ceiling: FILE_BYTES through a write stream, fsynced before it closes. */
