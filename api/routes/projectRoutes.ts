@@ -12,7 +12,7 @@ import { selectedImpulseId } from './selectedImpulse';
 import { PERFORMANCE_FIELDS, TargetConstraintsSchema, UpdateProjectRequest, UpdateProjectTagsRequest, type UpdateProjectBody } from './projectSettingsSchemas';
 import { intParam, operation, queryBoolean, queryInteger, type Operation } from '../http/operation';
 import { withTextRule } from '../http/withTextRule';
-import { projectInfoView, projectViews, usersOfProjects } from '../views/projectView';
+import { projectInfoView, projectViews, usersOfProjects, whitelabelNamesOf } from '../views/projectView';
 
 const CreateProjectRequest = z.object({
   projectName: z.string().min(1).max(PROJECT_NAME_MAX).superRefine(withTextRule({ max: PROJECT_NAME_MAX })),
@@ -96,8 +96,9 @@ export function projectOperations(deps: ApiDeps): Operation[] {
         const project = then?.project ?? current;
         const now = then?.now ?? new Date();
         // Independent reads side by side: on a networked read store each is a round trip.
-        const [users, asked, chosen, devices, computeTimeUsedMs] = await Promise.all([
+        const [users, whitelabelNames, asked, chosen, devices, computeTimeUsedMs] = await Promise.all([
           usersOfProjects(deps, [project]),
+          whitelabelNamesOf(deps, [project]),
           query.impulseId === undefined ? undefined : deps.impulses.byId(project.id, query.impulseId),
           selectedImpulseId(deps.impulses, project, undefined),
           deps.devices.forProject(project.id),
@@ -118,6 +119,7 @@ export function projectOperations(deps: ApiDeps): Operation[] {
           studioUrl: deps.settings.publicUrl,
           now,
           computeTimeUsedMs,
+          whitelabelNames,
         });
       },
     }),
