@@ -12,6 +12,11 @@ import { selectedImpulseId } from './selectedImpulse';
 import { PERFORMANCE_FIELDS, TargetConstraintsSchema, UpdateProjectRequest, UpdateProjectTagsRequest, type UpdateProjectBody } from './projectSettingsSchemas';
 import { intParam, operation, queryBoolean, queryInteger, type Operation } from '../http/operation';
 import { withTextRule } from '../http/withTextRule';
+import { requireOrganization } from '../auth/organizationAccess';
+import { signedInUser } from '../auth/userTarget';
+import { whitelabelOfHost } from '../http/requestWhitelabel';
+import { whitelabelsOfOrganizations } from '../views/organizationView';
+import type { WhitelabelDocument } from '../../projections/whitelabels/whitelabelDocument';
 import { projectInfoView, projectViews, usersOfProjects, whitelabelNamesOf } from '../views/projectView';
 
 const CreateProjectRequest = z.object({
@@ -42,6 +47,14 @@ function settingsChange(body: UpdateProjectBody, principal: Principal, deps: Api
   };
 }
 
+/** The SDK's UpdateOrganizationCreateEmptyProjectRequest. */
+const CreateOrganizationProjectRequest = CreateProjectRequest.omit({ originalProjectVersionId: true }).extend({
+  projectOwnerUsernameOrEmail: z.string().min(1).max(256).optional(),
+});
+
+/** What project creation needs of the white label a request came to. */
+const hostWhitelabelOf = (w: WhitelabelDocument | null) => (w ? { whitelabelId: w.id, allowFreeProjects: w.allowFreeProjects } : undefined);
+
 export function projectOperations(deps: ApiDeps): Operation[] {
   const outerDeps = deps;
   return [
@@ -49,20 +62,53 @@ export function projectOperations(deps: ApiDeps): Operation[] {
       operationId: 'createProject',
       method: 'post',
       path: '/api/projects/create',
-      summary: 'Create a project owned by the current user',
+      summary: "Create a project owned by the current user (in the white label of the request's host, if it allows free projects)",
       auth: 'any',
       body: CreateProjectRequest,
-      async handler({ principal, body, requestId, settle }) {
+      async handler({ principal, body, ctx, requestId, settle }) {
         if (principal.kind !== 'user') throw new ForbiddenError('Projects are created by users: log in and send a JWT');
         const { projectId, apiKey, position } = await createProject(
           deps,
-          { name: body.projectName, ownerUserId: principal.user.id, isPublic: body.projectVisibility === 'public' },
+          { name: body.projectName, ownerUserId: principal.user.id, isPublic: body.projectVisibility === 'public', hostWhitelabel: hostWhitelabelOf(await whitelabelOfHost(deps, ctx)) },
           requestContext(principal, requestId),
         );
         await settle(position);
         // OAuth callers never get a key back, and a caller may ask for none.
         const returnKey = principal.via === 'jwt' && body.createApiKey !== false;
         return { id: projectId, apiKey: returnKey ? apiKey : '' };
+      },
+    }),
+    operation({
+      operationId: 'organizationCreateEmptyProject',
+      method: 'post',
+      path: '/api/organizations/:organizationId/new-project',
+      summary: "Create a project owned by the organization (its admins and members): it is in the organization's white label, or in the host's",
+      auth: 'jwt',
+      body: CreateOrganizationProjectRequest,
+      async handler({ principal, params, body, ctx, requestId, settle }) {
+        const organizationId = intParam(params, 'organizationId');
+        const caller = await requireOrganization(deps, principal, organizationId, 'read');
+        let ownerUserId = signedInUser(principal).id;
+        if (body.projectOwnerUsernameOrEmail !== undefined) {
+          const owner = await deps.users.byUsernameOrEmail(body.projectOwnerUsernameOrEmail);
+          const member = owner && caller.organization.members.find((m) => m.userId === owner.id && m.role !== 'guest');
+          if (!owner || !member) throw new ValidationError(`"projectOwnerUsernameOrEmail": ${body.projectOwnerUsernameOrEmail} is not an admin or member of organization ${organizationId}`);
+          ownerUserId = owner.id;
+        }
+        const [host, owned] = await Promise.all([whitelabelOfHost(deps, ctx), whitelabelsOfOrganizations(deps, [organizationId])]);
+        const { projectId, apiKey, position } = await createProject(
+          deps,
+          {
+            name: body.projectName,
+            ownerUserId,
+            isPublic: body.projectVisibility === 'public',
+            hostWhitelabel: hostWhitelabelOf(host),
+            ownerOrganization: { organizationId, whitelabelId: owned.get(organizationId)?.id ?? null },
+          },
+          requestContext(principal, requestId),
+        );
+        await settle(position);
+        return { id: projectId, apiKey: principal.kind === 'user' && principal.via === 'jwt' && body.createApiKey !== false ? apiKey : '' };
       },
     }),
     operation({
