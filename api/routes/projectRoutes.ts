@@ -57,6 +57,11 @@ const hostWhitelabelOf = (w: WhitelabelDocument | null) => (w ? { whitelabelId: 
 
 export function projectOperations(deps: ApiDeps): Operation[] {
   const outerDeps = deps;
+  /** Projects of an organization are made by its signed-in admins and members (and staff), never with a key. */
+  const organizationProjectCreator = async (principal: Principal, params: Record<string, string>) => {
+    if (principal.kind !== 'user') throw new ForbiddenError("An organization's projects are created by a signed-in admin or member, not with an API key");
+    return requireOrganization(deps, principal, intParam(params, 'organizationId'), 'read');
+  };
   return [
     operation({
       operationId: 'createProject',
@@ -83,11 +88,16 @@ export function projectOperations(deps: ApiDeps): Operation[] {
       method: 'post',
       path: '/api/organizations/:organizationId/new-project',
       summary: "Create a project owned by the organization (its admins and members): it is in the organization's white label, or in the host's",
-      auth: 'jwt',
+      auth: 'any',
+      // An organization key is answered 403 like every organization route refuses a key, not 401.
+      acceptsOrganizationKey: true,
       body: CreateOrganizationProjectRequest,
+      async authorize(principal, params) {
+        await organizationProjectCreator(principal, params);
+      },
       async handler({ principal, params, body, ctx, requestId, settle }) {
         const organizationId = intParam(params, 'organizationId');
-        const caller = await requireOrganization(deps, principal, organizationId, 'read');
+        const caller = await organizationProjectCreator(principal, params);
         let ownerUserId = signedInUser(principal).id;
         if (body.projectOwnerUsernameOrEmail !== undefined) {
           const owner = await deps.users.byUsernameOrEmail(body.projectOwnerUsernameOrEmail);
