@@ -13,6 +13,7 @@ import type { ApiDeps } from '../apiDeps';
 import { accountKey, clientAddress, type ClientRequest } from '../auth/throttleKeys';
 import { refusedWithRetryAfter } from '../auth/throttleAnswers';
 import { operation, type Operation } from '../http/operation';
+import { requireSwitch, whitelabelOfHost } from '../http/requestWhitelabel';
 
 const GetJWTRequest = z.object({
   username: z.string().min(1).max(256),
@@ -96,6 +97,8 @@ export function accountOperations(deps: ApiDeps): Operation[] {
       auth: 'none',
       body: GetJWTRequest,
       async handler({ body, ctx, requestId }) {
+        // Refused before the password is looked at: the answer tells nothing of the account.
+        requireSwitch(await whitelabelOfHost(deps, ctx), 'allowPasswordAuth', 'Signing in with a password');
         const address = clientAddress(ctx, deps.settings.trustedProxyHops);
         const user = await deps.users.byUsernameOrEmail(body.username);
         const attempt = refusedWithRetryAfter(ctx, () => deps.throttle.begin({ account: accountKey(user, body.username), address }));
@@ -124,15 +127,28 @@ export function accountOperations(deps: ApiDeps): Operation[] {
       operationId: 'createUser',
       method: 'post',
       path: '/api-user-create',
-      summary: 'Create a user and their first project; an activation code is e-mailed',
+      summary: "Create a user and their first project (none on a white label without free projects); an activation code is e-mailed",
       auth: 'none',
       body: CreateUserRequest,
-      async handler({ body, requestId, settle }) {
+      async handler({ body, ctx, requestId, settle }) {
         if (!deps.settings.signupEnabled) throw new ForbiddenError(SIGNUP_CLOSED, 'SIGNUP_CLOSED');
-        const { userId } = await registerUser(deps, registrationInput(body), context(requestId));
+        const whitelabel = await whitelabelOfHost(deps, ctx);
+        requireSwitch(whitelabel, 'allowSignup', 'Signing up');
+        const registered = await registerUser(deps, registrationInput(body), context(requestId));
+        const userId = registered.userId;
+        // The first project is a free project: a white label that allows none gets an account without one.
+        if (whitelabel && !whitelabel.allowFreeProjects) {
+          await settle(registered.position);
+          return { id: userId };
+        }
         const { position } = await createProject(
           deps,
-          { name: body.projectName ?? `${body.username}-project-1`, ownerUserId: userId, isPublic: false },
+          {
+            name: body.projectName ?? `${body.username}-project-1`,
+            ownerUserId: userId,
+            isPublic: false,
+            hostWhitelabel: whitelabel ? { whitelabelId: whitelabel.id, allowFreeProjects: whitelabel.allowFreeProjects } : undefined,
+          },
           context(requestId, `user:${userId}`),
         );
         await settle(position);

@@ -21,7 +21,7 @@ import { isStaff } from '../auth/staff';
 import { authorizeSelfOrStaff, signedInUser, targetUser } from '../auth/userTarget';
 import { operation, queryBoolean, type Operation, type OperationRequest } from '../http/operation';
 import { projectViews } from '../views/projectView';
-import { organizationView } from '../views/organizationView';
+import { organizationViews } from '../views/organizationView';
 import { EULAS, USER_EXPERIMENTS, getUserView, trialView } from '../views/userView';
 import { Password } from './accountRoutes';
 import { EnterpriseUpgradeOrTrialExtensionRequest } from './organizationRoutes';
@@ -74,7 +74,7 @@ export function currentUserOperations(deps: ApiDeps): Operation[] {
       query: z.object({ excludeProjects: queryBoolean.optional() }),
       async handler(target, { query }) {
         const projects = query.excludeProjects ? [] : await projectViews(deps, await deps.projects.forCollaborator(target.id));
-        const organizations = (await deps.organizations.forMember(target.id)).map((o) => organizationView(o, target.id));
+        const organizations = await organizationViews(deps, await deps.organizations.forMember(target.id), target.id);
         return getUserView(target, { ...deps.settings, projects, organizations, trials: await deps.users.trials(target.id), now: now() });
       },
     }),

@@ -1,11 +1,11 @@
 // The deployment target catalog (DeploymentApi: listAllDeploymentTargets,
-// listDeploymentTargetsForProject). A white label shows only the targets it enables; a request is
-// in a white label when its host is that white label's domain.
-import type { Context } from 'koa';
+// listDeploymentTargetsForProject). A white label shows only the targets it enables: the catalog
+// those of the request's host, a project's those of its own white label (api/http/requestWhitelabel.ts).
 import { deploymentTargetsFor, type DeploymentTarget } from '../../domain/deployment/deploymentTargets';
 import type { ProjectDocument } from '../../projections/projects/projectDocument';
 import type { ApiDeps } from '../apiDeps';
 import { operation, type Operation } from '../http/operation';
+import { whitelabelOfHost, whitelabelOfProject } from '../http/requestWhitelabel';
 
 /** The C++ library builds for any target with a C++ compiler: the recommendation when nothing closer fits. */
 const FALLBACK_FORMAT = 'zip';
@@ -23,7 +23,6 @@ export function projectDeploymentTargets(targets: readonly DeploymentTarget[], p
 }
 
 export function deploymentOperations(deps: ApiDeps): Operation[] {
-  const whitelabelOfRequest = (ctx: Context) => deps.whitelabels.byDomain(ctx.hostname.toLowerCase());
   return [
     operation({
       operationId: 'listAllDeploymentTargets',
@@ -33,18 +32,17 @@ export function deploymentOperations(deps: ApiDeps): Operation[] {
       auth: 'any',
       acceptsOrganizationKey: true,
       async handler({ ctx }) {
-        return { targets: deploymentTargetsFor(await whitelabelOfRequest(ctx)) };
+        return { targets: deploymentTargetsFor(await whitelabelOfHost(deps, ctx)) };
       },
     }),
     operation({
       operationId: 'listDeploymentTargetsForProject',
       method: 'get',
       path: '/api/:projectId/deployment/targets',
-      summary: "The deployment targets for the project, with the ones that suit it recommended (a white label's only)",
+      summary: "The deployment targets for the project, with the ones that suit it recommended (its white label's only)",
       auth: 'any',
       async handler({ ctx, project }) {
-        // Projects are not created inside a white label here: the host decides, as for the catalog.
-        return { targets: projectDeploymentTargets(deploymentTargetsFor(await whitelabelOfRequest(ctx)), project) };
+        return { targets: projectDeploymentTargets(deploymentTargetsFor(await whitelabelOfProject(deps, project, ctx)), project) };
       },
     }),
   ];

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { createEmptyImpulse, deleteImpulse, issueBlockId, saveImpulse, updateImpulse } from '../../commands/impulses/impulseCommands';
-import { impulseBlockCatalog } from '../../domain/impulse/blockCatalog';
+import { impulseBlocksFor } from '../../domain/whitelabel/whitelabelBlocks';
+import { whitelabelOfProject } from '../http/requestWhitelabel';
 import { NotFoundError } from '../../domain/shared/errors';
 import type { ImpulseDocument } from '../../projections/impulses/impulseDocument';
 import type { ApiDeps } from '../apiDeps';
@@ -43,10 +44,10 @@ export function impulseOperations(deps: ApiDeps): Operation[] {
       operationId: 'getImpulseBlocks',
       method: 'get',
       path: '/api/:projectId/impulse/blocks',
-      summary: 'The blocks an impulse of this project can be built from',
+      summary: "The blocks an impulse of this project can be built from (its white label's learn blocks only)",
       auth: 'any',
-      async handler() {
-        return impulseBlockCatalog();
+      async handler({ ctx, project }) {
+        return impulseBlocksFor(await whitelabelOfProject(deps, project, ctx));
       },
     }),
     operation({

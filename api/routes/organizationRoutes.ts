@@ -15,7 +15,7 @@ import { requestContext, type Principal } from '../auth/principal';
 import { isStaff } from '../auth/staff';
 import { authorizeSelfOrStaff, signedInUser, targetUser } from '../auth/userTarget';
 import { intParam, operation, type Operation, type OperationRequest } from '../http/operation';
-import { organizationApiKeyView, organizationInfoView, organizationView, type OrganizationAudience } from '../views/organizationView';
+import { organizationApiKeyView, organizationInfoView, organizationViews, whitelabelsOfOrganizations, type OrganizationAudience } from '../views/organizationView';
 
 /** The body of an enterprise upgrade or trial extension request (same type in the SDK). */
 export const EnterpriseUpgradeOrTrialExtensionRequest = z.object({
@@ -110,7 +110,7 @@ export function organizationOperations(deps: ApiDeps): Operation[] {
       ...(byId ? { authorize: authorizeSelfOrStaff(deps.settings.staffUsernames) } : {}),
       async handler({ principal, params }) {
         const target = byId ? await targetUser(deps.users, principal, params) : signedInUser(principal);
-        return { organizations: (await deps.organizations.forMember(target.id)).map((o) => organizationView(o, target.id)) };
+        return { organizations: await organizationViews(deps, await deps.organizations.forMember(target.id), target.id) };
       },
     });
 
@@ -148,9 +148,9 @@ export function organizationOperations(deps: ApiDeps): Operation[] {
         if (principal.kind === 'apiKey') throw new UnauthorizedError('Invalid API key: this is a project API key, not an organization API key', 'INVALID_API_KEY');
         if (principal.kind === 'organizationKey') {
           const organization = await deps.organizations.byId(principal.organizationId);
-          return { organizations: organization ? [organizationView(organization, null)] : [] };
+          return { organizations: await organizationViews(deps, organization ? [organization] : [], null) };
         }
-        return { organizations: (await deps.organizations.forMember(principal.user.id)).map((o) => organizationView(o, principal.user.id)) };
+        return { organizations: await organizationViews(deps, await deps.organizations.forMember(principal.user.id), principal.user.id) };
       },
     }),
     orgOp({
@@ -162,7 +162,8 @@ export function organizationOperations(deps: ApiDeps): Operation[] {
       async handler({ caller }) {
         const o = caller.organization;
         const audience: OrganizationAudience = caller.isGuest ? { kind: 'guest', userId: caller.userId! } : caller.userId === null ? { kind: 'apiKey' } : { kind: 'full' };
-        return organizationInfoView(o, { users: await usersByIds(o.memberIds), staffUsernames: deps.settings.staffUsernames, publicUrl: deps.settings.publicUrl, audience });
+        const [users, whitelabels] = await Promise.all([usersByIds(o.memberIds), whitelabelsOfOrganizations(deps, [o.id])]);
+        return organizationInfoView(o, { users, staffUsernames: deps.settings.staffUsernames, publicUrl: deps.settings.publicUrl, audience, whitelabel: whitelabels.get(o.id) ?? null });
       },
     }),
     orgOp({

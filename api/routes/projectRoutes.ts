@@ -12,7 +12,12 @@ import { selectedImpulseId } from './selectedImpulse';
 import { PERFORMANCE_FIELDS, TargetConstraintsSchema, UpdateProjectRequest, UpdateProjectTagsRequest, type UpdateProjectBody } from './projectSettingsSchemas';
 import { intParam, operation, queryBoolean, queryInteger, type Operation } from '../http/operation';
 import { withTextRule } from '../http/withTextRule';
-import { projectInfoView, projectViews, usersOfProjects } from '../views/projectView';
+import { requireOrganization } from '../auth/organizationAccess';
+import { signedInUser } from '../auth/userTarget';
+import { whitelabelOfHost } from '../http/requestWhitelabel';
+import { whitelabelsOfOrganizations } from '../views/organizationView';
+import type { WhitelabelDocument } from '../../projections/whitelabels/whitelabelDocument';
+import { projectInfoView, projectViews, usersOfProjects, whitelabelNamesOf } from '../views/projectView';
 
 const CreateProjectRequest = z.object({
   projectName: z.string().min(1).max(PROJECT_NAME_MAX).superRefine(withTextRule({ max: PROJECT_NAME_MAX })),
@@ -42,27 +47,78 @@ function settingsChange(body: UpdateProjectBody, principal: Principal, deps: Api
   };
 }
 
+/** The SDK's UpdateOrganizationCreateEmptyProjectRequest. */
+const CreateOrganizationProjectRequest = CreateProjectRequest.omit({ originalProjectVersionId: true }).extend({
+  projectOwnerUsernameOrEmail: z.string().min(1).max(256).optional(),
+});
+
+/** What project creation needs of the white label a request came to. */
+const hostWhitelabelOf = (w: WhitelabelDocument | null) => (w ? { whitelabelId: w.id, allowFreeProjects: w.allowFreeProjects } : undefined);
+
 export function projectOperations(deps: ApiDeps): Operation[] {
   const outerDeps = deps;
+  /** Projects of an organization are made by its signed-in admins and members (and staff), never with a key. */
+  const organizationProjectCreator = async (principal: Principal, params: Record<string, string>) => {
+    if (principal.kind !== 'user') throw new ForbiddenError("An organization's projects are created by a signed-in admin or member, not with an API key");
+    return requireOrganization(deps, principal, intParam(params, 'organizationId'), 'read');
+  };
   return [
     operation({
       operationId: 'createProject',
       method: 'post',
       path: '/api/projects/create',
-      summary: 'Create a project owned by the current user',
+      summary: "Create a project owned by the current user (in the white label of the request's host, if it allows free projects)",
       auth: 'any',
       body: CreateProjectRequest,
-      async handler({ principal, body, requestId, settle }) {
+      async handler({ principal, body, ctx, requestId, settle }) {
         if (principal.kind !== 'user') throw new ForbiddenError('Projects are created by users: log in and send a JWT');
         const { projectId, apiKey, position } = await createProject(
           deps,
-          { name: body.projectName, ownerUserId: principal.user.id, isPublic: body.projectVisibility === 'public' },
+          { name: body.projectName, ownerUserId: principal.user.id, isPublic: body.projectVisibility === 'public', hostWhitelabel: hostWhitelabelOf(await whitelabelOfHost(deps, ctx)) },
           requestContext(principal, requestId),
         );
         await settle(position);
         // OAuth callers never get a key back, and a caller may ask for none.
         const returnKey = principal.via === 'jwt' && body.createApiKey !== false;
         return { id: projectId, apiKey: returnKey ? apiKey : '' };
+      },
+    }),
+    operation({
+      operationId: 'organizationCreateEmptyProject',
+      method: 'post',
+      path: '/api/organizations/:organizationId/new-project',
+      summary: "Create a project owned by the organization (its admins and members): it is in the organization's white label, or in the host's",
+      auth: 'any',
+      // An organization key is answered 403 like every organization route refuses a key, not 401.
+      acceptsOrganizationKey: true,
+      body: CreateOrganizationProjectRequest,
+      async authorize(principal, params) {
+        await organizationProjectCreator(principal, params);
+      },
+      async handler({ principal, params, body, ctx, requestId, settle }) {
+        const organizationId = intParam(params, 'organizationId');
+        const caller = await organizationProjectCreator(principal, params);
+        let ownerUserId = signedInUser(principal).id;
+        if (body.projectOwnerUsernameOrEmail !== undefined) {
+          const owner = await deps.users.byUsernameOrEmail(body.projectOwnerUsernameOrEmail);
+          const member = owner && caller.organization.members.find((m) => m.userId === owner.id && m.role !== 'guest');
+          if (!owner || !member) throw new ValidationError(`"projectOwnerUsernameOrEmail": ${body.projectOwnerUsernameOrEmail} is not an admin or member of organization ${organizationId}`);
+          ownerUserId = owner.id;
+        }
+        const [host, owned] = await Promise.all([whitelabelOfHost(deps, ctx), whitelabelsOfOrganizations(deps, [organizationId])]);
+        const { projectId, apiKey, position } = await createProject(
+          deps,
+          {
+            name: body.projectName,
+            ownerUserId,
+            isPublic: body.projectVisibility === 'public',
+            hostWhitelabel: hostWhitelabelOf(host),
+            ownerOrganization: { organizationId, whitelabelId: owned.get(organizationId)?.id ?? null },
+          },
+          requestContext(principal, requestId),
+        );
+        await settle(position);
+        return { id: projectId, apiKey: principal.kind === 'user' && principal.via === 'jwt' && body.createApiKey !== false ? apiKey : '' };
       },
     }),
     operation({
@@ -96,8 +152,9 @@ export function projectOperations(deps: ApiDeps): Operation[] {
         const project = then?.project ?? current;
         const now = then?.now ?? new Date();
         // Independent reads side by side: on a networked read store each is a round trip.
-        const [users, asked, chosen, devices, computeTimeUsedMs] = await Promise.all([
+        const [users, whitelabelNames, asked, chosen, devices, computeTimeUsedMs] = await Promise.all([
           usersOfProjects(deps, [project]),
+          whitelabelNamesOf(deps, [project]),
           query.impulseId === undefined ? undefined : deps.impulses.byId(project.id, query.impulseId),
           selectedImpulseId(deps.impulses, project, undefined),
           deps.devices.forProject(project.id),
@@ -118,6 +175,7 @@ export function projectOperations(deps: ApiDeps): Operation[] {
           studioUrl: deps.settings.publicUrl,
           now,
           computeTimeUsedMs,
+          whitelabelNames,
         });
       },
     }),

@@ -2,7 +2,7 @@
 // owner organization's admins choose its deployment targets; anyone reads its domain.
 import { z } from 'zod';
 import { createWhitelabel, deleteWhitelabel, updateWhitelabel } from '../../commands/whitelabels/whitelabelCommands';
-import { impulseBlockCatalog } from '../../domain/impulse/blockCatalog';
+import { impulseBlocksFor } from '../../domain/whitelabel/whitelabelBlocks';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../domain/shared/errors';
 import { WHITELABEL_NAME_MAX } from '../../domain/whitelabel/whitelabelDecider';
 import type { WhitelabelSettings } from '../../domain/whitelabel/whitelabelEvents';
@@ -203,9 +203,7 @@ export function whitelabelOperations(deps: ApiDeps): Operation[] {
       auth: 'any',
       acceptsOrganizationKey: true,
       async handler({ params }) {
-        const whitelabel = await whitelabelOf(params);
-        const catalog = impulseBlockCatalog();
-        return { ...catalog, learnBlocks: catalog.learnBlocks.filter((b) => whitelabel.learningBlocks.includes(b.type)) };
+        return impulseBlocksFor(await whitelabelOf(params));
       },
     }),
   ];

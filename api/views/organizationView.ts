@@ -1,16 +1,40 @@
 import type { OrganizationApiKeyDocument, OrganizationDocument } from '../../projections/organizations/organizationDocument';
 import { readmeHtml } from '../../projections/projects/readmeHtml';
 import type { UserDocument } from '../../projections/users/userDocument';
+import type { WhitelabelQueries } from '../../projections/whitelabels/whitelabelQueries';
 import { collaboratorView } from './projectView';
 
+/** The white label an organization belongs to. */
+export interface WhitelabelRef {
+  id: number;
+  name: string;
+}
+
+/**
+ * The white label each organization belongs to: the one it owns (`ownerOrganizationId`), the lowest
+ * id if it owns several; none once that white label is deleted.
+ */
+export async function whitelabelsOfOrganizations(deps: { whitelabels: Pick<WhitelabelQueries, 'ownedBy'> }, organizationIds: readonly number[]): Promise<Map<number, WhitelabelRef>> {
+  const owned = new Map<number, WhitelabelRef>();
+  for (const w of await deps.whitelabels.ownedBy(organizationIds)) if (!owned.has(w.ownerOrganizationId)) owned.set(w.ownerOrganizationId, { id: w.id, name: w.name });
+  return owned;
+}
+
+/** Listings of organizations (UserOrganization) as `userId` sees them, with their white labels. */
+export async function organizationViews(deps: { whitelabels: Pick<WhitelabelQueries, 'ownedBy'> }, organizations: readonly OrganizationDocument[], userId: number | null): Promise<Record<string, unknown>[]> {
+  const whitelabels = await whitelabelsOfOrganizations(deps, organizations.map((o) => o.id));
+  return organizations.map((o) => organizationView(o, userId, whitelabels.get(o.id) ?? null));
+}
+
 /** The SDK's Organization / UserOrganization for listings (`users` is filled only by the info view). */
-export function organizationView(o: OrganizationDocument, userId: number | null): Record<string, unknown> {
+export function organizationView(o: OrganizationDocument, userId: number | null, whitelabel: WhitelabelRef | null = null): Record<string, unknown> {
   const member = userId === null ? undefined : o.members.find((m) => m.userId === userId);
   return {
     id: o.id,
     name: o.name,
     isDeveloperProfile: o.isDeveloperProfile,
-    whitelabelId: null,
+    whitelabelId: whitelabel?.id ?? null,
+    ...(whitelabel ? { whitelabelName: whitelabel.name } : {}),
     isAdmin: member?.role === 'admin',
     created: o.created,
     trialId: o.trialId,
@@ -37,6 +61,7 @@ export interface OrganizationInfoContext {
   staffUsernames: ReadonlySet<string>;
   publicUrl: string;
   audience: OrganizationAudience;
+  whitelabel: WhitelabelRef | null;
 }
 
 /**
@@ -52,7 +77,8 @@ export function organizationInfoView(o: OrganizationDocument, c: OrganizationInf
     return [{ ...collaboratorView(u, c.audience.kind === 'apiKey' ? 'apiKey' : 'collaborator', c), added: m.added, role: m.role, projectCount: 0, datasets: m.datasets }];
   });
   return {
-    organization: { ...organizationView(o, null), users },
+    organization: { ...organizationView(o, null, c.whitelabel), users },
+    ...(c.whitelabel ? { whitelabelId: c.whitelabel.id } : {}),
     datasets: [],
     defaultComputeLimits: { requestsCpu: 1, requestsMemory: 2048, limitsCpu: 2, limitsMemory: 4096 },
     experiments: o.experiments.map((type) => ({ type, title: type, enabled: true, showToUser: true })),

@@ -2,6 +2,7 @@ import type { DeviceDocument } from '../../projections/devices/deviceDocument';
 import type { CategorySummary, ProjectDocument } from '../../projections/projects/projectDocument';
 import { labelFromKey } from '../../projections/samples/sampleDocument';
 import type { UserDocument } from '../../projections/users/userDocument';
+import type { WhitelabelQueries } from '../../projections/whitelabels/whitelabelQueries';
 import { userView } from './userView';
 
 export interface UserViewSettings {
@@ -42,8 +43,19 @@ export function invitationsView(p: ProjectDocument, users: UsersById): Record<st
 
 const displayName = (u: UserDocument | undefined): string => u?.name ?? u?.username ?? 'Unknown user';
 
+/** Names of live white labels by id: a project of a deleted white label keeps its id and has no name. */
+export type WhitelabelNames = ReadonlyMap<number, string>;
+
 /** The SDK's Project, as listed and as nested in project information. */
-export function projectView(p: ProjectDocument, users: UsersById, viewSettings: UserViewSettings, audience: ProjectAudience = 'collaborator'): Record<string, unknown> {
+export function projectView(
+  p: ProjectDocument,
+  users: UsersById,
+  viewSettings: UserViewSettings,
+  audience: ProjectAudience = 'collaborator',
+  whitelabelNames: WhitelabelNames = new Map(),
+): Record<string, unknown> {
+  const whitelabelId = p.whitelabelId ?? null;
+  const whitelabelName = whitelabelId === null ? undefined : whitelabelNames.get(whitelabelId);
   const owner = users.get(p.ownerUserId);
   const settings = p.settings ?? {};
   return {
@@ -55,6 +67,7 @@ export function projectView(p: ProjectDocument, users: UsersById, viewSettings: 
     lastModified: p.lastModified,
     lastModificationDetails: p.lastModificationDetails,
     ownerUserId: p.ownerUserId,
+    ...(p.ownerOrganizationId ? { ownerOrganizationId: p.ownerOrganizationId } : {}),
     ownerIsDeveloperProfile: false,
     collaborators: p.collaborators.flatMap((c) => {
       const u = users.get(c.userId);
@@ -63,7 +76,8 @@ export function projectView(p: ProjectDocument, users: UsersById, viewSettings: 
     labelingMethod: settings.labelingMethod ?? 'single_label',
     metadata: settings.metadata ?? {},
     isEnterpriseProject: false,
-    whitelabelId: null,
+    whitelabelId,
+    ...(whitelabelName !== undefined ? { whitelabelName } : {}),
     tags: settings.tags ?? [],
     // A personal project has its owner's plan.
     tier: owner?.tier ?? 'free',
@@ -135,6 +149,7 @@ export interface ProjectInfoOptions {
   now: Date;
   /** Compute time of the project's jobs that finished in the calendar month of `now`. */
   computeTimeUsedMs: number;
+  whitelabelNames: WhitelabelNames;
 }
 
 /** The limits a project has unless staff set others. */
@@ -158,7 +173,7 @@ export function projectInfoView(p: ProjectDocument, users: UsersById, options: P
   const label = labelDecoder();
   const labels = Object.keys(training.labels).filter((k) => (training.labels[k] ?? 0) > 0).map(label).sort();
   return {
-    project: projectView(p, users, { staffUsernames: options.staffUsernames, publicUrl: options.studioUrl }, options.audience),
+    project: projectView(p, users, { staffUsernames: options.staffUsernames, publicUrl: options.studioUrl }, options.audience, options.whitelabelNames),
     developmentKeys: options.showDevelopmentKeys
       ? { apiKey: p.developmentApiKey ?? undefined, hmacKey: p.developmentHmacKey ?? undefined }
       : { apiKey: undefined, hmacKey: undefined },
@@ -252,10 +267,17 @@ function libraryName(projectName: string): string {
   return `${cleaned || 'project'}_inferencing`;
 }
 
-/** What the listings need: the users of the projects, and the settings of the user views. */
+/** What the listings need: the users of the projects, their white labels, and the settings of the user views. */
 export interface ProjectViewDeps {
   users: { byIds(ids: number[]): Promise<UserDocument[]> };
+  whitelabels: Pick<WhitelabelQueries, 'byIds'>;
   settings: UserViewSettings;
+}
+
+/** The names of the live white labels these projects belong to, fetched in one query. */
+export async function whitelabelNamesOf(deps: Pick<ProjectViewDeps, 'whitelabels'>, projects: readonly ProjectDocument[]): Promise<Map<number, string>> {
+  const ids = projects.flatMap((p) => (typeof p.whitelabelId === 'number' ? [p.whitelabelId] : []));
+  return new Map((await deps.whitelabels.byIds(ids)).map((w) => [w.id, w.name]));
 }
 
 /** The users a set of projects refers to (owners and collaborators), fetched in one query. */
@@ -271,6 +293,6 @@ export async function usersOfProjects(deps: ProjectViewDeps, projects: readonly 
 }
 
 export async function projectViews(deps: ProjectViewDeps, projects: readonly ProjectDocument[], audience: ProjectAudience = 'collaborator'): Promise<Record<string, unknown>[]> {
-  const users = await usersOfProjects(deps, projects);
-  return projects.map((p) => projectView(p, users, deps.settings, audience));
+  const [users, whitelabelNames] = await Promise.all([usersOfProjects(deps, projects), whitelabelNamesOf(deps, projects)]);
+  return projects.map((p) => projectView(p, users, deps.settings, audience, whitelabelNames));
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { API_KEY_PREFIX, hashApiKey } from '../../domain/project/apiKeys';
-import { projectDecider } from '../../domain/project/projectDecider';
+import { projectDecider, type HostWhitelabel } from '../../domain/project/projectDecider';
 import { projectStream } from '../../domain/project/projectEvents';
 import type { EventStore, Position } from '../../stores/eventstore/eventStore';
 import type { CommandContext } from '../commandContext';
@@ -26,10 +26,20 @@ export async function reserveIssuedApiKey(reservations: UniquenessReservations, 
   await reservations.tryReserve('apikey', hashApiKey(key), ownerStream, ctx);
 }
 
-/** Creates a project owned by the user, with its development API key and HMAC key. */
+export interface CreateProjectInput {
+  name: string;
+  ownerUserId: number;
+  isPublic: boolean;
+  /** The white label whose domain the request came to, if any. */
+  hostWhitelabel?: HostWhitelabel | undefined;
+  /** The organization that owns the project, and its white label, if it is made in one. */
+  ownerOrganization?: { organizationId: number; whitelabelId: number | null } | undefined;
+}
+
+/** Creates a project owned by the user (in an organization, if given), with its development API key and HMAC key. */
 export async function createProject(
   deps: CreateProjectDeps,
-  input: { name: string; ownerUserId: number; isPublic: boolean },
+  input: CreateProjectInput,
   ctx: CommandContext,
 ): Promise<{ projectId: number; apiKey: string; position: Position }> {
   const [projectId, apiKeyId, hmacKeyId] = await Promise.all([deps.ids.next('project'), deps.ids.next('apikey'), deps.ids.next('hmackey')]);
@@ -47,6 +57,8 @@ export async function createProject(
         isPublic: input.isPublic,
         developmentApiKey: { id: apiKeyId, key: apiKey, hash: hashApiKey(apiKey) },
         developmentHmacKey: { id: hmacKeyId, key: newHmacKey() },
+        ...(input.hostWhitelabel ? { hostWhitelabel: input.hostWhitelabel } : {}),
+        ...(input.ownerOrganization ? { ownerOrganization: input.ownerOrganization } : {}),
         now: ctx.now,
       },
     },

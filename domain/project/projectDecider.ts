@@ -1,4 +1,4 @@
-import { ConflictError, NotFoundError, ValidationError, assertNever } from '../shared/errors';
+import { ConflictError, ForbiddenError, NotFoundError, ValidationError, assertNever } from '../shared/errors';
 import { UNUSABLE_API_KEY } from './apiKeys';
 import type { Decider } from '../shared/decider';
 import { checkDate } from '../shared/numberRules';
@@ -12,6 +12,27 @@ export const HMAC_KEY_MAX = 256;
 /** Longest API key value a client may choose (generated ones are far shorter). */
 export const API_KEY_VALUE_MAX = 256;
 
+/** What project creation needs to know of the white label a request came to. */
+export interface HostWhitelabel {
+  whitelabelId: number;
+  allowFreeProjects: boolean;
+}
+
+/**
+ * The white label a new project belongs to: the one whose domain it was made on, else the one its
+ * owner organization belongs to, else none. On a domain whose white label allows no free projects,
+ * only a project of an organization of that white label may be made.
+ */
+export function whitelabelOfNewProject(host: HostWhitelabel | undefined, ownerOrganization: { organizationId: number; whitelabelId: number | null } | undefined): number | null {
+  if (host && !host.allowFreeProjects && ownerOrganization?.whitelabelId !== host.whitelabelId) {
+    throw new ForbiddenError(
+      'This white label does not allow free projects (allowFreeProjects is false): create the project in an organization of the white label',
+      'FREE_PROJECTS_NOT_ALLOWED',
+    );
+  }
+  return host?.whitelabelId ?? ownerOrganization?.whitelabelId ?? null;
+}
+
 export type ProjectCommand =
   | {
       type: 'CreateProject';
@@ -22,6 +43,10 @@ export type ProjectCommand =
         isPublic: boolean;
         developmentApiKey: { id: number; key: string; hash: string };
         developmentHmacKey: { id: number; key: string };
+        /** The white label whose domain the request came to (its free-project switch applies). */
+        hostWhitelabel?: HostWhitelabel;
+        /** The organization the project is made in, and the white label that organization belongs to. */
+        ownerOrganization?: { organizationId: number; whitelabelId: number | null };
         now: Date;
       };
     }
@@ -116,10 +141,20 @@ export const projectDecider: Decider<ProjectCommand, ProjectEvent, ProjectState>
         if (name.length > PROJECT_NAME_MAX) throw new ValidationError(`Project name must be at most ${PROJECT_NAME_MAX} characters`);
         checkText(name, 'Project name ("name")', { max: PROJECT_NAME_MAX });
         const created = checkDate(c.now, 'now');
+        const whitelabelId = whitelabelOfNewProject(c.hostWhitelabel, c.ownerOrganization);
         return [
           {
             type: 'ProjectCreated',
-            data: { projectId: c.projectId, name, description: '', ownerUserId: c.ownerUserId, isPublic: c.isPublic, created },
+            data: {
+              projectId: c.projectId,
+              name,
+              description: '',
+              ownerUserId: c.ownerUserId,
+              isPublic: c.isPublic,
+              created,
+              ...(whitelabelId !== null ? { whitelabelId } : {}),
+              ...(c.ownerOrganization ? { ownerOrganizationId: c.ownerOrganization.organizationId } : {}),
+            },
           },
           { type: 'CollaboratorAdded', data: { projectId: c.projectId, userId: c.ownerUserId, isOwner: true, added: created } },
           {

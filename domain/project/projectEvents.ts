@@ -6,9 +6,14 @@ export const projectStream = (projectId: number): string => `project-${projectId
 export const API_KEY_ROLES = ['admin', 'readonly', 'ingestiononly', 'ingestion_deployment'] as const;
 export type ApiKeyRole = (typeof API_KEY_ROLES)[number];
 
+/**
+ * `whitelabelId`: the white label the project belongs to (absent: none, as in every event written
+ * before white labels had projects). `ownerOrganizationId`: the organization that owns it, when it
+ * was made inside one (absent: a personal project).
+ */
 export type ProjectCreated = DomainEvent<
   'ProjectCreated',
-  { projectId: number; name: string; description: string; ownerUserId: number; isPublic: boolean; created: string }
+  { projectId: number; name: string; description: string; ownerUserId: number; isPublic: boolean; created: string; whitelabelId?: number; ownerOrganizationId?: number }
 >;
 
 export type CollaboratorAdded = DomainEvent<

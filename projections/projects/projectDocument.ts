@@ -49,6 +49,10 @@ export interface ProjectDocument {
   created: string;
   ownerUserId: number;
   isPublic: boolean;
+  /** The white label the project was made in; kept when the white label is deleted (absent in documents built before). */
+  whitelabelId?: number | null;
+  /** The organization that owns the project (absent or null: a personal project). */
+  ownerOrganizationId?: number | null;
   collaborators: ProjectCollaboratorEntry[];
   /** For "which projects can this user see" queries. */
   collaboratorIds: number[];

@@ -49,6 +49,8 @@ export const projectsProjection = defineProjection<ProjectEvent | ImpulseEvent |
         created: d.created,
         ownerUserId: d.ownerUserId,
         isPublic: d.isPublic,
+        whitelabelId: d.whitelabelId ?? null,
+        ownerOrganizationId: d.ownerOrganizationId ?? null,
         collaborators: [],
         collaboratorIds: [],
         invitations: [],

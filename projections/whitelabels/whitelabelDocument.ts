@@ -13,5 +13,5 @@ export interface WhitelabelDocument extends WhitelabelSettings {
 
 export const WHITELABELS = 'whitelabels';
 
-/** The white label a host name serves (asked on every request that names a domain). */
-export const WHITELABEL_INDEXES: readonly IndexDeclaration[] = [{ keys: { domain: 1 } }];
+/** The white label a host name serves (asked on every request that names a domain), and those an organization owns (its membership, in every organization view). */
+export const WHITELABEL_INDEXES: readonly IndexDeclaration[] = [{ keys: { domain: 1 } }, { keys: { ownerOrganizationId: 1 } }];

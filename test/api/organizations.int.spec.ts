@@ -11,7 +11,7 @@ import { call, describeOn, registerUser, setups, startTestService, type TestServ
 
 registerTestJobRunners();
 
-type Need = 'guest' | 'read' | 'manage' | 'manageByUser' | 'memberUser';
+type Need = 'guest' | 'read' | 'readByUser' | 'manage' | 'manageByUser' | 'memberUser';
 type Actor = 'owner' | 'admin' | 'member' | 'guest' | 'outsider' | 'adminKey' | 'memberKey' | 'revokedKey' | 'projectKey' | 'staff';
 
 /** What each operation on one organization needs (organizationRoutes, organizationJobRoutes). */
@@ -35,6 +35,7 @@ const NEEDS: Record<string, Need> = {
   getOrganizationJobsLogs: 'read',
   downloadOrganizationJobsLogs: 'read',
   getOrganizationSocketToken: 'read',
+  organizationCreateEmptyProject: 'readByUser',
 };
 
 /** Whether the actor gets past authorization; otherwise the expected refusal. */
@@ -50,6 +51,8 @@ function expected(actor: Actor, need: Need): 'allowed' | 401 | 403 {
       return level >= 1 ? 'allowed' : 403;
     case 'manage':
       return level >= 2 ? 'allowed' : 403;
+    case 'readByUser':
+      return !isKey && level >= 1 ? 'allowed' : 403;
     case 'manageByUser':
       return !isKey && level >= 2 ? 'allowed' : 403;
     case 'memberUser':

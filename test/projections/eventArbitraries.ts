@@ -293,7 +293,11 @@ export const eventGenerators: Generators = {
   WhitelabelDeleted: (ids) => fc.record({ whitelabelId: fc.constant(ids.organizationId), deletedDate: iso }),
 
   // project-{id}
-  ProjectCreated: (ids) => fc.record({ projectId: fc.constant(ids.projectId), name: line(PROJECT_NAME_MAX), description: paragraph(10_000), ownerUserId: fc.constant(ids.userId), isPublic: fc.boolean(), created: iso }),
+  ProjectCreated: (ids) =>
+    fc.record(
+      { projectId: fc.constant(ids.projectId), name: line(PROJECT_NAME_MAX), description: paragraph(10_000), ownerUserId: fc.constant(ids.userId), isPublic: fc.boolean(), created: iso, whitelabelId: fc.constantFrom(ids.id, 1), ownerOrganizationId: fc.constant(ids.organizationId) },
+      { requiredKeys: ['projectId', 'name', 'description', 'ownerUserId', 'isPublic', 'created'] },
+    ),
   CollaboratorAdded: (ids) => fc.record({ projectId: fc.constant(ids.projectId), userId: fc.constantFrom(ids.userId, ids.otherUserId), isOwner: fc.boolean(), added: iso }),
   CollaboratorRemoved: (ids) => fc.record({ projectId: fc.constant(ids.projectId), userId: fc.constantFrom(ids.userId, ids.otherUserId), removed: iso }),
   CollaboratorInvited: (ids) => fc.record({ projectId: fc.constant(ids.projectId), invitationId: fc.constant(ids.id), userId: fc.constant(ids.otherUserId), invitedAs: sealed(line(256)), invitedByUserId: fc.constant(ids.userId), invited: iso }),

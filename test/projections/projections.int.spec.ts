@@ -66,6 +66,8 @@ describe('every projection handler', () => {
       expect.objectContaining({
         _id: 10,
         name: 'Gestures',
+        whitelabelId: null,
+        ownerOrganizationId: null,
         collaboratorIds: [1],
         developmentApiKey: 'ei_dev_key_for_project_10_0123456789',
         developmentApiKeyId: 103,
@@ -79,8 +81,9 @@ describe('every projection handler', () => {
         },
       }),
       // Ada's answered invitations are gone; the last one waits, and shows only the name typed.
-      expect.objectContaining({ _id: 11, collaboratorIds: [2], invitedUserIds: [1], invitations: [{ invitationId: 504, userId: 1, invitedAs: 'ada', invitedByUserId: 2, invited: expect.any(String) }] }),
-      expect.objectContaining({ _id: 12, deleted: true, fullDeletionDate: expect.any(String), developmentApiKey: null, hmacKeys: {} }),
+      // Made in organization 31 on white label 51's domain; project 12 in organization 31, so in its white label 50.
+      expect.objectContaining({ _id: 11, whitelabelId: 51, ownerOrganizationId: 31, collaboratorIds: [2], invitedUserIds: [1], invitations: [{ invitationId: 504, userId: 1, invitedAs: 'ada', invitedByUserId: 2, invited: expect.any(String) }] }),
+      expect.objectContaining({ _id: 12, whitelabelId: 50, ownerOrganizationId: 31, deleted: true, fullDeletionDate: expect.any(String), developmentApiKey: null, hmacKeys: {} }),
     ]);
     expect(s.apiKeys).toEqual([
       expect.objectContaining({ _id: 'hash10', projectId: 10, role: 'admin', revoked: false, isDevelopmentKey: false }),

@@ -99,6 +99,7 @@ const hotQueries: [string, (store: ReadStore) => Promise<unknown>][] = [
   ['an organization\'s keys', (s) => new OrganizationQueries(s).keysOf(2)],
   ['a live organization key', (s) => new OrganizationQueries(s).liveKey('ei_0123456789abcdef', now)],
   ['a white label by domain', (s) => new WhitelabelQueries(s).byDomain('studio.example.com')],
+  ['the white labels organizations own', (s) => new WhitelabelQueries(s).ownedBy([2, 3])],
   ['a project\'s history up to a time', async (s) => { for await (const _ of historyUpTo(s, { projectId: 7 }, now.toISOString())) break; }],
 ];
 

@@ -156,6 +156,10 @@ export function sampleLog(): StoredEvent[] {
           isPublic: false,
           developmentApiKey: { id: projectId * 10, key: `ei_key${projectId}`, hash: `hash${projectId}` },
           developmentHmacKey: { id: projectId * 10 + 1, key: `hmac${projectId}` },
+          // Project 11 is made in organization 31 on white label 51's domain; project 12 in organization 31 out of
+          // any domain (so in white label 50, which is deleted later); project 10 is personal.
+          ...(projectId === 11 ? { hostWhitelabel: { whitelabelId: 51, allowFreeProjects: false }, ownerOrganization: { organizationId: 31, whitelabelId: 51 } } : {}),
+          ...(projectId === 12 ? { ownerOrganization: { organizationId: 31, whitelabelId: 50 } } : {}),
           now,
         },
       },
