@@ -30,6 +30,7 @@ import { ThreadPool } from './commands/jobs/threadPool';
 import { generateFeaturesRunner } from './commands/dsp/generateFeatures';
 import { SagaRunner } from './commands/sagas/sagaRunner';
 import { runAudit } from './commands/audit/auditCli';
+import { reportCatchUp } from './service/catchUpProgress';
 import { HistoryQueries } from './projections/history/historyQueries';
 import { historyProjection } from './projections/history/historyProjection';
 import { readModelsAsOf } from './projections/history/pointInTime';
@@ -180,7 +181,12 @@ export async function startService(config: Config, log: Logger = pino({ level: c
   try {
     if (config.roles.has('projections')) {
       projections = new ProjectionRunner(stores.events, stores.readStore, allProjections, log.child({ role: 'projections' }));
-      await projections.start();
+      const catchUp = reportCatchUp(projections, await stores.events.headPosition(), log.child({ role: 'projections' }));
+      try {
+        await projections.start();
+      } finally {
+        catchUp.stop();
+      }
     }
     if (config.roles.has('sagas')) {
       const recipients = new UserQueries(stores.readStore);
