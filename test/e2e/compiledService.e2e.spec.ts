@@ -10,7 +10,7 @@ import { processingBlocks } from '../../domain/dsp/blocks';
 import { buildService, type ServiceBuild } from '../../service/build';
 import { exitOf, killAll } from '../support/serviceProcess';
 import { linkProductionModules } from '../support/productionNodeModules';
-import { signedSample } from '../support/signedSample';
+import { uploadWaveSamples, waveRows } from '../support/waveSamples';
 import { call, loginToken, signup } from '../support/testService';
 
 // The service as the image runs it (Dockerfile): built by service/build.ts, then `node dist/main.js`
@@ -28,7 +28,6 @@ const impulse = {
 };
 const ROWS = 600; // 6 s at 100 Hz: 9 windows of 2 s, 500 ms apart
 const SAMPLES = 6;
-const rows = (f: number, seed: number) => Array.from({ length: ROWS }, (_, i) => [Math.round(1000 * Math.sin((2 * Math.PI * f * i) / 100 + seed)) / 100, Math.round(1000 * Math.cos((2 * Math.PI * f * i) / 100 + seed)) / 200]);
 
 describe('the compiled service (node dist/main.js, as in the image)', () => {
   let folder: string;
@@ -94,7 +93,7 @@ describe('the compiled service (node dist/main.js, as in the image)', () => {
     expect((await call(service, 'POST', `/api/${projectId}/impulse`, { headers, body: impulse })).status).toBe(200);
 
     // dsp/{id}/run: one window through the DSP pool's thread; the same block run here must agree.
-    const window = rows(3, 0).slice(0, 200).flat();
+    const window = waveRows(ROWS, 3, 0).slice(0, 200).flat();
     const ran = await call(service, 'POST', `/api/${projectId}/dsp/2/run`, { headers, body: { features: window, params: {}, drawGraphs: false } });
     expect(ran.status, JSON.stringify(ran.body)).toBe(200);
     const config = Object.fromEntries(((await call(service, 'GET', `/api/${projectId}/dsp/2`, { headers })).body.config as { items: { param: string; value: string }[] }[]).flatMap((g) => g.items).map((i) => [i.param, i.value]));
@@ -102,16 +101,7 @@ describe('the compiled service (node dist/main.js, as in the image)', () => {
     expect(ran.body.features).toEqual(Array.from(direct.features).map((v) => expect.closeTo(v, 6)));
 
     // generate-features: every pool task of the job (features per sample, the explorer, feature importance).
-    for (let i = 0; i < SAMPLES; i++) {
-      const label = i % 2 === 0 ? 'idle' : 'wave';
-      const res = await fetch(`${service.ingestionUrl}/api/training/data`, {
-        method: 'POST',
-        headers: { 'x-api-key': String(project.body.apiKey), 'content-type': 'application/json', 'x-file-name': `${label}.${i}.json`, 'x-label': label },
-        body: signedSample('none', rows(label === 'idle' ? 1 : 9, i), { alg: 'none' }),
-      });
-      expect(res.status).toBe(200);
-    }
-    await expect.poll(async () => (await call(service, 'GET', `/api/${projectId}/raw-data/count?category=training`, { headers })).body.count, { timeout: 30_000 }).toBe(SAMPLES);
+    await uploadWaveSamples(service, { id: projectId, apiKey: String(project.body.apiKey), headers }, SAMPLES, ROWS);
     const requested = await call(service, 'POST', `/api/${projectId}/jobs/generate-features`, { headers, body: { dspId: 2, calculateFeatureImportance: true } });
     expect(requested.status, JSON.stringify(requested.body)).toBe(200);
     const jobId = Number(requested.body.id);

@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { dspFeaturesStream } from '../../domain/dsp/dspFeaturesEvents';
 import { jobStream } from '../../domain/job/jobEvents';
 import { CrashHarness, exitOf, type ServiceProcess } from '../support/serviceProcess';
-import { signedSample } from '../support/signedSample';
+import { uploadWaveSamples } from '../support/waveSamples';
 import { call, signup } from '../support/testService';
 
 // A real generate-features job in a service process killed with SIGKILL halfway: after a restart
@@ -20,7 +20,6 @@ const impulse = {
   dspBlocks: [{ id: 2, type: 'spectral-analysis', name: 'Spectral features', title: 'Spectral Analysis', axes: ['accX', 'accY'], input: 1, implementationVersion: 4 }],
   learnBlocks: [{ id: 3, type: 'keras', name: 'Classifier', title: 'Classification', dsp: [2] }],
 };
-const rows = (f: number, seed: number) => Array.from({ length: ROWS }, (_, i) => [Math.round(1000 * Math.sin((2 * Math.PI * f * i) / 100 + seed)) / 100, Math.round(1000 * Math.cos((2 * Math.PI * f * i) / 100 + seed)) / 200]);
 
 describe('a service process killed during a generate-features job', () => {
   const harness = new CrashHarness('edge-ml-features-crash-', { JOB_HEARTBEAT_MS: '300' });
@@ -34,17 +33,8 @@ describe('a service process killed during a generate-features job', () => {
     const project = await call(service, 'POST', '/api/projects/create', { headers, body: { projectName: 'Crash during features' } });
     const projectId = Number(project.body.id);
     expect((await call(service, 'POST', `/api/${projectId}/impulse`, { headers, body: impulse })).status).toBe(200);
-    for (let i = 0; i < SAMPLES; i++) {
-      const label = i % 2 === 0 ? 'idle' : 'wave';
-      const res = await fetch(`${service.ingestionUrl}/api/training/data`, {
-        method: 'POST',
-        headers: { 'x-api-key': String(project.body.apiKey), 'content-type': 'application/json', 'x-file-name': `${label}.${i}.json`, 'x-label': label },
-        body: signedSample('none', rows(label === 'idle' ? 1 : 9, i), { alg: 'none' }),
-      });
-      expect(res.status).toBe(200);
-    }
     // Ingestion answers once the samples are durable; the job request reads them from the read models.
-    await expect.poll(async () => (await call(service, 'GET', `/api/${projectId}/raw-data/count?category=training`, { headers })).body.count, { timeout: 30_000 }).toBe(SAMPLES);
+    await uploadWaveSamples(service, { id: projectId, apiKey: String(project.body.apiKey), headers }, SAMPLES, ROWS);
 
     const requested = await call(service, 'POST', `/api/${projectId}/jobs/generate-features`, { headers, body: { dspId: 2, skipFeatureExplorer: true } });
     expect(requested.status, JSON.stringify(requested.body)).toBe(200);
