@@ -7,8 +7,10 @@ const nextTurn = (): Promise<typeof TURN> => new Promise((resolve) => setImmedia
 
 /**
  * Groups what an event source has already delivered into batches of at most `max`: a batch closes
- * when `max` is reached or when the next event is not there by the next turn of the event loop. So
- * catching up on a long log gives full batches, while a single live event is handed on at once.
+ * when `max` is reached or at the first turn of the event loop after it opened with an event still
+ * to come. So catching up on a long log (events delivered by promises alone, within one turn) gives
+ * full batches, while a single live event is handed on at once. One turn is awaited per batch, not
+ * per event: a timer per event cost more than the batch's handling of it.
  * Closing the returned iterator does not close the source (its owner does, e.g. Subscription.close()).
  */
 export async function* eventBatches(source: AsyncIterable<StoredEvent>, max: number): AsyncGenerator<StoredEvent[]> {
@@ -28,8 +30,9 @@ export async function* eventBatches(source: AsyncIterable<StoredEvent>, max: num
       const batch = [first.value];
       pending = pull();
       let ended = false;
+      const turn = nextTurn();
       while (batch.length < max) {
-        const next = await Promise.race([pending, nextTurn()]);
+        const next = await Promise.race([pending, turn]);
         if (next === TURN) break;
         if (next.done) {
           ended = true;

@@ -57,6 +57,7 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
  * equality fields (`a: 1`, `'b.c': 2`, `a: { $eq: 1 }`), then `$setOnInsert`, then the other operators.
  * Fields inside `$and`/`$or` do not seed it (FerretDB, which CI runs on, ignores them too). Without an
  * `_id` from the filter or the update it gets a random UUID, so ids stay strings on both adapters.
+ * The document is new, sharing nothing with `filter` or `update`, without `undefined` properties.
  */
 export function buildUpsertDoc(filter: Filter, update: Update): Document {
   const seed: Record<string, unknown> = {};
@@ -70,16 +71,22 @@ export function buildUpsertDoc(filter: Filter, update: Update): Document {
   const { _id: _fromSetOnInsert, ...setOnInsert } = $setOnInsert;
   const { _id: _fromSet, ...set } = $set;
   let doc: Record<string, unknown> = {};
+  // applyPlainUpdate copies what it sets (without `undefined`s); what mingo built is copied at the end.
+  let byMingo = false;
   const apply = (modifier: Update): void => {
     if (!Object.values(modifier).some((fields) => fields && Object.keys(fields).length > 0)) return;
     const plain = applyPlainUpdate(doc as Document, modifier);
     if (plain) doc = plain.next;
-    else applyUpdate(doc, modifier as Modifier, undefined, undefined, { cloneMode: 'deep' });
+    else {
+      applyUpdate(doc, modifier as Modifier, undefined, undefined, { cloneMode: 'deep' });
+      byMingo = true;
+    }
   };
   apply({ $set: seed });
   apply({ $set: setOnInsert });
   apply({ ...others, $set: set });
-  return { _id: upsertId(filter, update) ?? randomUUID(), ...doc };
+  const built = { _id: upsertId(filter, update) ?? randomUUID(), ...doc };
+  return byMingo ? copyDoc(built) : built;
 }
 
 /** The `_id` an upsert would insert under, if the filter or the update fixes one. */

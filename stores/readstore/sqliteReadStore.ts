@@ -58,9 +58,24 @@ function sqlKey(value: unknown): string | number | Buffer | undefined {
   return undefined;
 }
 
+/** Whether the value holds anything plain JSON would not give back as it is (dates, bytes, -0, NaN, infinities). */
+function needsTags(value: unknown): boolean {
+  if (typeof value === 'number') return sqlKey(value) === undefined;
+  if (value === null || typeof value !== 'object') return false;
+  if (Array.isArray(value)) {
+    for (const item of value) if (needsTags(item)) return true;
+    return false;
+  }
+  if (!isPlainObject(value)) return true;
+  for (const key in value) if (needsTags(value[key])) return true;
+  return false;
+}
+
 // JSON keeps the few non-JSON values read models may hold as tagged objects (MongoDB forbids `$` keys
-// in documents, so these cannot clash with stored data).
+// in documents, so these cannot clash with stored data). A replacer makes stringify several times
+// slower, and most documents need none.
 function encode(doc: Document): string {
+  if (!needsTags(doc)) return JSON.stringify(doc);
   return JSON.stringify(doc, function (this: Record<string, unknown>, key: string, value: unknown) {
     const raw = this[key];
     if (raw instanceof Date) return { $date: raw.toISOString() };
@@ -86,9 +101,9 @@ function decode(text: string): Document {
 }
 
 /** Whether the value at a dotted path is one SQL compares exactly: absent, null or a scalar, with no array on the way. */
-function plainAt(doc: Document, path: string): boolean {
+function plainAt(doc: Document, path: readonly string[]): boolean {
   let node: unknown = doc;
-  for (const part of path.split('.')) {
+  for (const part of path) {
     if (node === undefined || node === null) return true;
     if (Array.isArray(node)) return false;
     if (typeof node !== 'object' || node instanceof Date || node instanceof Uint8Array) return true;
@@ -118,11 +133,14 @@ class Layout {
   readonly scalarPaths: ReadonlySet<string>;
   readonly arrayPaths: ReadonlySet<string>;
   readonly scalarIndexes: readonly IndexDeclaration[];
+  /** scalarPaths split at their dots, once rather than for every row written. */
+  private readonly scalarParts: readonly (readonly string[])[];
 
   constructor(declarations: readonly IndexDeclaration[]) {
     this.scalarIndexes = declarations.filter((d) => !d.array);
     this.scalarPaths = new Set(['_id', ...this.scalarIndexes.flatMap((d) => Object.keys(d.keys))]);
     this.arrayPaths = new Set(declarations.filter((d) => d.array).flatMap((d) => Object.keys(d.keys)));
+    this.scalarParts = [...this.scalarPaths].map((path) => path.split('.'));
   }
 
   /** Stored with the collection: when it changes, the rows' flags and keys are computed again. */
@@ -131,7 +149,7 @@ class Layout {
   }
 
   isPlain(doc: Document): boolean {
-    for (const path of this.scalarPaths) if (!plainAt(doc, path)) return false;
+    for (const path of this.scalarParts) if (!plainAt(doc, path)) return false;
     return true;
   }
 }
@@ -240,6 +258,16 @@ function updated(doc: Document, update: Update): Document | undefined {
 function limitClause(limit: number | undefined): string {
   const n = limit && Number.isSafeInteger(limit) && limit > 0 ? limit : -1;
   return `LIMIT ${n} OFFSET ?`;
+}
+
+/** The `_id` of a filter that is `{ _id: <string or finite number> }` and nothing else. */
+function onlyId(filter: Filter): DocumentId | undefined {
+  let id: unknown;
+  for (const key in filter) {
+    if (key !== '_id') return undefined;
+    id = filter[key];
+  }
+  return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : undefined;
 }
 
 /** Prepared statements are reused by SQL text; the set of texts is bounded (filters vary only in shape). */
@@ -530,6 +558,27 @@ export class SqliteReadStore implements ReadStore {
     this.insertKeys(name, layout, Number(result.lastInsertRowid), doc);
   }
 
+  /**
+   * Writes the whole document by `_id`, inserting it if absent, a replaced one keeping its row (its
+   * natural order). Without array keys to maintain, one statement finds and writes the row.
+   */
+  put(name: string, doc: Document): void {
+    const layout = this.layout(name);
+    if (layout.arrayPaths.size > 0) {
+      const seq = this.seqOf(name, doc._id);
+      if (seq === undefined) this.insert(name, doc);
+      else this.replace(name, seq, doc);
+      return;
+    }
+    this.irregular.delete(docTable(name));
+    this.answers.clearTable(docTable(name));
+    this.prepare(`INSERT INTO ${quote(this.ensure(name))} (id, doc, plain) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc, plain = excluded.plain`).run(
+      idKey(doc._id),
+      encode(doc),
+      layout.isPlain(doc) ? 1 : 0,
+    );
+  }
+
   replace(name: string, seq: number, doc: Document): void {
     this.irregular.delete(docTable(name));
     this.answers.clearTable(docTable(name));
@@ -659,6 +708,13 @@ export class SqliteReadStore implements ReadStore {
   /** A find for a caller: answered from the bounded cache when this exact query was answered since the table last changed. */
   read(name: string, filter: Filter, options: FindOptions): Document[] {
     const table = this.ensure(name);
+    const id = onlyId(filter);
+    if (id !== undefined) {
+      // One row by its unique key: reading it again costs less than the cache's key and copy, and a
+      // projection's first touch of a document (mostly a new one, absent) fills no cache entry.
+      const row = this.prepare(`SELECT doc FROM ${quote(table)} WHERE id = ?`).get(idKey(id)) as { doc: string } | undefined;
+      return row && !options.skip ? [decode(row.doc)] : [];
+    }
     this.forgetOthersChanges();
     const key = this.answerCache ? this.answers.key(table, 'find', filter, options) : undefined;
     const cached = key === undefined ? undefined : this.answers.find(key);
@@ -740,12 +796,9 @@ export class SqliteReadStore implements ReadStore {
     }
     this.transaction(() => {
       for (const op of ops) {
-        if (op.kind === 'put') {
-          const doc = copyDoc(op.doc);
-          const seq = this.seqOf(op.collection, doc._id);
-          if (seq === undefined) this.insert(op.collection, doc);
-          else this.replace(op.collection, seq, doc);
-        } else {
+        // Written at once (encoded, keyed): no copy of the document is kept, so none is made.
+        if (op.kind === 'put') this.put(op.collection, op.doc);
+        else {
           const seq = this.seqOf(op.collection, op.id);
           if (seq !== undefined) this.remove(op.collection, seq);
         }

@@ -216,7 +216,7 @@ class BufferedCollection implements Collection<Document> {
     const doc = await this.pinned(filter);
     if (doc) return { matched: 1, modified: this.apply(doc, update) ? 1 : 0, upserted: false };
     if (!options.upsert) return { matched: 0, modified: 0, upserted: false };
-    const created = copyDoc(buildUpsertDoc(filter, update));
+    const created = buildUpsertDoc(filter, update);
     // The filter pinned the id but did not match: a document with it exists under other values.
     if ((await this.buffer.get(this.overlay, this.direct, created._id)) !== null) throw new DuplicateIdError(created._id);
     this.buffer.set(this.overlay, created._id, created);
