@@ -260,6 +260,11 @@ function limitClause(limit: number | undefined): string {
   return `LIMIT ${n} OFFSET ?`;
 }
 
+/** The file's user_version while a bulk load is under way (dropAllForBulkLoad). */
+const BULK_LOADING = 1;
+/** The page cache during a bulk load, in KiB: the B-trees being filled stay in memory (SQLite's default is 2 MB). */
+const BULK_LOAD_CACHE_KIB = 65_536;
+
 /** The `_id` of a filter that is `{ _id: <string or finite number> }` and nothing else. */
 function onlyId(filter: Filter): DocumentId | undefined {
   let id: unknown;
@@ -365,6 +370,8 @@ export class SqliteReadStore implements ReadStore {
   private readonly irregular = new Map<string, boolean>();
   private readonly answers = new QueryCache();
   private seenVersion: number | undefined;
+  /** During a bulk load: the collections whose declared indexes wait for its end, and those built early. */
+  private bulk: { deferred: Set<string>; indexed: Set<string> } | undefined;
 
   private constructor(
     private readonly db: Database.Database,
@@ -380,6 +387,12 @@ export class SqliteReadStore implements ReadStore {
       `);
     }
     for (const [name, declarations] of Object.entries(indexes)) this.layouts.set(name, new Layout(declarations));
+    if ((db.pragma('user_version', { simple: true }) as number) === BULK_LOADING) {
+      // A bulk load (a rebuild) did not finish, and it wrote without syncing: a power cut may have
+      // left any page behind. The read models start over, rebuilt from the log.
+      this.dropEverything();
+      db.pragma('user_version = 0');
+    }
     // The declared collections and their indexes exist from the start, not from their first write.
     for (const name of this.layouts.keys()) this.ensure(name);
   }
@@ -454,10 +467,57 @@ export class SqliteReadStore implements ReadStore {
     if (this.db.open && this.db.inTransaction) this.db.exec('COMMIT');
   }
 
+  /**
+   * Drops every collection and starts a bulk load into the empty store, for a rebuild that holds
+   * the data folder's exclusive lock (no other connection reads or writes meanwhile): writes are
+   * not synced to disk, and each collection's declared indexes are built once its rows are in
+   * (sorting every row once costs less than inserting each into five B-trees), or at its first
+   * query on other fields than `_id`, which then runs on them. A load cut short (a crash, a power
+   * cut) leaves a mark that makes the next open drop the read models: they are rebuilt from the log.
+   */
+  async dropAllForBulkLoad(): Promise<void> {
+    this.commitGroup();
+    // The mark is on disk before the first write that is not.
+    this.db.pragma('user_version = ' + String(BULK_LOADING));
+    this.db.pragma('wal_checkpoint(TRUNCATE)');
+    this.db.pragma('synchronous = OFF');
+    this.db.pragma(`cache_size = ${BULK_LOAD_CACHE_KIB * -1}`);
+    this.bulk = { deferred: new Set(), indexed: new Set() };
+    await this.dropAll();
+  }
+
+  /** Ends the bulk load: builds the deferred indexes, and syncs everything to disk before clearing the mark. */
+  async endBulkLoad(): Promise<void> {
+    const bulk = this.bulk;
+    if (!bulk) return;
+    this.commitGroup();
+    this.bulk = undefined;
+    for (const name of bulk.deferred) {
+      this.ready.delete(name);
+      this.ensure(name);
+    }
+    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma('cache_size = -2000');
+    this.db.pragma('user_version = 0');
+    // Copies the log of writes into the file, syncing both first: only then is the mark gone on disk.
+    this.db.pragma('wal_checkpoint(TRUNCATE)');
+  }
+
+  /** Before a query on other fields than `_id` during a bulk load: the collection's indexes are built now. */
+  private indexBeforeQuery(name: string): void {
+    const bulk = this.bulk;
+    if (!bulk || !bulk.deferred.has(name)) return;
+    bulk.deferred.delete(name);
+    bulk.indexed.add(name);
+    this.ready.delete(name);
+    this.ensure(name);
+  }
+
   /** Creates the collection's tables and indexes if missing, and brings its rows to its layout; answers its table's name. */
   ensure(name: string): string {
     const table = docTable(name);
     if (this.ready.has(name)) return table;
+    const deferIndexes = this.bulk !== undefined && !this.bulk.indexed.has(name);
     const layout = this.layout(name);
     const t = quote(table);
     const keys = quote(keyTable(name));
@@ -466,7 +526,7 @@ export class SqliteReadStore implements ReadStore {
       const fields = Object.entries(declaration.keys);
       wanted.set(indexName(table, declaration), `CREATE INDEX IF NOT EXISTS ${quote(indexName(table, declaration))} ON ${t} (${fields.map(([path, direction]) => `${keyExpression(path)}${direction === -1 ? ' DESC' : ''}`).join(', ')})`);
     }
-    if (this.isUpToDate(name, table, layout, wanted)) {
+    if (!deferIndexes && this.isUpToDate(name, table, layout, wanted)) {
       // Found as wanted: no write, so a process that only reads never waits for the writer's lock.
       this.ready.add(name);
       return table;
@@ -489,13 +549,14 @@ export class SqliteReadStore implements ReadStore {
       for (const { name: indexName } of existing) {
         if (indexName !== `${table}:irregular` && !wanted.has(indexName)) this.db.exec(`DROP INDEX ${quote(indexName)}`);
       }
-      for (const sql of wanted.values()) this.db.exec(sql);
+      if (!deferIndexes) for (const sql of wanted.values()) this.db.exec(sql);
       const stored = this.db.prepare('SELECT layout FROM collections WHERE name = ?').get(name) as { layout: string } | undefined;
       if (stored?.layout !== layout.signature) {
         this.relayout(name, layout);
         this.db.prepare('INSERT INTO collections (name, layout) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET layout = excluded.layout').run(name, layout.signature);
       }
     }, { group: false });
+    if (deferIndexes) this.bulk!.deferred.add(name);
     this.ready.add(name);
     return table;
   }
@@ -596,6 +657,7 @@ export class SqliteReadStore implements ReadStore {
   }
 
   private plan(name: string, filter: Filter): FilterPlan {
+    this.indexBeforeQuery(name);
     const layout = this.layout(name);
     const plan: FilterPlan = { exact: [], narrowing: [], residual: false };
     for (const [path, condition] of Object.entries(filter)) {
@@ -831,6 +893,10 @@ export class SqliteReadStore implements ReadStore {
   }
 
   async dropAll(): Promise<void> {
+    this.dropEverything();
+  }
+
+  private dropEverything(): void {
     this.transaction(() => {
       const tables = this.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND (name LIKE 'c:%' OR name LIKE 'k:%')`).all() as { name: string }[];
       for (const { name } of tables) this.db.exec(`DROP TABLE ${quote(name)}`);
