@@ -60,6 +60,8 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
  * The document is new, sharing nothing with `filter` or `update`, without `undefined` properties.
  */
 export function buildUpsertDoc(filter: Filter, update: Update): Document {
+  const direct = insertedAsGiven(filter, update);
+  if (direct) return direct;
   const seed: Record<string, unknown> = {};
   for (const [path, value] of Object.entries(filter)) {
     if (path.startsWith('$') || path === '_id') continue;
@@ -87,6 +89,41 @@ export function buildUpsertDoc(filter: Filter, update: Update): Document {
   apply({ ...others, $set: set });
   const built = { _id: upsertId(filter, update) ?? randomUUID(), ...doc };
   return byMingo ? copyDoc(built) : built;
+}
+
+/** A top-level field an insert sets as it is given (no path, no operator, not `_id` or `__proto__`). */
+const isTopLevelField = (key: string): boolean => key !== '' && key !== '_id' && key !== '__proto__' && !key.includes('.') && !key.startsWith('$');
+
+/**
+ * The projections' inserts (`insertOnce`): a filter of `_id` alone, an update of `$setOnInsert` and
+ * `$set` on top-level fields. The document is built field by field, as the general path would build
+ * it, without planning an update for it; undefined for any other upsert.
+ */
+function insertedAsGiven(filter: Filter, update: Update): Document | undefined {
+  let id: unknown;
+  for (const key in filter) {
+    if (key !== '_id') return undefined;
+    id = filter[key];
+  }
+  if (typeof id !== 'string' && typeof id !== 'number') return undefined;
+  for (const op in update) if (op !== '$setOnInsert' && op !== '$set') return undefined;
+  const parts = [update.$setOnInsert, update.$set];
+  for (const fields of parts) {
+    if (fields === undefined) continue;
+    if (!isPlainObject(fields)) return undefined;
+    for (const key of Object.keys(fields)) if (!isTopLevelField(key)) return undefined;
+  }
+  const doc: Document = { _id: id };
+  for (const fields of parts) {
+    if (fields === undefined) continue;
+    for (const key of Object.keys(fields)) {
+      const value = fields[key];
+      // `$set` of undefined drops the field, as on any insert.
+      if (value === undefined) delete doc[key];
+      else doc[key] = copyDoc(value);
+    }
+  }
+  return doc;
 }
 
 /** The `_id` an upsert would insert under, if the filter or the update fixes one. */

@@ -260,6 +260,15 @@ function limitClause(limit: number | undefined): string {
   return `LIMIT ${n} OFFSET ?`;
 }
 
+interface RowSql {
+  docById: string;
+  seqById: string;
+  insert: string;
+  upsert: string;
+  update: string;
+  remove: string;
+}
+
 /** The file's user_version while a bulk load is under way (dropAllForBulkLoad). */
 const BULK_LOADING = 1;
 /** The page cache during a bulk load, in KiB: the B-trees being filled stay in memory (SQLite's default is 2 MB). */
@@ -370,6 +379,7 @@ export class SqliteReadStore implements ReadStore {
   private readonly irregular = new Map<string, boolean>();
   private readonly answers = new QueryCache();
   private seenVersion: number | undefined;
+  private readonly rowSql = new Map<string, RowSql>();
   /** During a bulk load: the collections whose declared indexes wait for its end, and those built early. */
   private bulk: { deferred: Set<string>; indexed: Set<string> } | undefined;
 
@@ -423,6 +433,28 @@ export class SqliteReadStore implements ReadStore {
     assertCollectionName(name);
     // The caller names the document type it stored; JSON cannot check it either.
     return new SqliteCollection(this, name) as unknown as Collection<T>;
+  }
+
+  /**
+   * The texts of a collection's row statements, made once: the statement cache is keyed by text, and
+   * a text built anew for every row is hashed anew. Ensures the collection's table first.
+   */
+  private sqlOf(name: string): RowSql {
+    this.ensure(name);
+    let sql = this.rowSql.get(name);
+    if (!sql) {
+      const t = quote(docTable(name));
+      sql = {
+        docById: `SELECT doc FROM ${t} WHERE id = ?`,
+        seqById: `SELECT seq FROM ${t} WHERE id = ?`,
+        insert: `INSERT INTO ${t} (id, doc, plain) VALUES (?, ?, ?)`,
+        upsert: `INSERT INTO ${t} (id, doc, plain) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc, plain = excluded.plain`,
+        update: `UPDATE ${t} SET doc = ?, plain = ? WHERE seq = ?`,
+        remove: `DELETE FROM ${t} WHERE seq = ?`,
+      };
+      this.rowSql.set(name, sql);
+    }
+    return sql;
   }
 
   private layout(name: string): Layout {
@@ -607,7 +639,7 @@ export class SqliteReadStore implements ReadStore {
   }
 
   seqOf(name: string, id: DocumentId): number | undefined {
-    const row = this.prepare(`SELECT seq FROM ${quote(this.ensure(name))} WHERE id = ?`).get(idKey(id)) as { seq: number } | undefined;
+    const row = this.prepare(this.sqlOf(name).seqById).get(idKey(id)) as { seq: number } | undefined;
     return row?.seq;
   }
 
@@ -615,7 +647,7 @@ export class SqliteReadStore implements ReadStore {
     this.irregular.delete(docTable(name));
     this.answers.clearTable(docTable(name));
     const layout = this.layout(name);
-    const result = this.prepare(`INSERT INTO ${quote(this.ensure(name))} (id, doc, plain) VALUES (?, ?, ?)`).run(idKey(doc._id), encode(doc), layout.isPlain(doc) ? 1 : 0);
+    const result = this.prepare(this.sqlOf(name).insert).run(idKey(doc._id), encode(doc), layout.isPlain(doc) ? 1 : 0);
     this.insertKeys(name, layout, Number(result.lastInsertRowid), doc);
   }
 
@@ -633,7 +665,7 @@ export class SqliteReadStore implements ReadStore {
     }
     this.irregular.delete(docTable(name));
     this.answers.clearTable(docTable(name));
-    this.prepare(`INSERT INTO ${quote(this.ensure(name))} (id, doc, plain) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc, plain = excluded.plain`).run(
+    this.prepare(this.sqlOf(name).upsert).run(
       idKey(doc._id),
       encode(doc),
       layout.isPlain(doc) ? 1 : 0,
@@ -644,7 +676,7 @@ export class SqliteReadStore implements ReadStore {
     this.irregular.delete(docTable(name));
     this.answers.clearTable(docTable(name));
     const layout = this.layout(name);
-    this.prepare(`UPDATE ${quote(this.ensure(name))} SET doc = ?, plain = ? WHERE seq = ?`).run(encode(doc), layout.isPlain(doc) ? 1 : 0, seq);
+    this.prepare(this.sqlOf(name).update).run(encode(doc), layout.isPlain(doc) ? 1 : 0, seq);
     this.deleteKeys(name, layout, seq);
     this.insertKeys(name, layout, seq, doc);
   }
@@ -652,7 +684,7 @@ export class SqliteReadStore implements ReadStore {
   remove(name: string, seq: number): void {
     this.irregular.delete(docTable(name));
     this.answers.clearTable(docTable(name));
-    this.prepare(`DELETE FROM ${quote(this.ensure(name))} WHERE seq = ?`).run(seq);
+    this.prepare(this.sqlOf(name).remove).run(seq);
     this.deleteKeys(name, this.layout(name), seq);
   }
 
@@ -774,7 +806,7 @@ export class SqliteReadStore implements ReadStore {
     if (id !== undefined) {
       // One row by its unique key: reading it again costs less than the cache's key and copy, and a
       // projection's first touch of a document (mostly a new one, absent) fills no cache entry.
-      const row = this.prepare(`SELECT doc FROM ${quote(table)} WHERE id = ?`).get(idKey(id)) as { doc: string } | undefined;
+      const row = this.prepare(this.sqlOf(name).docById).get(idKey(id)) as { doc: string } | undefined;
       return row && !options.skip ? [decode(row.doc)] : [];
     }
     this.forgetOthersChanges();
