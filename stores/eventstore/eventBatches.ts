@@ -11,6 +11,10 @@ const nextTurn = (): Promise<typeof TURN> => new Promise((resolve) => setImmedia
  * to come. So catching up on a long log (events delivered by promises alone, within one turn) gives
  * full batches, while a single live event is handed on at once. One turn is awaited per batch, not
  * per event: a timer per event cost more than the batch's handling of it.
+ *
+ * A full batch is handed on only after that turn: a source that reads without I/O (SQLite) never
+ * lets the event loop turn otherwise, and a catch-up over a long log would hold every timer (group
+ * commits, checkpoint flushes, progress) and every request until its end.
  * Closing the returned iterator does not close the source (its owner does, e.g. Subscription.close()).
  */
 export async function* eventBatches(source: AsyncIterable<StoredEvent>, max: number): AsyncGenerator<StoredEvent[]> {
@@ -41,6 +45,7 @@ export async function* eventBatches(source: AsyncIterable<StoredEvent>, max: num
         batch.push(next.value);
         pending = pull();
       }
+      if (batch.length >= max) await turn;
       yield batch;
       if (ended) return;
     }
