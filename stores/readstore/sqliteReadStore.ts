@@ -535,10 +535,11 @@ export class SqliteReadStore implements ReadStore {
     this.db.pragma('wal_checkpoint(TRUNCATE)');
   }
 
-  /** Before a query on other fields than `_id` during a bulk load: the collection's indexes are built now. */
-  private indexBeforeQuery(name: string): void {
+  /** Before a query on other fields than `_id`, or sorted, during a bulk load: the collection's indexes are built now. */
+  private indexBeforeQuery(name: string, filter: Filter, sort?: Record<string, 1 | -1>): void {
     const bulk = this.bulk;
     if (!bulk || !bulk.deferred.has(name)) return;
+    if (Object.keys(filter).every((key) => key === '_id') && Object.keys(sort ?? {}).length === 0) return;
     bulk.deferred.delete(name);
     bulk.indexed.add(name);
     this.ready.delete(name);
@@ -689,7 +690,6 @@ export class SqliteReadStore implements ReadStore {
   }
 
   private plan(name: string, filter: Filter): FilterPlan {
-    this.indexBeforeQuery(name);
     const layout = this.layout(name);
     const plan: FilterPlan = { exact: [], narrowing: [], residual: false };
     for (const [path, condition] of Object.entries(filter)) {
@@ -833,6 +833,7 @@ export class SqliteReadStore implements ReadStore {
     const table = this.ensure(name);
     const single = this.byId(table, filter);
     if (single) return options.skip ? single.slice(options.skip) : single;
+    this.indexBeforeQuery(name, filter, options.sort);
     const plan = this.plan(name, filter);
     const irregular = this.hasIrregular(table);
     const orderBy = this.orderBy(name, options.sort);
@@ -873,6 +874,7 @@ export class SqliteReadStore implements ReadStore {
     const table = this.ensure(name);
     const single = this.byId(table, filter);
     if (single) return single.length;
+    this.indexBeforeQuery(name, filter);
     const plan = this.plan(name, filter);
     if (!plan.residual && !this.hasIrregular(table)) {
       const where = plan.exact.length > 0 ? `WHERE ${plan.exact.map((c) => `(${c.sql})`).join(' AND ')}` : '';
@@ -944,6 +946,7 @@ export class SqliteReadStore implements ReadStore {
   /** The query plan SQLite picks for a find, one line per step: what the index tests read. */
   explainFind(name: string, filter: Filter, options: FindOptions = {}): { pushedDown: boolean; plan: string[] } {
     const table = this.ensure(name);
+    this.indexBeforeQuery(name, filter, options.sort);
     const plan = this.plan(name, filter);
     const orderBy = this.orderBy(name, options.sort);
     const pushedDown = !plan.residual && orderBy !== undefined;
@@ -958,6 +961,7 @@ export class SqliteReadStore implements ReadStore {
   /** The query plan SQLite picks for a count. */
   explainCount(name: string, filter: Filter): string[] {
     const table = this.ensure(name);
+    this.indexBeforeQuery(name, filter);
     const plan = this.plan(name, filter);
     const clauses = plan.residual ? (plan.narrowing.length > 0 ? plan.narrowing : plan.exact) : plan.exact;
     const where = clauses.length > 0 ? `WHERE ${clauses.map((c) => `(${c.sql})`).join(' AND ')}` : '';
