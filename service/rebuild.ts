@@ -35,12 +35,20 @@ const REBUILD_BATCH_SIZE = 100;
 const TTY_EVERY_MS = 200;
 const LINE_EVERY_MS = 5000;
 
-async function* countEach(source: AsyncIterable<StoredEvent>, onEvent: () => void): AsyncGenerator<StoredEvent> {
-  for await (const event of source) {
-    onEvent();
-    yield event;
-  }
+/** The source's events, each counted as it is taken: a wrapped next() costs less than another async generator. */
+function countEach(source: AsyncIterable<StoredEvent>, onEvent: () => void): AsyncIterator<StoredEvent> {
+  const iterator = source[Symbol.asyncIterator]();
+  const counted = (result: IteratorResult<StoredEvent>) => {
+    if (!result.done) onEvent();
+    return result;
+  };
+  return {
+    next: () => iterator.next().then(counted),
+    return: async (value?: unknown) => (await iterator.return?.(value)) ?? { done: true, value: undefined },
+  };
 }
+
+const iterable = (iterator: () => AsyncIterator<StoredEvent>): AsyncIterable<StoredEvent> => ({ [Symbol.asyncIterator]: iterator });
 
 /** Counts the events the runner reads, for events per second (positions need not be consecutive). */
 function counting(events: EventStore, onEvent: () => void): EventStore {
@@ -52,7 +60,7 @@ function counting(events: EventStore, onEvent: () => void): EventStore {
           return { close: () => subscription.close(), [Symbol.asyncIterator]: () => countEach(subscription, onEvent) };
         };
       }
-      if (property === 'readAll') return (options?: Parameters<EventStore['readAll']>[0]) => countEach(target.readAll(options), onEvent);
+      if (property === 'readAll') return (options?: Parameters<EventStore['readAll']>[0]) => iterable(() => countEach(target.readAll(options), onEvent));
       const value = Reflect.get(target, property, receiver) as unknown;
       return typeof value === 'function' ? value.bind(target) : value;
     },
