@@ -136,6 +136,26 @@ describe('SqliteReadStore bulk loads', () => {
     }
   });
 
+  it('finds every document written during the load by _id, by whichever write, and none that was not', async () => {
+    const store = SqliteReadStore.open(file, { indexes: contractIndexes });
+    try {
+      await store.collection('samples').updateOne({ _id: 'before' }, { $set: { label: 'x' } }, { upsert: true });
+      await store.dropAllForBulkLoad();
+      expect(await store.collection('samples').findOne({ _id: 'before' })).toBeNull();
+      const ids = Array.from({ length: 3000 }, (_, i) => (i % 2 === 0 ? i : `s-${i}`));
+      await store.commit(ids.map((_id) => ({ kind: 'put', collection: 'samples', doc: { _id, n: 1 } })), []);
+      await store.collection('projects').updateOne({ _id: 7 }, { $set: { name: 'direct' } }, { upsert: true });
+      for (const _id of ids) expect(await store.collection('samples').findOne({ _id })).toEqual({ _id, n: 1 });
+      expect(await store.collection('projects').findOne({ _id: 7 })).toEqual({ _id: 7, name: 'direct' });
+      for (const _id of [1, 'before', 's-0', 3001, 'x']) expect(await store.collection('samples').findOne({ _id })).toBeNull();
+      expect(await store.collection('lists').findOne({ _id: 1 })).toBeNull();
+      await store.endBulkLoad();
+      expect(await store.collection('samples').count()).toBe(3000);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('left unfinished, is dropped at the next open: the read models start over from the log', async () => {
     const store = SqliteReadStore.open(file, { indexes: contractIndexes });
     await store.dropAllForBulkLoad();
