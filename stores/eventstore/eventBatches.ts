@@ -2,10 +2,19 @@ import type { StoredEvent } from './eventStore';
 
 const TURN = Symbol('turn');
 
+/** Resolves after the events already due (I/O callbacks included) have been handled. */
+const nextTurn = (): Promise<typeof TURN> => new Promise((resolve) => setImmediate(() => resolve(TURN)));
+
 /**
  * Groups what an event source has already delivered into batches of at most `max`: a batch closes
- * when `max` is reached or when a turn of the event loop has passed since it opened. So
- * catching up on a long log gives full batches, while a single live event is handed on at once.
+ * when `max` is reached or at the first turn of the event loop after it opened with an event still
+ * to come. So catching up on a long log (events delivered by promises alone, within one turn) gives
+ * full batches, while a single live event is handed on at once. One turn is awaited per batch, not
+ * per event: a timer per event cost more than the batch's handling of it.
+ *
+ * A full batch is handed on only after that turn: a source that reads without I/O (SQLite) never
+ * lets the event loop turn otherwise, and a catch-up over a long log would hold every timer (group
+ * commits, checkpoint flushes, progress) and every request until its end.
  * Closing the returned iterator does not close the source (its owner does, e.g. Subscription.close()).
  */
 export async function* eventBatches(source: AsyncIterable<StoredEvent>, max: number): AsyncGenerator<StoredEvent[]> {
@@ -25,33 +34,18 @@ export async function* eventBatches(source: AsyncIterable<StoredEvent>, max: num
       const batch = [first.value];
       pending = pull();
       let ended = false;
-      // One look at the next turn per batch, cancelled when the batch closes. A catch-up delivers on
-      // promises alone and never lets a turn pass: a timer per event piled up there, each holding
-      // the event it raced against, until the whole log was in memory.
-      let turnPassed = false;
-      let wake: (() => void) | undefined;
-      const turn = setImmediate(() => {
-        turnPassed = true;
-        wake?.();
-      });
-      try {
-        while (batch.length < max && !turnPassed) {
-          const next = await new Promise<IteratorResult<StoredEvent> | typeof TURN>((resolve, reject) => {
-            wake = () => resolve(TURN);
-            pending.then(resolve, reject);
-          });
-          wake = undefined;
-          if (next === TURN) break;
-          if (next.done) {
-            ended = true;
-            break;
-          }
-          batch.push(next.value);
-          pending = pull();
+      const turn = nextTurn();
+      while (batch.length < max) {
+        const next = await Promise.race([pending, turn]);
+        if (next === TURN) break;
+        if (next.done) {
+          ended = true;
+          break;
         }
-      } finally {
-        clearImmediate(turn);
+        batch.push(next.value);
+        pending = pull();
       }
+      if (batch.length >= max) await turn;
       yield batch;
       if (ended) return;
     }

@@ -57,8 +57,11 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
  * equality fields (`a: 1`, `'b.c': 2`, `a: { $eq: 1 }`), then `$setOnInsert`, then the other operators.
  * Fields inside `$and`/`$or` do not seed it (FerretDB, which CI runs on, ignores them too). Without an
  * `_id` from the filter or the update it gets a random UUID, so ids stay strings on both adapters.
+ * The document is new, sharing nothing with `filter` or `update`, without `undefined` properties.
  */
 export function buildUpsertDoc(filter: Filter, update: Update): Document {
+  const direct = insertedAsGiven(filter, update);
+  if (direct) return direct;
   const seed: Record<string, unknown> = {};
   for (const [path, value] of Object.entries(filter)) {
     if (path.startsWith('$') || path === '_id') continue;
@@ -70,16 +73,57 @@ export function buildUpsertDoc(filter: Filter, update: Update): Document {
   const { _id: _fromSetOnInsert, ...setOnInsert } = $setOnInsert;
   const { _id: _fromSet, ...set } = $set;
   let doc: Record<string, unknown> = {};
+  // applyPlainUpdate copies what it sets (without `undefined`s); what mingo built is copied at the end.
+  let byMingo = false;
   const apply = (modifier: Update): void => {
     if (!Object.values(modifier).some((fields) => fields && Object.keys(fields).length > 0)) return;
     const plain = applyPlainUpdate(doc as Document, modifier);
     if (plain) doc = plain.next;
-    else applyUpdate(doc, modifier as Modifier, undefined, undefined, { cloneMode: 'deep' });
+    else {
+      applyUpdate(doc, modifier as Modifier, undefined, undefined, { cloneMode: 'deep' });
+      byMingo = true;
+    }
   };
   apply({ $set: seed });
   apply({ $set: setOnInsert });
   apply({ ...others, $set: set });
-  return { _id: upsertId(filter, update) ?? randomUUID(), ...doc };
+  const built = { _id: upsertId(filter, update) ?? randomUUID(), ...doc };
+  return byMingo ? copyDoc(built) : built;
+}
+
+/** A top-level field an insert sets as it is given (no path, no operator, not `_id` or `__proto__`). */
+const isTopLevelField = (key: string): boolean => key !== '' && key !== '_id' && key !== '__proto__' && !key.includes('.') && !key.startsWith('$');
+
+/**
+ * The projections' inserts (`insertOnce`): a filter of `_id` alone, an update of `$setOnInsert` and
+ * `$set` on top-level fields. The document is built field by field, as the general path would build
+ * it, without planning an update for it; undefined for any other upsert.
+ */
+function insertedAsGiven(filter: Filter, update: Update): Document | undefined {
+  let id: unknown;
+  for (const key in filter) {
+    if (key !== '_id') return undefined;
+    id = filter[key];
+  }
+  if (typeof id !== 'string' && typeof id !== 'number') return undefined;
+  for (const op in update) if (op !== '$setOnInsert' && op !== '$set') return undefined;
+  const parts = [update.$setOnInsert, update.$set];
+  for (const fields of parts) {
+    if (fields === undefined) continue;
+    if (!isPlainObject(fields)) return undefined;
+    for (const key of Object.keys(fields)) if (!isTopLevelField(key)) return undefined;
+  }
+  const doc: Document = { _id: id };
+  for (const fields of parts) {
+    if (fields === undefined) continue;
+    for (const key of Object.keys(fields)) {
+      const value = fields[key];
+      // `$set` of undefined drops the field, as on any insert.
+      if (value === undefined) delete doc[key];
+      else doc[key] = copyDoc(value);
+    }
+  }
+  return doc;
 }
 
 /** The `_id` an upsert would insert under, if the filter or the update fixes one. */

@@ -17,31 +17,63 @@ function isPlain(value: unknown): value is Plain {
 
 interface Step {
   op: string;
-  path: string[];
+  dotted: string;
+  path: readonly string[];
   value: unknown;
+}
+
+interface ParsedPath {
+  parts: readonly string[];
+  /** Its proper prefixes (`a`, `a.b` of `a.b.c`). */
+  prefixes: readonly string[];
+  /** A path this module may apply: no empty part, no operator, no `__proto__`, not `_id`. */
+  plain: boolean;
+}
+
+/**
+ * The projections update the same few paths over and over (`data.training.dataCount`): each is
+ * split and checked once. Bounded: forgotten all at once when full.
+ */
+const parsedPaths = new Map<string, ParsedPath>();
+const PARSED_PATHS_MAX = 10_000;
+
+function parsePath(dotted: string): ParsedPath {
+  let parsed = parsedPaths.get(dotted);
+  if (parsed) return parsed;
+  const parts = dotted.split('.');
+  const prefixes: string[] = [];
+  for (let dot = dotted.indexOf('.'); dot >= 0; dot = dotted.indexOf('.', dot + 1)) prefixes.push(dotted.slice(0, dot));
+  const plain = parts[0] !== '_id' && !parts.some((part) => part === '' || part.startsWith('$') || part === '__proto__');
+  parsed = { parts, prefixes, plain };
+  if (parsedPaths.size >= PARSED_PATHS_MAX) parsedPaths.clear();
+  parsedPaths.set(dotted, parsed);
+  return parsed;
 }
 
 /** The steps of an update this module can apply, or undefined when mingo must. */
 function plan(update: Update): Step[] | undefined {
   const steps: Step[] = [];
-  const paths = new Set<string>();
-  for (const [op, fields] of Object.entries(update)) {
+  const ops = Object.keys(update) as (keyof Update)[];
+  for (const op of ops) {
     if (op === '$setOnInsert') continue;
+    const fields = update[op];
     if (!SUPPORTED.has(op) || !isPlain(fields)) return undefined;
-    for (const [dotted, value] of Object.entries(fields)) {
-      const path = dotted.split('.');
-      if (path.some((part) => part === '' || part.startsWith('$') || part === '__proto__') || path[0] === '_id') return undefined;
+    for (const dotted of Object.keys(fields)) {
+      const { parts, plain } = parsePath(dotted);
+      if (!plain) return undefined;
+      const value = fields[dotted];
       if (op === '$inc' && typeof value !== 'number') return undefined;
       if (op === '$push' && isPlain(value) && Object.keys(value).some((k) => k.startsWith('$'))) return undefined;
-      if (paths.has(dotted)) return undefined;
-      paths.add(dotted);
-      steps.push({ op, path, value });
+      // MongoDB refuses two operators on the same path: leave that to mingo. (Updates have few paths: a scan beats a set.)
+      for (const step of steps) if (step.dotted === dotted) return undefined;
+      steps.push({ op, dotted, path: parts, value });
     }
   }
-  // MongoDB refuses two operators on the same path (above) or on a path and its prefix: leave that
-  // to mingo. Each path's proper prefixes are looked up, rather than every pair compared.
-  for (const { path } of steps) {
-    for (let end = 1; end < path.length; end++) if (paths.has(path.slice(0, end).join('.'))) return undefined;
+  // Nor on a path and its prefix: each path's proper prefixes are looked up, rather than every pair compared.
+  if (steps.length > 1) {
+    for (const { dotted } of steps) {
+      for (const prefix of parsePath(dotted).prefixes) for (const other of steps) if (other.dotted === prefix) return undefined;
+    }
   }
   return steps;
 }
@@ -63,6 +95,7 @@ function sameValue(a: unknown, b: unknown): boolean {
 
 /** A copy without `undefined` properties, as stored documents are kept. */
 function copyValue(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) return value.map(copyValue);
   if (isPlain(value)) {
     const out: Plain = {};
@@ -89,8 +122,8 @@ export function applyPlainUpdate(doc: Document, update: Update): { next: Documen
   // First check every step against the current document, so nothing is half applied on a fallback.
   for (const { op, path } of steps) {
     let node: unknown = doc;
-    for (const part of path.slice(0, -1)) {
-      node = (node as Plain)[part];
+    for (let i = 0; i < path.length - 1; i++) {
+      node = (node as Plain)[path[i]!];
       if (node === undefined) break;
       if (!isPlain(node)) return undefined;
     }
@@ -100,12 +133,14 @@ export function applyPlainUpdate(doc: Document, update: Update): { next: Documen
     if (op === '$push' && current !== undefined && !Array.isArray(current)) return undefined;
   }
   const next: Plain = { ...doc };
-  const copied = new Set<Plain>([next]);
+  // The objects made for this update (changed in place by later steps), when a path is nested.
+  const copied: Plain[] = [next];
   let changed = false;
   for (const { op, path, value } of steps) {
     let node = next;
     let missing = false;
-    for (const part of path.slice(0, -1)) {
+    for (let i = 0; i < path.length - 1; i++) {
+      const part = path[i]!;
       const child = node[part];
       if (child === undefined) {
         if (op === '$unset') {
@@ -113,14 +148,14 @@ export function applyPlainUpdate(doc: Document, update: Update): { next: Documen
           break;
         }
         const made: Plain = {};
-        copied.add(made);
+        copied.push(made);
         node[part] = made;
         node = made;
-      } else if (copied.has(child as Plain)) {
+      } else if (copied.includes(child as Plain)) {
         node = child as Plain;
       } else {
         const copy = { ...(child as Plain) };
-        copied.add(copy);
+        copied.push(copy);
         node[part] = copy;
         node = copy;
       }

@@ -58,9 +58,24 @@ function sqlKey(value: unknown): string | number | Buffer | undefined {
   return undefined;
 }
 
+/** Whether the value holds anything plain JSON would not give back as it is (dates, bytes, -0, NaN, infinities). */
+function needsTags(value: unknown): boolean {
+  if (typeof value === 'number') return sqlKey(value) === undefined;
+  if (value === null || typeof value !== 'object') return false;
+  if (Array.isArray(value)) {
+    for (const item of value) if (needsTags(item)) return true;
+    return false;
+  }
+  if (!isPlainObject(value)) return true;
+  for (const key in value) if (needsTags(value[key])) return true;
+  return false;
+}
+
 // JSON keeps the few non-JSON values read models may hold as tagged objects (MongoDB forbids `$` keys
-// in documents, so these cannot clash with stored data).
+// in documents, so these cannot clash with stored data). A replacer makes stringify several times
+// slower, and most documents need none.
 function encode(doc: Document): string {
+  if (!needsTags(doc)) return JSON.stringify(doc);
   return JSON.stringify(doc, function (this: Record<string, unknown>, key: string, value: unknown) {
     const raw = this[key];
     if (raw instanceof Date) return { $date: raw.toISOString() };
@@ -86,9 +101,9 @@ function decode(text: string): Document {
 }
 
 /** Whether the value at a dotted path is one SQL compares exactly: absent, null or a scalar, with no array on the way. */
-function plainAt(doc: Document, path: string): boolean {
+function plainAt(doc: Document, path: readonly string[]): boolean {
   let node: unknown = doc;
-  for (const part of path.split('.')) {
+  for (const part of path) {
     if (node === undefined || node === null) return true;
     if (Array.isArray(node)) return false;
     if (typeof node !== 'object' || node instanceof Date || node instanceof Uint8Array) return true;
@@ -118,11 +133,14 @@ class Layout {
   readonly scalarPaths: ReadonlySet<string>;
   readonly arrayPaths: ReadonlySet<string>;
   readonly scalarIndexes: readonly IndexDeclaration[];
+  /** scalarPaths split at their dots, once rather than for every row written. */
+  private readonly scalarParts: readonly (readonly string[])[];
 
   constructor(declarations: readonly IndexDeclaration[]) {
     this.scalarIndexes = declarations.filter((d) => !d.array);
     this.scalarPaths = new Set(['_id', ...this.scalarIndexes.flatMap((d) => Object.keys(d.keys))]);
     this.arrayPaths = new Set(declarations.filter((d) => d.array).flatMap((d) => Object.keys(d.keys)));
+    this.scalarParts = [...this.scalarPaths].map((path) => path.split('.'));
   }
 
   /** Stored with the collection: when it changes, the rows' flags and keys are computed again. */
@@ -131,7 +149,7 @@ class Layout {
   }
 
   isPlain(doc: Document): boolean {
-    for (const path of this.scalarPaths) if (!plainAt(doc, path)) return false;
+    for (const path of this.scalarParts) if (!plainAt(doc, path)) return false;
     return true;
   }
 }
@@ -242,6 +260,30 @@ function limitClause(limit: number | undefined): string {
   return `LIMIT ${n} OFFSET ?`;
 }
 
+interface RowSql {
+  docById: string;
+  seqById: string;
+  insert: string;
+  upsert: string;
+  update: string;
+  remove: string;
+}
+
+/** The file's user_version while a bulk load is under way (dropAllForBulkLoad). */
+const BULK_LOADING = 1;
+/** The page cache during a bulk load, in KiB: the B-trees being filled stay in memory (SQLite's default is 2 MB). */
+const BULK_LOAD_CACHE_KIB = 65_536;
+
+/** The `_id` of a filter that is `{ _id: <string or finite number> }` and nothing else. */
+function onlyId(filter: Filter): DocumentId | undefined {
+  let id: unknown;
+  for (const key in filter) {
+    if (key !== '_id') return undefined;
+    id = filter[key];
+  }
+  return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : undefined;
+}
+
 /** Prepared statements are reused by SQL text; the set of texts is bounded (filters vary only in shape). */
 const STATEMENT_CACHE_SIZE = 256;
 
@@ -341,6 +383,9 @@ export class SqliteReadStore implements ReadStore {
   /** When the open group window began (performance.now()), and how many savepoints are open in it. */
   private groupOpenedAt = 0;
   private depth = 0;
+  private readonly rowSql = new Map<string, RowSql>();
+  /** During a bulk load: the collections whose declared indexes wait for its end, and those built early. */
+  private bulk: { deferred: Set<string>; indexed: Set<string> } | undefined;
 
   private constructor(
     private readonly db: Database.Database,
@@ -356,6 +401,12 @@ export class SqliteReadStore implements ReadStore {
       `);
     }
     for (const [name, declarations] of Object.entries(indexes)) this.layouts.set(name, new Layout(declarations));
+    if ((db.pragma('user_version', { simple: true }) as number) === BULK_LOADING) {
+      // A bulk load (a rebuild) did not finish, and it wrote without syncing: a power cut may have
+      // left any page behind. The read models start over, rebuilt from the log.
+      this.dropEverything();
+      db.pragma('user_version = 0');
+    }
     // The declared collections and their indexes exist from the start, not from their first write.
     for (const name of this.layouts.keys()) this.ensure(name);
   }
@@ -386,6 +437,28 @@ export class SqliteReadStore implements ReadStore {
     assertCollectionName(name);
     // The caller names the document type it stored; JSON cannot check it either.
     return new SqliteCollection(this, name) as unknown as Collection<T>;
+  }
+
+  /**
+   * The texts of a collection's row statements, made once: the statement cache is keyed by text, and
+   * a text built anew for every row is hashed anew. Ensures the collection's table first.
+   */
+  private sqlOf(name: string): RowSql {
+    this.ensure(name);
+    let sql = this.rowSql.get(name);
+    if (!sql) {
+      const t = quote(docTable(name));
+      sql = {
+        docById: `SELECT doc FROM ${t} WHERE id = ?`,
+        seqById: `SELECT seq FROM ${t} WHERE id = ?`,
+        insert: `INSERT INTO ${t} (id, doc, plain) VALUES (?, ?, ?)`,
+        upsert: `INSERT INTO ${t} (id, doc, plain) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc, plain = excluded.plain`,
+        update: `UPDATE ${t} SET doc = ?, plain = ? WHERE seq = ?`,
+        remove: `DELETE FROM ${t} WHERE seq = ?`,
+      };
+      this.rowSql.set(name, sql);
+    }
+    return sql;
   }
 
   private layout(name: string): Layout {
@@ -438,10 +511,58 @@ export class SqliteReadStore implements ReadStore {
     if (this.db.open && this.db.inTransaction) this.db.exec('COMMIT');
   }
 
+  /**
+   * Drops every collection and starts a bulk load into the empty store, for a rebuild that holds
+   * the data folder's exclusive lock (no other connection reads or writes meanwhile): writes are
+   * not synced to disk, and each collection's declared indexes are built once its rows are in
+   * (sorting every row once costs less than inserting each into five B-trees), or at its first
+   * query on other fields than `_id`, which then runs on them. A load cut short (a crash, a power
+   * cut) leaves a mark that makes the next open drop the read models: they are rebuilt from the log.
+   */
+  async dropAllForBulkLoad(): Promise<void> {
+    this.commitGroup();
+    // The mark is on disk before the first write that is not.
+    this.db.pragma('user_version = ' + String(BULK_LOADING));
+    this.db.pragma('wal_checkpoint(TRUNCATE)');
+    this.db.pragma('synchronous = OFF');
+    this.db.pragma(`cache_size = ${BULK_LOAD_CACHE_KIB * -1}`);
+    this.bulk = { deferred: new Set(), indexed: new Set() };
+    await this.dropAll();
+  }
+
+  /** Ends the bulk load: builds the deferred indexes, and syncs everything to disk before clearing the mark. */
+  async endBulkLoad(): Promise<void> {
+    const bulk = this.bulk;
+    if (!bulk) return;
+    this.commitGroup();
+    this.bulk = undefined;
+    for (const name of bulk.deferred) {
+      this.ready.delete(name);
+      this.ensure(name);
+    }
+    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma('cache_size = -2000');
+    this.db.pragma('user_version = 0');
+    // Copies the log of writes into the file, syncing both first: only then is the mark gone on disk.
+    this.db.pragma('wal_checkpoint(TRUNCATE)');
+  }
+
+  /** Before a query on other fields than `_id`, or sorted, during a bulk load: the collection's indexes are built now. */
+  private indexBeforeQuery(name: string, filter: Filter, sort?: Record<string, 1 | -1>): void {
+    const bulk = this.bulk;
+    if (!bulk || !bulk.deferred.has(name)) return;
+    if (Object.keys(filter).every((key) => key === '_id') && Object.keys(sort ?? {}).length === 0) return;
+    bulk.deferred.delete(name);
+    bulk.indexed.add(name);
+    this.ready.delete(name);
+    this.ensure(name);
+  }
+
   /** Creates the collection's tables and indexes if missing, and brings its rows to its layout; answers its table's name. */
   ensure(name: string): string {
     const table = docTable(name);
     if (this.ready.has(name)) return table;
+    const deferIndexes = this.bulk !== undefined && !this.bulk.indexed.has(name);
     const layout = this.layout(name);
     const t = quote(table);
     const keys = quote(keyTable(name));
@@ -450,7 +571,7 @@ export class SqliteReadStore implements ReadStore {
       const fields = Object.entries(declaration.keys);
       wanted.set(indexName(table, declaration), `CREATE INDEX IF NOT EXISTS ${quote(indexName(table, declaration))} ON ${t} (${fields.map(([path, direction]) => `${keyExpression(path)}${direction === -1 ? ' DESC' : ''}`).join(', ')})`);
     }
-    if (this.isUpToDate(name, table, layout, wanted)) {
+    if (!deferIndexes && this.isUpToDate(name, table, layout, wanted)) {
       // Found as wanted: no write, so a process that only reads never waits for the writer's lock.
       this.ready.add(name);
       return table;
@@ -473,13 +594,14 @@ export class SqliteReadStore implements ReadStore {
       for (const { name: indexName } of existing) {
         if (indexName !== `${table}:irregular` && !wanted.has(indexName)) this.db.exec(`DROP INDEX ${quote(indexName)}`);
       }
-      for (const sql of wanted.values()) this.db.exec(sql);
+      if (!deferIndexes) for (const sql of wanted.values()) this.db.exec(sql);
       const stored = this.db.prepare('SELECT layout FROM collections WHERE name = ?').get(name) as { layout: string } | undefined;
       if (stored?.layout !== layout.signature) {
         this.relayout(name, layout);
         this.db.prepare('INSERT INTO collections (name, layout) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET layout = excluded.layout').run(name, layout.signature);
       }
     }, { group: false });
+    if (deferIndexes) this.bulk!.deferred.add(name);
     this.ready.add(name);
     return table;
   }
@@ -530,7 +652,7 @@ export class SqliteReadStore implements ReadStore {
   }
 
   seqOf(name: string, id: DocumentId): number | undefined {
-    const row = this.prepare(`SELECT seq FROM ${quote(this.ensure(name))} WHERE id = ?`).get(idKey(id)) as { seq: number } | undefined;
+    const row = this.prepare(this.sqlOf(name).seqById).get(idKey(id)) as { seq: number } | undefined;
     return row?.seq;
   }
 
@@ -538,15 +660,36 @@ export class SqliteReadStore implements ReadStore {
     this.irregular.delete(docTable(name));
     this.answers.clearTable(docTable(name));
     const layout = this.layout(name);
-    const result = this.prepare(`INSERT INTO ${quote(this.ensure(name))} (id, doc, plain) VALUES (?, ?, ?)`).run(idKey(doc._id), encode(doc), layout.isPlain(doc) ? 1 : 0);
+    const result = this.prepare(this.sqlOf(name).insert).run(idKey(doc._id), encode(doc), layout.isPlain(doc) ? 1 : 0);
     this.insertKeys(name, layout, Number(result.lastInsertRowid), doc);
+  }
+
+  /**
+   * Writes the whole document by `_id`, inserting it if absent, a replaced one keeping its row (its
+   * natural order). Without array keys to maintain, one statement finds and writes the row.
+   */
+  put(name: string, doc: Document): void {
+    const layout = this.layout(name);
+    if (layout.arrayPaths.size > 0) {
+      const seq = this.seqOf(name, doc._id);
+      if (seq === undefined) this.insert(name, doc);
+      else this.replace(name, seq, doc);
+      return;
+    }
+    this.irregular.delete(docTable(name));
+    this.answers.clearTable(docTable(name));
+    this.prepare(this.sqlOf(name).upsert).run(
+      idKey(doc._id),
+      encode(doc),
+      layout.isPlain(doc) ? 1 : 0,
+    );
   }
 
   replace(name: string, seq: number, doc: Document): void {
     this.irregular.delete(docTable(name));
     this.answers.clearTable(docTable(name));
     const layout = this.layout(name);
-    this.prepare(`UPDATE ${quote(this.ensure(name))} SET doc = ?, plain = ? WHERE seq = ?`).run(encode(doc), layout.isPlain(doc) ? 1 : 0, seq);
+    this.prepare(this.sqlOf(name).update).run(encode(doc), layout.isPlain(doc) ? 1 : 0, seq);
     this.deleteKeys(name, layout, seq);
     this.insertKeys(name, layout, seq, doc);
   }
@@ -554,7 +697,7 @@ export class SqliteReadStore implements ReadStore {
   remove(name: string, seq: number): void {
     this.irregular.delete(docTable(name));
     this.answers.clearTable(docTable(name));
-    this.prepare(`DELETE FROM ${quote(this.ensure(name))} WHERE seq = ?`).run(seq);
+    this.prepare(this.sqlOf(name).remove).run(seq);
     this.deleteKeys(name, this.layout(name), seq);
   }
 
@@ -677,6 +820,13 @@ export class SqliteReadStore implements ReadStore {
   /** A find for a caller: answered from the bounded cache when this exact query was answered since the table last changed. */
   read(name: string, filter: Filter, options: FindOptions): Document[] {
     const table = this.ensure(name);
+    const id = onlyId(filter);
+    if (id !== undefined) {
+      // One row by its unique key: reading it again costs less than the cache's key and copy, and a
+      // projection's first touch of a document (mostly a new one, absent) fills no cache entry.
+      const row = this.prepare(this.sqlOf(name).docById).get(idKey(id)) as { doc: string } | undefined;
+      return row && !options.skip ? [decode(row.doc)] : [];
+    }
     this.forgetOthersChanges();
     const key = this.answerCache ? this.answers.key(table, 'find', filter, options) : undefined;
     const cached = key === undefined ? undefined : this.answers.find(key);
@@ -701,6 +851,7 @@ export class SqliteReadStore implements ReadStore {
     const table = this.ensure(name);
     const single = this.byId(table, filter);
     if (single) return options.skip ? single.slice(options.skip) : single;
+    this.indexBeforeQuery(name, filter, options.sort);
     const plan = this.plan(name, filter);
     const irregular = this.hasIrregular(table);
     const orderBy = this.orderBy(name, options.sort);
@@ -741,6 +892,7 @@ export class SqliteReadStore implements ReadStore {
     const table = this.ensure(name);
     const single = this.byId(table, filter);
     if (single) return single.length;
+    this.indexBeforeQuery(name, filter);
     const plan = this.plan(name, filter);
     if (!plan.residual && !this.hasIrregular(table)) {
       const where = plan.exact.length > 0 ? `WHERE ${plan.exact.map((c) => `(${c.sql})`).join(' AND ')}` : '';
@@ -758,12 +910,9 @@ export class SqliteReadStore implements ReadStore {
     }
     this.transaction(() => {
       for (const op of ops) {
-        if (op.kind === 'put') {
-          const doc = copyDoc(op.doc);
-          const seq = this.seqOf(op.collection, doc._id);
-          if (seq === undefined) this.insert(op.collection, doc);
-          else this.replace(op.collection, seq, doc);
-        } else {
+        // Written at once (encoded, keyed): no copy of the document is kept, so none is made.
+        if (op.kind === 'put') this.put(op.collection, op.doc);
+        else {
           const seq = this.seqOf(op.collection, op.id);
           if (seq !== undefined) this.remove(op.collection, seq);
         }
@@ -800,6 +949,10 @@ export class SqliteReadStore implements ReadStore {
   }
 
   async dropAll(): Promise<void> {
+    this.dropEverything();
+  }
+
+  private dropEverything(): void {
     this.transaction(() => {
       const tables = this.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND (name LIKE 'c:%' OR name LIKE 'k:%')`).all() as { name: string }[];
       for (const { name } of tables) this.db.exec(`DROP TABLE ${quote(name)}`);
@@ -815,6 +968,7 @@ export class SqliteReadStore implements ReadStore {
   /** The query plan SQLite picks for a find, one line per step: what the index tests read. */
   explainFind(name: string, filter: Filter, options: FindOptions = {}): { pushedDown: boolean; plan: string[] } {
     const table = this.ensure(name);
+    this.indexBeforeQuery(name, filter, options.sort);
     const plan = this.plan(name, filter);
     const orderBy = this.orderBy(name, options.sort);
     const pushedDown = !plan.residual && orderBy !== undefined;
@@ -829,6 +983,7 @@ export class SqliteReadStore implements ReadStore {
   /** The query plan SQLite picks for a count. */
   explainCount(name: string, filter: Filter): string[] {
     const table = this.ensure(name);
+    this.indexBeforeQuery(name, filter);
     const plan = this.plan(name, filter);
     const clauses = plan.residual ? (plan.narrowing.length > 0 ? plan.narrowing : plan.exact) : plan.exact;
     const where = clauses.length > 0 ? `WHERE ${clauses.map((c) => `(${c.sql})`).join(' AND ')}` : '';

@@ -56,6 +56,8 @@ function matches(doc: Document, filter: Filter): boolean {
 
 export class WriteBuffer implements ReadStore {
   private readonly overlays = new Map<string, Overlay>();
+  /** Handlers ask for their collections at every event: each is made once per buffer. */
+  private readonly collections = new Map<string, Collection>();
   private undo: Undo[] = [];
 
   /**
@@ -70,15 +72,18 @@ export class WriteBuffer implements ReadStore {
   ) {}
 
   collection<T extends Document = Document>(name: string): Collection<T> {
-    // The store checks the name (reserved names throw) as it would for a direct write.
-    const direct = this.store.collection(name);
-    if (!this.owned.has(name)) return direct as Collection<T>;
-    let overlay = this.overlays.get(name);
-    if (!overlay) {
-      overlay = { name, entries: new Map(), generation: 0 };
-      this.overlays.set(name, overlay);
+    let collection = this.collections.get(name);
+    if (!collection) {
+      // The store checks the name (reserved names throw) as it would for a direct write.
+      const direct = this.store.collection(name);
+      if (this.owned.has(name)) {
+        const overlay: Overlay = { name, entries: new Map(), generation: 0 };
+        this.overlays.set(name, overlay);
+        collection = new BufferedCollection(this, overlay, direct);
+      } else collection = direct;
+      this.collections.set(name, collection);
     }
-    return new BufferedCollection(this, overlay, direct) as unknown as Collection<T>;
+    return collection as unknown as Collection<T>;
   }
 
   /** A point to roll back to: the buffer as it is now. */
@@ -132,10 +137,13 @@ export class WriteBuffer implements ReadStore {
     overlay.generation += 1;
   }
 
-  /** The document as the batch sees it, loaded from the store on first touch. */
-  async get(overlay: Overlay, direct: Collection, id: DocumentId): Promise<Document | null> {
+  /** The document as the batch sees it, loaded from the store on first touch (a promise only then). */
+  get(overlay: Overlay, direct: Collection, id: DocumentId): Document | null | Promise<Document | null> {
     const held = overlay.entries.get(id);
-    if (held) return held.doc;
+    return held ? held.doc : this.load(overlay, direct, id);
+  }
+
+  private async load(overlay: Overlay, direct: Collection, id: DocumentId): Promise<Document | null> {
     const loaded = await direct.findOne({ _id: id });
     // Loading races nothing: a lane's documents have one writer, its own buffer.
     if (!overlay.entries.has(id)) overlay.entries.set(id, { doc: loaded, dirty: false });
@@ -213,12 +221,15 @@ class BufferedCollection implements Collection<Document> {
       return this.direct.updateOne(filter, update, options);
     }
     assertUpdate(update);
-    const doc = await this.pinned(filter);
+    // The projections' hot path: awaited only when the document is loaded, not when the batch holds it.
+    const got = this.buffer.get(this.overlay, this.direct, id);
+    const held = got instanceof Promise ? await got : got;
+    const doc = held && matches(held, filter) ? held : null;
     if (doc) return { matched: 1, modified: this.apply(doc, update) ? 1 : 0, upserted: false };
     if (!options.upsert) return { matched: 0, modified: 0, upserted: false };
-    const created = copyDoc(buildUpsertDoc(filter, update));
+    const created = buildUpsertDoc(filter, update);
     // The filter pinned the id but did not match: a document with it exists under other values.
-    if ((await this.buffer.get(this.overlay, this.direct, created._id)) !== null) throw new DuplicateIdError(created._id);
+    if (held !== null) throw new DuplicateIdError(created._id);
     this.buffer.set(this.overlay, created._id, created);
     return { matched: 0, modified: 0, upserted: true };
   }

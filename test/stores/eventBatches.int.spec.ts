@@ -42,6 +42,27 @@ describe('batches of a subscription', () => {
     expect(most).toBeLessThanOrEqual(1);
   });
 
+  it('let the event loop turn between full batches, so timers run during a catch-up that does no I/O', async () => {
+    const events = SqliteEventStore.open(':memory:');
+    await events.appendToStream('t-1', Array.from({ length: 20 }, (_, i) => tick(i)), 'no_stream');
+    let turns = 0;
+    let spinning: NodeJS.Immediate | undefined;
+    const spin = (): void => {
+      turns++;
+      spinning = setImmediate(spin);
+    };
+    spinning = setImmediate(spin);
+    const seen: number[] = [];
+    try {
+      for await (const _batch of eventBatches(events.readAll(), 5)) seen.push(turns);
+    } finally {
+      clearImmediate(spinning);
+    }
+    expect(seen).toHaveLength(4);
+    for (let i = 1; i < seen.length; i++) expect(seen[i]).toBeGreaterThan(seen[i - 1]!);
+    await events.close();
+  });
+
   it('keep log order and skip nothing across batches', async () => {
     const events = SqliteEventStore.open(':memory:');
     await events.appendToStream('t-1', Array.from({ length: 50 }, (_, i) => tick(i)), 'no_stream');

@@ -4,6 +4,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Document } from '../../stores/readstore/readStore';
 import type { ReadModelIndexes } from '../../stores/readstore/indexDeclarations';
@@ -70,6 +71,117 @@ describe('SqliteReadStore on disk', () => {
 
   it('refuses index declarations that are not plain dotted paths', () => {
     expect(() => SqliteReadStore.open(':memory:', { indexes: { items: [{ keys: { "a'); DROP TABLE x; --": 1 } }] } })).toThrow(/not a plain dotted path/);
+  });
+});
+
+describe('SqliteReadStore bulk loads', () => {
+  let dir: string;
+  let file: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'sqlite-bulk-'));
+    file = path.join(dir, 'read-models.sqlite');
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** The declared indexes of a collection present in the file, as another connection sees them. */
+  const declaredIndexes = (collection: string): string[] => {
+    const db = new Database(file, { readonly: true });
+    try {
+      const rows = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL`).all(`c:${collection}`) as { name: string }[];
+      return rows.map((r) => r.name).filter((name) => !name.endsWith(':irregular')).sort();
+    } finally {
+      db.close();
+    }
+  };
+
+  it('starts empty, builds a collection\'s indexes after its rows or at its first field query, and answers as without', async () => {
+    const store = SqliteReadStore.open(file, { indexes: contractIndexes });
+    try {
+      await store.collection('samples').updateOne({ _id: 'before' }, { $set: { label: 'x' } }, { upsert: true });
+      await store.setCheckpoint('samples', 3n);
+      await store.dropAllForBulkLoad();
+      expect(await store.collection('samples').count()).toBe(0);
+      expect(await store.getCheckpoint('samples')).toBeUndefined();
+      expect(declaredIndexes('samples')).toEqual([]);
+      await store.commit(
+        [
+          { kind: 'put', collection: 'samples', doc: { _id: 's1', label: 'cat', length: 3 } },
+          { kind: 'put', collection: 'samples', doc: { _id: 's2', label: 'dog', length: 1 } },
+          { kind: 'put', collection: 'projects', doc: { _id: 1, owner: 'ann' } },
+          { kind: 'put', collection: 'projects', doc: { _id: 2, owner: 'bob' } },
+        ],
+        [{ name: 'samples', position: 4n }],
+      );
+      // A query on a field builds that collection's indexes first, and only that collection's.
+      expect((await store.collection('projects').find({ owner: 'bob' })).map((d) => d._id)).toEqual([2]);
+      expect(declaredIndexes('projects')).toEqual(['c:projects:_position', 'c:projects:name', 'c:projects:owner']);
+      expect(declaredIndexes('samples')).toEqual([]);
+      expect(await store.collection('samples').findOne({ _id: 's2' })).toEqual({ _id: 's2', label: 'dog', length: 1 });
+      await store.endBulkLoad();
+      expect(declaredIndexes('samples')).toEqual(['c:samples:device.kind,_id', 'c:samples:label,length-', 'c:samples:length', 'c:samples:windows.start']);
+      expect((await store.collection('samples').find({ length: { $gt: 0 } }, { sort: { length: 1 } })).map((d) => d._id)).toEqual(['s2', 's1']);
+      expect(store.explainFind('samples', { length: { $gt: 0 } }, { sort: { length: 1 } }).plan.join(' ')).toMatch(/USING INDEX/);
+      expect(await store.getCheckpoint('samples')).toBe(4n);
+    } finally {
+      await store.close();
+    }
+    const reopened = SqliteReadStore.open(file, { indexes: contractIndexes });
+    try {
+      expect(await reopened.collection('samples').count()).toBe(2);
+      expect(await reopened.getCheckpoint('samples')).toBe(4n);
+    } finally {
+      await reopened.close();
+    }
+  });
+
+  it('finds every document written during the load by _id, by whichever write, and none that was not', async () => {
+    const store = SqliteReadStore.open(file, { indexes: contractIndexes });
+    try {
+      await store.collection('samples').updateOne({ _id: 'before' }, { $set: { label: 'x' } }, { upsert: true });
+      await store.dropAllForBulkLoad();
+      expect(await store.collection('samples').findOne({ _id: 'before' })).toBeNull();
+      const ids = Array.from({ length: 3000 }, (_, i) => (i % 2 === 0 ? i : `s-${i}`));
+      await store.commit(ids.map((_id) => ({ kind: 'put', collection: 'samples', doc: { _id, n: 1 } })), []);
+      await store.collection('projects').updateOne({ _id: 7 }, { $set: { name: 'direct' } }, { upsert: true });
+      for (const _id of ids) expect(await store.collection('samples').findOne({ _id })).toEqual({ _id, n: 1 });
+      expect(await store.collection('projects').findOne({ _id: 7 })).toEqual({ _id: 7, name: 'direct' });
+      for (const _id of [1, 'before', 's-0', 3001, 'x']) expect(await store.collection('samples').findOne({ _id })).toBeNull();
+      expect(await store.collection('lists').findOne({ _id: 1 })).toBeNull();
+      await store.endBulkLoad();
+      expect(await store.collection('samples').count()).toBe(3000);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('left unfinished, is dropped at the next open: the read models start over from the log', async () => {
+    const store = SqliteReadStore.open(file, { indexes: contractIndexes });
+    await store.dropAllForBulkLoad();
+    await store.commit([{ kind: 'put', collection: 'samples', doc: { _id: 's1', label: 'cat' } }], [{ name: 'samples', position: 9n }]);
+    await store.close();
+    const reopened = SqliteReadStore.open(file, { indexes: contractIndexes });
+    try {
+      expect(await reopened.collection('samples').count()).toBe(0);
+      expect(await reopened.getCheckpoint('samples')).toBeUndefined();
+      expect(declaredIndexes('samples')).toHaveLength(4);
+    } finally {
+      await reopened.close();
+    }
+    // Once only: the next open keeps what was written since.
+    const again = SqliteReadStore.open(file, { indexes: contractIndexes });
+    try {
+      await again.commit([{ kind: 'put', collection: 'samples', doc: { _id: 's2' } }], [{ name: 'samples', position: 1n }]);
+    } finally {
+      await again.close();
+    }
+    const last = SqliteReadStore.open(file, { indexes: contractIndexes });
+    try {
+      expect(await last.getCheckpoint('samples')).toBe(1n);
+    } finally {
+      await last.close();
+    }
   });
 });
 
