@@ -11,6 +11,8 @@ import { loadCheckpoint } from '../stores/eventstore/checkpoint';
 import { readModelIndexes } from '../projections/readModelIndexes';
 import { SqliteReadStore } from '../stores/readstore/sqliteReadStore';
 import { allProjections } from '../projections';
+import { SAGA_NAMES } from '../commands/sagas/sagaNames';
+import { sagaCheckpointName } from '../commands/sagas/sagaRunner';
 import { ProjectionRunner } from '../projections/projectionRunner';
 import type { EventStore, Position, StoredEvent, Subscription } from '../stores/eventstore/eventStore';
 import { createReadModelIndexes, openStores } from './composition';
@@ -87,6 +89,9 @@ export async function rebuildReadModels(config: Config, log: Logger, output: Pro
   try {
     const stores = await openStores(config);
     try {
+      // Saga progress is not a read model: kept across the drop, or every saga would read the whole log
+      // again at the next start (harmless, their reactions are idempotent, but minutes on a large log).
+      const sagaCheckpoints = await Promise.all(SAGA_NAMES.map(async (saga) => ({ name: sagaCheckpointName(saga), checkpoint: await stores.readStore.readCheckpoint(sagaCheckpointName(saga)) })));
       // The embedded store loads in bulk: this process holds the folder's lock, so nothing reads it meanwhile.
       const bulk = stores.readStore instanceof SqliteReadStore ? stores.readStore : undefined;
       if (bulk) await bulk.dropAllForBulkLoad();
@@ -118,6 +123,7 @@ export async function rebuildReadModels(config: Config, log: Logger, output: Pro
       } finally {
         clearInterval(timer);
       }
+      for (const { name, checkpoint } of sagaCheckpoints) if (checkpoint) await stores.readStore.setCheckpoint(name, checkpoint.position, checkpoint.store);
       const ms = Date.now() - started;
       show();
       if (tty) output.write('\n');

@@ -4,6 +4,9 @@ import path from 'node:path';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startService } from '../../main';
+import { SAGA_NAMES } from '../../commands/sagas/sagaNames';
+import { EMAIL_DELIVERY_SAGA } from '../../commands/sagas/emailDeliverySaga';
+import { sagaCheckpointName } from '../../commands/sagas/sagaRunner';
 import { allProjections } from '../../projections';
 import { READ_MODELS_FILE } from '../../service/composition';
 import { DataFolderBusyError, DataFolderLock } from '../../service/dataFolderLock';
@@ -84,6 +87,25 @@ describe('rebuild of the embedded read models', () => {
     }
     service = await service.restart();
     expect(service.apiUrl).toMatch(/^http:/);
+  });
+
+  it("keeps the sagas' checkpoints: their progress is not a read model", async () => {
+    service = await startTestService({ mongo: false });
+    await someData(service);
+    await service.stop();
+    const sagaCheckpoints = async () => {
+      const readModels = SqliteReadStore.open(path.join(service!.config.dataDir, READ_MODELS_FILE));
+      try {
+        return await Promise.all(SAGA_NAMES.map((saga) => readModels.readCheckpoint(sagaCheckpointName(saga))));
+      } finally {
+        await readModels.close();
+      }
+    };
+    const before = await sagaCheckpoints();
+    // The sign-up queued an e-mail, which the e-mail saga reacted to.
+    expect(before[SAGA_NAMES.indexOf(EMAIL_DELIVERY_SAGA)]?.position).toBeGreaterThan(0n);
+    await rebuildReadModels(service.config, silent, output(false));
+    expect(await sagaCheckpoints()).toEqual(before);
   });
 
   it('leaves nothing to replay at a restart: every projection checkpoint is at the head of the log', async () => {
