@@ -1,5 +1,6 @@
 // mfcc, "Audio (MFCC)" (dsp-reference 7): cepstral coefficients of one audio axis, with circular
 // pre-emphasis of the raw samples and sliding mean/variance normalisation.
+import { frameMajorMap, imageGraph, MFCC_GRAPH } from './graphs/audioGraphs';
 import { DspConfigurationError, type ProcessingBlock } from './processingBlock';
 import { checkFftLength, checkVersion, intParam, numberParam, singleAxisSignal } from './speech/blockParams';
 import { cmvnw } from './speech/cmvnw';
@@ -12,7 +13,7 @@ export const mfccBlock: ProcessingBlock = {
   dimensionalityReduction: true,
   hasFeatureImportance: false,
   canNormalizeData: true,
-  run(input, params, { implementationVersion: version }) {
+  run(input, params, { implementationVersion: version, drawGraphs }) {
     checkVersion('mfcc', this.implementationVersions, version);
     const raw = singleAxisSignal('mfcc', input);
     const numFilters = intParam(params, 'num_filters', 32);
@@ -49,7 +50,7 @@ export const mfccBlock: ProcessingBlock = {
       labels: [],
       outputConfig: { type: 'spectrogram', shape: { width: frames, height: numCepstral } },
       fftUsed: [numFilters, fftLength],
-      graphs: [],
+      graphs: drawGraphs ? [imageGraph(MFCC_GRAPH, frameMajorMap(features, frames, numCepstral))] : [],
     };
   },
 };

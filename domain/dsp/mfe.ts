@@ -1,6 +1,7 @@
 // mfe, "Audio (MFE)" (dsp-reference 6): mel-filterbank energies of one audio axis as a spectrogram.
 // v1/v2: linear energies, sliding mean normalisation, min-max scaled. v3/v4: float32 [-1, 1] input
 // with pre-emphasis, dB between the noise floor and +12 dB, quantised to 1/256.
+import { filterbankMap, frameMajorMap, FILTERBANK_GRAPH, imageGraph, MFE_GRAPH } from './graphs/audioGraphs';
 import { DspConfigurationError, type ProcessingBlock } from './processingBlock';
 import { checkFftLength, checkVersion, intParam, numberParam, singleAxisSignal } from './speech/blockParams';
 import { cmvnw } from './speech/cmvnw';
@@ -13,7 +14,7 @@ export const mfeBlock: ProcessingBlock = {
   dimensionalityReduction: true,
   hasFeatureImportance: false,
   canNormalizeData: true,
-  run(input, params, { implementationVersion: version }) {
+  run(input, params, { implementationVersion: version, drawGraphs }) {
     checkVersion('mfe', this.implementationVersions, version);
     const raw = singleAxisSignal('mfe', input);
     const numFilters = intParam(params, 'num_filters', 40);
@@ -43,7 +44,7 @@ export const mfeBlock: ProcessingBlock = {
       labels: [],
       outputConfig: { type: 'spectrogram', shape: { width: frames, height: numFilters } },
       fftUsed: [fftLength],
-      graphs: [],
+      graphs: drawGraphs ? [imageGraph(MFE_GRAPH, frameMajorMap(features, frames, numFilters)), imageGraph(FILTERBANK_GRAPH, filterbankMap(mel.filterbank))] : [],
     };
   },
 };

@@ -1,6 +1,7 @@
 // spectrogram (dsp-reference 8): the power spectrum of each frame of one axis. v1/v2 min-max scale
 // the linear power over the whole window; v3/v4 map dB between the noise floor and +12 dB (v3 clips
 // at 1 and rescales int16 input to [-1, 1]; v4 does neither).
+import { frameMajorMap, imageGraph, SPECTROGRAM_GRAPH } from './graphs/audioGraphs';
 import { DspConfigurationError, type ProcessingBlock } from './processingBlock';
 import { checkFftLength, checkVersion, intParam, numberParam, singleAxisSignal } from './speech/blockParams';
 import { checkFrameCount, framing } from './speech/frames';
@@ -12,7 +13,7 @@ export const spectrogramBlock: ProcessingBlock = {
   dimensionalityReduction: true,
   hasFeatureImportance: false,
   canNormalizeData: true,
-  run(input, params, { implementationVersion: version }) {
+  run(input, params, { implementationVersion: version, drawGraphs }) {
     checkVersion('spectrogram', this.implementationVersions, version);
     const raw = singleAxisSignal('spectrogram', input);
     const fs = input.frequency;
@@ -45,7 +46,7 @@ export const spectrogramBlock: ProcessingBlock = {
       labels: [],
       outputConfig: { type: 'spectrogram', shape: { width: frames.count, height: bins } },
       fftUsed: [fftLength],
-      graphs: [],
+      graphs: drawGraphs ? [imageGraph(SPECTROGRAM_GRAPH, frameMajorMap(features, frames.count, bins))] : [],
     };
   },
 };

@@ -1,4 +1,5 @@
 import { EdgeImpulseApi } from 'edge-impulse-api';
+import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeNpy } from '../../domain/dsp/npy';
 import { signedSample } from '../support/signedSample';
@@ -94,4 +95,28 @@ describe('feature generation through the official SDK', () => {
     expect(readonly.features).toEqual(slice.features);
     await expect(api.dsp.runDspSampleSlice(projectId, 2, wave.id, { params: {}, store: false }, { sliceStart: 250 })).rejects.toThrow(/"sliceStart": the window 250-350 runs past the end of the sample/);
   }, 90_000);
+
+  it("answers an MFE block's graphs through runDspOnFeaturesArray when asked: PNG images the size of its output", async () => {
+    const { id } = await api.projects.createProject({ projectName: 'Audio graphs through the SDK' });
+    await api.impulse.createImpulse(id, {
+      name: 'Keywords',
+      inputBlocks: [{ id: 1, type: 'time-series', name: 'Time series', title: 'Time series data', axes: ['audio'], windowSizeMs: 1000, windowIncreaseMs: 500, frequencyHz: 16000 }],
+      dspBlocks: [{ id: 2, type: 'mfe', name: 'MFE', title: 'Audio (MFE)', axes: ['audio'], input: 1, implementationVersion: 4 }],
+      learnBlocks: [{ id: 3, type: 'keras', name: 'Classifier', title: 'Classification', dsp: [2] }],
+    } as Parameters<typeof api.impulse.createImpulse>[1]);
+    const window = Array.from({ length: 16000 }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 1000 * i) / 16000)));
+    const run = await api.dsp.runDspOnFeaturesArray(id, 2, { features: window, params: {}, drawGraphs: true, requestPerformance: false });
+    expect(run.features).toHaveLength(99 * 40);
+    expect(run.graphs.map((g) => [g.name, g.type, g.imageMimeType])).toEqual([
+      ['Mel Energies (DSP Output)', 'image', 'image/png'],
+      ['FFT Bin Weighting', 'image', 'image/png'],
+    ]);
+    const sizes = run.graphs.map((g) => PNG.sync.read(Buffer.from(g.image!, 'base64'))).map((png) => [png.width, png.height]);
+    expect(sizes).toEqual([
+      [99, 40],
+      [129, 40],
+    ]);
+    const plain = await api.dsp.runDspOnFeaturesArray(id, 2, { features: window, params: {}, drawGraphs: false, requestPerformance: false });
+    expect(plain.graphs).toEqual([]);
+  }, 30_000);
 });
