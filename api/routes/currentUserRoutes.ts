@@ -74,8 +74,17 @@ export function currentUserOperations(deps: ApiDeps): Operation[] {
       query: z.object({ excludeProjects: queryBoolean.optional() }),
       async handler(target, { query }) {
         const projects = query.excludeProjects ? [] : await projectViews(deps, await deps.projects.forCollaborator(target.id));
-        const organizations = await organizationViews(deps, await deps.organizations.forMember(target.id), target.id);
-        return getUserView(target, { ...deps.settings, projects, organizations, trials: await deps.users.trials(target.id), now: now() });
+        const memberships = await deps.organizations.forMember(target.id);
+        const organizations = await organizationViews(deps, memberships, target.id);
+        // The white labels the user's organizations own; admin of the owner organization, admin of the white label.
+        const whitelabels = (await deps.whitelabels.ownedBy(memberships.map((o) => o.id))).map((w) => ({
+          id: w.id,
+          domain: w.domain,
+          name: w.name,
+          ownerOrganizationId: w.ownerOrganizationId,
+          isAdmin: memberships.some((o) => o.id === w.ownerOrganizationId && o.members.some((m) => m.userId === target.id && m.role === 'admin')),
+        }));
+        return getUserView(target, { ...deps.settings, projects, organizations, whitelabels, trials: await deps.users.trials(target.id), now: now() });
       },
     }),
     userOp({

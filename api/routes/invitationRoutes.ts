@@ -42,7 +42,7 @@ export function invitationOperations(deps: ApiDeps): Operation[] {
       body: z.object({ activationCode: z.string().min(1).max(64) }),
       async handler({ body, ctx }) {
         const user = await pendingUser(body.activationCode, ctx);
-        return getUserView(user, { ...deps.settings, projects: [], organizations: [], trials: [], now: new Date() });
+        return getUserView(user, { ...deps.settings, projects: [], organizations: [], whitelabels: [], trials: [], now: new Date() });
       },
     }),
     operation({

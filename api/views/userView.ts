@@ -60,6 +60,8 @@ export interface UserViewContext {
   publicUrl: string;
   projects: Record<string, unknown>[];
   organizations: Record<string, unknown>[];
+  /** The white labels of the user's organizations (GetUserResponse.whitelabels). */
+  whitelabels: { id: number; domain: string; name: string; ownerOrganizationId: number; isAdmin: boolean }[];
   trials: TrialDocument[];
   now: Date;
 }
@@ -75,7 +77,7 @@ export function getUserView(u: UserDocument, c: UserViewContext): Record<string,
     experiments: USER_EXPERIMENTS.map((e) => ({ ...e, enabled: u.experiments.includes(e.type), showToUser: true })),
     evaluation: false,
     ambassador: false,
-    whitelabels: [],
+    whitelabels: c.whitelabels,
     suspended: u.suspended,
     notifications: USER_NOTIFICATIONS.filter((n) => !u.dismissedNotifications.includes(n) && !(n === 'activate-account' && u.activated)),
     subscriptionCancellationRequestDate: s.cancellationRequestDate ?? undefined,

@@ -181,6 +181,12 @@ for (const setup of setups) describeOn(setup, 'white label membership and switch
       expect(plain.whitelabelId).toBeNull();
       expect(plain).not.toHaveProperty('whitelabelName');
       expect(me.projects.filter((p) => p.whitelabelId === whitelabelId).length).toBeGreaterThan(0);
+      // The white labels of the user's organizations: admin of the owner organization, admin of it.
+      expect((me as unknown as { whitelabels: unknown[] }).whitelabels).toEqual([{ id: whitelabelId, domain: DOMAIN, name: 'Acme ML', ownerOrganizationId: organizationId, isAdmin: true }]);
+      const bob = (await call(service, 'GET', '/api/user', { headers: h.bob })).body as { whitelabels: unknown[] };
+      expect(bob.whitelabels).toEqual([{ id: whitelabelId, domain: DOMAIN, name: 'Acme ML', ownerOrganizationId: organizationId, isAdmin: false }]);
+      const staff = (await call(service, 'GET', '/api/user', { headers: h.staff })).body as { whitelabels: unknown[] };
+      expect(staff.whitelabels).toEqual([]);
       const listed = (await call(service, 'GET', '/api/organizations', { headers: h.ada })).body.organizations as Record<string, unknown>[];
       expect(listed.find((o) => o.id === organizationId)).toMatchObject({ whitelabelId, whitelabelName: 'Acme ML' });
       const info = (await call(service, 'GET', `/api/organizations/${organizationId}`, { headers: h.ada })).body;
