@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { createEmptyImpulse, deleteImpulse, issueBlockId, saveImpulse, updateImpulse } from '../../commands/impulses/impulseCommands';
 import { impulseBlocksFor } from '../../domain/whitelabel/whitelabelBlocks';
 import { whitelabelOfProject } from '../http/requestWhitelabel';
-import { NotFoundError } from '../../domain/shared/errors';
+import { NotFoundError, ValidationError } from '../../domain/shared/errors';
 import type { ImpulseDocument } from '../../projections/impulses/impulseDocument';
 import type { ApiDeps } from '../apiDeps';
 import { requestContext } from '../auth/principal';
@@ -131,7 +131,16 @@ export function impulseOperations(deps: ApiDeps): Operation[] {
       auth: 'any',
       query: ImpulseQuery,
       body: CreateImpulseRequest,
-      async handler({ principal, params, project, query, body, requestId, settle }) {
+      async handler({ principal, params, project, query, body, requestId, settle, ctx }) {
+        // In a white label, only the learn blocks it enables (those the project's block listing shows).
+        const whitelabel = await whitelabelOfProject(deps, project, ctx);
+        if (whitelabel) {
+          const allowed = new Set(impulseBlocksFor(whitelabel).learnBlocks.map((b) => b.type));
+          const refused = [...new Set(body.learnBlocks.map((b) => b.type).filter((type) => !allowed.has(type)))];
+          if (refused.length > 0) {
+            throw new ValidationError(`"learnBlocks": ${refused.map((t) => `"${t}"`).join(', ')} ${refused.length === 1 ? 'is' : 'are'} not enabled in the white label ${whitelabel.name} (it enables ${[...allowed].map((t) => `"${t}"`).join(', ') || 'none'})`);
+          }
+        }
         const { impulseId, position } = await saveImpulse(
           deps,
           {

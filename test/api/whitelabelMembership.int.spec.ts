@@ -222,6 +222,21 @@ for (const setup of setups) describeOn(setup, 'white label membership and switch
       expect(learnTypes(await onLabel('GET', `/api/${plain}/impulse/blocks`, { headers: h.ada }))).toEqual(['keras']);
     });
 
+    it("refuses an impulse with a learn block its white label does not enable, naming it, and changes nothing", async () => {
+      const impulse = (learnType: string) => ({
+        inputBlocks: [{ id: 1, type: 'time-series', name: 'Time series', title: 'Time series data', axes: ['accX'], windowSizeMs: 1000, windowIncreaseMs: 500, frequencyHz: 100 }],
+        dspBlocks: [{ id: 2, type: 'raw', name: 'Raw', title: 'Raw data', axes: ['accX'], input: 1 }],
+        learnBlocks: [{ id: 3, type: learnType, name: 'Learn', title: 'Learn', dsp: [2] }],
+      });
+      const refused = await onMain('POST', `/api/${labelled}/impulse`, { headers: h.ada, body: impulse('anomaly') });
+      expect(refused.status).toBe(400);
+      expect(refused.body.error).toMatch(/"learnBlocks": "anomaly" is not enabled in the white label Acme ML \(it enables "keras"\)/);
+      expect((await onMain('GET', `/api/${labelled}/impulses`, { headers: h.ada })).body.impulses).toEqual([]);
+      expect((await onMain('POST', `/api/${labelled}/impulse`, { headers: h.ada, body: impulse('keras') })).status).toBe(200);
+      // A project of none, on the main host: every learn block.
+      expect((await onMain('POST', `/api/${plain}/impulse`, { headers: h.ada, body: impulse('anomaly') })).status).toBe(200);
+    });
+
     it('follows a change of the white label at once', async () => {
       await call(service, 'POST', `/api/whitelabel/${whitelabelId}/deploymentTargets`, { headers: h.ada, body: { targets: ['arduino'] } });
       expect(formats(await onMain('GET', `/api/${labelled}/deployment/targets`, { headers: h.ada }))).toEqual(['arduino']);
