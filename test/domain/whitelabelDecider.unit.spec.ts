@@ -4,26 +4,11 @@ import { NotFoundError, ValidationError } from '../../domain/shared/errors';
 import { whitelabelDecider, type WhitelabelCommand } from '../../domain/whitelabel/whitelabelDecider';
 import type { WhitelabelSettings } from '../../domain/whitelabel/whitelabelEvents';
 import { deciderSpecification } from '../support/deciderSpecification';
+import { whitelabelSettings } from '../support/whitelabelSettings';
 
 const spec = deciderSpecification(whitelabelDecider);
 const now = new Date('2026-11-25T10:00:00.000Z');
-const settings: WhitelabelSettings = {
-  name: 'Acme ML',
-  domain: 'studio.acme.test',
-  ownerOrganizationId: 3,
-  identityProviders: [],
-  allowPasswordAuth: true,
-  deploymentTargets: ['zip', 'arduino'],
-  learningBlocks: ['keras'],
-  allowSignup: true,
-  allowFreeProjects: false,
-  exposePublicProjects: false,
-  organizationsLimit: null,
-  disablePublicEntities: false,
-  requireCollaboratorsInWhitelabel: false,
-  disableMarketingFeatures: false,
-  disableForumAccess: false,
-};
+const settings = whitelabelSettings();
 const create = (overrides: Partial<WhitelabelSettings> = {}): WhitelabelCommand => ({ type: 'CreateWhitelabel', data: { whitelabelId: 5, settings: { ...settings, ...overrides }, now } });
 const created = { type: 'WhitelabelCreated' as const, data: { whitelabelId: 5, settings, created: now.toISOString() } };
 const update = (changes: Partial<WhitelabelSettings>): WhitelabelCommand => ({ type: 'UpdateWhitelabel', data: { changes, now } });

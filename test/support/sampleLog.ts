@@ -10,11 +10,12 @@ import { fold, type DomainEvent } from '../../domain/shared/decider';
 import { organizationDecider, type OrganizationCommand } from '../../domain/organization/organizationDecider';
 import { organizationStream, type OrganizationEvent } from '../../domain/organization/organizationEvents';
 import { whitelabelDecider, type WhitelabelCommand } from '../../domain/whitelabel/whitelabelDecider';
-import { whitelabelStream, type WhitelabelEvent, type WhitelabelSettings } from '../../domain/whitelabel/whitelabelEvents';
+import { whitelabelStream, type WhitelabelEvent } from '../../domain/whitelabel/whitelabelEvents';
 import { userDecider, type UserCommand } from '../../domain/user/userDecider';
 import { userStream } from '../../domain/user/userEvents';
 import type { StoredEvent } from '../../stores/eventstore/eventStore';
 import { impulseSampleEvents } from './impulseSampleLog';
+import { whitelabelSettings } from './whitelabelSettings';
 import { dspFeaturesDecider, type DspFeaturesCommand } from '../../domain/dsp/dspFeaturesDecider';
 import { dspFeaturesStream } from '../../domain/dsp/dspFeaturesEvents';
 import { DSP_FEATURES } from '../../projections/dspFeatures/dspFeaturesDocument';
@@ -113,23 +114,7 @@ export function sampleLog(): StoredEvent[] {
   }
   // White label 50 is created, changed and deleted; 51 stays.
   for (const whitelabelId of [50, 51]) {
-    const settings: WhitelabelSettings = {
-      name: `label ${whitelabelId}`,
-      domain: `studio${whitelabelId}.example.com`,
-      ownerOrganizationId: 31,
-      identityProviders: [],
-      allowPasswordAuth: true,
-      deploymentTargets: ['zip', 'arduino'],
-      learningBlocks: ['keras'],
-      allowSignup: true,
-      allowFreeProjects: false,
-      exposePublicProjects: false,
-      organizationsLimit: null,
-      disablePublicEntities: false,
-      requireCollaboratorsInWhitelabel: false,
-      disableMarketingFeatures: false,
-      disableForumAccess: false,
-    };
+    const settings = whitelabelSettings({ name: `label ${whitelabelId}`, domain: `studio${whitelabelId}.example.com`, ownerOrganizationId: 31 });
     const commands: WhitelabelCommand[] = [{ type: 'CreateWhitelabel', data: { whitelabelId, settings, now } }];
     if (whitelabelId === 50) commands.push({ type: 'UpdateWhitelabel', data: { changes: { deploymentTargets: ['wasm'], allowSignup: false }, now } }, { type: 'DeleteWhitelabel', data: { now } });
     let state = whitelabelDecider.initialState();
