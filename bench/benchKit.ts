@@ -22,27 +22,8 @@ export interface Rate {
 /** One call by client `client`; throws unless it succeeded. */
 export type Op = (client: number) => Promise<void>;
 
-export interface Reply {
-  status: number;
-  text: string;
-}
-
-export function request(agent: http.Agent, url: URL, method: string, headers: Record<string, string>, body?: string): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      url,
-      { method, agent, headers: body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+export { request, type Reply } from './httpRequest';
+import { request, type Reply } from './httpRequest';
 
 export function expectOk(reply: Reply, what: string): string {
   if (reply.status !== 200) throw new Error(`${what} answered ${reply.status}: ${reply.text.slice(0, 300)}`);

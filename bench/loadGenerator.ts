@@ -10,6 +10,7 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import http from 'node:http';
 import { pipeline } from 'node:stream/promises';
+import { readReply, request, type Reply } from './httpRequest';
 
 export type LoadTarget =
   /** GET `url`; the answer must be 200 and start with `{"success":true`. */
@@ -107,19 +108,6 @@ export function smallSignedSample(hmacKey: string, n: number, iat = Math.floor(D
 
 // --- the child ---------------------------------------------------------------------------------
 
-function call(agent: http.Agent, url: string, method: string, headers: Record<string, string>, body?: string): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, { method, agent, headers: body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
 /** The file as the one part of a multipart body, read from disk in 1 MiB chunks: never whole in memory. */
 async function uploadFile(agent: http.Agent, upload: Upload): Promise<UploadResult> {
   const boundary = `----bench${randomUUID().replaceAll('-', '')}`;
@@ -127,15 +115,12 @@ async function uploadFile(agent: http.Agent, upload: Upload): Promise<UploadResu
   const tail = Buffer.from(`\r\n--${boundary}--\r\n`, 'latin1');
   const { size } = await stat(upload.path);
   const started = performance.now();
-  const reply = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+  const reply = await new Promise<Reply>((resolve, reject) => {
     const req = http.request(
       upload.url,
       { method: 'POST', agent, headers: { 'x-api-key': upload.apiKey, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(head.length + size + tail.length) } },
       (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', reject);
+        readReply(res).then(resolve, reject);
       },
     );
     req.on('error', reject);
@@ -159,12 +144,12 @@ function runChild(): void {
   /** One request; answers an error text when the answer is not the expected one. */
   const once = async (target: LoadTarget): Promise<string | undefined> => {
     if (target.kind === 'get') {
-      const r = await call(agent!, target.url, 'GET', target.headers);
+      const r = await request(agent!, target.url, 'GET', target.headers);
       return r.status === 200 && r.text.startsWith(OK_PREFIX) ? undefined : `${r.status}: ${r.text.slice(0, 200)}`;
     }
     const n = sent++;
     const fileName = `idle.${process.pid}.${n}.json`;
-    const r = await call(agent!, target.url, 'POST', { 'x-api-key': target.apiKey, 'content-type': 'application/json', 'x-file-name': fileName }, smallSignedSample(target.hmacKey, n));
+    const r = await request(agent!, target.url, 'POST', { 'x-api-key': target.apiKey, 'content-type': 'application/json', 'x-file-name': fileName }, smallSignedSample(target.hmacKey, n));
     return r.status === 200 && r.text === fileName ? undefined : `${r.status}: ${r.text.slice(0, 200)}`;
   };
 
