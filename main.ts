@@ -268,6 +268,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
         jobs: new JobQueries(stores.readStore),
         dspFeatures: new DspFeaturesQueries(stores.readStore),
         history: new HistoryQueries(stores.readStore),
+        changeMark: stores.readStore.changeMark?.bind(stores.readStore),
         pointInTime: (projectId, asOf) => readModelsAsOf(stores.events, stores.readStore, allProjections.filter((p) => p !== historyProjection), projectId, asOf),
         tokens: new TokenService(await jwtSecret(config)),
         throttle: new LoginThrottle(),

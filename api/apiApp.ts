@@ -10,6 +10,7 @@ import { requireProject } from './auth/principal';
 import { accessLog } from './http/accessLog';
 import { jsonEnvelope } from './http/envelope';
 import { mountOperations, type Operation } from './http/operation';
+import { ReadModelMemo } from './http/readModelMemo';
 import { requestId } from './http/requestId';
 import { logRequestErrors } from './http/requestErrors';
 import { unknownMethod } from './http/clientErrors';
@@ -88,7 +89,9 @@ export function createApiApp(deps: ApiDeps, options: ApiAppOptions): Koa {
   // Public, and binary: not an operation of the JSON API.
   router.get('getUserPhoto', '/user-photos/:sha256', serveUserPhoto(deps));
   mountOperations(router, operations, {
-    auth: deps,
+    // Bounded whatever the traffic: a few thousand principals and answers, some megabytes.
+    auth: { ...deps, memo: { apiKeys: new ReadModelMemo(deps.changeMark, { entries: 10_000, bytes: 4 << 20 }), users: new ReadModelMemo(deps.changeMark, { entries: 10_000, bytes: 16 << 20 }) } },
+    answers: new ReadModelMemo(deps.changeMark, { entries: 2_000, bytes: 32 << 20 }),
     projectAccess: (principal, projectId, access) => requireProject(deps.projects, principal, projectId, access),
     settle: settler(options.sync, options.settleTimeoutMs, options.log),
   });

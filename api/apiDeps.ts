@@ -69,6 +69,8 @@ export interface ApiDeps {
   history: HistoryQueries;
   /** The project's read models as of a time, replayed from the log (undefined: no event by then). */
   pointInTime(projectId: number, asOf: string): Promise<ReadStore | undefined>;
+  /** The read store's change mark (ReadStore.changeMark), for what is kept while the read models stand still; absent: nothing is kept. */
+  changeMark?: () => number;
   tokens: TokenService;
   /** Guesses of passwords, TOTP tokens and codes. */
   throttle: LoginThrottle;

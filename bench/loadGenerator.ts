@@ -13,8 +13,11 @@ import { pipeline } from 'node:stream/promises';
 import { readReply, request, type Reply } from './httpRequest';
 
 export type LoadTarget =
-  /** GET `url`; the answer must be 200 and start with `{"success":true`. */
-  | { name: string; kind: 'get'; url: string; headers: Record<string, string> }
+  /**
+   * GET `url`; the answer must be 200 and start with `{"success":true`. With `uniqueParameter`, each
+   * call adds that query parameter with a value no call repeats: no answer kept for a URL serves it.
+   */
+  | { name: string; kind: 'get'; url: string; headers: Record<string, string>; uniqueParameter?: string }
   /** POST a new small signed JSON sample to `url` (`/api/training/data`); the answer must be its file name. */
   | { name: string; kind: 'data'; url: string; apiKey: string; hmacKey: string };
 
@@ -144,7 +147,8 @@ function runChild(): void {
   /** One request; answers an error text when the answer is not the expected one. */
   const once = async (target: LoadTarget): Promise<string | undefined> => {
     if (target.kind === 'get') {
-      const r = await request(agent!, target.url, 'GET', target.headers);
+      const url = target.uniqueParameter === undefined ? target.url : `${target.url}${target.url.includes('?') ? '&' : '?'}${target.uniqueParameter}=${sent++}`;
+      const r = await request(agent!, url, 'GET', target.headers);
       return r.status === 200 && r.text.startsWith(OK_PREFIX) ? undefined : `${r.status}: ${r.text.slice(0, 200)}`;
     }
     const n = sent++;

@@ -12,6 +12,7 @@ import { checkCookieRequestOrigin } from './sameOrigin';
 import type { TokenService } from './tokens';
 import type { CommandContext } from '../../commands/commandContext';
 import type { ApiKeyUsageRecorder } from '../../commands/projects/projectCommands';
+import { deepFreeze, type ReadModelMemo } from '../http/readModelMemo';
 
 export type Principal =
   | { kind: 'user'; user: UserDocument; via: 'jwt' | 'bearer' }
@@ -29,6 +30,42 @@ export interface AuthDeps {
   apiKeyUsage?: ApiKeyUsageRecorder;
   /** `publicUrl`: the origin that cookie-authenticated changes must come from. */
   settings: { publicUrl: string };
+  /** What credentials resolved to, kept while the read models stand still (principalMemo). */
+  memo?: PrincipalMemo;
+}
+
+/** Project API keys' principals by key, and token holders' user documents by id (frozen: shared by requests). */
+export interface PrincipalMemo {
+  apiKeys: ReadModelMemo<Principal>;
+  users: ReadModelMemo<UserDocument>;
+}
+
+/** A safety net behind the change mark: nothing kept here depends on the clock but a key's expiry. */
+const PRINCIPAL_MEMO_MS = 10_000;
+
+async function projectKeyPrincipal(apiKey: string, deps: AuthDeps): Promise<Principal | undefined> {
+  const kept = deps.memo?.apiKeys.get(apiKey);
+  if (kept) return kept;
+  const mark = deps.memo?.apiKeys.mark();
+  const now = Date.now();
+  const key = await deps.apiKeys.live(apiKey, new Date(now));
+  if (!key) return undefined;
+  const principal: Principal = { kind: 'apiKey', apiKeyId: key.apiKeyId, projectId: key.projectId, role: key.role };
+  const ends = key.expires === null ? Number.POSITIVE_INFINITY : Date.parse(key.expires);
+  const until = Math.min(now + PRINCIPAL_MEMO_MS, Number.isNaN(ends) ? now : ends);
+  deps.memo?.apiKeys.set(apiKey, mark, deepFreeze(principal), 64 + apiKey.length * 2, until);
+  return principal;
+}
+
+async function userById(userId: number, deps: AuthDeps): Promise<UserDocument | null> {
+  const memoKey = String(userId);
+  const kept = deps.memo?.users.get(memoKey);
+  if (kept) return kept;
+  const mark = deps.memo?.users.mark();
+  const user = await deps.users.byId(userId);
+  // Weighed by the JSON it came from: near enough for a bound.
+  if (user) deps.memo?.users.set(memoKey, mark, deepFreeze(user), JSON.stringify(user).length * 2, Date.now() + PRINCIPAL_MEMO_MS);
+  return user;
 }
 
 /** `user:<id>` or `apikey:<id>`: the actor recorded in event metadata. */
@@ -45,8 +82,8 @@ export const requestContext = (principal: Principal, requestId: string): Command
 export async function authenticate(ctx: Context, deps: AuthDeps): Promise<Principal | null> {
   const apiKey = ctx.get('x-api-key');
   if (apiKey) {
-    const key = await deps.apiKeys.live(apiKey, new Date());
-    if (key) return { kind: 'apiKey', apiKeyId: key.apiKeyId, projectId: key.projectId, role: key.role };
+    const key = await projectKeyPrincipal(apiKey, deps);
+    if (key) return key;
     const organizationKey = await deps.organizations?.liveKey(apiKey, new Date());
     if (organizationKey) return { kind: 'organizationKey', apiKeyId: organizationKey.apiKeyId, organizationId: organizationKey.organizationId, role: organizationKey.role };
     // The official CLI reads this text on GET /api/projects as "maybe an organization key".
@@ -62,7 +99,7 @@ export async function authenticate(ctx: Context, deps: AuthDeps): Promise<Princi
   if (cookie) checkCookieRequestOrigin(ctx, deps.settings.publicUrl);
   const claims = await deps.tokens.verify(token);
   if ('invalid' in claims) throw new UnauthorizedError(claims.invalid, 'INVALID_TOKEN');
-  const user = await deps.users.byId(claims.userId);
+  const user = await userById(claims.userId, deps);
   if (!user) throw new UnauthorizedError('The user of this token no longer exists', 'INVALID_TOKEN');
   if (claims.sessionVersion !== user.sessionVersion) throw new UnauthorizedError('This session has ended (the password was changed): log in again', 'SESSION_ENDED');
   return { kind: 'user', user, via: jwt ? 'jwt' : 'bearer' };

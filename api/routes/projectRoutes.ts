@@ -127,6 +127,7 @@ export function projectOperations(deps: ApiDeps): Operation[] {
       path: '/api/projects',
       summary: "The user's projects, or the API key's project",
       auth: 'any',
+      keepAnswer: () => true,
       async handler({ principal }) {
         if (principal.kind === 'apiKey') {
           // The same rule as `GET /api/:projectId`: an ingestion-only key reads nothing here.
@@ -145,6 +146,8 @@ export function projectOperations(deps: ApiDeps): Operation[] {
       summary: 'Project information',
       auth: 'any',
       query: z.object({ impulseId: queryInteger.optional(), truncateLabels: queryBoolean.optional(), asOf: asOfParameter.optional() }),
+      // A past view comes from the log, not the read models.
+      keepAnswer: (query) => query.asOf === undefined,
       async handler({ principal, query, project: current }) {
         // With asOf, the same code answers from the read models as they were then.
         const then = query.asOf !== undefined ? await asOf(outerDeps, current.id, query.asOf) : undefined;

@@ -282,7 +282,11 @@ class MemoryCollection implements Collection<Document> {
   private nextOrder = 0;
   private readonly indexes: FieldIndexes;
 
-  constructor(indexAfter: number) {
+  /** @param changed told of every change to a document, before it shows (the store's change mark). */
+  constructor(
+    indexAfter: number,
+    private readonly changed: () => void,
+  ) {
     this.indexes = new FieldIndexes(indexAfter);
   }
 
@@ -313,17 +317,20 @@ class MemoryCollection implements Collection<Document> {
   }
 
   private insertDoc(doc: Document): void {
+    this.changed();
     this.docs.set(doc._id, doc);
     this.order.set(doc._id, this.nextOrder++);
     this.indexes.added(doc);
   }
 
   private replaceDoc(before: Document, after: Document): void {
+    this.changed();
     this.docs.set(after._id, after);
     this.indexes.replaced(before, after);
   }
 
   private deleteDoc(doc: Document): boolean {
+    this.changed();
     if (!this.docs.delete(doc._id)) return false;
     this.order.delete(doc._id);
     this.indexes.removed(doc);
@@ -400,6 +407,7 @@ class MemoryCollection implements Collection<Document> {
   }
 
   clear(): void {
+    this.changed();
     this.docs.clear();
     this.order.clear();
     this.indexes.clear();
@@ -409,6 +417,10 @@ class MemoryCollection implements Collection<Document> {
 export class MemoryReadStore implements ReadStore {
   private readonly collections = new Map<string, MemoryCollection>();
   private readonly checkpoints = new Map<string, Checkpoint>();
+  private changes = 0;
+  private readonly noteChange = () => {
+    this.changes++;
+  };
 
   /** @param options.indexAfter collection size from which equality queries build indexes (tests lower it). */
   constructor(private readonly options: { indexAfter?: number } = {}) {}
@@ -422,10 +434,15 @@ export class MemoryReadStore implements ReadStore {
     assertCollectionName(name);
     let collection = this.collections.get(name);
     if (!collection) {
-      collection = new MemoryCollection(this.options.indexAfter ?? INDEX_AFTER_DOCUMENTS);
+      collection = new MemoryCollection(this.options.indexAfter ?? INDEX_AFTER_DOCUMENTS, this.noteChange);
       this.collections.set(name, collection);
     }
     return collection;
+  }
+
+  /** Every document change counts: this process holds every write there is. */
+  changeMark(): number {
+    return this.changes;
   }
 
   async getCheckpoint(name: string): Promise<bigint | undefined> {

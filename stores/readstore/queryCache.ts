@@ -32,6 +32,13 @@ export class QueryCache {
   private readonly entries = new Map<string, Entry>();
   private readonly keysByTable = new Map<string, Set<string>>();
   private documents = 0;
+  /** Counts the times answers were dropped: every write of this connection and every commit of others drops some. */
+  private dropped = 0;
+
+  /** Differs from every earlier value once any table may have changed (see ReadStore.changeMark). */
+  get generation(): number {
+    return this.dropped;
+  }
 
   /** The key of a query on a table, or undefined for one that cannot be told apart by its JSON. */
   key(table: string, kind: 'find' | 'count', filter: Filter, options: FindOptions = {}): string | undefined {
@@ -66,6 +73,7 @@ export class QueryCache {
   }
 
   clearTable(table: string): void {
+    this.dropped++;
     const keys = this.keysByTable.get(table);
     if (!keys) return;
     for (const key of [...keys]) this.forget(key);
@@ -73,6 +81,7 @@ export class QueryCache {
   }
 
   clear(): void {
+    this.dropped++;
     this.entries.clear();
     this.keysByTable.clear();
     this.documents = 0;

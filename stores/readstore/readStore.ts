@@ -70,6 +70,13 @@ export interface ReadStore {
    * memory: directly.
    */
   commit(ops: readonly WriteOp[], checkpoints: readonly CheckpointWrite[]): Promise<void>;
+  /**
+   * A number that differs from any earlier one whenever a document may have changed since (this
+   * process's writes, and other processes' commits where the store can see them), for answers kept
+   * while the read models stand still. Absent where the store cannot tell (MongoDB: other
+   * processes write unseen).
+   */
+  changeMark?(): number;
   /** Drops every collection and checkpoint, for a rebuild from the log. */
   dropAll(): Promise<void>;
   close(): Promise<void>;

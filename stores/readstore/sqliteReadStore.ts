@@ -817,6 +817,12 @@ export class SqliteReadStore implements ReadStore {
     this.seenVersion = version;
   }
 
+  /** Moves on with every write through this connection (each drops cached answers) and every commit of another. */
+  changeMark(): number {
+    this.forgetOthersChanges();
+    return this.answers.generation;
+  }
+
   /** A find for a caller: answered from the bounded cache when this exact query was answered since the table last changed. */
   read(name: string, filter: Filter, options: FindOptions): Document[] {
     const table = this.ensure(name);

@@ -526,5 +526,50 @@ export function readStoreContract(name: string, open: () => Promise<ReadStore>, 
         expect(await store.collection('samples').find()).toEqual([{ _id: 'again', label: 'cat' }]);
       });
     });
+
+    // Answers are kept under the mark (api/http/readModelMemo.ts): a write it misses would serve stale data.
+    describe('changeMark', () => {
+      const markOf = (): number => {
+        if (!store.changeMark) throw new Error('no change mark');
+        return store.changeMark();
+      };
+      /** Each write must move the mark; each read must not. */
+      const writes: [string, () => Promise<unknown>][] = [
+        ['an upsert that inserts', () => col.updateOne({ _id: 'new' }, { $set: { label: 'owl' } }, { upsert: true })],
+        ['an updateOne that changes', () => col.updateOne({ _id: 's1' }, { $set: { label: 'lion' } })],
+        ['an updateMany', () => col.updateMany({ label: 'cat' }, { $inc: { length: 1 } })],
+        ['a deleteOne', () => col.deleteOne({ _id: 's2' })],
+        ['a deleteMany', () => col.deleteMany({ label: 'cat' })],
+        ['a commit that puts', () => store.commit([{ kind: 'put', collection: 'projects', doc: { _id: 'p9', name: 'nine' } }], [])],
+        ['a commit that deletes', () => store.commit([{ kind: 'delete', collection: 'samples', id: 's4' }], [])],
+        ['dropAll', () => store.dropAll()],
+      ];
+
+      it('moves with every kind of write and stands still over reads', async () => {
+        if (!store.changeMark) return expect(store.changeMark).toBeUndefined();
+        for (const [what, write] of writes) {
+          await seed(col, samples);
+          const before = markOf();
+          await col.find({ label: 'cat' });
+          await col.findOne({ _id: 's1' });
+          await col.count();
+          expect(markOf(), `a read moved the mark (before ${what})`).toBe(before);
+          await write();
+          expect(markOf(), what).not.toBe(before);
+          await store.dropAll();
+        }
+      });
+
+      it('never comes back to a mark given out before', async () => {
+        if (!store.changeMark) return expect(store.changeMark).toBeUndefined();
+        const seen = new Set([markOf()]);
+        for (let i = 0; i < 20; i++) {
+          await col.updateOne({ _id: `d${i % 3}` }, { $set: { length: i } }, { upsert: true });
+          const mark = markOf();
+          expect(seen.has(mark)).toBe(false);
+          seen.add(mark);
+        }
+      });
+    });
   });
 }

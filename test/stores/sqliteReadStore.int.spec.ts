@@ -284,6 +284,30 @@ describe('SqliteReadStore group commits', () => {
     }
   });
 
+  it("moves the change mark at another connection's commit, from the next turn, and not before it commits", async () => {
+    const file = path.join(dir, 'read-models.sqlite');
+    const writer = SqliteReadStore.open(file, { indexes: contractIndexes, groupCommitMs: 60_000 });
+    const reader = SqliteReadStore.open(file, { indexes: contractIndexes });
+    const nextTurn = () => new Promise((next) => setImmediate(next));
+    try {
+      const before = reader.changeMark();
+      await writer.collection('samples').updateOne({ _id: 's1' }, { $set: { label: 'cat' } }, { upsert: true });
+      await nextTurn();
+      // Not committed yet: the reader sees nothing new, and its mark stands.
+      expect(reader.changeMark()).toBe(before);
+      writer.commitGroup();
+      await nextTurn();
+      const after = reader.changeMark();
+      expect(after).not.toBe(before);
+      expect(await reader.collection('samples').count()).toBe(1);
+      await nextTurn();
+      expect(reader.changeMark()).toBe(after);
+    } finally {
+      await reader.close();
+      await writer.close();
+    }
+  });
+
   it('commits a window whose time is up at the next write, though writes follow one another without a pause', async () => {
     const file = path.join(dir, 'read-models.sqlite');
     const writer = SqliteReadStore.open(file, { indexes: contractIndexes, groupCommitMs: 20 });

@@ -1,0 +1,81 @@
+// Values made of read-model reads, kept while the read models stand still: the API asks the same
+// questions (who holds this key, what is this project) far more often than anything changes. An
+// entry is good while the store's change mark (ReadStore.changeMark) is the one taken before its
+// reads, and until its own time; any write anywhere, or the time passing, makes it a miss. Entries
+// and their bytes are bounded, least recently used first out, so memory does not grow with use.
+
+export interface MemoLimits {
+  entries: number;
+  /** What the kept values and their keys may weigh together, as the caller counts them. */
+  bytes: number;
+}
+
+interface Entry<T> {
+  mark: number;
+  until: number;
+  value: T;
+  bytes: number;
+}
+
+export class ReadModelMemo<T> {
+  /** In least-recently-used order (a Map keeps insertion order). */
+  private readonly entries = new Map<string, Entry<T>>();
+  private bytes = 0;
+
+  /** @param changeMark the read store's change mark; a memo over a store without one keeps nothing. */
+  constructor(
+    private readonly changeMark: (() => number) | undefined,
+    private readonly limits: MemoLimits,
+  ) {}
+
+  /** The mark to keep a value under, taken before the reads it is made of; undefined when nothing may be kept. */
+  mark(): number | undefined {
+    return this.changeMark?.();
+  }
+
+  get(key: string, now = Date.now()): T | undefined {
+    const entry = this.entries.get(key);
+    if (!entry) return undefined;
+    if (entry.until <= now || entry.mark !== this.changeMark?.()) {
+      this.forget(key, entry);
+      return undefined;
+    }
+    this.entries.delete(key);
+    this.entries.set(key, entry);
+    return entry.value;
+  }
+
+  /** Keeps `value`, made of reads after `mark` was taken, until `until` (epoch ms); `bytes` is its weight. */
+  set(key: string, mark: number | undefined, value: T, bytes: number, until: number): void {
+    if (mark === undefined) return;
+    const weight = bytes + key.length * 2;
+    if (weight > this.limits.bytes) return;
+    const before = this.entries.get(key);
+    if (before) this.forget(key, before);
+    this.entries.set(key, { mark, until, value, bytes: weight });
+    this.bytes += weight;
+    for (const [oldest, entry] of this.entries) {
+      if (this.entries.size <= this.limits.entries && this.bytes <= this.limits.bytes) break;
+      this.forget(oldest, entry);
+    }
+  }
+
+  get size(): { entries: number; bytes: number } {
+    return { entries: this.entries.size, bytes: this.bytes };
+  }
+
+  private forget(key: string, entry: Entry<T>): void {
+    this.entries.delete(key);
+    this.bytes -= entry.bytes;
+  }
+}
+
+/** Freezes a value and everything in it, so that a kept value handed to many requests cannot be changed by one. */
+export function deepFreeze<T>(value: T): T {
+  // Typed arrays cannot be frozen; no read-model document holds one.
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value) && !ArrayBuffer.isView(value)) {
+    Object.freeze(value);
+    for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
+  }
+  return value;
+}
