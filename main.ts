@@ -246,6 +246,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
         }
       }
     }
+    starting.doing = 'the read models have caught up; starting the roles';
     if (config.roles.has('sagas')) {
       const recipients = new UserQueries(stores.readStore);
       sagas = await startSagas({

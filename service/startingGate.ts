@@ -39,8 +39,8 @@ export class StartingGate {
 
 /** What a start is waiting for, as its starting answers state it. */
 export interface StartingState {
-  /** In words, e.g. "catching up the read models". */
-  readonly doing: string;
+  /** In words, e.g. "catching up the read models"; changes as the start goes on. */
+  doing: string;
   /** Undefined until the catch-up has begun (the log's head is read first). */
   progress(): CatchUpProgress | undefined;
   /** The projections that failed on an event meanwhile: they do not hold the start up, /health names them. */
