@@ -52,7 +52,7 @@ const RETRY_AFTER_UNKNOWN = 5;
 const RETRY_AFTER_MAX = 30;
 
 export function retryAfterSeconds(progress: CatchUpProgress | undefined): number {
-  if (progress?.secondsLeft == null) return RETRY_AFTER_UNKNOWN;
+  if (progress === undefined || progress.secondsLeft === null) return RETRY_AFTER_UNKNOWN;
   return Math.min(RETRY_AFTER_MAX, Math.max(1, progress.secondsLeft));
 }
 

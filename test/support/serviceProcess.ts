@@ -1,6 +1,7 @@
 // The service as a child process of its own (`main.ts` under tsx), for the tests that kill it:
 // embedded SQLite log in `dataDir`, ports chosen by the system, started once it logs
-// "service started" (or once it listens, before its catch-up). Every child is pushed to `children` so the test's afterAll can kill what is left.
+// "service started" (or once it listens, before its catch-up). Every child is pushed to `children`
+// so the test's afterAll can kill what is left.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
