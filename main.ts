@@ -30,7 +30,7 @@ import { ThreadPool } from './commands/jobs/threadPool';
 import { generateFeaturesRunner } from './commands/dsp/generateFeatures';
 import { SagaRunner } from './commands/sagas/sagaRunner';
 import { runAudit } from './commands/audit/auditCli';
-import { reportCatchUp } from './service/catchUpProgress';
+import { reportCatchUp, type CatchUp } from './service/catchUpProgress';
 import { HistoryQueries } from './projections/history/historyQueries';
 import { historyProjection } from './projections/history/historyProjection';
 import { readModelsAsOf } from './projections/history/pointInTime';
@@ -62,6 +62,8 @@ import { openStores, type Stores } from './service/composition';
 import { loadConfig, type Config } from './service/configuration';
 import { DataFolderBusyError, DataFolderLock } from './service/dataFolderLock';
 import { rebuildReadModels, verifyReadModels } from './service/rebuild';
+import { SharedReadModelsCatchUp } from './service/sharedReadModelsCatchUp';
+import { StartingGate, startingApiApp, startingIngestionApp, type StartingState } from './service/startingGate';
 
 // Kept importable from here for the tests and benchmarks that start the service.
 export { ConfigError, loadConfig, READ_STORES, ROLES, type Config, type ReadStoreKind, type Role } from './service/configuration';
@@ -179,15 +181,72 @@ export async function startService(config: Config, log: Logger = pino({ level: c
   };
   const apiKeyUsage = new ApiKeyUsageRecorder(stores.events, (error) => log.warn({ err: error }, 'could not record an API key use'));
   try {
+    const serves = config.roles.has('api') || config.roles.has('ingestion');
     if (config.roles.has('projections')) {
       projections = new ProjectionRunner(stores.events, stores.readStore, allProjections, log.child({ role: 'projections' }));
-      const catchUp = reportCatchUp(projections, await stores.events.headPosition(), log.child({ role: 'projections' }));
+    }
+    const health: ProjectionHealth = projections ?? new StoredProjectionStatus(stores.readStore);
+
+    // The ports open first, answering 503 "starting" (service/startingGate.ts) until the read models
+    // have caught up below: a long catch-up must not look like a dead service.
+    let catchUp: CatchUp | undefined;
+    const starting: StartingState = {
+      doing: projections ? 'catching up the read models' : 'waiting for the projections process to bring the read models up to the log',
+      progress: () => catchUp?.progress(),
+      health,
+    };
+    let apiUrl: string | undefined;
+    let ingestionUrl: string | undefined;
+    let ingestionTlsUrl: string | undefined;
+    const local = (scheme: string, port: number) => `${scheme}://127.0.0.1:${port}`;
+    let api: { server: http.Server; port: number; gate: StartingGate } | undefined;
+    let ingestionGate: StartingGate | undefined;
+    if (config.roles.has('api')) {
+      const gate = new StartingGate(startingApiApp(starting, log.child({ role: 'api' })).callback());
+      const server = http.createServer(gate.listener);
+      answerClientErrors(server, log, (_status, error) => ({ type: 'application/json; charset=utf-8', body: JSON.stringify({ success: false, error }) }));
+      servers.push(server);
+      const port = await listen(server, config.apiPort, config.host, log);
+      apiUrl = local('http', port);
+      api = { server, port, gate };
+    }
+    if (config.roles.has('ingestion')) {
+      // One gate for both ports: they serve one app.
+      const gate = new StartingGate(startingIngestionApp(starting, log.child({ role: 'ingestion' })).callback());
+      const plain = http.createServer(gate.listener);
+      const text = (_status: number, message: string) => ({ type: 'text/plain; charset=utf-8', body: message });
+      answerClientErrors(plain, log, text);
+      servers.push(plain);
+      ingestionUrl = local('http', await listen(plain, config.ingestionPort, config.host, log));
+      const secure = https.createServer(await tlsCredentials(config, log), gate.listener);
+      answerClientErrors(secure, log, text);
+      servers.push(secure);
+      ingestionTlsUrl = local('https', await listen(secure, config.ingestionTlsPort, config.host, log));
+      ingestionGate = gate;
+    }
+    if (serves) log.info({ apiUrl, ingestionUrl, ingestionTlsUrl }, 'service listening; it answers 503 until the read models have caught up with the log');
+
+    if (projections) {
+      catchUp = reportCatchUp(projections, await stores.events.headPosition(), log.child({ role: 'projections' }));
       try {
         await projections.start();
       } finally {
         catchUp.stop();
       }
+    } else if (serves) {
+      // The read models are another process's: wait for it, as a process with the projections waits for its own.
+      const head = await stores.events.headPosition();
+      if (head !== undefined) {
+        const shared = new SharedReadModelsCatchUp(stores.readStore, allProjections.map((p) => p.name), log);
+        catchUp = reportCatchUp(shared, head, log);
+        try {
+          await shared.reach(head);
+        } finally {
+          catchUp.stop();
+        }
+      }
     }
+    starting.doing = 'the read models have caught up; starting the roles';
     if (config.roles.has('sagas')) {
       const recipients = new UserQueries(stores.readStore);
       sagas = await startSagas({
@@ -237,19 +296,9 @@ export async function startService(config: Config, log: Logger = pino({ level: c
     }
     const sync: ReadModelSync =
       projections ?? new CheckpointPoller(stores.readStore, allProjections.map((p) => p.name));
-    const health: ProjectionHealth = projections ?? new StoredProjectionStatus(stores.readStore);
 
-    let apiUrl: string | undefined;
-    let ingestionUrl: string | undefined;
-    let ingestionTlsUrl: string | undefined;
-    const local = (scheme: string, port: number) => `${scheme}://127.0.0.1:${port}`;
-
-    if (config.roles.has('api')) {
-      const server = http.createServer();
-      answerClientErrors(server, log, (_status, error) => ({ type: 'application/json; charset=utf-8', body: JSON.stringify({ success: false, error }) }));
-      servers.push(server);
-      const port = await listen(server, config.apiPort, config.host, log);
-      apiUrl = local('http', port);
+    if (api) {
+      const { server, port } = api;
       const ids = new IdAllocator(stores.events);
       const deps: ApiDeps = {
         events: stores.events,
@@ -293,11 +342,12 @@ export async function startService(config: Config, log: Logger = pino({ level: c
         },
       };
       const app: Koa = createApiApp(deps, { log: log.child({ role: 'api' }), sync, health, settleTimeoutMs: config.settleTimeoutMs });
-      server.on('request', app.callback());
-      // After the app's listener: socket.io passes on every request outside /socket.io to it.
+      // socket.io wraps the gate's listener, passing it every request outside /socket.io; opened
+      // after, so that no job websocket is taken while starting (the upgrade got the starting 503).
       jobSocket = attachJobSocket(server, { events: stores.events, tokens: deps.tokens.socket, projects: deps.projects, organizations: deps.organizations, log: log.child({ role: 'api', component: 'job-socket' }) });
+      api.gate.open(app.callback());
     }
-    if (config.roles.has('ingestion')) {
+    if (ingestionGate) {
       // Uploads that were being received when the process stopped were never acknowledged.
       const incoming = await incomingFolder(config.dataDir);
       const app = createIngestionApp({
@@ -315,15 +365,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
         tmpDir: incoming,
         log: log.child({ role: 'ingestion' }),
       });
-      const plain = http.createServer(app.callback());
-      const text = (_status: number, message: string) => ({ type: 'text/plain; charset=utf-8', body: message });
-      answerClientErrors(plain, log, text);
-      servers.push(plain);
-      ingestionUrl = local('http', await listen(plain, config.ingestionPort, config.host, log));
-      const secure = https.createServer(await tlsCredentials(config, log), app.callback());
-      answerClientErrors(secure, log, text);
-      servers.push(secure);
-      ingestionTlsUrl = local('https', await listen(secure, config.ingestionTlsPort, config.host, log));
+      ingestionGate.open(app.callback());
     }
     log.info({ apiUrl, ingestionUrl, ingestionTlsUrl, roles: [...config.roles], eventStore: config.eventStoreUrl ? 'eventstoredb' : 'sqlite', readStore: config.readStore }, 'service started');
     return { config, stores, apiUrl, ingestionUrl, ingestionTlsUrl, projections, jobWorker: jobWorker?.worker, stop, endDueSubscriptions: async (now) => subscriptionEnd?.runOnce(now), fullyDeleteDueProjects: async (now) => projectDeletion?.runOnce(now) };

@@ -11,6 +11,8 @@ const describeFailure = (f: ProjectionFailure): string =>
  * projection applies the log; 503 naming each failed projection, the event it is stuck on and the
  * error while any is failing (their read models are stale; writes are still accepted and durable).
  * Public: it names projections and event positions, never data from the events.
+ * While a start catches up, before this route exists, service/startingGate.ts answers in the same
+ * shape with 503 and `status: "starting"`.
  */
 export function healthRoute(health: ProjectionHealth, log: Logger): Middleware {
   return async (ctx) => {

@@ -1,6 +1,7 @@
 // The service as a child process of its own (`main.ts` under tsx), for the tests that kill it:
 // embedded SQLite log in `dataDir`, ports chosen by the system, started once it logs
-// "service started". Every child is pushed to `children` so the test's afterAll can kill what is left.
+// "service started" (or once it listens, before its catch-up). Every child is pushed to `children`
+// so the test's afterAll can kill what is left.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -22,7 +23,20 @@ export const exitOf = (child: ChildProcess): Promise<void> =>
   });
 
 /** Starts `main.ts` with all roles on the embedded stores in `dataDir`, plus `env`. */
-export function startServiceProcess(dataDir: string, children: ChildProcess[], env: Record<string, string> = {}): Promise<ServiceProcess> {
+export async function startServiceProcess(dataDir: string, children: ChildProcess[], env: Record<string, string> = {}): Promise<ServiceProcess> {
+  const listening = await startListeningServiceProcess(dataDir, children, env);
+  await listening.started;
+  return listening;
+}
+
+export interface ListeningServiceProcess extends ServiceProcess {
+  ingestionTlsUrl: string;
+  /** Resolves once the process logs "service started": its read models have caught up and its apps serve. */
+  started: Promise<void>;
+}
+
+/** As startServiceProcess, but resolves as soon as the ports are open ("service listening"), before the catch-up. */
+export function startListeningServiceProcess(dataDir: string, children: ChildProcess[], env: Record<string, string> = {}): Promise<ListeningServiceProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'main.ts'], {
     cwd: path.resolve(__dirname, '../..'),
     env: {
@@ -33,17 +47,26 @@ export function startServiceProcess(dataDir: string, children: ChildProcess[], e
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   children.push(child);
+  let markStarted: () => void;
+  const started = new Promise<void>((resolve, reject) => {
+    markStarted = resolve;
+    child.once('exit', (code, signal) => reject(new Error(`service exited with ${code ?? signal} before it started`)));
+  });
+  // Also rejected through `listening` when the process exits first; then nobody else may wait on it.
+  started.catch(() => {});
   return new Promise((resolve, reject) => {
+    // The log is read to its end: a full pipe would block the service.
     const lines = createInterface({ input: child.stdout! });
     lines.on('line', (line) => {
       try {
-        const entry = JSON.parse(line) as { msg?: string; apiUrl?: string; ingestionUrl?: string };
-        if (entry.msg === 'service started') resolve({ child, apiUrl: entry.apiUrl!, ingestionUrl: entry.ingestionUrl! });
+        const entry = JSON.parse(line) as { msg?: string; apiUrl?: string; ingestionUrl?: string; ingestionTlsUrl?: string };
+        if (entry.msg?.startsWith('service listening')) resolve({ child, apiUrl: entry.apiUrl!, ingestionUrl: entry.ingestionUrl!, ingestionTlsUrl: entry.ingestionTlsUrl!, started });
+        if (entry.msg === 'service started') markStarted();
       } catch {
         // not a log line
       }
     });
-    child.once('exit', (code, signal) => reject(new Error(`service exited with ${code ?? signal} before it started`)));
+    child.once('exit', (code, signal) => reject(new Error(`service exited with ${code ?? signal} before it listened`)));
   });
 }
 

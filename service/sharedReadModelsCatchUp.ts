@@ -1,0 +1,47 @@
+// A process that serves an API without the projections role (ROLES split) reads read models another
+// process fills. At its start it waits, as a process with the projections waits for its own, until
+// that process has brought them up to the log as it was: it reads the checkpoints stored beside them
+// (leaving out the projections reported failed, as CheckpointPoller does), and says how far they are.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import { stalledProjections, StoredProjectionStatus } from '../projections/projectionStatus';
+import type { Position } from '../stores/eventstore/eventStore';
+import type { ReadStore } from '../stores/readstore/readStore';
+import { isTransientStoreError } from '../stores/transientErrors';
+
+export class SharedReadModelsCatchUp {
+  private reached: Position | undefined;
+  private readonly status: StoredProjectionStatus;
+
+  constructor(
+    private readonly readStore: ReadStore,
+    private readonly projectionNames: readonly string[],
+    private readonly log: Logger,
+    private readonly intervalMs = 250,
+  ) {
+    this.status = new StoredProjectionStatus(readStore);
+  }
+
+  /** The lowest stored checkpoint of the healthy projections, as of the last look. */
+  get appliedPosition(): Position | undefined {
+    return this.reached;
+  }
+
+  /** Resolves once every healthy projection's stored checkpoint has reached `head`. */
+  async reach(head: Position): Promise<void> {
+    for (;;) {
+      try {
+        const stalled = stalledProjections(await this.status.failures());
+        const names = this.projectionNames.filter((n) => !stalled.has(n));
+        const checkpoints = await Promise.all(names.map((n) => this.readStore.getCheckpoint(n)));
+        this.reached = checkpoints.reduce<Position>((low, c) => (c === undefined || c < low ? (c ?? 0n) : low), head);
+        if (this.reached >= head) return;
+      } catch (error) {
+        // A store busy a moment is no reason to fail the start; anything else is.
+        if (!isTransientStoreError(error)) throw error;
+        this.log.warn({ err: error }, 'the read store did not answer; looking at the checkpoints again');
+      }
+      await sleep(this.intervalMs);
+    }
+  }
+}
