@@ -159,7 +159,7 @@ async function projectInfoOn(store: BenchStore): Promise<string[]> {
       `  JWT/bare-Koa     ${(rate('JWT') / rate('bare Koa')).toFixed(3)} overall (aim: 0.5 or more); ${spreadOf(perRound('JWT'))}; p99 ${p99('JWT') < AIM_P99_MS ? 'within' : 'over'} the ${AIM_P99_MS} ms aim`,
       `  API key/bare-Koa ${(rate('API key') / rate('bare Koa')).toFixed(3)} overall; ${spreadOf(perRound('API key'))}`,
       `  JWT, none kept/bare-Koa ${(rate('JWT, none kept') / rate('bare Koa')).toFixed(3)} overall; ${spreadOf(perRound('JWT, none kept'))}; p99 ${p99('JWT, none kept') < AIM_P99_MS ? 'within' : 'over'} the ${AIM_P99_MS} ms aim`,
-      `  CPU of the serving process per call: JWT ${cpuPerCall('JWT').toFixed(0)} us, API key ${cpuPerCall('API key').toFixed(0)} us, bare Koa ${cpuPerCall('bare Koa').toFixed(0)} us ` +
+      `  CPU of the serving process per call: JWT ${cpuPerCall('JWT').toFixed(0)} us, API key ${cpuPerCall('API key').toFixed(0)} us, JWT none kept ${cpuPerCall('JWT, none kept').toFixed(0)} us, bare Koa ${cpuPerCall('bare Koa').toFixed(0)} us ` +
         `(bare/JWT ${(cpuPerCall('bare Koa') / cpuPerCall('JWT')).toFixed(3)}: the ratio with the machine's other load taken out)`,
       `  ${ROUNDS} rounds of ${ROUND_MS} ms per contender, taking turns (first one rotating), after ${WARMUP_MS} ms of warm-up each; every answer checked (200, success true)`,
     ];
