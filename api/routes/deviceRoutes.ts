@@ -35,6 +35,7 @@ export function deviceOperations(deps: ApiDeps): Operation[] {
       path: '/api/:projectId/devices',
       summary: 'The devices of the project: seen in its data or registered',
       auth: 'any',
+      keepAnswer: () => true,
       async handler({ params }) {
         const devices = await deps.devices.forProject(intParam(params, 'projectId'));
         return { devices: devices.map(deviceView) };

@@ -66,8 +66,11 @@ for (const setup of setups) {
       expect((listed.body.projects as { id: number; name: string }[]).find((p) => p.id === projectId)?.name).toBe('Kept, renamed');
     });
 
-    it('shows a sample once the read models have it', async () => {
+    it('shows a sample once the read models have it: in the information, the listing, the count and the devices', async () => {
       const before = (await twice(`/api/${projectId}`, ada)).body.dataSummary as { dataCount: number };
+      const listed = (await twice(`/api/${projectId}/raw-data?category=training`, keyHeaders())).body as { samples: { filename: string }[]; totalCount: number };
+      const counted = (await twice(`/api/${projectId}/raw-data/count?category=training`, ada)).body.count as number;
+      expect((await twice(`/api/${projectId}/devices`, ada)).body.devices).toEqual([]);
       const sent = await fetch(`${service.ingestionUrl}/api/training/data`, {
         method: 'POST',
         headers: { 'x-api-key': apiKey, 'content-type': 'application/json', 'x-file-name': 'wave.kept.json' },
@@ -77,6 +80,15 @@ for (const setup of setups) {
       // Ingestion answers on durability; the read models follow.
       await service.projections!.waitFor((await service.stores.events.headPosition())!, 5000);
       expect(((await info(ada)).body.dataSummary as { dataCount: number }).dataCount).toBe(before.dataCount + 1);
+      const listedAfter = (await call(service, 'GET', `/api/${projectId}/raw-data?category=training`, { headers: keyHeaders() })).body as { samples: { id: number; filename: string }[]; totalCount: number };
+      expect(listedAfter.totalCount).toBe(listed.totalCount + 1);
+      expect(listedAfter.samples.map((x) => x.filename)).toContain('wave.kept.json');
+      expect((await call(service, 'GET', `/api/${projectId}/raw-data/count?category=training`, { headers: ada })).body.count).toBe(counted + 1);
+      expect(((await call(service, 'GET', `/api/${projectId}/devices`, { headers: ada })).body.devices as { deviceId: string }[]).map((d) => d.deviceId)).toEqual(['ac:87:a3:0a:2d:1b']);
+      // And its deletion, at once.
+      const sampleId = listedAfter.samples.find((x) => x.filename === 'wave.kept.json')!.id;
+      expect((await call(service, 'DELETE', `/api/${projectId}/raw-data/${sampleId}`, { headers: ada })).status).toBe(200);
+      expect((await call(service, 'GET', `/api/${projectId}/raw-data/count?category=training`, { headers: ada })).body.count).toBe(counted);
     });
 
     it('refuses a revoked key at once', async () => {

@@ -16,6 +16,18 @@ describe('QueryCache', () => {
     expect(cache.find(keys[5000]!)).toEqual([{ _id: 5000 }]);
   });
 
+  it('counts empty answers and counts against its bound: ever new questions between writes do not grow it', () => {
+    const cache = new QueryCache();
+    const keys = Array.from({ length: 5001 }, (_, i) => cache.key('c:t', 'count', { n: i })!);
+    keys.forEach((key, i) => cache.remember('c:t', key, { count: i }));
+    expect(cache.count(keys[0]!)).toBeUndefined();
+    expect(cache.count(keys[5000]!)).toBe(5000);
+    const empty = cache.key('c:t', 'find', { none: true })!;
+    cache.remember('c:t', empty, { docs: [] });
+    expect(cache.find(empty)).toEqual([]);
+    expect(cache.count(keys[1]!)).toBeUndefined();
+  });
+
   it('keeps no answer of more than 100 documents', () => {
     const cache = new QueryCache();
     const key = cache.key('c:t', 'find', {})!;
@@ -32,6 +44,24 @@ describe('QueryCache', () => {
     const first = cache.find(key)!;
     (first[0]!.tags as string[]).push('mutated');
     expect(cache.find(key)).toEqual([{ _id: 1, tags: ['x'] }]);
+  });
+
+  it('keeps documents as its codec encodes them, and decodes a new copy for each hit', () => {
+    const kept: unknown[] = [];
+    const cache = new QueryCache({
+      encode: (doc) => {
+        const text = JSON.stringify(doc);
+        kept.push(text);
+        return text;
+      },
+      decode: (text) => JSON.parse(text as string),
+    });
+    const key = cache.key('c:t', 'find', { a: 1 })!;
+    cache.remember('c:t', key, { docs: [{ _id: 1, a: 1, tags: ['x'] }] });
+    expect(kept).toEqual(['{"_id":1,"a":1,"tags":["x"]}']);
+    const first = cache.find(key)!;
+    (first[0]!.tags as string[]).push('mutated');
+    expect(cache.find(key)).toEqual([{ _id: 1, a: 1, tags: ['x'] }]);
   });
 
   it('forgets the answers of one table, or of all', () => {

@@ -35,6 +35,35 @@ describe('SqliteReadStore on disk', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  it('gives back dates, bytes, -0, NaN and the infinities wherever they sit, by id, by filter and from its cache', async () => {
+    const file = path.join(dir, 'read-models.sqlite');
+    const store = SqliteReadStore.open(file, { indexes: contractIndexes });
+    const when = new Date('2026-01-02T03:04:05Z');
+    const doc = {
+      _id: 't1',
+      label: 'odd',
+      when,
+      nested: { deeper: [when, [new Date(0), { at: when, n: -0 }], Buffer.from([9])] },
+      numbers: [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, -0, 1.5],
+      words: ['$date', { text: '$binary' }],
+    };
+    try {
+      await store.commit([{ kind: 'put', collection: 'samples', doc }], []);
+      for (let round = 0; round < 2; round++) {
+        const byId = await store.collection('samples').findOne({ _id: 't1' });
+        const byFilter = await store.collection('samples').find({ label: 'odd' });
+        for (const found of [byId, byFilter[0]]) {
+          expect(found).toEqual(doc);
+          expect(Object.is((found!.numbers as number[])[3], -0)).toBe(true);
+          expect(((found!.nested as { deeper: unknown[] }).deeper[1] as unknown[])[0]).toBeInstanceOf(Date);
+          expect((found!.nested as { deeper: unknown[] }).deeper[2]).toBeInstanceOf(Buffer);
+        }
+      }
+    } finally {
+      await store.close();
+    }
+  });
+
   it('keeps documents and checkpoints across a reopen', async () => {
     const file = path.join(dir, 'read-models.sqlite');
     const first = SqliteReadStore.open(file, { indexes: contractIndexes });
