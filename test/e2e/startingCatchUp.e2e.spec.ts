@@ -3,10 +3,10 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
-import type { Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keepAliveCall, type KeptAliveAnswer } from '../support/keepAliveCall';
 import { fillLog, FILL_FILE, type FilledLog } from '../../bench/fillLog';
 import { READ_MODELS_FILE } from '../../service/composition';
 import { SqliteEventStore } from '../../stores/eventstore/sqliteEventStore';
@@ -20,27 +20,7 @@ import { killAll, startListeningServiceProcess } from '../support/serviceProcess
 // a catch-up of a few seconds here; a faster machine shortens the window the requests must fall in.
 const EVENTS = 40_000;
 
-interface Answer {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  text: string;
-  socket: Socket;
-}
-
-function call(agent: http.Agent, url: string, method = 'GET', body?: string, headers: Record<string, string> = {}): Promise<Answer> {
-  const target = new URL(url);
-  const client = target.protocol === 'https:' ? https : http;
-  return new Promise((resolve, reject) => {
-    const req = client.request(target, { method, agent, headers: { ...headers, ...(body === undefined ? {} : { 'content-length': String(Buffer.byteLength(body)) }) }, rejectUnauthorized: false }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text, socket: res.socket }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const call = keepAliveCall;
 
 /** An unsigned sample (`alg: none`), which the ingestion API takes with an API key alone. */
 const sample = JSON.stringify({
@@ -118,8 +98,8 @@ describe('a start that must catch the read models up with a long log', () => {
       expect(headMeanwhile).toBe(head);
 
       // A probe's polling, on the connections opened during the catch-up, sees the start end.
-      const healthAnswers: Answer[] = [health];
-      const ingestionAnswers: Answer[] = [refusedUpload];
+      const healthAnswers: KeptAliveAnswer[] = [health];
+      const ingestionAnswers: KeptAliveAnswer[] = [refusedUpload];
       for (let polls = 0; ; polls++) {
         healthAnswers.push(await call(api, `${service.apiUrl}/health`));
         ingestionAnswers.push(await call(ingestion, `${service.ingestionUrl}/health`));

@@ -1,19 +1,13 @@
 import http from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
+import { keepAliveCall } from '../support/keepAliveCall';
 import type { CatchUpProgress } from '../../service/catchUpProgress';
 import { retryAfterSeconds, StartingGate, startingApiApp, startingIngestionApp, type StartingState } from '../../service/startingGate';
 import type { ProjectionFailure } from '../../projections/projectionStatus';
 
 const silent = pino({ level: 'silent' });
-
-interface Answer {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  text: string;
-  socket: Socket;
-}
 
 const servers: http.Server[] = [];
 const agents: http.Agent[] = [];
@@ -32,18 +26,7 @@ async function serve(listener: http.RequestListener): Promise<{ url: string; age
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, agent };
 }
 
-function call(agent: http.Agent, url: string, method = 'GET', body?: string | Buffer, headers: Record<string, string> = {}): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, { method, agent, headers: { ...headers, ...(body === undefined ? {} : { 'content-length': String(Buffer.byteLength(body)) }) } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text, socket: res.socket }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const call = keepAliveCall;
 
 const halfway: CatchUpProgress = { position: '500', head: '1000', percent: 50, perSecond: 100, seconds: 5, secondsLeft: 5 };
 
