@@ -135,8 +135,20 @@ const NOTHING: UpdateResult = { matched: 0, modified: 0, upserted: false };
 class WriteQueue {
   private tail: Promise<unknown> = Promise.resolve();
 
+  /** @param changing told as each write starts and again as it ends (the store's change mark). */
+  constructor(private readonly changing: () => void) {}
+
   run<R>(write: () => Promise<R>): Promise<R> {
-    const result = this.tail.then(write);
+    // Both ends: an answer read while the write was under way, kept under the mark taken then, must
+    // not outlive it.
+    const result = this.tail.then(async () => {
+      this.changing();
+      try {
+        return await write();
+      } finally {
+        this.changing();
+      }
+    });
     this.tail = result.catch(() => undefined);
     return result;
   }
@@ -322,9 +334,25 @@ function checkpointUpdate(position: bigint, store: string | undefined): UpdateFi
   return store === undefined ? { $set: { position: position.toString() }, $unset: { store: '' } } : { $set: { position: position.toString(), store } };
 }
 
+/**
+ * How often the change mark looks at the checkpoints for other processes' writes. Every read-model
+ * write is a projection runner's, followed by its checkpoint: a change made elsewhere moves this
+ * store's mark within this time, or at once when this store reads that checkpoint (waiting for a
+ * write to settle does), so read-your-writes holds across processes too.
+ */
+export const OTHERS_LOOK_MS = 250;
+
 export class MongoReadStore implements ReadStore {
+  private changes = 0;
+  private readonly noteChange = () => {
+    this.changes++;
+  };
   private readonly writeQueues = new Map<string, WriteQueue>();
-  private readonly checkpointWrites = new WriteQueue();
+  private readonly checkpointWrites = new WriteQueue(this.noteChange);
+  /** Each checkpoint's position as last seen, and the timer that looks at them (from the first changeMark). */
+  private readonly seenCheckpoints = new Map<string, string>();
+  private othersTimer: NodeJS.Timeout | undefined;
+  private looking: Promise<void> | undefined;
 
   private constructor(
     private readonly client: MongoClient,
@@ -347,7 +375,7 @@ export class MongoReadStore implements ReadStore {
   private queueOf(name: string): WriteQueue {
     let writes = this.writeQueues.get(name);
     if (!writes) {
-      writes = new WriteQueue();
+      writes = new WriteQueue(this.noteChange);
       this.writeQueues.set(name, writes);
     }
     return writes;
@@ -357,13 +385,52 @@ export class MongoReadStore implements ReadStore {
     return this.db.collection<CheckpointDoc>(CHECKPOINTS_COLLECTION);
   }
 
+  /**
+   * Moves with this store's writes at once, and with other processes' within OTHERS_LOOK_MS (see
+   * there). The first call starts the look at the checkpoints; close() stops it.
+   */
+  changeMark(): number {
+    if (!this.othersTimer) {
+      this.othersTimer = setInterval(() => {
+        this.looking ??= this.lookAtCheckpoints().finally(() => (this.looking = undefined));
+      }, OTHERS_LOOK_MS);
+      this.othersTimer.unref();
+    }
+    return this.changes;
+  }
+
+  private async lookAtCheckpoints(): Promise<void> {
+    try {
+      const docs = await this.checkpoints.find({}, { projection: { position: 1 } }).toArray();
+      const now = new Map(docs.map((doc) => [String(doc._id), String(doc.position)]));
+      let moved = now.size !== this.seenCheckpoints.size;
+      for (const [name, position] of now) if (this.seenCheckpoints.get(name) !== position) moved = true;
+      if (!moved) return;
+      this.seenCheckpoints.clear();
+      for (const [name, position] of now) this.seenCheckpoints.set(name, position);
+      this.noteChange();
+    } catch {
+      // The store does not answer: what it holds is unknown, so nothing kept stands.
+      this.noteChange();
+    }
+  }
+
+  /** A checkpoint read that shows it moved moves the mark: the writes it covers are in. */
+  private sawCheckpoint(name: string, position: string | undefined): void {
+    if (position === undefined || this.seenCheckpoints.get(name) === position) return;
+    this.seenCheckpoints.set(name, position);
+    this.noteChange();
+  }
+
   async getCheckpoint(name: string): Promise<bigint | undefined> {
     const doc = await this.checkpoints.findOne({ _id: name });
+    this.sawCheckpoint(name, doc ? String(doc.position) : undefined);
     return doc ? BigInt(doc.position) : undefined;
   }
 
   async readCheckpoint(name: string): Promise<Checkpoint | undefined> {
     const doc = await this.checkpoints.findOne({ _id: name });
+    this.sawCheckpoint(name, doc ? String(doc.position) : undefined);
     if (!doc) return undefined;
     return typeof doc.store === 'string' ? { position: BigInt(doc.position), store: doc.store } : { position: BigInt(doc.position) };
   }
@@ -408,13 +475,17 @@ export class MongoReadStore implements ReadStore {
   }
 
   async dropAll(): Promise<void> {
+    this.noteChange();
     const collections = await this.db.listCollections({}, { nameOnly: true }).toArray();
     for (const { name } of collections) {
       if (!name.startsWith('system.')) await this.db.dropCollection(name);
     }
+    this.noteChange();
   }
 
   async close(): Promise<void> {
+    clearInterval(this.othersTimer);
+    await this.looking;
     await this.client.close();
   }
 }
