@@ -9,7 +9,7 @@ import type { ApiDeps } from './apiDeps';
 import { requireProject } from './auth/principal';
 import { accessLog } from './http/accessLog';
 import { jsonEnvelope } from './http/envelope';
-import { mountOperations, type Operation } from './http/operation';
+import { ANSWER_MEMO_MS, mountOperations, type Operation } from './http/operation';
 import { ReadModelMemo } from './http/readModelMemo';
 import { requestId } from './http/requestId';
 import { logRequestErrors } from './http/requestErrors';
@@ -91,7 +91,8 @@ export function createApiApp(deps: ApiDeps, options: ApiAppOptions): Koa {
   mountOperations(router, operations, {
     // Bounded whatever the traffic: a few thousand principals and answers, some megabytes.
     auth: { ...deps, memo: { apiKeys: new ReadModelMemo(deps.changeMark, { entries: 10_000, bytes: 4 << 20 }), users: new ReadModelMemo(deps.changeMark, { entries: 10_000, bytes: 16 << 20 }) } },
-    answers: new ReadModelMemo(deps.changeMark, { entries: 2_000, bytes: 32 << 20 }),
+    // Past its second, one request makes an answer anew while the others still get it: not all at once.
+    answers: new ReadModelMemo(deps.changeMark, { entries: 2_000, bytes: 32 << 20, graceMs: ANSWER_MEMO_MS }),
     projectAccess: (principal, projectId, access) => requireProject(deps.projects, principal, projectId, access),
     settle: settler(options.sync, options.settleTimeoutMs, options.log),
   });

@@ -1,13 +1,20 @@
 // Values made of read-model reads, kept while the read models stand still: the API asks the same
 // questions (who holds this key, what is this project) far more often than anything changes. An
 // entry is good while the store's change mark (ReadStore.changeMark) is the one taken before its
-// reads, and until its own time; any write anywhere, or the time passing, makes it a miss. Entries
-// and their bytes are bounded, least recently used first out, so memory does not grow with use.
+// reads, and until its own time; any write anywhere, or the time passing, makes it a miss (past its
+// time, a memo with a grace lets one caller make it anew while the others are still served it).
+// Entries and their bytes are bounded, least recently used first out, so memory does not grow with use.
 
 export interface MemoLimits {
   entries: number;
   /** What the kept values and their keys may weigh together, as the caller counts them. */
   bytes: number;
+  /**
+   * How long past its time a value whose mark stands may still serve while one caller makes it anew:
+   * the first caller after its time misses, the others meanwhile do not all pile onto the store.
+   * Zero (the default) for values whose time is a hard limit (a key's expiry).
+   */
+  graceMs?: number;
 }
 
 interface Entry<T> {
@@ -15,6 +22,8 @@ interface Entry<T> {
   until: number;
   value: T;
   bytes: number;
+  /** Set when a caller was sent to make the value anew after its time. */
+  renewing: boolean;
 }
 
 export class ReadModelMemo<T> {
@@ -36,8 +45,13 @@ export class ReadModelMemo<T> {
   get(key: string, now = Date.now()): T | undefined {
     const entry = this.entries.get(key);
     if (!entry) return undefined;
-    if (entry.until <= now || entry.mark !== this.changeMark?.()) {
+    const late = now - entry.until;
+    if (entry.mark !== this.changeMark?.() || late >= (this.limits.graceMs ?? 0)) {
       this.forget(key, entry);
+      return undefined;
+    }
+    if (late >= 0 && !entry.renewing) {
+      entry.renewing = true;
       return undefined;
     }
     this.entries.delete(key);
@@ -52,7 +66,7 @@ export class ReadModelMemo<T> {
     if (weight > this.limits.bytes) return;
     const before = this.entries.get(key);
     if (before) this.forget(key, before);
-    this.entries.set(key, { mark, until, value, bytes: weight });
+    this.entries.set(key, { mark, until, value, bytes: weight, renewing: false });
     this.bytes += weight;
     for (const [oldest, entry] of this.entries) {
       if (this.entries.size <= this.limits.entries && this.bytes <= this.limits.bytes) break;

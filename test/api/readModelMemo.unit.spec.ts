@@ -15,6 +15,27 @@ describe('ReadModelMemo', () => {
     expect(memo.get('a', 1000)).toBeUndefined();
   });
 
+  it('past its time, with a grace, sends one caller to make it anew and serves the others until the grace ends', () => {
+    const mark = { value: 3 };
+    const memo = new ReadModelMemo<string>(at(mark), { entries: 10, bytes: 1000, graceMs: 500 });
+    memo.set('a', memo.mark(), 'old', 6, 1000);
+    expect(memo.get('a', 1000)).toBeUndefined(); // the one sent to renew
+    expect(memo.get('a', 1001)).toBe('old');
+    expect(memo.get('a', 1499)).toBe('old');
+    expect(memo.get('a', 1500)).toBeUndefined(); // the grace is over: gone
+    expect(memo.get('a', 1000)).toBeUndefined();
+    // Renewed in time: fresh again, for everyone.
+    memo.set('b', memo.mark(), 'old', 6, 1000);
+    expect(memo.get('b', 1200)).toBeUndefined();
+    memo.set('b', memo.mark(), 'new', 6, 2200);
+    expect(memo.get('b', 1300)).toBe('new');
+    // A write ends the grace at once.
+    memo.set('c', memo.mark(), 'old', 6, 1000);
+    expect(memo.get('c', 1100)).toBeUndefined();
+    mark.value = 4;
+    expect(memo.get('c', 1101)).toBeUndefined();
+  });
+
   it('misses once the mark moved, and keeps nothing kept under an older mark', () => {
     const mark = { value: 1 };
     const memo = new ReadModelMemo<string>(at(mark), { entries: 10, bytes: 1000 });
