@@ -6,7 +6,7 @@ import { DomainError, ValidationError } from '../domain/shared/errors';
 import { settler, type ReadModelSync } from '../projections/projectionRunner';
 import type { ProjectionHealth } from '../projections/projectionStatus';
 import type { ApiDeps } from './apiDeps';
-import { requireProject } from './auth/principal';
+import { PRINCIPAL_MEMO_MS, requireProject } from './auth/principal';
 import { accessLog } from './http/accessLog';
 import { jsonEnvelope } from './http/envelope';
 import { ANSWER_MEMO_MS, mountOperations, type Operation } from './http/operation';
@@ -90,7 +90,14 @@ export function createApiApp(deps: ApiDeps, options: ApiAppOptions): Koa {
   router.get('getUserPhoto', '/user-photos/:sha256', serveUserPhoto(deps));
   mountOperations(router, operations, {
     // Bounded whatever the traffic: a few thousand principals and answers, some megabytes.
-    auth: { ...deps, memo: { apiKeys: new ReadModelMemo(deps.changeMark, { entries: 10_000, bytes: 4 << 20 }), users: new ReadModelMemo(deps.changeMark, { entries: 10_000, bytes: 16 << 20 }) } },
+    // A key's expiry is checked apart at every use, so principals too may be renewed by one request at a time.
+    auth: {
+      ...deps,
+      memo: {
+        apiKeys: new ReadModelMemo(deps.changeMark, { entries: 10_000, bytes: 4 << 20, graceMs: PRINCIPAL_MEMO_MS }),
+        users: new ReadModelMemo(deps.changeMark, { entries: 10_000, bytes: 16 << 20, graceMs: PRINCIPAL_MEMO_MS }),
+      },
+    },
     // Past its second, one request makes an answer anew while the others still get it: not all at once.
     answers: new ReadModelMemo(deps.changeMark, { entries: 2_000, bytes: 32 << 20, graceMs: ANSWER_MEMO_MS }),
     projectAccess: (principal, projectId, access) => requireProject(deps.projects, principal, projectId, access),

@@ -34,26 +34,32 @@ export interface AuthDeps {
   memo?: PrincipalMemo;
 }
 
-/** Project API keys' principals by key, and token holders' user documents by id (frozen: shared by requests). */
+/** Project API keys' principals by key (with when the key expires), and token holders' user documents by id (frozen: shared by requests). */
 export interface PrincipalMemo {
-  apiKeys: ReadModelMemo<Principal>;
+  apiKeys: ReadModelMemo<KeptKey>;
   users: ReadModelMemo<UserDocument>;
 }
 
-/** A safety net behind the change mark: nothing kept here depends on the clock but a key's expiry. */
-const PRINCIPAL_MEMO_MS = 10_000;
+export interface KeptKey {
+  principal: Principal;
+  /** Epoch ms; a hard limit, checked at every use (the memo's own time is a soft one). */
+  expires: number;
+}
+
+/** A safety net behind the change mark: nothing kept here depends on the clock but a key's expiry, checked apart. */
+export const PRINCIPAL_MEMO_MS = 10_000;
 
 async function projectKeyPrincipal(apiKey: string, deps: AuthDeps): Promise<Principal | undefined> {
-  const kept = deps.memo?.apiKeys.get(apiKey);
-  if (kept) return kept;
-  const mark = deps.memo?.apiKeys.mark();
   const now = Date.now();
+  const kept = deps.memo?.apiKeys.get(apiKey, now);
+  if (kept && kept.expires > now) return kept.principal;
+  const mark = deps.memo?.apiKeys.mark();
   const key = await deps.apiKeys.live(apiKey, new Date(now));
   if (!key) return undefined;
   const principal: Principal = { kind: 'apiKey', apiKeyId: key.apiKeyId, projectId: key.projectId, role: key.role };
   const ends = key.expires === null ? Number.POSITIVE_INFINITY : Date.parse(key.expires);
-  const until = Math.min(now + PRINCIPAL_MEMO_MS, Number.isNaN(ends) ? now : ends);
-  deps.memo?.apiKeys.set(apiKey, mark, deepFreeze(principal), 64 + apiKey.length * 2, until);
+  // An expiry that does not parse keeps nothing (live() took the key, as it did before any memo).
+  if (!Number.isNaN(ends)) deps.memo?.apiKeys.set(apiKey, mark, deepFreeze({ principal, expires: ends }), 80 + apiKey.length * 2, now + PRINCIPAL_MEMO_MS);
   return principal;
 }
 
