@@ -41,7 +41,7 @@ describe('a start that must catch the read models up with a long log', () => {
     filled = JSON.parse(readFileSync(path.join(folder, FILL_FILE), 'utf8')) as FilledLog;
     for (const suffix of ['', '-wal', '-shm']) await rm(path.join(folder, READ_MODELS_FILE + suffix), { force: true });
     log = SqliteEventStore.open(path.join(folder, 'events.sqlite'));
-  }, 60_000);
+  }, 300_000); // the fill goes through the command handlers: a minute or more while the whole suite runs beside it
 
   afterAll(async () => {
     await killAll(children);
@@ -132,5 +132,5 @@ describe('a start that must catch the read models up with a long log', () => {
       ingestion.destroy();
       tls.destroy();
     }
-  }, 60_000);
+  }, 180_000);
 });
