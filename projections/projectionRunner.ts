@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { CheckpointedSubscription, HandlerFailed, type LaneApplier, type Subscriber } from '../stores/eventstore/checkpointedSubscription';
 import type { EventStore, Position } from '../stores/eventstore/eventStore';
 import type { ReadStore } from '../stores/readstore/readStore';
+import { SqliteReadStore } from '../stores/readstore/sqliteReadStore';
 import { WriteBuffer } from '../stores/readstore/writeBuffer';
 import type { Projection } from './projection';
 import { clearFailure, stalledProjections, storeFailure, StoredProjectionStatus, type ProjectionFailure, type ProjectionHealth } from './projectionStatus';
@@ -134,7 +135,7 @@ export class ProjectionRunner implements ReadModelSync, ProjectionHealth {
 
   constructor(
     private readonly events: EventStore,
-    readStore: ReadStore,
+    private readonly readStore: ReadStore,
     projections: readonly Projection[],
     log: Logger,
     retryDelayMs = 1000,
@@ -166,8 +167,15 @@ export class ProjectionRunner implements ReadModelSync, ProjectionHealth {
    */
   async start(): Promise<void> {
     const head = await this.events.headPosition();
-    await this.subscription.start();
-    if (head !== undefined) await this.waitFor(head, Number.POSITIVE_INFINITY);
+    // A first start into an empty SQLite store (no checkpoint, no document) fills the tables first
+    // and builds their indexes once, at the end of the catch-up, as a rebuild does.
+    const deferred = head !== undefined && this.readStore instanceof SqliteReadStore && this.readStore.deferIndexesWhileEmpty();
+    try {
+      await this.subscription.start();
+      if (head !== undefined) await this.waitFor(head, Number.POSITIVE_INFINITY);
+    } finally {
+      if (deferred) (this.readStore as SqliteReadStore).buildDeferredIndexes();
+    }
   }
 
   stop(): Promise<void> {

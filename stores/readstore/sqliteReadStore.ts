@@ -271,6 +271,8 @@ interface RowSql {
 
 /** The file's user_version while a bulk load is under way (dropAllForBulkLoad). */
 const BULK_LOADING = 1;
+/** The group commit window during a bulk load: no one else reads meanwhile, and each commit rewrites the pages it touched. */
+const BULK_GROUP_COMMIT_MS = 1000;
 /** The page cache during a bulk load, in KiB: the B-trees being filled stay in memory (SQLite's default is 2 MB). */
 const BULK_LOAD_CACHE_KIB = 65_536;
 
@@ -282,6 +284,14 @@ function onlyId(filter: Filter): DocumentId | undefined {
     id = filter[key];
   }
   return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : undefined;
+}
+
+/** Declared indexes waiting for the end of a load: those deferred, and those built early for a query. */
+interface BulkLoad {
+  deferred: Set<string>;
+  indexed: Set<string>;
+  /** A rebuild's load (dropAllForBulkLoad): unsynced, marked, long commit windows. */
+  unsynced: boolean;
 }
 
 /** Prepared statements are reused by SQL text; the set of texts is bounded (filters vary only in shape). */
@@ -385,7 +395,7 @@ export class SqliteReadStore implements ReadStore {
   private depth = 0;
   private readonly rowSql = new Map<string, RowSql>();
   /** During a bulk load: the collections whose declared indexes wait for its end, and those built early. */
-  private bulk: { deferred: Set<string>; indexed: Set<string> } | undefined;
+  private bulk: BulkLoad | undefined;
 
   private constructor(
     private readonly db: Database.Database,
@@ -480,14 +490,16 @@ export class SqliteReadStore implements ReadStore {
     // The timer alone cannot end a window while writes follow one another without a pause (a
     // catch-up of the whole log runs on promises alone, and timers wait for a pause): a write
     // arriving after the window's time commits it first, so a window never outgrows its time.
-    if (this.depth === 0 && this.groupTimer && performance.now() - this.groupOpenedAt >= this.groupCommitMs) this.commitGroup();
+    // A rebuild's load widens the window of a store that groups commits; one that does not keeps not.
+    const windowMs = this.bulk?.unsynced && this.groupCommitMs > 0 ? BULK_GROUP_COMMIT_MS : this.groupCommitMs;
+    if (this.depth === 0 && this.groupTimer && performance.now() - this.groupOpenedAt >= windowMs) this.commitGroup();
     if (!this.db.inTransaction) {
-      if (this.groupCommitMs <= 0 || options.group === false) return this.db.transaction(work).immediate();
+      if (windowMs <= 0 || options.group === false) return this.db.transaction(work).immediate();
       this.db.exec('BEGIN IMMEDIATE');
       this.groupOpenedAt = performance.now();
       // A commit that fails (a full disk) is thrown from the timer and stops the process: the read
       // models then resume from the checkpoints last committed, which the changes they cover went with.
-      this.groupTimer = setTimeout(() => this.commitGroup(), this.groupCommitMs);
+      this.groupTimer = setTimeout(() => this.commitGroup(), windowMs);
     }
     this.db.exec('SAVEPOINT write');
     this.depth += 1;
@@ -514,9 +526,8 @@ export class SqliteReadStore implements ReadStore {
   /**
    * Drops every collection and starts a bulk load into the empty store, for a rebuild that holds
    * the data folder's exclusive lock (no other connection reads or writes meanwhile): writes are
-   * not synced to disk, and each collection's declared indexes are built once its rows are in
-   * (sorting every row once costs less than inserting each into five B-trees), or at its first
-   * query on other fields than `_id`, which then runs on them. A load cut short (a crash, a power
+   * not synced to disk, commits are grouped in long windows, and each collection's declared indexes
+   * are built once its rows are in (see deferIndexesWhileEmpty). A load cut short (a crash, a power
    * cut) leaves a mark that makes the next open drop the read models: they are rebuilt from the log.
    */
   async dropAllForBulkLoad(): Promise<void> {
@@ -526,20 +537,61 @@ export class SqliteReadStore implements ReadStore {
     this.db.pragma('wal_checkpoint(TRUNCATE)');
     this.db.pragma('synchronous = OFF');
     this.db.pragma(`cache_size = ${BULK_LOAD_CACHE_KIB * -1}`);
-    this.bulk = { deferred: new Set(), indexed: new Set() };
+    this.bulk = { deferred: new Set(), indexed: new Set(), unsynced: true };
     await this.dropAll();
   }
 
-  /** Ends the bulk load: builds the deferred indexes, and syncs everything to disk before clearing the mark. */
-  async endBulkLoad(): Promise<void> {
+  /**
+   * For a first start on an empty store (no checkpoint, no document): the declared indexes wait
+   * until buildDeferredIndexes, or a collection's first query on other fields than `_id`, which
+   * then runs on them. Sorting every row once costs less than inserting each into five B-trees.
+   * Unlike a rebuild's load, writes stay synced and commit as usual, and nothing marks the file:
+   * a start cut short leaves tables short of some indexes, which the next open builds (ensure), and
+   * another process opening the file meanwhile builds them itself. Answers whether it deferred.
+   */
+  deferIndexesWhileEmpty(): boolean {
+    if (this.bulk) return false;
+    this.commitGroup();
+    const deferred = this.transaction(() => {
+      if (this.db.prepare('SELECT 1 FROM checkpoints LIMIT 1').get() !== undefined) return false;
+      const tables = this.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'c:%'`).pluck().all() as string[];
+      for (const table of tables) if (this.db.prepare(`SELECT 1 FROM ${quote(table)} LIMIT 1`).get() !== undefined) return false;
+      // Only the declared ones: the unique id, the irregular rows' and the array keys' stay.
+      const declared = new Set(tables.flatMap((table) => this.layout(table.slice(2)).scalarIndexes.map((d) => indexName(table, d))));
+      const indexes = this.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL AND tbl_name LIKE 'c:%'`).pluck().all() as string[];
+      for (const index of indexes) if (declared.has(index)) this.db.exec(`DROP INDEX ${quote(index)}`);
+      return true;
+    }, { group: false });
+    if (!deferred) return false;
+    this.statements.clear();
+    this.ready.clear();
+    this.db.pragma(`cache_size = ${BULK_LOAD_CACHE_KIB * -1}`);
+    this.bulk = { deferred: new Set(), indexed: new Set(), unsynced: false };
+    return true;
+  }
+
+  /** Builds the indexes deferIndexesWhileEmpty deferred (a rebuild's load ends with endBulkLoad). */
+  buildDeferredIndexes(): void {
     const bulk = this.bulk;
-    if (!bulk) return;
+    if (!bulk || bulk.unsynced) return;
+    this.buildDeferred(bulk);
+    this.db.pragma('cache_size = -2000');
+  }
+
+  private buildDeferred(bulk: BulkLoad): void {
     this.commitGroup();
     this.bulk = undefined;
     for (const name of bulk.deferred) {
       this.ready.delete(name);
       this.ensure(name);
     }
+  }
+
+  /** Ends the bulk load: builds the deferred indexes, and syncs everything to disk before clearing the mark. */
+  async endBulkLoad(): Promise<void> {
+    const bulk = this.bulk;
+    if (!bulk) return;
+    this.buildDeferred(bulk);
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('cache_size = -2000');
     this.db.pragma('user_version = 0');

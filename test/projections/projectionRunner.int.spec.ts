@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import pino from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { allProjections } from '../../projections';
 import { defineProjection, type Projection } from '../../projections/projection';
 import { CheckpointPoller, ProjectionRunner } from '../../projections/projectionRunner';
@@ -8,6 +8,7 @@ import type { NewEvent, StoredEvent } from '../../stores/eventstore/eventStore';
 import { SqliteEventStore } from '../../stores/eventstore/sqliteEventStore';
 import { MemoryReadStore } from '../../stores/readstore/memoryReadStore';
 import type { ReadStore } from '../../stores/readstore/readStore';
+import { SqliteReadStore } from '../../stores/readstore/sqliteReadStore';
 import { call, describeOn, setups, signup, startTestService, type TestService } from '../support/testService';
 import { snapshot } from '../support/sampleLog';
 
@@ -52,6 +53,27 @@ describe('the projection runner', () => {
     expect(await runner.waitFor(position, 2000)).toBe(true);
     expect(seen).toEqual([1, 2]);
     expect(await runner.waitFor(position + 100n, 50)).toBe(false);
+  });
+
+  it('into an empty SQLite store, catches up with the indexes deferred and ends with them built', async () => {
+    const events = SqliteEventStore.open(':memory:');
+    await events.appendToStream('c-1', [event('Counted', 1), event('Counted', 2)], 'no_stream');
+    const store = SqliteReadStore.open(':memory:', { indexes: { 'counted-p': [{ keys: { total: 1 } }] } });
+    const deferred = vi.spyOn(store, 'deferIndexesWhileEmpty');
+    const built = vi.spyOn(store, 'buildDeferredIndexes');
+    const runner = new ProjectionRunner(events, store, [counting('p', [])], log);
+    runners.push(runner);
+    await runner.start();
+    expect(deferred).toHaveReturnedWith(true);
+    expect(built).toHaveBeenCalledTimes(1);
+    expect(await store.collection('counted-p').findOne({ _id: 'p' })).toEqual({ _id: 'p', total: 2 });
+    expect(store.explainFind('counted-p', { total: 2 }).plan.join(' ')).toMatch(/USING INDEX/);
+    // A later start finds checkpoints: nothing is deferred again.
+    await runner.stop();
+    const again = new ProjectionRunner(events, store, [counting('p', [])], log);
+    runners.push(again);
+    await again.start();
+    expect(deferred).toHaveLastReturnedWith(false);
   });
 
   it('resumes from its stored checkpoints without applying an event twice', async () => {
