@@ -32,7 +32,13 @@ interface Found {
 }
 
 const quote = (name: string): string => `"${name.replaceAll('"', '""')}"`;
-const docTable = (collection: string): string => `c:${collection}`;
+/** Collection names come from the read models' code, a few dozen: each table name is made once, not at every write. */
+const docTables = new Map<string, string>();
+function docTable(collection: string): string {
+  let table = docTables.get(collection);
+  if (table === undefined) docTables.set(collection, (table = `c:${collection}`));
+  return table;
+}
 const keyTable = (collection: string): string => `k:${collection}`;
 const idKey = (id: DocumentId): string => JSON.stringify(id);
 
