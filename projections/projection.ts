@@ -33,9 +33,8 @@ export function defineProjection<E extends DomainEvent>(name: string, writes: re
     handles: new Set(Object.keys(handlers)),
     writes: new Set(writes),
     follows: new Set(options.follows ?? []),
-    async apply(event, store) {
-      await table[event.type]?.(event, store);
-    },
+    // The handler's own promise, not one more around it: this runs for every event handled.
+    apply: (event, store) => table[event.type]?.(event, store) ?? Promise.resolve(),
   };
 }
 

@@ -277,6 +277,8 @@ interface RowSql {
 
 /** The file's user_version while a bulk load is under way (dropAllForBulkLoad). */
 const BULK_LOADING = 1;
+/** The file's user_version while a first start fills an empty store with its indexes deferred (deferIndexesWhileEmpty). */
+const INDEXES_DEFERRED = 2;
 /** The group commit window during a bulk load: no one else reads meanwhile, and each commit rewrites the pages it touched. */
 const BULK_GROUP_COMMIT_MS = 1000;
 /** The page cache during a bulk load, in KiB: the B-trees being filled stay in memory (SQLite's default is 2 MB). */
@@ -551,14 +553,17 @@ export class SqliteReadStore implements ReadStore {
    * For a first start on an empty store (no checkpoint, no document): the declared indexes wait
    * until buildDeferredIndexes, or a collection's first query on other fields than `_id`, which
    * then runs on them. Sorting every row once costs less than inserting each into five B-trees.
-   * Unlike a rebuild's load, writes stay synced and commit as usual, and nothing marks the file:
-   * a start cut short leaves tables short of some indexes, which the next open builds (ensure), and
-   * another process opening the file meanwhile builds them itself. Answers whether it deferred.
+   * Unlike a rebuild's load, writes stay synced and commit as usual. The file is marked meanwhile:
+   * other processes on it (split roles) build no index either, rather than hold the write lock for
+   * seconds while the rows come; a start cut short leaves the mark, and the next start that calls
+   * this resumes the deferral (answering true) and builds what is missing at its end. Answers
+   * whether the indexes wait.
    */
   deferIndexesWhileEmpty(): boolean {
     if (this.bulk) return false;
     this.commitGroup();
     const deferred = this.transaction(() => {
+      if (this.marked() === INDEXES_DEFERRED) return true;
       if (this.db.prepare('SELECT 1 FROM checkpoints LIMIT 1').get() !== undefined) return false;
       const tables = this.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'c:%'`).pluck().all() as string[];
       for (const table of tables) if (this.db.prepare(`SELECT 1 FROM ${quote(table)} LIMIT 1`).get() !== undefined) return false;
@@ -566,6 +571,7 @@ export class SqliteReadStore implements ReadStore {
       const declared = new Set(tables.flatMap((table) => this.layout(table.slice(2)).scalarIndexes.map((d) => indexName(table, d))));
       const indexes = this.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL AND tbl_name LIKE 'c:%'`).pluck().all() as string[];
       for (const index of indexes) if (declared.has(index)) this.db.exec(`DROP INDEX ${quote(index)}`);
+      this.db.pragma(`user_version = ${INDEXES_DEFERRED}`);
       return true;
     }, { group: false });
     if (!deferred) return false;
@@ -573,15 +579,25 @@ export class SqliteReadStore implements ReadStore {
     this.ready.clear();
     this.db.pragma(`cache_size = ${BULK_LOAD_CACHE_KIB * -1}`);
     this.bulk = { deferred: new Set(), indexed: new Set(), unsynced: false };
+    // Every declared collection waits, those this start never writes too.
+    for (const name of this.layouts.keys()) this.ensure(name);
     return true;
   }
 
-  /** Builds the indexes deferIndexesWhileEmpty deferred (a rebuild's load ends with endBulkLoad). */
+  /** Builds the indexes deferIndexesWhileEmpty deferred, and clears the file's mark (a rebuild's load ends with endBulkLoad). */
   buildDeferredIndexes(): void {
     const bulk = this.bulk;
     if (!bulk || bulk.unsynced) return;
+    // The mark goes first, or ensure() would take these indexes for another's to build; a build cut
+    // short leaves indexes missing, which the next open makes.
+    this.commitGroup();
+    this.db.pragma('user_version = 0');
     this.buildDeferred(bulk);
     this.db.pragma('cache_size = -2000');
+  }
+
+  private marked(): number {
+    return this.db.pragma('user_version', { simple: true }) as number;
   }
 
   private buildDeferred(bulk: BulkLoad): void {
@@ -620,7 +636,8 @@ export class SqliteReadStore implements ReadStore {
   ensure(name: string): string {
     const table = docTable(name);
     if (this.ready.has(name)) return table;
-    const deferIndexes = this.bulk !== undefined && !this.bulk.indexed.has(name);
+    // Another process defers them (a first start filling the store): it builds them at its end.
+    const deferIndexes = this.bulk ? !this.bulk.indexed.has(name) : this.marked() === INDEXES_DEFERRED;
     const layout = this.layout(name);
     const t = quote(table);
     const keys = quote(keyTable(name));
@@ -659,7 +676,7 @@ export class SqliteReadStore implements ReadStore {
         this.db.prepare('INSERT INTO collections (name, layout) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET layout = excluded.layout').run(name, layout.signature);
       }
     }, { group: false });
-    if (deferIndexes) this.bulk!.deferred.add(name);
+    if (deferIndexes) this.bulk?.deferred.add(name);
     this.ready.add(name);
     return table;
   }

@@ -255,17 +255,50 @@ describe('SqliteReadStore deferred indexes of a first start', () => {
     }
   });
 
-  it('left unfinished, keeps what was written, and the next open builds the missing indexes', async () => {
+  it('keeps another process on the file from building the indexes while it defers them', async () => {
+    const store = SqliteReadStore.open(file, { indexes: contractIndexes });
+    try {
+      expect(store.deferIndexesWhileEmpty()).toBe(true);
+      await store.commit([{ kind: 'put', collection: 'samples', doc: { _id: 's1', label: 'cat', length: 2 } }], [{ name: 'samples', position: 1n }]);
+      const other = SqliteReadStore.open(file, { indexes: contractIndexes });
+      try {
+        expect(declaredIndexes('samples')).toEqual([]);
+        // It still answers, from the table's rows.
+        expect(await other.collection('samples').find({ label: 'cat' })).toEqual([{ _id: 's1', label: 'cat', length: 2 }]);
+        expect(declaredIndexes('samples')).toEqual([]);
+        store.buildDeferredIndexes();
+        expect(declaredIndexes('samples')).toEqual(SAMPLE_INDEXES);
+        // Its next query reads the new schema (an explanation alone would not), and searches them.
+        expect((await other.collection('samples').find({ length: { $gt: 0 } }, { sort: { length: 1 } })).map((d) => d._id)).toEqual(['s1']);
+        expect(other.explainFind('samples', { length: { $gt: 0 } }, { sort: { length: 1 } }).plan.join(' ')).toMatch(/USING INDEX/);
+      } finally {
+        await other.close();
+      }
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('left unfinished, keeps what was written, and the next start resumes the deferral and builds what is missing', async () => {
     const store = SqliteReadStore.open(file, { indexes: contractIndexes });
     expect(store.deferIndexesWhileEmpty()).toBe(true);
     await store.commit([{ kind: 'put', collection: 'samples', doc: { _id: 's1', label: 'cat' } }], [{ name: 'samples', position: 9n }]);
+    await store.collection('projects').find({ owner: 'ann' });
     await store.close();
     expect(declaredIndexes('samples')).toEqual([]);
     const reopened = SqliteReadStore.open(file, { indexes: contractIndexes });
     try {
+      expect(declaredIndexes('samples')).toEqual([]);
+      expect(declaredIndexes('projects')).toEqual(['c:projects:_position', 'c:projects:name', 'c:projects:owner']);
+      expect(reopened.deferIndexesWhileEmpty()).toBe(true);
+      await reopened.commit([{ kind: 'put', collection: 'samples', doc: { _id: 's2', label: 'dog' } }], [{ name: 'samples', position: 10n }]);
+      reopened.buildDeferredIndexes();
       expect(declaredIndexes('samples')).toEqual(SAMPLE_INDEXES);
-      expect(await reopened.collection('samples').find({ label: 'cat' })).toEqual([{ _id: 's1', label: 'cat' }]);
-      expect(await reopened.getCheckpoint('samples')).toBe(9n);
+      expect(declaredIndexes('projects')).toEqual(['c:projects:_position', 'c:projects:name', 'c:projects:owner']);
+      expect((await reopened.collection('samples').find({ label: 'cat' })).map((d) => d._id)).toEqual(['s1']);
+      expect(await reopened.getCheckpoint('samples')).toBe(10n);
+      // Done: a later start defers nothing.
+      expect(reopened.deferIndexesWhileEmpty()).toBe(false);
     } finally {
       await reopened.close();
     }
