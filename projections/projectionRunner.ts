@@ -173,13 +173,12 @@ export class ProjectionRunner implements ReadModelSync, ProjectionHealth {
     const head = await this.events.headPosition();
     // A first start into an empty SQLite store (no checkpoint, no document) fills the tables first
     // and builds their indexes once, at the end of the catch-up, as a rebuild does.
+    // A start stopped before it caught up leaves them deferred: the next start builds them at its end,
+    // rather than this stop spend seconds on them.
     const deferred = head !== undefined && this.readStore instanceof SqliteReadStore && this.readStore.deferIndexesWhileEmpty();
-    try {
-      await this.subscription.start();
-      if (head !== undefined) await this.waitFor(head, Number.POSITIVE_INFINITY);
-    } finally {
-      if (deferred) (this.readStore as SqliteReadStore).buildDeferredIndexes();
-    }
+    await this.subscription.start();
+    const caughtUp = head === undefined || (await this.waitFor(head, Number.POSITIVE_INFINITY));
+    if (deferred && caughtUp) (this.readStore as SqliteReadStore).buildDeferredIndexes();
   }
 
   stop(): Promise<void> {

@@ -555,12 +555,13 @@ export class SqliteReadStore implements ReadStore {
    * then runs on them. Sorting every row once costs less than inserting each into five B-trees.
    * Unlike a rebuild's load, writes stay synced and commit as usual. The file is marked meanwhile:
    * other processes on it (split roles) build no index either, rather than hold the write lock for
-   * seconds while the rows come; a start cut short leaves the mark, and the next start that calls
-   * this resumes the deferral (answering true) and builds what is missing at its end. Answers
-   * whether the indexes wait.
+   * seconds while the rows come; a start cut short (stopped, or a crash) leaves the mark, and the
+   * next start that calls this resumes the deferral (answering true) and builds what is missing at
+   * its end. Answers whether the indexes wait.
    */
   deferIndexesWhileEmpty(): boolean {
-    if (this.bulk) return false;
+    // Deferring already (a start stopped before it caught up): still so. A rebuild's load ends otherwise.
+    if (this.bulk) return !this.bulk.unsynced;
     this.commitGroup();
     const deferred = this.transaction(() => {
       if (this.marked() === INDEXES_DEFERRED) return true;

@@ -76,6 +76,36 @@ describe('the projection runner', () => {
     expect(deferred).toHaveLastReturnedWith(false);
   });
 
+  it('stopped before it caught up, leaves the indexes deferred for the next start to build at its end', async () => {
+    const events = SqliteEventStore.open(':memory:');
+    await events.appendToStream('c-1', [event('Counted', 1), event('Counted', 2)], 'no_stream');
+    const store = SqliteReadStore.open(':memory:', { indexes: { 'counted-p': [{ keys: { total: 1 } }] } });
+    const built = vi.spyOn(store, 'buildDeferredIndexes');
+    let entered = false;
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const blocking = defineProjection('p', ['counted-p'], {
+      async Counted(_e: StoredEvent, s: ReadStore) {
+        entered = true;
+        await held;
+        await s.collection('counted-p').updateOne({ _id: 'p' }, { $inc: { total: 1 } }, { upsert: true });
+      },
+    } as never);
+    const first = new ProjectionRunner(events, store, [blocking], log, undefined, undefined, { batchSize: 1 });
+    const starting = first.start();
+    await vi.waitFor(() => expect(entered).toBe(true));
+    const stopping = first.stop();
+    release();
+    await stopping;
+    await starting;
+    expect(built).not.toHaveBeenCalled();
+    const second = new ProjectionRunner(events, store, [counting('p', [])], log);
+    runners.push(second);
+    await second.start();
+    expect(built).toHaveBeenCalledTimes(1);
+    expect(await store.collection('counted-p').findOne({ _id: 'p' })).toEqual({ _id: 'p', total: 2 });
+  });
+
   it('resumes from its stored checkpoints without applying an event twice', async () => {
     const events = SqliteEventStore.open(':memory:');
     const store = new MemoryReadStore();
