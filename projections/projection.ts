@@ -33,9 +33,8 @@ export function defineProjection<E extends DomainEvent>(name: string, writes: re
     handles: new Set(Object.keys(handlers)),
     writes: new Set(writes),
     follows: new Set(options.follows ?? []),
-    async apply(event, store) {
-      await table[event.type]?.(event, store);
-    },
+    // The handler's own promise, not one more around it: this runs for every event handled.
+    apply: (event, store) => table[event.type]?.(event, store) ?? Promise.resolve(),
   };
 }
 
@@ -43,7 +42,16 @@ export function defineProjection<E extends DomainEvent>(name: string, writes: re
  * Documents remember the log position of the last event applied to them. Positions are stored as
  * fixed-width decimal strings so that `$lt` compares them correctly in MongoDB and mingo alike.
  */
-export const positionKey = (position: bigint): string => position.toString().padStart(20, '0');
+export function positionKey(position: bigint): string {
+  // Asked several times per event (each document a handler guards): the last one is kept.
+  if (position !== lastPosition) {
+    lastKey = position.toString().padStart(20, '0');
+    lastPosition = position;
+  }
+  return lastKey;
+}
+let lastPosition: bigint | undefined;
+let lastKey = '';
 
 /** Creates the document once: a replayed creation matches the existing one and changes nothing. */
 export async function insertOnce<T extends Document>(

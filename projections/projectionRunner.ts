@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { CheckpointedSubscription, HandlerFailed, type LaneApplier, type Subscriber } from '../stores/eventstore/checkpointedSubscription';
 import type { EventStore, Position } from '../stores/eventstore/eventStore';
 import type { ReadStore } from '../stores/readstore/readStore';
+import { SqliteReadStore } from '../stores/readstore/sqliteReadStore';
 import { WriteBuffer } from '../stores/readstore/writeBuffer';
 import type { Projection } from './projection';
 import { clearFailure, stalledProjections, storeFailure, StoredProjectionStatus, type ProjectionFailure, type ProjectionHealth } from './projectionStatus';
@@ -25,6 +26,8 @@ export function settler(sync: ReadModelSync, timeoutMs: number, log: Logger): (p
   };
 }
 
+const SQLITE_BATCH_SIZE = 100;
+
 interface ProjectionSubscriber extends Subscriber {
   readonly projection: Projection;
 }
@@ -39,7 +42,7 @@ const subscriberOf = (projection: Projection): ProjectionSubscriber => ({
 });
 
 export interface ProjectionRunnerOptions {
-  /** At most this many events are applied and committed together (default DEFAULT_BATCH_SIZE). */
+  /** At most this many events are applied and committed together (default DEFAULT_BATCH_SIZE, SQLITE_BATCH_SIZE into SQLite). */
   batchSize?: number;
   /**
    * true (the default): a batch's writes are held in a WriteBuffer and committed with the lane's
@@ -134,7 +137,7 @@ export class ProjectionRunner implements ReadModelSync, ProjectionHealth {
 
   constructor(
     private readonly events: EventStore,
-    readStore: ReadStore,
+    private readonly readStore: ReadStore,
     projections: readonly Projection[],
     log: Logger,
     retryDelayMs = 1000,
@@ -150,7 +153,9 @@ export class ProjectionRunner implements ReadModelSync, ProjectionHealth {
       kind: 'projection',
       retryDelayMs,
       maxRetryDelayMs,
-      ...(options.batchSize === undefined ? {} : { batchSize: options.batchSize }),
+      // Into SQLite (no round trips to amortize), batches of 100 took 8% less CPU than 500 in a
+      // rebuild and 11% less in a first start: fewer documents held across young-generation GCs.
+      ...(options.batchSize !== undefined ? { batchSize: options.batchSize } : readStore instanceof SqliteReadStore ? { batchSize: SQLITE_BATCH_SIZE } : {}),
       failures: {
         load: async () => (await new StoredProjectionStatus(readStore).failures()).map((f) => ({ name: f.projection, position: BigInt(f.position) })),
         store: ({ name, ...failure }) => storeFailure(readStore, { projection: name, ...failure }),
@@ -166,8 +171,14 @@ export class ProjectionRunner implements ReadModelSync, ProjectionHealth {
    */
   async start(): Promise<void> {
     const head = await this.events.headPosition();
+    // A first start into an empty SQLite store (no checkpoint, no document) fills the tables first
+    // and builds their indexes once, at the end of the catch-up, as a rebuild does.
+    // A start stopped before it caught up leaves them deferred: the next start builds them at its end,
+    // rather than this stop spend seconds on them.
+    const deferred = head !== undefined && this.readStore instanceof SqliteReadStore && this.readStore.deferIndexesWhileEmpty();
     await this.subscription.start();
-    if (head !== undefined) await this.waitFor(head, Number.POSITIVE_INFINITY);
+    const caughtUp = head === undefined || (await this.waitFor(head, Number.POSITIVE_INFINITY));
+    if (deferred && caughtUp) (this.readStore as SqliteReadStore).buildDeferredIndexes();
   }
 
   stop(): Promise<void> {

@@ -1,6 +1,6 @@
 import type { StoredEvent } from '../../stores/eventstore/eventStore';
 import type { ReadStore } from '../../stores/readstore/readStore';
-import { insertOnce, positionKey, type Projection } from '../projection';
+import { positionKey, type Projection } from '../projection';
 import { HISTORY, HISTORY_STREAMS, type HistoryDocument, type HistoryStreamDocument } from './historyDocument';
 
 /**
@@ -44,8 +44,8 @@ export const historyProjection: Projection = {
     }
     const user = USER_STREAM.exec(event.streamId);
     const key = positionKey(event.position);
-    const doc: HistoryDocument = {
-      _id: key,
+    // insertOnce's write, its fields given without `_id` rather than taken apart from a whole document.
+    const fields: Omit<HistoryDocument, '_id'> = {
       position: event.position.toString(),
       streamId: event.streamId,
       revision: event.revision.toString(),
@@ -58,6 +58,6 @@ export const historyProjection: Projection = {
       userId: user ? Number(user[1]) : null,
       _position: key,
     };
-    await insertOnce(store.collection<HistoryDocument>(HISTORY), doc, event);
+    await store.collection<HistoryDocument>(HISTORY).updateOne({ _id: key }, { $setOnInsert: fields }, { upsert: true });
   },
 };

@@ -22,14 +22,37 @@ const samples = (store: ReadStore) => store.collection<SampleDocument>(SAMPLES);
  * projection, so the project document exists when a sample comes.
  */
 async function summarize(store: ReadStore, projectId: number, summary: Update, modified: Record<string, unknown>, event: StoredEvent): Promise<void> {
+  // `summary.$set` and `modified` are the caller's own new objects: completed in place, not copied.
   const position = positionKey(event.position);
-  await store
-    .collection<ProjectDocument>(PROJECTS)
-    .updateOne({ _id: projectId, _samplesPosition: { $not: { $gte: position } } }, { ...summary, $set: { ...summary.$set, _samplesPosition: position } });
+  const projects = store.collection<ProjectDocument>(PROJECTS);
+  const set = summary.$set ?? {};
+  set._samplesPosition = position;
+  await projects.updateOne({ _id: projectId, _samplesPosition: { $not: { $gte: position } } }, { $inc: summary.$inc, $set: set });
   // Compared with the position of the event that set lastModified last, whichever projection's.
-  await store
-    .collection<ProjectDocument>(PROJECTS)
-    .updateOne({ _id: projectId, _modifiedPosition: { $not: { $gte: position } } }, { $set: { ...modified, _modifiedPosition: position } });
+  modified._modifiedPosition = position;
+  await projects.updateOne({ _id: projectId, _modifiedPosition: { $not: { $gte: position } } }, { $set: modified });
+}
+
+/** The summary paths a sample counts in, by category, label and kind: made once, not for every sample. */
+interface SummaryPaths {
+  dataCount: string;
+  totalLengthMs: string;
+  label: string;
+  kind: string;
+}
+const summaryPathsCache = new Map<string, SummaryPaths>();
+const SUMMARY_PATHS_MAX = 10_000;
+
+function summaryPaths(category: string, label: string | null, kind: string): SummaryPaths {
+  const cacheKey = `${category}\u0000${label ?? '\u0001'}\u0000${kind}`;
+  let paths = summaryPathsCache.get(cacheKey);
+  if (!paths) {
+    const key = summaryKey(category);
+    paths = { dataCount: `data.${key}.dataCount`, totalLengthMs: `data.${key}.totalLengthMs`, label: `data.${key}.labels.${labelKey(label)}`, kind: `sampleKinds.${kind}` };
+    if (summaryPathsCache.size >= SUMMARY_PATHS_MAX) summaryPathsCache.clear();
+    summaryPathsCache.set(cacheKey, paths);
+  }
+  return paths;
 }
 
 export const samplesProjection = defineProjection<SampleEvent | ProjectFullyDeleted>('samples', [SAMPLES, DEVICES], {
@@ -47,12 +70,12 @@ export const samplesProjection = defineProjection<SampleEvent | ProjectFullyDele
     fields.deleted = false;
     fields._position = positionKey(event.position);
     await samples(store).updateOne({ _id: sampleId }, { $setOnInsert: fields }, { upsert: true });
-    const key = summaryKey(d.category);
+    const paths = summaryPaths(d.category, d.label, d.kind);
     await summarize(
       store,
       d.projectId,
       {
-        $inc: { [`data.${key}.dataCount`]: 1, [`data.${key}.totalLengthMs`]: d.totalLengthMs, [`data.${key}.labels.${labelKey(d.label)}`]: 1, [`sampleKinds.${d.kind}`]: 1 },
+        $inc: { [paths.dataCount]: 1, [paths.totalLengthMs]: d.totalLengthMs, [paths.label]: 1, [paths.kind]: 1 },
         ...(d.category === 'training' ? { $set: { hasNewTrainingData: true } } : {}),
       },
       { lastModified: ingested, lastModificationDetails: `Sample ${d.fileName} added` },
@@ -73,11 +96,11 @@ export const samplesProjection = defineProjection<SampleEvent | ProjectFullyDele
     const sample = await samples(store).findOne({ _id: event.data.sampleId });
     // Applied already (replay), or never seen: nothing to take off the summaries.
     if (!sample || sample.deleted || sample._position >= positionKey(event.position)) return;
-    const key = summaryKey(sample.category);
+    const paths = summaryPaths(sample.category, sample.label, sample.kind);
     await summarize(
       store,
       sample.projectId,
-      { $inc: { [`data.${key}.dataCount`]: -1, [`data.${key}.totalLengthMs`]: -sample.totalLengthMs, [`data.${key}.labels.${labelKey(sample.label)}`]: -1, [`sampleKinds.${sample.kind}`]: -1 } },
+      { $inc: { [paths.dataCount]: -1, [paths.totalLengthMs]: -sample.totalLengthMs, [paths.label]: -1, [paths.kind]: -1 } },
       { lastModified: event.data.deleted, lastModificationDetails: `Sample ${sample.fileName} deleted` },
       event,
     );

@@ -308,10 +308,12 @@ export class CheckpointedSubscription<S extends Subscriber> {
 
   /** A lane it follows has not applied `position` yet. */
   private mustWait(lane: Lane<S>, position: Position): boolean {
-    return lane.follows.some((l) => {
+    // Asked for every event of a batch: loops, not closures.
+    for (const l of lane.follows) {
       const applied = laneApplied(l);
-      return applied === undefined || applied < position || this.mustWait(l, position);
-    });
+      if (applied === undefined || applied < position || this.mustWait(l, position)) return true;
+    }
+    return false;
   }
 
   private releaseWaiters(): void {
@@ -381,7 +383,15 @@ export class CheckpointedSubscription<S extends Subscriber> {
   private async applyToLane(lane: Lane<S>, batch: readonly StoredEvent[]): Promise<'applied' | 'waiting' | 'failed'> {
     const from = laneApplied(lane);
     let events = from === undefined ? batch : batch.filter((e) => e.position > from);
-    const waitAt = events.findIndex((e) => this.mustWait(lane, e.position));
+    let waitAt = -1;
+    if (lane.follows.length > 0) {
+      for (let i = 0; i < events.length; i++) {
+        if (this.mustWait(lane, events[i]!.position)) {
+          waitAt = i;
+          break;
+        }
+      }
+    }
     if (waitAt >= 0) events = events.slice(0, waitAt);
     if (events.length > 0) {
       try {

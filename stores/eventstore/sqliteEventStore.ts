@@ -81,6 +81,7 @@ export class SqliteEventStore implements EventStore {
   private readonly selectStreamSlice;
   private readonly selectHeadRevision;
   private readonly selectAfter;
+  private readonly selectEventsAfter;
   private readonly selectHeadPosition;
   private readonly insert;
   private readonly appendTx;
@@ -111,6 +112,10 @@ export class SqliteEventStore implements EventStore {
     );
     this.selectAfter = db.prepare<[bigint, number], EventRow>(
       'SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?',
+    );
+    // A reader's page: the columns of a StoredEvent, not the chain's hash (a string per event for nothing).
+    this.selectEventsAfter = db.prepare<[bigint, number], Omit<EventRow, 'hash'>>(
+      'SELECT position, stream_id, revision, event_id, type, data, metadata FROM events WHERE position > ? ORDER BY position LIMIT ?',
     );
     this.selectHeadPosition = db.prepare<[], { position: bigint | null }>('SELECT MAX(position) AS position FROM events');
     this.insert = db.prepare<[string, bigint, string, string, string, string, string], { position: bigint }>(
@@ -308,7 +313,7 @@ export class SqliteEventStore implements EventStore {
     let remaining = options?.maxCount ?? Number.POSITIVE_INFINITY;
     while (remaining > 0) {
       const limit = Math.min(PAGE_SIZE, remaining);
-      const page = this.selectAfter.all(after, limit);
+      const page = this.selectEventsAfter.all(after, limit);
       for (const row of page) {
         const event = toStoredEvent(row);
         after = event.position;
@@ -348,7 +353,7 @@ export class SqliteEventStore implements EventStore {
     if (this.closed) throw new Error('The event store is closed');
     const subscription = new SqliteSubscription(
       options?.after ?? 0n,
-      (after) => this.selectAfter.all(after, PAGE_SIZE).map(toStoredEvent),
+      (after) => this.selectEventsAfter.all(after, PAGE_SIZE).map(toStoredEvent),
       (listener) => {
         this.listeners.add(listener);
         return () => this.listeners.delete(listener);
@@ -439,7 +444,7 @@ class SqliteSubscription implements Subscription {
   }
 }
 
-function toStoredEvent(row: EventRow): StoredEvent {
+function toStoredEvent(row: Omit<EventRow, 'hash'>): StoredEvent {
   return {
     id: row.event_id,
     streamId: row.stream_id,

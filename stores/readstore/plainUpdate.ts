@@ -119,6 +119,8 @@ function copyValue(value: unknown): unknown {
 export function applyPlainUpdate(doc: Document, update: Update): { next: Document; changed: boolean } | undefined {
   const steps = plan(update);
   if (!steps) return undefined;
+  // `$setOnInsert` alone (an insertOnce that found its document): nothing to copy.
+  if (steps.length === 0) return { next: doc, changed: false };
   // First check every step against the current document, so nothing is half applied on a fallback.
   for (const { op, path } of steps) {
     let node: unknown = doc;

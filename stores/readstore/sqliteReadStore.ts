@@ -32,7 +32,13 @@ interface Found {
 }
 
 const quote = (name: string): string => `"${name.replaceAll('"', '""')}"`;
-const docTable = (collection: string): string => `c:${collection}`;
+/** Collection names come from the read models' code, a few dozen: each table name is made once, not at every write. */
+const docTables = new Map<string, string>();
+function docTable(collection: string): string {
+  let table = docTables.get(collection);
+  if (table === undefined) docTables.set(collection, (table = `c:${collection}`));
+  return table;
+}
 const keyTable = (collection: string): string => `k:${collection}`;
 const idKey = (id: DocumentId): string => JSON.stringify(id);
 
@@ -299,6 +305,10 @@ interface RowSql {
 
 /** The file's user_version while a bulk load is under way (dropAllForBulkLoad). */
 const BULK_LOADING = 1;
+/** The file's user_version while a first start fills an empty store with its indexes deferred (deferIndexesWhileEmpty). */
+const INDEXES_DEFERRED = 2;
+/** The group commit window during a bulk load: no one else reads meanwhile, and each commit rewrites the pages it touched. */
+const BULK_GROUP_COMMIT_MS = 1000;
 /** The page cache during a bulk load, in KiB: the B-trees being filled stay in memory (SQLite's default is 2 MB). */
 const BULK_LOAD_CACHE_KIB = 65_536;
 
@@ -310,6 +320,14 @@ function onlyId(filter: Filter): DocumentId | undefined {
     id = filter[key];
   }
   return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : undefined;
+}
+
+/** Declared indexes waiting for the end of a load: those deferred, and those built early for a query. */
+interface BulkLoad {
+  deferred: Set<string>;
+  indexed: Set<string>;
+  /** A rebuild's load (dropAllForBulkLoad): unsynced, marked, long commit windows. */
+  unsynced: boolean;
 }
 
 /** Prepared statements are reused by SQL text; the set of texts is bounded (filters vary only in shape). */
@@ -413,7 +431,7 @@ export class SqliteReadStore implements ReadStore {
   private depth = 0;
   private readonly rowSql = new Map<string, RowSql>();
   /** During a bulk load: the collections whose declared indexes wait for its end, and those built early. */
-  private bulk: { deferred: Set<string>; indexed: Set<string> } | undefined;
+  private bulk: BulkLoad | undefined;
 
   private constructor(
     private readonly db: Database.Database,
@@ -508,14 +526,16 @@ export class SqliteReadStore implements ReadStore {
     // The timer alone cannot end a window while writes follow one another without a pause (a
     // catch-up of the whole log runs on promises alone, and timers wait for a pause): a write
     // arriving after the window's time commits it first, so a window never outgrows its time.
-    if (this.depth === 0 && this.groupTimer && performance.now() - this.groupOpenedAt >= this.groupCommitMs) this.commitGroup();
+    // A rebuild's load widens the window of a store that groups commits; one that does not keeps not.
+    const windowMs = this.bulk?.unsynced && this.groupCommitMs > 0 ? BULK_GROUP_COMMIT_MS : this.groupCommitMs;
+    if (this.depth === 0 && this.groupTimer && performance.now() - this.groupOpenedAt >= windowMs) this.commitGroup();
     if (!this.db.inTransaction) {
-      if (this.groupCommitMs <= 0 || options.group === false) return this.db.transaction(work).immediate();
+      if (windowMs <= 0 || options.group === false) return this.db.transaction(work).immediate();
       this.db.exec('BEGIN IMMEDIATE');
       this.groupOpenedAt = performance.now();
       // A commit that fails (a full disk) is thrown from the timer and stops the process: the read
       // models then resume from the checkpoints last committed, which the changes they cover went with.
-      this.groupTimer = setTimeout(() => this.commitGroup(), this.groupCommitMs);
+      this.groupTimer = setTimeout(() => this.commitGroup(), windowMs);
     }
     this.db.exec('SAVEPOINT write');
     this.depth += 1;
@@ -542,9 +562,8 @@ export class SqliteReadStore implements ReadStore {
   /**
    * Drops every collection and starts a bulk load into the empty store, for a rebuild that holds
    * the data folder's exclusive lock (no other connection reads or writes meanwhile): writes are
-   * not synced to disk, and each collection's declared indexes are built once its rows are in
-   * (sorting every row once costs less than inserting each into five B-trees), or at its first
-   * query on other fields than `_id`, which then runs on them. A load cut short (a crash, a power
+   * not synced to disk, commits are grouped in long windows, and each collection's declared indexes
+   * are built once its rows are in (see deferIndexesWhileEmpty). A load cut short (a crash, a power
    * cut) leaves a mark that makes the next open drop the read models: they are rebuilt from the log.
    */
   async dropAllForBulkLoad(): Promise<void> {
@@ -554,20 +573,76 @@ export class SqliteReadStore implements ReadStore {
     this.db.pragma('wal_checkpoint(TRUNCATE)');
     this.db.pragma('synchronous = OFF');
     this.db.pragma(`cache_size = ${BULK_LOAD_CACHE_KIB * -1}`);
-    this.bulk = { deferred: new Set(), indexed: new Set() };
+    this.bulk = { deferred: new Set(), indexed: new Set(), unsynced: true };
     await this.dropAll();
   }
 
-  /** Ends the bulk load: builds the deferred indexes, and syncs everything to disk before clearing the mark. */
-  async endBulkLoad(): Promise<void> {
+  /**
+   * For a first start on an empty store (no checkpoint, no document): the declared indexes wait
+   * until buildDeferredIndexes, or a collection's first query on other fields than `_id`, which
+   * then runs on them. Sorting every row once costs less than inserting each into five B-trees.
+   * Unlike a rebuild's load, writes stay synced and commit as usual. The file is marked meanwhile:
+   * other processes on it (split roles) build no index either, rather than hold the write lock for
+   * seconds while the rows come; a start cut short (stopped, or a crash) leaves the mark, and the
+   * next start that calls this resumes the deferral (answering true) and builds what is missing at
+   * its end. Answers whether the indexes wait.
+   */
+  deferIndexesWhileEmpty(): boolean {
+    // Deferring already (a start stopped before it caught up): still so. A rebuild's load ends otherwise.
+    if (this.bulk) return !this.bulk.unsynced;
+    this.commitGroup();
+    const deferred = this.transaction(() => {
+      if (this.marked() === INDEXES_DEFERRED) return true;
+      if (this.db.prepare('SELECT 1 FROM checkpoints LIMIT 1').get() !== undefined) return false;
+      const tables = this.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'c:%'`).pluck().all() as string[];
+      for (const table of tables) if (this.db.prepare(`SELECT 1 FROM ${quote(table)} LIMIT 1`).get() !== undefined) return false;
+      // Only the declared ones: the unique id, the irregular rows' and the array keys' stay.
+      const declared = new Set(tables.flatMap((table) => this.layout(table.slice(2)).scalarIndexes.map((d) => indexName(table, d))));
+      const indexes = this.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL AND tbl_name LIKE 'c:%'`).pluck().all() as string[];
+      for (const index of indexes) if (declared.has(index)) this.db.exec(`DROP INDEX ${quote(index)}`);
+      this.db.pragma(`user_version = ${INDEXES_DEFERRED}`);
+      return true;
+    }, { group: false });
+    if (!deferred) return false;
+    this.statements.clear();
+    this.ready.clear();
+    this.db.pragma(`cache_size = ${BULK_LOAD_CACHE_KIB * -1}`);
+    this.bulk = { deferred: new Set(), indexed: new Set(), unsynced: false };
+    // Every declared collection waits, those this start never writes too.
+    for (const name of this.layouts.keys()) this.ensure(name);
+    return true;
+  }
+
+  /** Builds the indexes deferIndexesWhileEmpty deferred, and clears the file's mark (a rebuild's load ends with endBulkLoad). */
+  buildDeferredIndexes(): void {
     const bulk = this.bulk;
-    if (!bulk) return;
+    if (!bulk || bulk.unsynced) return;
+    // The mark goes first, or ensure() would take these indexes for another's to build; a build cut
+    // short leaves indexes missing, which the next open makes.
+    this.commitGroup();
+    this.db.pragma('user_version = 0');
+    this.buildDeferred(bulk);
+    this.db.pragma('cache_size = -2000');
+  }
+
+  private marked(): number {
+    return this.db.pragma('user_version', { simple: true }) as number;
+  }
+
+  private buildDeferred(bulk: BulkLoad): void {
     this.commitGroup();
     this.bulk = undefined;
     for (const name of bulk.deferred) {
       this.ready.delete(name);
       this.ensure(name);
     }
+  }
+
+  /** Ends the bulk load: builds the deferred indexes, and syncs everything to disk before clearing the mark. */
+  async endBulkLoad(): Promise<void> {
+    const bulk = this.bulk;
+    if (!bulk) return;
+    this.buildDeferred(bulk);
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('cache_size = -2000');
     this.db.pragma('user_version = 0');
@@ -590,7 +665,8 @@ export class SqliteReadStore implements ReadStore {
   ensure(name: string): string {
     const table = docTable(name);
     if (this.ready.has(name)) return table;
-    const deferIndexes = this.bulk !== undefined && !this.bulk.indexed.has(name);
+    // Another process defers them (a first start filling the store): it builds them at its end.
+    const deferIndexes = this.bulk ? !this.bulk.indexed.has(name) : this.marked() === INDEXES_DEFERRED;
     const layout = this.layout(name);
     const t = quote(table);
     const keys = quote(keyTable(name));
@@ -629,7 +705,7 @@ export class SqliteReadStore implements ReadStore {
         this.db.prepare('INSERT INTO collections (name, layout) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET layout = excluded.layout').run(name, layout.signature);
       }
     }, { group: false });
-    if (deferIndexes) this.bulk!.deferred.add(name);
+    if (deferIndexes) this.bulk?.deferred.add(name);
     this.ready.add(name);
     return table;
   }

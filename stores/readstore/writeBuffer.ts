@@ -46,12 +46,55 @@ function pinnedId(filter: Filter): DocumentId | undefined {
   return undefined;
 }
 
-/** Whether `doc` matches `filter`, as the memory store decides it (its fast path, else mingo). */
+/**
+ * One top-level condition of the projections' guarded writes, decided as the memory store's matcher
+ * decides it: an equality, `$lt` or `$not: { $gte }` on a scalar field. Undefined for anything else
+ * (an object or array field under a comparison, other operators), which the whole filter then
+ * leaves to that matcher or mingo.
+ */
+function guard(doc: Document, key: string, condition: unknown): boolean | undefined {
+  if (key.startsWith('$') || key.includes('.')) return undefined;
+  const field = doc[key];
+  if (typeof condition === 'string' || typeof condition === 'number' || typeof condition === 'boolean') {
+    return field === condition || (Array.isArray(field) && field.includes(condition));
+  }
+  if (!isPlainObject(condition) || (field !== null && typeof field === 'object')) return undefined;
+  let op: string | undefined;
+  for (const k in condition) {
+    if (op !== undefined) return undefined;
+    op = k;
+  }
+  if (op === '$lt') {
+    const bound = condition.$lt;
+    if (typeof bound !== 'string' && typeof bound !== 'number') return undefined;
+    return typeof field === typeof bound && (field as typeof bound) < bound;
+  }
+  if (op === '$not' && isPlainObject(condition.$not)) {
+    let only = true;
+    for (const k in condition.$not) if (k !== '$gte') only = false;
+    const negated = condition.$not.$gte;
+    if (!only || (typeof negated !== 'string' && typeof negated !== 'number')) return undefined;
+    return !(typeof field === typeof negated && (field as typeof negated) >= negated);
+  }
+  return undefined;
+}
+
+/**
+ * Whether `doc` matches `filter`, as the memory store decides it: the guards tested in place (a
+ * write per handler and document; the matcher's closures were a twentieth of a rebuild's
+ * allocations), else its matcher, else mingo.
+ */
 function matches(doc: Document, filter: Filter): boolean {
-  const keys = Object.keys(filter);
-  if (keys.length === 1 && keys[0] === '_id') return true; // pinned by _id, and found by it
-  const test = equalityMatcher(filter);
-  return test ? test(doc) : new Query(filter, {}).test(doc);
+  for (const key in filter) {
+    if (key === '_id') continue; // pinned by _id, and found by it
+    const verdict = guard(doc, key, filter[key]);
+    if (verdict === false) return false;
+    if (verdict === undefined) {
+      const test = equalityMatcher(filter);
+      return test ? test(doc) : new Query(filter, {}).test(doc);
+    }
+  }
+  return true;
 }
 
 export class WriteBuffer implements ReadStore {

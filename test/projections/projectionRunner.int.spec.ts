@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import pino from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { allProjections } from '../../projections';
 import { defineProjection, type Projection } from '../../projections/projection';
 import { CheckpointPoller, ProjectionRunner } from '../../projections/projectionRunner';
@@ -8,6 +8,7 @@ import type { NewEvent, StoredEvent } from '../../stores/eventstore/eventStore';
 import { SqliteEventStore } from '../../stores/eventstore/sqliteEventStore';
 import { MemoryReadStore } from '../../stores/readstore/memoryReadStore';
 import type { ReadStore } from '../../stores/readstore/readStore';
+import { SqliteReadStore } from '../../stores/readstore/sqliteReadStore';
 import { call, describeOn, setups, signup, startTestService, type TestService } from '../support/testService';
 import { snapshot } from '../support/sampleLog';
 
@@ -52,6 +53,57 @@ describe('the projection runner', () => {
     expect(await runner.waitFor(position, 2000)).toBe(true);
     expect(seen).toEqual([1, 2]);
     expect(await runner.waitFor(position + 100n, 50)).toBe(false);
+  });
+
+  it('into an empty SQLite store, catches up with the indexes deferred and ends with them built', async () => {
+    const events = SqliteEventStore.open(':memory:');
+    await events.appendToStream('c-1', [event('Counted', 1), event('Counted', 2)], 'no_stream');
+    const store = SqliteReadStore.open(':memory:', { indexes: { 'counted-p': [{ keys: { total: 1 } }] } });
+    const deferred = vi.spyOn(store, 'deferIndexesWhileEmpty');
+    const built = vi.spyOn(store, 'buildDeferredIndexes');
+    const runner = new ProjectionRunner(events, store, [counting('p', [])], log);
+    runners.push(runner);
+    await runner.start();
+    expect(deferred).toHaveReturnedWith(true);
+    expect(built).toHaveBeenCalledTimes(1);
+    expect(await store.collection('counted-p').findOne({ _id: 'p' })).toEqual({ _id: 'p', total: 2 });
+    expect(store.explainFind('counted-p', { total: 2 }).plan.join(' ')).toMatch(/USING INDEX/);
+    // A later start finds checkpoints: nothing is deferred again.
+    await runner.stop();
+    const again = new ProjectionRunner(events, store, [counting('p', [])], log);
+    runners.push(again);
+    await again.start();
+    expect(deferred).toHaveLastReturnedWith(false);
+  });
+
+  it('stopped before it caught up, leaves the indexes deferred for the next start to build at its end', async () => {
+    const events = SqliteEventStore.open(':memory:');
+    await events.appendToStream('c-1', [event('Counted', 1), event('Counted', 2)], 'no_stream');
+    const store = SqliteReadStore.open(':memory:', { indexes: { 'counted-p': [{ keys: { total: 1 } }] } });
+    const built = vi.spyOn(store, 'buildDeferredIndexes');
+    let entered = false;
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const blocking = defineProjection('p', ['counted-p'], {
+      async Counted(_e: StoredEvent, s: ReadStore) {
+        entered = true;
+        await held;
+        await s.collection('counted-p').updateOne({ _id: 'p' }, { $inc: { total: 1 } }, { upsert: true });
+      },
+    } as never);
+    const first = new ProjectionRunner(events, store, [blocking], log, undefined, undefined, { batchSize: 1 });
+    const starting = first.start();
+    await vi.waitFor(() => expect(entered).toBe(true));
+    const stopping = first.stop();
+    release();
+    await stopping;
+    await starting;
+    expect(built).not.toHaveBeenCalled();
+    const second = new ProjectionRunner(events, store, [counting('p', [])], log);
+    runners.push(second);
+    await second.start();
+    expect(built).toHaveBeenCalledTimes(1);
+    expect(await store.collection('counted-p').findOne({ _id: 'p' })).toEqual({ _id: 'p', total: 2 });
   });
 
   it('resumes from its stored checkpoints without applying an event twice', async () => {

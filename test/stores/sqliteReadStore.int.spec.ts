@@ -214,6 +214,126 @@ describe('SqliteReadStore bulk loads', () => {
   });
 });
 
+describe('SqliteReadStore deferred indexes of a first start', () => {
+  let dir: string;
+  let file: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'sqlite-defer-'));
+    file = path.join(dir, 'read-models.sqlite');
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const declaredIndexes = (collection: string): string[] => {
+    const db = new Database(file, { readonly: true });
+    try {
+      const rows = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL`).all(`c:${collection}`) as { name: string }[];
+      return rows.map((r) => r.name).filter((name) => !name.endsWith(':irregular')).sort();
+    } finally {
+      db.close();
+    }
+  };
+  const SAMPLE_INDEXES = ['c:samples:device.kind,_id', 'c:samples:label,length-', 'c:samples:length', 'c:samples:windows.start'];
+
+  it('on an empty store, builds the indexes after the rows, or at a collection\'s first field query, and answers as without', async () => {
+    const store = SqliteReadStore.open(file, { indexes: contractIndexes });
+    try {
+      expect(declaredIndexes('samples')).toEqual(SAMPLE_INDEXES);
+      expect(store.deferIndexesWhileEmpty()).toBe(true);
+      expect(declaredIndexes('samples')).toEqual([]);
+      expect(declaredIndexes('projects')).toEqual([]);
+      await store.commit(
+        [
+          { kind: 'put', collection: 'samples', doc: { _id: 's1', label: 'cat', length: 3 } },
+          { kind: 'put', collection: 'samples', doc: { _id: 's2', label: 'dog', length: 1 } },
+          { kind: 'put', collection: 'projects', doc: { _id: 1, owner: 'ann' } },
+        ],
+        [{ name: 'samples', position: 4n }],
+      );
+      expect((await store.collection('projects').find({ owner: 'ann' })).map((d) => d._id)).toEqual([1]);
+      expect(declaredIndexes('projects')).toEqual(['c:projects:_position', 'c:projects:name', 'c:projects:owner']);
+      expect(declaredIndexes('samples')).toEqual([]);
+      // Writes stay synced and committed as they come: another connection reads them at once.
+      const other = new Database(file, { readonly: true });
+      try {
+        expect(other.prepare(`SELECT count(*) AS n FROM "c:samples"`).get()).toEqual({ n: 2 });
+      } finally {
+        other.close();
+      }
+      store.buildDeferredIndexes();
+      expect(declaredIndexes('samples')).toEqual(SAMPLE_INDEXES);
+      expect((await store.collection('samples').find({ length: { $gt: 0 } }, { sort: { length: 1 } })).map((d) => d._id)).toEqual(['s2', 's1']);
+      expect(store.explainFind('samples', { length: { $gt: 0 } }, { sort: { length: 1 } }).plan.join(' ')).toMatch(/USING INDEX/);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('defers nothing on a store with a checkpoint or a document', async () => {
+    const store = SqliteReadStore.open(file, { indexes: contractIndexes });
+    try {
+      await store.setCheckpoint('samples', 1n);
+      expect(store.deferIndexesWhileEmpty()).toBe(false);
+      await store.dropAll();
+      await store.collection('emails').updateOne({ _id: 'e' }, { $set: { to: 'x' } }, { upsert: true });
+      expect(store.deferIndexesWhileEmpty()).toBe(false);
+      expect(declaredIndexes('samples')).toEqual(SAMPLE_INDEXES);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('keeps another process on the file from building the indexes while it defers them', async () => {
+    const store = SqliteReadStore.open(file, { indexes: contractIndexes });
+    try {
+      expect(store.deferIndexesWhileEmpty()).toBe(true);
+      await store.commit([{ kind: 'put', collection: 'samples', doc: { _id: 's1', label: 'cat', length: 2 } }], [{ name: 'samples', position: 1n }]);
+      const other = SqliteReadStore.open(file, { indexes: contractIndexes });
+      try {
+        expect(declaredIndexes('samples')).toEqual([]);
+        // It still answers, from the table's rows.
+        expect(await other.collection('samples').find({ label: 'cat' })).toEqual([{ _id: 's1', label: 'cat', length: 2 }]);
+        expect(declaredIndexes('samples')).toEqual([]);
+        store.buildDeferredIndexes();
+        expect(declaredIndexes('samples')).toEqual(SAMPLE_INDEXES);
+        // Its next query reads the new schema (an explanation alone would not), and searches them.
+        expect((await other.collection('samples').find({ length: { $gt: 0 } }, { sort: { length: 1 } })).map((d) => d._id)).toEqual(['s1']);
+        expect(other.explainFind('samples', { length: { $gt: 0 } }, { sort: { length: 1 } }).plan.join(' ')).toMatch(/USING INDEX/);
+      } finally {
+        await other.close();
+      }
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('left unfinished, keeps what was written, and the next start resumes the deferral and builds what is missing', async () => {
+    const store = SqliteReadStore.open(file, { indexes: contractIndexes });
+    expect(store.deferIndexesWhileEmpty()).toBe(true);
+    await store.commit([{ kind: 'put', collection: 'samples', doc: { _id: 's1', label: 'cat' } }], [{ name: 'samples', position: 9n }]);
+    await store.collection('projects').find({ owner: 'ann' });
+    await store.close();
+    expect(declaredIndexes('samples')).toEqual([]);
+    const reopened = SqliteReadStore.open(file, { indexes: contractIndexes });
+    try {
+      expect(declaredIndexes('samples')).toEqual([]);
+      expect(declaredIndexes('projects')).toEqual(['c:projects:_position', 'c:projects:name', 'c:projects:owner']);
+      expect(reopened.deferIndexesWhileEmpty()).toBe(true);
+      await reopened.commit([{ kind: 'put', collection: 'samples', doc: { _id: 's2', label: 'dog' } }], [{ name: 'samples', position: 10n }]);
+      reopened.buildDeferredIndexes();
+      expect(declaredIndexes('samples')).toEqual(SAMPLE_INDEXES);
+      expect(declaredIndexes('projects')).toEqual(['c:projects:_position', 'c:projects:name', 'c:projects:owner']);
+      expect((await reopened.collection('samples').find({ label: 'cat' })).map((d) => d._id)).toEqual(['s1']);
+      expect(await reopened.getCheckpoint('samples')).toBe(10n);
+      // Done: a later start defers nothing.
+      expect(reopened.deferIndexesWhileEmpty()).toBe(false);
+    } finally {
+      await reopened.close();
+    }
+  });
+});
+
 describe('SqliteReadStore.commit', () => {
   let store: SqliteReadStore;
   beforeEach(() => {

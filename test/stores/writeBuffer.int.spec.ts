@@ -44,6 +44,22 @@ describe('a write buffer over a read store', () => {
     expect(flushed).toEqual([]);
   });
 
+  it('decides the projections\' guards as the store does, whatever the guarded field holds', async () => {
+    const held = [undefined, null, 'a', 'm', 'z', 0, 5, 9, true, ['a', 'z'], [1, 9], { x: 1 }, new Date(0)];
+    const guards = [{ $lt: 'm' }, { $lt: 5 }, { $not: { $gte: 'm' } }, { $not: { $gte: 5 } }, 'm', 5, true, { $gt: 'a' }, null];
+    const docs = held.map((value, i) => ({ _id: `g${i}`, ...(value === undefined ? {} : { f: value }), other: 1 }));
+    await store.commit(docs.map((doc) => ({ kind: 'put', collection: 'guarded', doc })), []);
+    const guarded = new WriteBuffer(store, new Set(['guarded']), async () => undefined).collection('guarded');
+    for (const doc of docs) {
+      for (const guard of guards) {
+        for (const filter of [{ _id: doc._id, f: guard }, { _id: doc._id, other: 1, f: guard }, { _id: doc._id, f: guard, 'g.h': { $exists: false } }]) {
+          const expected = (await store.collection('guarded').count(filter)) === 1;
+          expect({ filter, matched: (await guarded.updateOne(filter, { $set: { seen: true } })).matched === 1 }).toEqual({ filter, matched: expected });
+        }
+      }
+    }
+  });
+
   it('flushes the collection\'s pending writes before a query it cannot answer exactly, which then sees them', async () => {
     const things = buffer.collection('things');
     await things.updateOne({ _id: 'a' }, { $set: { tag: 'y' } });
