@@ -79,8 +79,14 @@ function counting(events: EventStore, count: (n: number) => void): EventStore {
   });
 }
 
-export async function fillLog(dataDir: string, events: number, progress: (line: string, done: boolean) => void = () => {}): Promise<FilledLog & { seconds: number }> {
-  const env = serviceEnv(dataDir);
+/** serviceEnv on the embedded stores alone, whatever the environment names (a test of the SQLite default). */
+export function embeddedServiceEnv(dataDir: string): Record<string, string> {
+  const { READ_STORE: _r, MONGO_URL: _m, MONGO_DB: _d, EVENTSTORE_URL: _e, ...embedded } = serviceEnv(dataDir);
+  return embedded;
+}
+
+/** @param env the service's environment for the setup and the stores (serviceEnv: the read store as configured outside). */
+export async function fillLog(dataDir: string, events: number, progress: (line: string, done: boolean) => void = () => {}, env: Record<string, string> = serviceEnv(dataDir)): Promise<FilledLog & { seconds: number }> {
   // 1. The owner, the project and its keys, through the management API.
   const agent = new http.Agent({ keepAlive: true });
   const username = 'benchfill';

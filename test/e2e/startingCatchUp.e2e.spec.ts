@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keepAliveCall, type KeptAliveAnswer } from '../support/keepAliveCall';
-import { fillLog, FILL_FILE, type FilledLog } from '../../bench/fillLog';
+import { embeddedServiceEnv, fillLog, FILL_FILE, type FilledLog } from '../../bench/fillLog';
 import { READ_MODELS_FILE } from '../../service/composition';
 import { SqliteEventStore } from '../../stores/eventstore/sqliteEventStore';
 import type { Position } from '../../stores/eventstore/eventStore';
@@ -37,11 +37,12 @@ describe('a start that must catch the read models up with a long log', () => {
 
   beforeAll(async () => {
     folder = await mkdtemp(path.join(os.tmpdir(), 'edge-ml-starting-'));
-    await fillLog(folder, EVENTS);
+    // The embedded default, as the service process below runs, even when MONGO_URL is set (CI).
+    await fillLog(folder, EVENTS, undefined, embeddedServiceEnv(folder));
     filled = JSON.parse(readFileSync(path.join(folder, FILL_FILE), 'utf8')) as FilledLog;
     for (const suffix of ['', '-wal', '-shm']) await rm(path.join(folder, READ_MODELS_FILE + suffix), { force: true });
     log = SqliteEventStore.open(path.join(folder, 'events.sqlite'));
-  }, 300_000); // the fill goes through the command handlers: a minute or more while the whole suite runs beside it
+  }, 180_000); // the fill goes through the command handlers: slower while the whole suite runs beside it
 
   afterAll(async () => {
     await killAll(children);
