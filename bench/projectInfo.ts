@@ -108,13 +108,13 @@ async function projectInfoOn(store: BenchStore): Promise<string[]> {
     bare = http.createServer(app.callback());
     const bareUrl = `http://${HOST}:${await listen(bare)}`;
 
-    const contenders = [
+    const contenders: { name: string; url: string; headers: Record<string, string>; uniqueParameter?: string }[] = [
       { name: 'JWT', url: `${api}${path}`, headers: jwtHeaders },
       { name: 'API key', url: `${api}${path}`, headers: keyHeaders },
       { name: 'JWT, none kept', url: `${api}${path}`, headers: jwtHeaders, uniqueParameter: 'call' },
       { name: 'bare Koa', url: `${bareUrl}${path}`, headers: jwtHeaders },
     ];
-    load = await startLoadGenerator(contenders.map((c) => ({ name: c.name, kind: 'get' as const, url: c.url, headers: c.headers, ...('uniqueParameter' in c ? { uniqueParameter: c.uniqueParameter } : {}) })), CONNECTIONS);
+    load = await startLoadGenerator(contenders.map((c) => ({ kind: 'get' as const, ...c })), CONNECTIONS);
     for (const c of contenders) await load.round(c.name, WARMUP_MS);
     const results = new Map<string, RoundResult[]>(contenders.map((c) => [c.name, []]));
     for (let round = 0; round < ROUNDS; round++) {

@@ -145,6 +145,11 @@ function principalKey(principal: Principal | null): string {
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
+/** A key's `lastUsed` counts what it was accepted for: a refused call records nothing. */
+async function noteKeyUse(auth: AuthDeps, principal: Principal | null): Promise<void> {
+  if (principal?.kind === 'apiKey') await auth.apiKeyUsage?.note(principal.projectId, principal.apiKeyId);
+}
+
 export function mountOperations(router: Router, operations: readonly Operation[], deps: MountDeps): void {
   for (const op of operations) {
     const parseMultipart = op.multipart ? multipartParser(op.multipart) : undefined;
@@ -161,7 +166,7 @@ export function mountOperations(router: Router, operations: readonly Operation[]
           ctx.status = 200;
           ctx.type = JSON_TYPE;
           ctx.body = kept;
-          if (principal?.kind === 'apiKey') await deps.auth.apiKeyUsage?.note(principal.projectId, principal.apiKeyId);
+          await noteKeyUse(deps.auth, principal);
           return;
         }
         const mark = answerKey === undefined ? undefined : deps.answers?.mark();
@@ -207,8 +212,7 @@ export function mountOperations(router: Router, operations: readonly Operation[]
           ctx.type = JSON_TYPE;
           ctx.body = answer;
         } else ctx.body = { success: true, ...result };
-        // A key's `lastUsed` counts what it was accepted for: a refused call records nothing.
-        if (principal?.kind === 'apiKey') await deps.auth.apiKeyUsage?.note(principal.projectId, principal.apiKeyId);
+        await noteKeyUse(deps.auth, principal);
       } finally {
         if (parseMultipart) {
           await removeUploads(ctx.request.files);

@@ -18,6 +18,9 @@ export const asOfParameter = z.iso
   .transform((t) => new Date(t).toISOString())
   .refine((t) => t <= new Date().toISOString(), 'asOf is in the future');
 
+/** `Operation.keepAnswer` of an operation taking asOf: a past view comes from the log, not the read models, and is not kept. */
+export const keepUnlessAsOf = (query: { asOf?: string }): boolean => query.asOf === undefined;
+
 /** The deps and project as they were at `asOf`; 404 when the project did not exist then. */
 export async function asOf(deps: ApiDeps, projectId: number, time: string): Promise<{ deps: ApiDeps; project: ProjectDocument; now: Date }> {
   const store = await deps.pointInTime(projectId, time);

@@ -7,7 +7,7 @@ import type { ProjectSettingsChange } from '../../domain/project/projectSettings
 import type { ApiDeps } from '../apiDeps';
 import { type Principal, requestContext, requireProject } from '../auth/principal';
 import { isStaff } from '../auth/staff';
-import { asOf, asOfParameter } from './asOf';
+import { asOf, asOfParameter, keepUnlessAsOf } from './asOf';
 import { selectedImpulseId } from './selectedImpulse';
 import { PERFORMANCE_FIELDS, TargetConstraintsSchema, UpdateProjectRequest, UpdateProjectTagsRequest, type UpdateProjectBody } from './projectSettingsSchemas';
 import { intParam, operation, queryBoolean, queryInteger, type Operation } from '../http/operation';
@@ -146,8 +146,7 @@ export function projectOperations(deps: ApiDeps): Operation[] {
       summary: 'Project information',
       auth: 'any',
       query: z.object({ impulseId: queryInteger.optional(), truncateLabels: queryBoolean.optional(), asOf: asOfParameter.optional() }),
-      // A past view comes from the log, not the read models.
-      keepAnswer: (query) => query.asOf === undefined,
+      keepAnswer: keepUnlessAsOf,
       async handler({ principal, query, project: current }) {
         // With asOf, the same code answers from the read models as they were then.
         const then = query.asOf !== undefined ? await asOf(outerDeps, current.id, query.asOf) : undefined;

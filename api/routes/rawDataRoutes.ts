@@ -1,4 +1,4 @@
-import { asOf, asOfParameter } from './asOf';
+import { asOf, asOfParameter, keepUnlessAsOf } from './asOf';
 import { z } from 'zod';
 import { deleteSample } from '../../commands/samples/sampleCommands';
 import { ValidationError, NotFoundError } from '../../domain/shared/errors';
@@ -133,8 +133,7 @@ export function rawDataOperations(deps: ApiDeps): Operation[] {
       summary: "A project's samples, newest first, with the listing filters",
       auth: 'any',
       query: ListQuery,
-      // A past listing comes from the log, not the read models.
-      keepAnswer: (query) => query.asOf === undefined,
+      keepAnswer: keepUnlessAsOf,
       async handler({ query, project }) {
         const filters = filtersOf(query);
         const limit = Math.min(query.limit ?? 20, 1000);
@@ -153,7 +152,7 @@ export function rawDataOperations(deps: ApiDeps): Operation[] {
       summary: 'How many samples match the listing filters',
       auth: 'any',
       query: CountQuery,
-      keepAnswer: (query) => query.asOf === undefined,
+      keepAnswer: keepUnlessAsOf,
       async handler({ query, project }) {
         const { samples: queries } = query.asOf !== undefined ? (await asOf(deps, project.id, query.asOf)).deps : deps;
         return { count: await queries.count(project.id, filtersOf(query)) };

@@ -423,9 +423,7 @@ export class MongoReadStore implements ReadStore {
   }
 
   async getCheckpoint(name: string): Promise<bigint | undefined> {
-    const doc = await this.checkpoints.findOne({ _id: name });
-    this.sawCheckpoint(name, doc ? String(doc.position) : undefined);
-    return doc ? BigInt(doc.position) : undefined;
+    return (await this.readCheckpoint(name))?.position;
   }
 
   async readCheckpoint(name: string): Promise<Checkpoint | undefined> {

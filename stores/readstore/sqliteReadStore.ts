@@ -937,10 +937,11 @@ export class SqliteReadStore implements ReadStore {
       // One row by its unique key. A document found is kept as the text read, so a hit costs a parse
       // (less than the memory store's copy); an absent one is not, so a projection's first touch of
       // a document (mostly a new one, absent) fills no cache entry.
-      const key = this.answerCache ? `${table}\u0000id\u0000${idKey(id)}` : undefined;
+      const rowKey = idKey(id);
+      const key = this.answerCache ? `${table}\u0000id\u0000${rowKey}` : undefined;
       const kept = key === undefined ? undefined : this.answers.find(key);
       if (kept) return kept;
-      const row = this.prepare(this.sqlOf(name).docById).get(idKey(id)) as { doc: string } | undefined;
+      const row = this.prepare(this.sqlOf(name).docById).get(rowKey) as { doc: string } | undefined;
       if (!row) return [];
       if (key !== undefined) this.answers.keepEncoded(table, key, [row.doc]);
       return [decode(row.doc)];

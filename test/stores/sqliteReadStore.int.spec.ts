@@ -103,6 +103,17 @@ describe('SqliteReadStore on disk', () => {
   });
 });
 
+/** The declared indexes of a collection present in the file, as another connection sees them. */
+function declaredIndexesIn(file: string, collection: string): string[] {
+  const db = new Database(file, { readonly: true });
+  try {
+    const rows = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL`).all(`c:${collection}`) as { name: string }[];
+    return rows.map((r) => r.name).filter((name) => !name.endsWith(':irregular')).sort();
+  } finally {
+    db.close();
+  }
+}
+
 describe('SqliteReadStore bulk loads', () => {
   let dir: string;
   let file: string;
@@ -114,16 +125,7 @@ describe('SqliteReadStore bulk loads', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  /** The declared indexes of a collection present in the file, as another connection sees them. */
-  const declaredIndexes = (collection: string): string[] => {
-    const db = new Database(file, { readonly: true });
-    try {
-      const rows = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL`).all(`c:${collection}`) as { name: string }[];
-      return rows.map((r) => r.name).filter((name) => !name.endsWith(':irregular')).sort();
-    } finally {
-      db.close();
-    }
-  };
+  const declaredIndexes = (collection: string): string[] => declaredIndexesIn(file, collection);
 
   it('starts empty, builds a collection\'s indexes after its rows or at its first field query, and answers as without', async () => {
     const store = SqliteReadStore.open(file, { indexes: contractIndexes });
@@ -225,15 +227,7 @@ describe('SqliteReadStore deferred indexes of a first start', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  const declaredIndexes = (collection: string): string[] => {
-    const db = new Database(file, { readonly: true });
-    try {
-      const rows = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL`).all(`c:${collection}`) as { name: string }[];
-      return rows.map((r) => r.name).filter((name) => !name.endsWith(':irregular')).sort();
-    } finally {
-      db.close();
-    }
-  };
+  const declaredIndexes = (collection: string): string[] => declaredIndexesIn(file, collection);
   const SAMPLE_INDEXES = ['c:samples:device.kind,_id', 'c:samples:label,length-', 'c:samples:length', 'c:samples:windows.start'];
 
   it('on an empty store, builds the indexes after the rows, or at a collection\'s first field query, and answers as without', async () => {
