@@ -12,7 +12,8 @@ import { checkCookieRequestOrigin } from './sameOrigin';
 import type { TokenService } from './tokens';
 import type { CommandContext } from '../../commands/commandContext';
 import type { ApiKeyUsageRecorder } from '../../commands/projects/projectCommands';
-import { deepFreeze, type ReadModelMemo } from '../http/readModelMemo';
+import { deepFreeze } from '../../stores/readstore/deepFreeze';
+import type { ReadModelMemo } from '../http/readModelMemo';
 
 export type Principal =
   | { kind: 'user'; user: UserDocument; via: 'jwt' | 'bearer' }

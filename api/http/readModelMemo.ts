@@ -83,13 +83,3 @@ export class ReadModelMemo<T> {
     this.bytes -= entry.bytes;
   }
 }
-
-/** Freezes a value and everything in it, so that a kept value handed to many requests cannot be changed by one. */
-export function deepFreeze<T>(value: T): T {
-  // Typed arrays cannot be frozen; no read-model document holds one.
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value) && !ArrayBuffer.isView(value)) {
-    Object.freeze(value);
-    for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
-  }
-  return value;
-}

@@ -2,31 +2,22 @@
 // (a project, its keys, its devices) far more often than the read models change. An answer is
 // dropped when its table is written through this connection, and every answer when another
 // connection commits; at most MAX_DOCUMENTS documents are held, so memory stays bounded whatever
-// the data. Callers get copies: what they change never reaches the cache. The copies are made by a
-// codec: the SQLite store keeps each document as the JSON text it stores, and a hit parses it again,
-// which is about twice as fast as copying the object (a project document: 3 us against 5-6).
-import { copyDoc, isPlainObject } from './memoryReadStore';
+// the data. The documents are kept deep-frozen and handed out as they are, to every reader that
+// asks (in a new array each time): a hit costs a lookup instead of a parse or a copy, and a reader
+// that tried to change one would fail loudly rather than change what the others see.
+import { deepFreeze } from './deepFreeze';
+import { isPlainObject } from './memoryReadStore';
 import type { Document, Filter, FindOptions } from './readStore';
 
 const MAX_DOCUMENTS = 5000;
 /** Larger answers (whole listings) are not kept: they would push out many small ones. */
 const MAX_DOCUMENTS_PER_ANSWER = 100;
 
-type Answer = { docs: Document[] } | { count: number };
-type Kept = { docs: unknown[] } | { count: number };
+type Answer = { docs: readonly Document[] } | { count: number };
 interface Entry {
   table: string;
-  answer: Kept;
+  answer: Answer;
 }
-
-/** How a document is kept and given out again; each `decode` must give a new copy. */
-export interface DocumentCodec {
-  encode(doc: Document): unknown;
-  decode(kept: unknown): Document;
-}
-
-/** Kept as objects, copied both ways. */
-const COPYING: DocumentCodec = { encode: (doc) => copyDoc(doc), decode: (kept) => copyDoc(kept as Document) };
 
 /** Whether JSON.stringify gives the filter a key no other filter shares (no dates, buffers, NaN, undefined). */
 function plainJson(value: unknown): boolean {
@@ -38,11 +29,9 @@ function plainJson(value: unknown): boolean {
 }
 
 /** Every answer counts, empty ones and counts too: a client asking ever new questions between writes must not grow the cache. */
-const size = (answer: Kept): number => ('docs' in answer ? Math.max(1, answer.docs.length) : 1);
+const size = (answer: Answer): number => ('docs' in answer ? Math.max(1, answer.docs.length) : 1);
 
 export class QueryCache {
-  constructor(private readonly codec: DocumentCodec = COPYING) {}
-
   /** Every answer by table and query, in least-recently-used order (a Map keeps insertion order). */
   private readonly entries = new Map<string, Entry>();
   private readonly keysByTable = new Map<string, Set<string>>();
@@ -63,7 +52,7 @@ export class QueryCache {
 
   find(key: string): Document[] | undefined {
     const answer = this.touch(key);
-    return answer && 'docs' in answer ? answer.docs.map((kept) => this.codec.decode(kept)) : undefined;
+    return answer && 'docs' in answer ? [...answer.docs] : undefined;
   }
 
   count(key: string): number | undefined {
@@ -71,16 +60,12 @@ export class QueryCache {
     return answer && 'count' in answer ? answer.count : undefined;
   }
 
-  /** Keeps a copy of the answer; the documents handed in stay the caller's. */
+  /** Keeps the answer. Its documents are frozen, in place: the caller hands out the same ones. */
   remember(table: string, key: string, answer: Answer): void {
     if (size(answer) > MAX_DOCUMENTS_PER_ANSWER) return;
-    this.keep(table, key, 'docs' in answer ? { docs: answer.docs.map((doc) => this.codec.encode(doc)) } : answer);
-  }
-
-  private keep(table: string, key: string, answer: Kept): void {
-    if (size(answer) > MAX_DOCUMENTS_PER_ANSWER) return;
+    if ('docs' in answer) for (const doc of answer.docs) deepFreeze(doc);
     this.forget(key);
-    this.entries.set(key, { table, answer });
+    this.entries.set(key, { table, answer: 'docs' in answer ? { docs: [...answer.docs] } : answer });
     let keys = this.keysByTable.get(table);
     if (!keys) this.keysByTable.set(table, (keys = new Set()));
     keys.add(key);
@@ -90,11 +75,6 @@ export class QueryCache {
       if (oldest === undefined) break;
       this.forget(oldest);
     }
-  }
-
-  /** Keeps documents already in the codec's form (the texts a read found), as `remember` keeps what it encodes. */
-  keepEncoded(table: string, key: string, docs: readonly unknown[]): void {
-    this.keep(table, key, { docs: [...docs] });
   }
 
   clearTable(table: string): void {
@@ -112,7 +92,7 @@ export class QueryCache {
     this.documents = 0;
   }
 
-  private touch(key: string): Kept | undefined {
+  private touch(key: string): Answer | undefined {
     const entry = this.entries.get(key);
     if (!entry) return undefined;
     this.entries.delete(key);

@@ -26,7 +26,13 @@ export interface UpdateResult {
 }
 
 export interface Collection<T extends Document = Document> {
+  /**
+   * The documents read are the reader's to look at, not to change: a store may hand the same
+   * document to every reader, deep-frozen (the SQLite store's kept answers), so a change throws.
+   * The array itself is the reader's own.
+   */
   find(filter?: Filter, options?: FindOptions): Promise<T[]>;
+  /** As find: the document is not to be changed. */
   findOne(filter: Filter): Promise<T | null>;
   count(filter?: Filter): Promise<number>;
   /** Updates the first matching document; with `upsert`, inserts one built from the filter's equality fields and the update when none matches. */

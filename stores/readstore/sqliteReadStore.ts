@@ -423,7 +423,7 @@ export class SqliteReadStore implements ReadStore {
   private closed = false;
   private groupTimer: NodeJS.Timeout | undefined;
   private readonly irregular = new Map<string, boolean>();
-  private readonly answers = new QueryCache({ encode, decode: (kept) => decode(kept as string) });
+  private readonly answers = new QueryCache();
   private seenVersion: number | undefined;
   private othersLookedAt = false;
   /** When the open group window began (performance.now()), and how many savepoints are open in it. */
@@ -934,17 +934,17 @@ export class SqliteReadStore implements ReadStore {
     this.forgetOthersChanges();
     if (id !== undefined) {
       if (options.skip) return [];
-      // One row by its unique key. A document found is kept as the text read, so a hit costs a parse
-      // (less than the memory store's copy); an absent one is not, so a projection's first touch of
-      // a document (mostly a new one, absent) fills no cache entry.
+      // One row by its unique key. A document found is kept (frozen, see queryCache.ts); an absent one
+      // is not, so a projection's first touch of a document (mostly a new one, absent) fills no entry.
       const rowKey = idKey(id);
       const key = this.answerCache ? `${table}\u0000id\u0000${rowKey}` : undefined;
       const kept = key === undefined ? undefined : this.answers.find(key);
       if (kept) return kept;
       const row = this.prepare(this.sqlOf(name).docById).get(rowKey) as { doc: string } | undefined;
       if (!row) return [];
-      if (key !== undefined) this.answers.keepEncoded(table, key, [row.doc]);
-      return [decode(row.doc)];
+      const docs = [decode(row.doc)];
+      if (key !== undefined) this.answers.remember(table, key, { docs });
+      return docs;
     }
     const key = this.answerCache ? this.answers.key(table, 'find', filter, options) : undefined;
     const cached = key === undefined ? undefined : this.answers.find(key);

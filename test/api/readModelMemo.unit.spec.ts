@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { deepFreeze, ReadModelMemo } from '../../api/http/readModelMemo';
+import { ReadModelMemo } from '../../api/http/readModelMemo';
+import { deepFreeze } from '../../stores/readstore/deepFreeze';
 
 describe('ReadModelMemo', () => {
   const at = (mark: { value: number }) => () => mark.value;

@@ -1,4 +1,4 @@
-// The SQLite store's answer cache stays bounded, hands out copies and forgets a table's answers.
+// The SQLite store's answer cache stays bounded, hands out frozen documents and forgets a table's answers.
 import { describe, expect, it } from 'vitest';
 import { QueryCache } from '../../stores/readstore/queryCache';
 
@@ -35,33 +35,20 @@ describe('QueryCache', () => {
     expect(cache.find(key)).toBeUndefined();
   });
 
-  it('hands out copies, and keeps its own copy of what it is given', () => {
+  it('hands out the documents it keeps, deep-frozen, in a new array each time: a reader cannot change them for the next', () => {
     const cache = new QueryCache();
     const key = cache.key('c:t', 'find', { a: 1 })!;
-    const given = [{ _id: 1, tags: ['x'] }];
+    const given = [{ _id: 1, tags: ['x'], at: { day: 1 } }];
     cache.remember('c:t', key, { docs: given });
-    given[0]!.tags.push('changed');
+    // Frozen in place: the reader that made the answer holds the same documents as the next.
+    expect(() => given[0]!.tags.push('changed')).toThrow(TypeError);
     const first = cache.find(key)!;
-    (first[0]!.tags as string[]).push('mutated');
-    expect(cache.find(key)).toEqual([{ _id: 1, tags: ['x'] }]);
-  });
-
-  it('keeps documents as its codec encodes them, and decodes a new copy for each hit', () => {
-    const kept: unknown[] = [];
-    const cache = new QueryCache({
-      encode: (doc) => {
-        const text = JSON.stringify(doc);
-        kept.push(text);
-        return text;
-      },
-      decode: (text) => JSON.parse(text as string),
-    });
-    const key = cache.key('c:t', 'find', { a: 1 })!;
-    cache.remember('c:t', key, { docs: [{ _id: 1, a: 1, tags: ['x'] }] });
-    expect(kept).toEqual(['{"_id":1,"a":1,"tags":["x"]}']);
-    const first = cache.find(key)!;
-    (first[0]!.tags as string[]).push('mutated');
-    expect(cache.find(key)).toEqual([{ _id: 1, a: 1, tags: ['x'] }]);
+    expect(first[0]).toBe(given[0]);
+    expect(() => ((first[0]!.at as { day: number }).day = 2)).toThrow(TypeError);
+    expect(() => delete (first[0] as { tags?: unknown }).tags).toThrow(TypeError);
+    // The array is the reader's own: sorting or emptying it leaves the kept answer whole.
+    first.length = 0;
+    expect(cache.find(key)).toEqual([{ _id: 1, tags: ['x'], at: { day: 1 } }]);
   });
 
   it('forgets the answers of one table, or of all', () => {

@@ -350,16 +350,31 @@ export function readStoreContract(name: string, open: () => Promise<ReadStore>, 
     });
 
     describe('documents', () => {
-      it('are copies: changing a result or an update value afterwards leaves the store unchanged', async () => {
+      it("are not the store's: changing a result (refused, or on a copy) or an update value afterwards leaves the store unchanged", async () => {
+        // A store hands out copies, or the same documents deep-frozen (Collection.find): a change
+        // either throws a TypeError or changes the reader's copy only.
+        const tryChange = (change: () => unknown) => {
+          try {
+            change();
+          } catch (error) {
+            expect(error).toBeInstanceOf(TypeError);
+          }
+        };
         const windows = [{ start: 1, ok: true }];
         await col.updateOne({ _id: 'x' }, { $set: { windows, tags: ['a'] } }, { upsert: true });
         windows.push({ start: 2, ok: false });
-        const [found] = await col.find({ _id: 'x' });
-        found!.tags.push('mutated');
-        found!.windows[0]!.ok = false;
-        const one = await col.findOne({ _id: 'x' });
-        one!.tags.length = 0;
-        expect(await col.findOne({ _id: 'x' })).toEqual({ _id: 'x', windows: [{ start: 1, ok: true }], tags: ['a'] });
+        for (const read of [() => col.find({ _id: 'x' }), () => col.find({ tags: 'a' }), () => col.find({ _id: 'x' })]) {
+          const [found] = await read();
+          tryChange(() => found!.tags.push('mutated'));
+          tryChange(() => (found!.windows[0]!.ok = false));
+          tryChange(() => delete (found as Partial<Sample>).label);
+          const one = await col.findOne({ _id: 'x' });
+          tryChange(() => (one!.tags.length = 0));
+          const all = await col.find({});
+          all.length = 0;
+          expect(await col.findOne({ _id: 'x' })).toEqual({ _id: 'x', windows: [{ start: 1, ok: true }], tags: ['a'] });
+          expect(await col.find({})).toHaveLength(1);
+        }
       });
 
       it('leave out fields set to undefined', async () => {
