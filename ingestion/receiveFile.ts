@@ -8,6 +8,7 @@ import { pipeline } from 'node:stream/promises';
 import { ValidationError } from '../domain/shared/errors';
 import type { SampleSource } from '../domain/sample/formats/sampleFormat';
 import type { BlobInfo, BlobStore } from '../stores/blobstore/blobStore';
+import { WriteBehind } from './writeBehind';
 
 /** 100 MB a file, as the spec's limits say. */
 export const MAX_FILE_BYTES = 100 * 1000 * 1000;
@@ -41,14 +42,22 @@ export async function streamToFile(source: Readable, transform: (chunks: AsyncIt
   // The pipeline reports the first error; a stream destroyed mid-write reports its interrupted write
   // again once that write returns, when the pipeline no longer listens (ERR_STREAM_DESTROYED).
   out.on('error', () => {});
+  const behind = new WriteBehind(file);
   try {
-    await pipeline(source, transform, out);
+    await pipeline(source, transform, async function* counted(chunks: AsyncIterable<Buffer>) {
+      for await (const chunk of chunks) {
+        behind.wrote(chunk.length);
+        yield chunk;
+      }
+    }, out);
   } catch (error) {
     out.destroy();
     if (!out.closed) await new Promise<void>((resolve) => out.once('close', () => resolve()));
+    await behind.close();
     await rm(file, { force: true });
     throw isAbortOf(source, error) ? new UploadAbortedError() : error;
   }
+  await behind.close();
 }
 
 export interface ReceivedFile {
