@@ -138,7 +138,24 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
-export async function startService(config: Config, log: Logger = pino({ level: config.logLevel })): Promise<RunningService> {
+/** The start was asked to stop (StartOptions.signal) before the service was up; what it had started is stopped. */
+export class ServiceStartStopped extends Error {
+  constructor() {
+    super('The service was stopped while it was starting');
+  }
+}
+
+export interface StartOptions {
+  /**
+   * Aborting it stops the start: a catch-up in progress stops after the batch it is applying (its
+   * checkpoint stored, so the next start goes on from there), the ports close, and the start
+   * rejects with ServiceStartStopped. A process signalled while catching up thus stops at once, in order.
+   */
+  signal?: AbortSignal;
+}
+
+export async function startService(config: Config, log: Logger = pino({ level: config.logLevel }), options: StartOptions = {}): Promise<RunningService> {
+  const { signal } = options;
   // Shared with the other service processes on this folder; `npm run rebuild` waits for none of them.
   await mkdir(config.dataDir, { recursive: true });
   const lock = DataFolderLock.shared(config.dataDir);
@@ -226,25 +243,38 @@ export async function startService(config: Config, log: Logger = pino({ level: c
     }
     if (serves) log.info({ apiUrl, ingestionUrl, ingestionTlsUrl }, 'service listening; it answers 503 until the read models have caught up with the log');
 
-    if (projections) {
-      catchUp = reportCatchUp(projections, await stores.events.headPosition(), log.child({ role: 'projections' }));
-      try {
-        await projections.start();
-      } finally {
-        catchUp.stop();
-      }
-    } else if (serves) {
-      // The read models are another process's: wait for it, as a process with the projections waits for its own.
-      const head = await stores.events.headPosition();
-      if (head !== undefined) {
-        const shared = new SharedReadModelsCatchUp(stores.readStore, allProjections.map((p) => p.name), log);
-        catchUp = reportCatchUp(shared, head, log);
+    // A stop asked for during the catch-up ends the catch-up (the runner's stop resolves its start).
+    const stopCatchUp = new AbortController();
+    const onAbort = () => {
+      stopCatchUp.abort();
+      void projections?.stop();
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      if (signal?.aborted) throw new ServiceStartStopped();
+      if (projections) {
+        catchUp = reportCatchUp(projections, await stores.events.headPosition(), log.child({ role: 'projections' }));
         try {
-          await shared.reach(head);
+          await projections.start();
         } finally {
           catchUp.stop();
         }
+      } else if (serves) {
+        // The read models are another process's: wait for it, as a process with the projections waits for its own.
+        const head = await stores.events.headPosition();
+        if (head !== undefined) {
+          const shared = new SharedReadModelsCatchUp(stores.readStore, allProjections.map((p) => p.name), log);
+          catchUp = reportCatchUp(shared, head, log);
+          try {
+            await shared.reach(head, stopCatchUp.signal);
+          } finally {
+            catchUp.stop();
+          }
+        }
       }
+      if (signal?.aborted) throw new ServiceStartStopped();
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
     }
     starting.doing = 'the read models have caught up; starting the roles';
     if (config.roles.has('sagas')) {
@@ -367,6 +397,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
       });
       ingestionGate.open(app.callback());
     }
+    if (signal?.aborted) throw new ServiceStartStopped();
     log.info({ apiUrl, ingestionUrl, ingestionTlsUrl, roles: [...config.roles], eventStore: config.eventStoreUrl ? 'eventstoredb' : 'sqlite', readStore: config.readStore }, 'service started');
     return { config, stores, apiUrl, ingestionUrl, ingestionTlsUrl, projections, jobWorker: jobWorker?.worker, stop, endDueSubscriptions: async (now) => subscriptionEnd?.runOnce(now), fullyDeleteDueProjects: async (now) => projectDeletion?.runOnce(now) };
   } catch (error) {
@@ -398,19 +429,31 @@ async function main(): Promise<void> {
     else await rebuildReadModels(config, log);
     return;
   }
-  const service = await startService(config, log);
+  // Set before the start: a signal during a long catch-up stops it in order rather than kill it.
+  const starting = new AbortController();
+  let service: RunningService | undefined;
+  let stopping = false;
+  const stopped = (error?: unknown) => {
+    if (error !== undefined) log.error({ err: error }, 'stopping failed');
+    process.exit(error === undefined ? 0 : 1);
+  };
   const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
     log.info({ signal }, 'stopping');
-    service.stop().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        log.error({ err: error }, 'stopping failed');
-        process.exit(1);
-      },
-    );
+    if (service) service.stop().then(() => stopped(), stopped);
+    else starting.abort();
   };
   process.once('SIGINT', () => shutdown('SIGINT'));
   process.once('SIGTERM', () => shutdown('SIGTERM'));
+  try {
+    service = await startService(config, log, { signal: starting.signal });
+  } catch (error) {
+    if (!(error instanceof ServiceStartStopped)) throw error;
+    log.info('stopped while starting; the next start goes on from where the read models are');
+    stopped();
+    return;
+  }
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {

@@ -134,6 +134,7 @@ function directApplier(readStore: ReadStore): LaneApplier<ProjectionSubscriber> 
  */
 export class ProjectionRunner implements ReadModelSync, ProjectionHealth {
   private readonly subscription: CheckpointedSubscription<ProjectionSubscriber>;
+  private stopping: Promise<void> | undefined;
 
   constructor(
     private readonly events: EventStore,
@@ -181,8 +182,9 @@ export class ProjectionRunner implements ReadModelSync, ProjectionHealth {
     if (deferred && caughtUp) (this.readStore as SqliteReadStore).buildDeferredIndexes();
   }
 
+  /** Stops after the batch being applied, its checkpoint stored; later calls wait for the same stop. */
   stop(): Promise<void> {
-    return this.subscription.stop();
+    return (this.stopping ??= this.subscription.stop());
   }
 
   /** The position every healthy projection has applied, or undefined before the first event. */

@@ -27,9 +27,9 @@ export class SharedReadModelsCatchUp {
     return this.reached;
   }
 
-  /** Resolves once every healthy projection's stored checkpoint has reached `head`. */
-  async reach(head: Position): Promise<void> {
-    for (;;) {
+  /** Resolves once every healthy projection's stored checkpoint has reached `head`, or `stop` is aborted. */
+  async reach(head: Position, stop?: AbortSignal): Promise<void> {
+    while (!stop?.aborted) {
       try {
         const stalled = stalledProjections(await this.status.failures());
         const names = this.projectionNames.filter((n) => !stalled.has(n));
@@ -41,7 +41,7 @@ export class SharedReadModelsCatchUp {
         if (!isTransientStoreError(error)) throw error;
         this.log.warn({ err: error }, 'the read store did not answer; looking at the checkpoints again');
       }
-      await sleep(this.intervalMs);
+      await sleep(this.intervalMs, undefined, { signal: stop }).catch(() => {});
     }
   }
 }

@@ -273,9 +273,11 @@ export class CheckpointedSubscription<S extends Subscriber> {
     return this.lanes.flatMap((lane) => (lane.failure ? [this.describe(lane, lane.failure)] : []));
   }
 
-  /** Resolves true once every healthy subscriber has applied `position`, false when `timeoutMs` passed first. */
+  /** Resolves true once every healthy subscriber has applied `position`; false when `timeoutMs` passed first, or once stopped. */
   waitFor(position: Position, timeoutMs: number): Promise<boolean> {
     if (this.caughtUp(position)) return Promise.resolve(true);
+    // Stopped (maybe while it was starting): nothing will move it any further.
+    if (this.stopped) return Promise.resolve(false);
     return new Promise((resolve) => {
       const waiter: Waiter = { position, resolve };
       this.waiters.push(waiter);

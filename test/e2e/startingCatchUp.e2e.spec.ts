@@ -10,6 +10,8 @@ import { keepAliveCall, type KeptAliveAnswer } from '../support/keepAliveCall';
 import { embeddedServiceEnv, fillLog, FILL_FILE, type FilledLog } from '../../bench/fillLog';
 import { READ_MODELS_FILE } from '../../service/composition';
 import { SqliteEventStore } from '../../stores/eventstore/sqliteEventStore';
+import { SqliteReadStore } from '../../stores/readstore/sqliteReadStore';
+import { allProjections } from '../../projections';
 import type { Position } from '../../stores/eventstore/eventStore';
 import { killAll, startListeningServiceProcess } from '../support/serviceProcess';
 
@@ -49,6 +51,52 @@ describe('a start that must catch the read models up with a long log', () => {
     await log?.close();
     if (folder) await rm(folder, { recursive: true, force: true });
   });
+
+  it('stops in order when signalled while catching up: exit 0 before the catch-up ends, checkpoints stored for the next start', async () => {
+    const head = (await log.headPosition()) as Position;
+    const service = await startListeningServiceProcess(folder, children);
+    const output: string[] = [];
+    service.child.stdout!.on('data', (chunk: Buffer) => output.push(chunk.toString('utf8')));
+    let caughtUp = false;
+    service.started.then(() => (caughtUp = true), () => {});
+    const api = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      // Some of the log applied, not all of it.
+      let position = 0n;
+      for (let polls = 0; position === 0n; polls++) {
+        expect(polls).toBeLessThan(300);
+        const health = await call(api, `${service.apiUrl}/health`);
+        expect(health.status).toBe(503);
+        position = BigInt((JSON.parse(health.text) as { catchUp?: { position: string } }).catchUp?.position ?? '0');
+        if (position === 0n) await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      const exited = new Promise<number | null>((resolve) => service.child.once('exit', (code) => resolve(code)));
+      const signalled = Date.now();
+      service.child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      const stopSeconds = (Date.now() - signalled) / 1000;
+      expect(caughtUp).toBe(false);
+      const logged = output.join('');
+      expect(logged).toContain('"signal":"SIGTERM"');
+      expect(logged).toContain('stopped while starting');
+      expect(logged).not.toContain('service started');
+      expect(stopSeconds).toBeLessThan(30);
+    } finally {
+      api.destroy();
+    }
+    // What was applied is kept, with its checkpoint: the next start goes on from it.
+    const readModels = SqliteReadStore.open(path.join(folder, READ_MODELS_FILE));
+    try {
+      const checkpoints = await Promise.all(allProjections.map((p) => readModels.getCheckpoint(p.name)));
+      const lowest = checkpoints.reduce<bigint>((low, c) => (c === undefined ? 0n : c < low ? c : low), head);
+      expect(lowest).toBeGreaterThan(0n);
+      expect(lowest).toBeLessThan(head);
+    } finally {
+      await readModels.close();
+    }
+    // The next test starts from no read models again.
+    for (const suffix of ['', '-wal', '-shm']) await rm(path.join(folder, READ_MODELS_FILE + suffix), { force: true });
+  }, 180_000);
 
   it('listens at once, answers 503 with its progress and accepts nothing while catching up, then serves on the same connections', async () => {
     const head = (await log.headPosition()) as Position;

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig, startService, type RunningService } from '../../main';
+import { loadConfig, ServiceStartStopped, startService, type RunningService } from '../../main';
 import { READ_MODELS_FILE } from '../../service/composition';
 import { signup } from '../support/testService';
 
@@ -49,5 +49,28 @@ describe('an API process without the projections role, on read models behind the
     expect((await fetch(`${apiUrl}/health`)).status).toBe(200);
     const login = await fetch(`${apiUrl}/v1/api-login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'ada', password: signup().password }) });
     expect(login.status).toBe(200);
+  });
+
+  it('stops waiting when its start is stopped: the ports close and the start rejects saying why', async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'edge-ml-split-stop-'));
+    const first = await startService(loadConfig(env(dataDir, '')), pino({ level: 'silent' }));
+    expect((await fetch(`${first.apiUrl!}/v1/api-user-create`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(signup({ username: 'ada', email: 'ada@example.com' })) })).status).toBe(200);
+    await first.stop();
+    for (const suffix of ['', '-wal', '-shm']) await rm(path.join(dataDir, READ_MODELS_FILE + suffix), { force: true });
+
+    const lines: { msg?: string; apiUrl?: string }[] = [];
+    const log = pino({ level: 'info' }, new Writable({ write: (chunk: Buffer, _encoding, done) => (lines.push(JSON.parse(chunk.toString()) as { msg?: string }), done()) }));
+    const stop = new AbortController();
+    const api = startService(loadConfig(env(dataDir, 'api')), log, { signal: stop.signal });
+    api.catch(() => {});
+    await expect.poll(() => lines.find((l) => l.msg?.startsWith('service listening'))).toBeDefined();
+    const apiUrl = lines.find((l) => l.msg?.startsWith('service listening'))!.apiUrl!;
+    expect((await fetch(`${apiUrl}/health`)).status).toBe(503);
+
+    stop.abort();
+    await expect(api).rejects.toBeInstanceOf(ServiceStartStopped);
+    await expect(fetch(`${apiUrl}/health`)).rejects.toThrow();
+    // Nothing of the stopped start is in the way: a whole service starts on the folder.
+    running.push(await startService(loadConfig(env(dataDir, '')), pino({ level: 'silent' })));
   });
 });
