@@ -66,6 +66,9 @@ export async function benchLargeUploads(): Promise<BenchResult> {
               lines.push(describeCase(message, over, atStart - idle));
               break;
             }
+            case 'note':
+              lines.push(message.line);
+              break;
             case 'done':
               resolve();
               break;

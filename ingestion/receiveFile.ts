@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
+import { writeSync } from 'node:fs';
 import { open, rm, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -8,7 +8,6 @@ import { pipeline } from 'node:stream/promises';
 import { ValidationError } from '../domain/shared/errors';
 import type { SampleSource } from '../domain/sample/formats/sampleFormat';
 import type { BlobInfo, BlobStore } from '../stores/blobstore/blobStore';
-import { WriteBehind } from './writeBehind';
 
 /** 100 MB a file, as the spec's limits say. */
 export const MAX_FILE_BYTES = 100 * 1000 * 1000;
@@ -33,31 +32,47 @@ export function isAbortOf(body: Readable, error: unknown): boolean {
 }
 
 /**
- * Streams `source`, through `transform`, into a new file: backpressure and every stream's errors are
- * the pipeline's. On any failure nothing is left: the file is removed only once its write stream has
- * closed, because a stream still opening its file would create it again after the removal.
+ * Bytes written between two syncs of a file being received. The kernel would otherwise write none
+ * of it to disk before the sync that makes it durable (the blob store's, once it is whole), and
+ * 100 MB of dirty pages then took that sync's whole time after the last byte arrived.
  */
-export async function streamToFile(source: Readable, transform: (chunks: AsyncIterable<Buffer>) => AsyncIterable<Buffer>, file: string): Promise<void> {
-  const out = createWriteStream(file, { flags: 'wx', highWaterMark: 1024 * 1024 });
-  // The pipeline reports the first error; a stream destroyed mid-write reports its interrupted write
-  // again once that write returns, when the pipeline no longer listens (ERR_STREAM_DESTROYED).
-  out.on('error', () => {});
-  const behind = new WriteBehind(file);
+export const WRITE_BEHIND_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Streams `source` into a new file, each chunk that `keep` (which may also throw) says to; on any
+ * failure nothing is left of the file.
+ * Each chunk is written at once, synchronously: a write into the page cache costs less than handing
+ * it to the thread pool (a 100 MB upload took 20-30% longer through a write stream). A write blocks
+ * only when the kernel holds too much unwritten data, so the file is synced every WRITE_BEHIND_BYTES
+ * in the background, and the reading waits for that sync before going more than twice that far
+ * ahead of the disk: one file never holds more than that unwritten, however slow the disk.
+ */
+export async function streamToFile(source: Readable, file: string, keep: (chunk: Buffer) => boolean): Promise<void> {
+  const handle = await open(file, 'wx');
+  let syncing: Promise<void> | undefined;
   try {
-    await pipeline(source, transform, async function* counted(chunks: AsyncIterable<Buffer>) {
+    await pipeline(source, async (chunks: AsyncIterable<Buffer>) => {
+      let unsynced = 0;
       for await (const chunk of chunks) {
-        behind.wrote(chunk.length);
-        yield chunk;
+        if (!keep(chunk)) continue;
+        for (let offset = 0; offset < chunk.length; ) offset += writeSync(handle.fd, chunk, offset, chunk.length - offset);
+        unsynced += chunk.length;
+        if (unsynced < WRITE_BEHIND_BYTES) continue;
+        await syncing;
+        unsynced = 0;
+        syncing = handle.datasync();
+        // Its failure is reported where it is awaited; till then it must not count as unhandled.
+        syncing.catch(() => {});
       }
-    }, out);
+    });
+    await syncing;
   } catch (error) {
-    out.destroy();
-    if (!out.closed) await new Promise<void>((resolve) => out.once('close', () => resolve()));
-    await behind.close();
+    await syncing?.catch(() => {});
+    await handle.close().catch(() => {});
     await rm(file, { force: true });
     throw isAbortOf(source, error) ? new UploadAbortedError() : error;
   }
-  await behind.close();
+  await handle.close();
 }
 
 export interface ReceivedFile {
@@ -125,18 +140,12 @@ export async function receiveToFile(body: Readable, dir: string, maxBytes = MAX_
   const file = path.join(dir, `${randomUUID()}.part`);
   const hash = createHash('sha256');
   let size = 0;
-  await streamToFile(
-    body,
-    async function* meter(chunks) {
-      for await (const chunk of chunks) {
-        size += chunk.length;
-        if (size > maxBytes) throw new FileTooLargeError(maxBytes);
-        hash.update(chunk);
-        yield chunk;
-      }
-    },
-    file,
-  );
+  await streamToFile(body, file, (chunk) => {
+    size += chunk.length;
+    if (size > maxBytes) throw new FileTooLargeError(maxBytes);
+    hash.update(chunk);
+    return true;
+  });
   return receivedOnDisk(file, size, hash.digest('hex'));
 }
 

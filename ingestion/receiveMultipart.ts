@@ -25,21 +25,15 @@ async function receivePart(stream: Readable, dir: string, maxBytes: number): Pro
   const hash = createHash('sha256');
   let size = 0;
   let tooLarge = false;
-  await streamToFile(
-    stream,
-    async function* meter(chunks) {
-      for await (const chunk of chunks) {
-        size += chunk.length;
-        if (tooLarge || size > maxBytes) {
-          tooLarge = true;
-          continue;
-        }
-        hash.update(chunk);
-        yield chunk;
-      }
-    },
-    file,
-  );
+  await streamToFile(stream, file, (chunk) => {
+    size += chunk.length;
+    if (tooLarge || size > maxBytes) {
+      tooLarge = true;
+      return false;
+    }
+    hash.update(chunk);
+    return true;
+  });
   if (tooLarge) {
     await rm(file, { force: true });
     return new FileTooLargeError(maxBytes);
