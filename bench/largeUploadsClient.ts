@@ -81,8 +81,10 @@ async function run(setup: ClientSetup): Promise<void> {
     ['CSV via /files', 'csv', 'files'],
     ['WAV via /files', 'wav', 'files'],
   ];
+  // BENCH_UPLOAD_FORMATS=wav,csv runs only those formats' cases (to look at one figure again).
+  const only = process.env.BENCH_UPLOAD_FORMATS?.split(',').map((f) => f.trim().toLowerCase());
   let variant = 0;
-  for (const [name, format, route] of cases) {
+  for (const [name, format, route] of cases.filter(([, format]) => !only || only.includes(format))) {
     const path = files[format];
     const { size } = await stat(path);
     const post = () => (route === 'data' ? postBody(agent, base, setup.apiKey, path, size, format) : postMultipart(agent, base, setup.apiKey, path, size, format));

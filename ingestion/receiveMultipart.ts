@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import type { IncomingHttpHeaders } from 'node:http';
 import path from 'node:path';
@@ -6,6 +6,7 @@ import { finished, type Readable } from 'node:stream';
 import busboy from 'busboy';
 import { ValidationError } from '../domain/shared/errors';
 import { FileTooLargeError, receivedOnDisk, streamToFile, type ReceivedFile } from './receiveFile';
+import { streamingSha256 } from './sha256Thread';
 
 export interface ReceivedPart {
   field: string;
@@ -22,23 +23,33 @@ export interface ReceivedPart {
  */
 async function receivePart(stream: Readable, dir: string, maxBytes: number): Promise<ReceivedFile | FileTooLargeError> {
   const file = path.join(dir, `${randomUUID()}.part`);
-  const hash = createHash('sha256');
+  const hash = streamingSha256();
   let size = 0;
   let tooLarge = false;
-  await streamToFile(stream, file, (chunk) => {
-    size += chunk.length;
-    if (tooLarge || size > maxBytes) {
-      tooLarge = true;
-      return false;
-    }
-    hash.update(chunk);
-    return true;
-  });
+  try {
+    await streamToFile(stream, file, (chunk) => {
+      size += chunk.length;
+      if (tooLarge || size > maxBytes) {
+        tooLarge = true;
+        return false;
+      }
+      return hash.update(chunk)?.then(() => true) ?? true;
+    });
+  } catch (error) {
+    hash.abandon();
+    throw error;
+  }
   if (tooLarge) {
+    hash.abandon();
     await rm(file, { force: true });
     return new FileTooLargeError(maxBytes);
   }
-  return receivedOnDisk(file, size, hash.digest('hex'));
+  try {
+    return receivedOnDisk(file, size, await hash.digest());
+  } catch (error) {
+    await rm(file, { force: true });
+    throw error;
+  }
 }
 
 /**
