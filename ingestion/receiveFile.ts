@@ -49,32 +49,40 @@ export const WRITE_BEHIND_BYTES = 8 * 1024 * 1024;
  * ahead of the disk: one file never holds more than that unwritten, however slow the disk.
  */
 export async function streamToFile(source: Readable, file: string, keep: (chunk: Buffer) => boolean | Promise<boolean>): Promise<void> {
-  const handle = await open(file, 'wx');
+  let handle: FileHandle | undefined;
   let syncing: Promise<void> | undefined;
+  let writing: Promise<void> | undefined;
+  const write = async (chunks: AsyncIterable<Buffer>) => {
+    const out = (handle = await open(file, 'wx'));
+    let unsynced = 0;
+    for await (const chunk of chunks) {
+      const kept = keep(chunk);
+      if (!(typeof kept === 'boolean' ? kept : await kept)) continue;
+      for (let offset = 0; offset < chunk.length; ) offset += writeSync(out.fd, chunk, offset, chunk.length - offset);
+      unsynced += chunk.length;
+      if (unsynced < WRITE_BEHIND_BYTES) continue;
+      await syncing;
+      unsynced = 0;
+      syncing = out.datasync();
+      // Its failure is reported where it is awaited; till then it must not count as unhandled.
+      syncing.catch(() => {});
+    }
+  };
   try {
-    await pipeline(source, async (chunks: AsyncIterable<Buffer>) => {
-      let unsynced = 0;
-      for await (const chunk of chunks) {
-        const kept = keep(chunk);
-        if (!(typeof kept === 'boolean' ? kept : await kept)) continue;
-        for (let offset = 0; offset < chunk.length; ) offset += writeSync(handle.fd, chunk, offset, chunk.length - offset);
-        unsynced += chunk.length;
-        if (unsynced < WRITE_BEHIND_BYTES) continue;
-        await syncing;
-        unsynced = 0;
-        syncing = handle.datasync();
-        // Its failure is reported where it is awaited; till then it must not count as unhandled.
-        syncing.catch(() => {});
-      }
-    });
+    // The pipeline takes the source's errors from this call on: a source that fails before the
+    // file is open (a multipart parser destroyed by a cut connection) must not fail unheard.
+    await pipeline(source, (chunks: AsyncIterable<Buffer>) => (writing = write(chunks)));
     await syncing;
   } catch (error) {
+    // The pipeline may end on the source's error while the writing still opens the file: once it
+    // has settled, nothing can create the file again after its removal.
+    await writing?.catch(() => {});
     await syncing?.catch(() => {});
-    await handle.close().catch(() => {});
+    await handle?.close().catch(() => {});
     await rm(file, { force: true });
     throw isAbortOf(source, error) ? new UploadAbortedError() : error;
   }
-  await handle.close();
+  await handle?.close();
 }
 
 export interface ReceivedFile {

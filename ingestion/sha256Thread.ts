@@ -129,6 +129,8 @@ class Sha256Thread {
     };
     // Copies a piece that has room now; a piece that would cross the ring's end goes in two.
     const copyNow = (piece: Buffer) => {
+      // Dropped meanwhile: the thread has let the hash go, and must not start it again.
+      if (done) return;
       const at = this.written % RING_BYTES;
       const first = Math.min(piece.length, RING_BYTES - at);
       this.ring.set(piece.subarray(0, first), at);
