@@ -4,6 +4,7 @@ import { dspConfigGroups } from '../../domain/impulse/dspConfig';
 import { NotFoundError } from '../../domain/shared/errors';
 import type { ApiDeps } from '../apiDeps';
 import { requestContext } from '../auth/principal';
+import { Admission } from '../http/admission';
 import { intParam, operation, queryInteger, type Operation } from '../http/operation';
 import { DspConfigRequest } from './impulseSchemas';
 import { commonFrequency, DSP_POOL_TASKS, readAllBytes, windowSampleOf } from '../../commands/dsp/generateFeatures';
@@ -54,7 +55,11 @@ function sliceInput(dsp: ImpulseDsp, sample: SampleDocument, query: z.infer<type
   return { ...common, timeSeries: { windowing, slice: sliceRange(sample, windowing, query.sliceStart, query.sliceEnd) } };
 }
 
+/** Slices waiting for a place in the DSP pool; more at once are refused (503) rather than queued. */
+const MAX_WAITING_SLICES = 16;
+
 export function dspOperations(deps: ApiDeps): Operation[] {
+  const sliceAdmission = new Admission(deps.dspPool.size, MAX_WAITING_SLICES, 'DSP slice runs');
   const featureLabelsOf = async (metadataSha: string): Promise<string[]> => {
     const chunks: Buffer[] = [];
     for await (const chunk of await deps.blobs.open(metadataSha)) chunks.push(chunk as Buffer);
@@ -85,8 +90,12 @@ export function dspOperations(deps: ApiDeps): Operation[] {
       if (error instanceof DspConfigurationError || error instanceof WindowingError) throw new ValidationError(error.message, 'DSP_CONFIGURATION');
       throw error;
     }
-    const input: SliceFeaturesInput = { ...prepared, bytes: await readAllBytes(await deps.blobs.open(sample.sha256)) };
-    const outcome = await deps.dspPool.run<DspTaskOutcome<SliceFeatures>>({ module: DSP_POOL_TASKS, name: 'sliceFeatures', input });
+    // The sample is read only once the pool can take it: queued slices hold no bytes (admission.ts).
+    const outcome = await sliceAdmission.run(async () => {
+      const input: SliceFeaturesInput = { ...prepared, bytes: await readAllBytes(await deps.blobs.open(sample.sha256)) };
+      return deps.dspPool.run<DspTaskOutcome<SliceFeatures>>({ module: DSP_POOL_TASKS, name: 'sliceFeatures', input });
+    });
+    const input = prepared;
     if (!outcome.ok) throw new ValidationError(outcome.refusal, 'DSP_CONFIGURATION');
     const r = outcome.value;
     const axes = input.dsp.dspBlock.axes;
