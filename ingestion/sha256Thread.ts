@@ -89,8 +89,9 @@ class Sha256Thread {
     worker.on('error', fail);
     worker.on('exit', (code) => fail(new Error(`the hashing thread ended (exit code ${code})`)));
     // Held while a hash is open, and never else: an idle thread does not keep a process alive.
-    // (After the listeners: adding one holds it again.)
-    worker.unref();
+    // (After the listeners: adding one holds it again. A thread started anew after one died may
+    // start with hashes of the old one still open.)
+    if (this.open === 0) worker.unref();
     this.worker = worker;
     this.ring = new Uint8Array(shared);
     this.written = 0;
@@ -156,7 +157,7 @@ class Sha256Thread {
       update: (chunk) => {
         if (this.worker !== worker) throw this.failure ?? new Error('the hashing thread ended');
         // The common case, with nothing queued and room in the ring: copied now, nothing to wait for.
-        if (queued === 0 && this.roomWaiters.length === 0 && chunk.length <= MAX_PIECE && this.room(chunk.length) === undefined) {
+        if (queued === 0 && this.roomWaiters.length === 0 && chunk.length <= MAX_PIECE && this.hasRoom(chunk.length)) {
           copyNow(chunk);
           return undefined;
         }
@@ -183,9 +184,13 @@ class Sha256Thread {
     };
   }
 
-  /** Undefined when `bytes` fit in the ring now, else a wait for the thread to free room. */
+  private hasRoom(bytes: number): boolean {
+    return RING_BYTES - (this.written - this.consumed) >= bytes;
+  }
+
+  /** Undefined when `bytes` fit in the ring now (or there is no thread to wait for), else a wait for the thread to free room. */
   private room(bytes: number): Promise<void> | undefined {
-    if (RING_BYTES - (this.written - this.consumed) >= bytes || !this.worker) return undefined;
+    if (this.hasRoom(bytes) || !this.worker) return undefined;
     return new Promise<void>((resolve) => this.roomWaiters.push(resolve)).then(() => this.room(bytes));
   }
 }
