@@ -243,12 +243,9 @@ export async function startService(config: Config, log: Logger = pino({ level: c
     }
     if (serves) log.info({ apiUrl, ingestionUrl, ingestionTlsUrl }, 'service listening; it answers 503 until the read models have caught up with the log');
 
-    // A stop asked for during the catch-up ends the catch-up (the runner's stop resolves its start).
-    const stopCatchUp = new AbortController();
-    const onAbort = () => {
-      stopCatchUp.abort();
-      void projections?.stop();
-    };
+    // A stop asked for during the catch-up ends the catch-up (the runner's stop resolves its start;
+    // the wait for another process's read models takes the signal itself).
+    const onAbort = () => void projections?.stop();
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
       if (signal?.aborted) throw new ServiceStartStopped();
@@ -266,7 +263,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
           const shared = new SharedReadModelsCatchUp(stores.readStore, allProjections.map((p) => p.name), log);
           catchUp = reportCatchUp(shared, head, log);
           try {
-            await shared.reach(head, stopCatchUp.signal);
+            await shared.reach(head, signal);
           } finally {
             catchUp.stop();
           }

@@ -143,29 +143,44 @@ export async function receiveBody(body: Readable, declaredLength: number | undef
 }
 
 /**
- * Streams a body to a temporary file, hashing and counting on the way: memory does not grow with
- * the file. Past `maxBytes` the file is removed and FileTooLargeError thrown.
+ * Streams `source` to a new file in `dir`, counted and hashed (off the event loop) on the way:
+ * memory does not grow with the file. Past `maxBytes`, `past: 'throw'` fails with
+ * FileTooLargeError; `'drop'` reads the rest and discards it (a multipart part, so that the
+ * request's other parts still go through) and answers the error instead of a file. Whatever fails,
+ * no file is left behind.
  */
-export async function receiveToFile(body: Readable, dir: string, maxBytes = MAX_FILE_BYTES): Promise<ReceivedFile> {
+export async function receiveHashed(source: Readable, dir: string, maxBytes: number, past: 'throw' | 'drop'): Promise<ReceivedFile | FileTooLargeError> {
   const file = path.join(dir, `${randomUUID()}.part`);
   const hash = streamingSha256();
   let size = 0;
+  let tooLarge = false;
   try {
-    await streamToFile(body, file, (chunk) => {
+    await streamToFile(source, file, (chunk) => {
       size += chunk.length;
-      if (size > maxBytes) throw new FileTooLargeError(maxBytes);
+      if (tooLarge || size > maxBytes) {
+        if (past === 'throw') throw new FileTooLargeError(maxBytes);
+        tooLarge = true;
+        return false;
+      }
       return hash.update(chunk)?.then(() => true) ?? true;
     });
-  } catch (error) {
-    hash.abandon();
-    throw error;
-  }
-  try {
+    if (tooLarge) {
+      await rm(file, { force: true });
+      return new FileTooLargeError(maxBytes);
+    }
     return receivedOnDisk(file, size, await hash.digest());
   } catch (error) {
     await rm(file, { force: true });
     throw error;
+  } finally {
+    // After a digest this does nothing; else the thread lets the hash go.
+    hash.abandon();
   }
+}
+
+/** A body streamed to a temporary file (receiveHashed); past `maxBytes`, FileTooLargeError. */
+export async function receiveToFile(body: Readable, dir: string, maxBytes = MAX_FILE_BYTES): Promise<ReceivedFile> {
+  return (await receiveHashed(body, dir, maxBytes, 'throw')) as ReceivedFile;
 }
 
 /** Random access to a received file for the format parsers. */

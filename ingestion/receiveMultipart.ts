@@ -1,12 +1,8 @@
-import { randomUUID } from 'node:crypto';
-import { rm } from 'node:fs/promises';
 import type { IncomingHttpHeaders } from 'node:http';
-import path from 'node:path';
 import { finished, type Readable } from 'node:stream';
 import busboy from 'busboy';
 import { ValidationError } from '../domain/shared/errors';
-import { FileTooLargeError, receivedOnDisk, streamToFile, type ReceivedFile } from './receiveFile';
-import { streamingSha256 } from './sha256Thread';
+import { FileTooLargeError, receiveHashed, type ReceivedFile } from './receiveFile';
 
 export interface ReceivedPart {
   field: string;
@@ -15,41 +11,6 @@ export interface ReceivedPart {
   declaredType: string | null;
   /** The part's file on disk, or why it was not kept (too large). */
   file: ReceivedFile | FileTooLargeError;
-}
-
-/**
- * One part to disk, hashed and counted on the way. A part over `maxBytes` is dropped on its own
- * (the rest of it is read and discarded), so the other parts of the request still go through.
- */
-async function receivePart(stream: Readable, dir: string, maxBytes: number): Promise<ReceivedFile | FileTooLargeError> {
-  const file = path.join(dir, `${randomUUID()}.part`);
-  const hash = streamingSha256();
-  let size = 0;
-  let tooLarge = false;
-  try {
-    await streamToFile(stream, file, (chunk) => {
-      size += chunk.length;
-      if (tooLarge || size > maxBytes) {
-        tooLarge = true;
-        return false;
-      }
-      return hash.update(chunk)?.then(() => true) ?? true;
-    });
-  } catch (error) {
-    hash.abandon();
-    throw error;
-  }
-  if (tooLarge) {
-    hash.abandon();
-    await rm(file, { force: true });
-    return new FileTooLargeError(maxBytes);
-  }
-  try {
-    return receivedOnDisk(file, size, await hash.digest());
-  } catch (error) {
-    await rm(file, { force: true });
-    throw error;
-  }
 }
 
 /**
@@ -72,7 +33,7 @@ export async function receiveMultipart(
   const done = new Promise<void>((resolve, reject) => {
     parser.on('file', (field, stream, info) => {
       parts.push(
-        receivePart(stream, options.dir, options.maxFileBytes).then((file) => ({
+        receiveHashed(stream, options.dir, options.maxFileBytes, 'drop').then((file) => ({
           field,
           fileName: info.filename ?? '',
           declaredType: info.mimeType ? info.mimeType.split(';')[0]!.trim().toLowerCase() || null : null,

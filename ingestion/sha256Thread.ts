@@ -48,7 +48,7 @@ export interface StreamingSha256 {
   /** Hands a chunk over, copied; resolves at once unless the ring is full. */
   update(chunk: Buffer): Promise<void> | undefined;
   digest(): Promise<string>;
-  /** Drops the hash (an upload that failed). */
+  /** Drops the hash (an upload that failed); after its digest, does nothing. */
   abandon(): void;
 }
 
@@ -121,6 +121,10 @@ class Sha256Thread {
     }
     const id = this.nextId++;
     this.opened();
+    // The thread this hash began on is gone (it died): its state is lost, the hash fails.
+    const throwIfGone = () => {
+      if (this.worker !== worker) throw this.failure ?? new Error('the hashing thread ended');
+    };
     let done = false;
     const finish = () => {
       if (done) return false;
@@ -146,7 +150,7 @@ class Sha256Thread {
       for (let offset = 0; offset < chunk.length; offset += MAX_PIECE) {
         const piece = chunk.subarray(offset, offset + MAX_PIECE);
         await this.room(piece.length);
-        if (this.worker !== worker) throw this.failure ?? new Error('the hashing thread ended');
+        throwIfGone();
         copyNow(piece);
       }
     };
@@ -155,7 +159,7 @@ class Sha256Thread {
     let queued = 0;
     return {
       update: (chunk) => {
-        if (this.worker !== worker) throw this.failure ?? new Error('the hashing thread ended');
+        throwIfGone();
         // The common case, with nothing queued and room in the ring: copied now, nothing to wait for.
         if (queued === 0 && this.roomWaiters.length === 0 && chunk.length <= MAX_PIECE && this.hasRoom(chunk.length)) {
           copyNow(chunk);
@@ -167,7 +171,7 @@ class Sha256Thread {
       },
       digest: async () => {
         await queue;
-        if (this.worker !== worker) throw this.failure ?? new Error('the hashing thread ended');
+        throwIfGone();
         try {
           return await new Promise<string>((resolve, reject) => {
             this.digests.set(id, { resolve, reject });

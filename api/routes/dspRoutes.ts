@@ -95,10 +95,9 @@ export function dspOperations(deps: ApiDeps): Operation[] {
       const input: SliceFeaturesInput = { ...prepared, bytes: await readAllBytes(await deps.blobs.open(sample.sha256)) };
       return deps.dspPool.run<DspTaskOutcome<SliceFeatures>>({ module: DSP_POOL_TASKS, name: 'sliceFeatures', input });
     });
-    const input = prepared;
     if (!outcome.ok) throw new ValidationError(outcome.refusal, 'DSP_CONFIGURATION');
     const r = outcome.value;
-    const axes = input.dsp.dspBlock.axes;
+    const axes = prepared.dsp.dspBlock.axes;
     return {
       features: r.features,
       graphs: r.graphs,
@@ -111,9 +110,9 @@ export function dspOperations(deps: ApiDeps): Operation[] {
           device_name: sample.deviceName ?? undefined,
           device_type: sample.deviceType ?? '',
           // Only the axes the block reads, in its order (as the SDK documents the slice).
-          sensors: input.timeSeries ? axes.map((name) => ({ index: sample.sensors.findIndex((s) => s.name === name), name, units: sample.sensors.find((s) => s.name === name)?.units ?? '' })) : [],
+          sensors: prepared.timeSeries ? axes.map((name) => ({ index: sample.sensors.findIndex((s) => s.name === name), name, units: sample.sensors.find((s) => s.name === name)?.units ?? '' })) : [],
           values: r.rows,
-          ...(input.timeSeries ? { cropStart: input.timeSeries.slice.start, cropEnd: input.timeSeries.slice.end } : {}),
+          ...(prepared.timeSeries ? { cropStart: prepared.timeSeries.slice.start, cropEnd: prepared.timeSeries.slice.end } : {}),
           intervalMs: sample.intervalMs,
           frequencyHz: sample.frequency,
         },
