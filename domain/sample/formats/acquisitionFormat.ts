@@ -1,8 +1,9 @@
 import { MAX_SAMPLE_LENGTH_MS } from '../sampleLimits';
-import { AcquisitionReader, EnoughRows } from './acquisitionReader';
+import { AcquisitionReader } from './acquisitionReader';
 import { CborTokenizer } from './cborTokenizer';
 import type { DocumentTokenizer } from './documentEvents';
 import { JsonTokenizer } from './jsonTokenizer';
+import { EnoughRows, RowList, type RowSink } from './rowSink';
 import { SignatureHasher } from './signatureHasher';
 import { Utf8Check } from './utf8Check';
 import { SampleFormatError, type ParseInput, type ParsedSample, type SampleSource } from './sampleFormat';
@@ -60,8 +61,15 @@ export async function parseAcquisition(input: ParseInput, encoding: AcquisitionE
  * `max` rows are read; with no `max` the whole file is checked. Throws SampleFormatError as the parser does.
  */
 export function readAcquisitionValues(bytes: Uint8Array, encoding: AcquisitionEncoding, max = Number.POSITIVE_INFINITY): number[][] {
-  const reader = new AcquisitionReader(max);
   if (max <= 0) return [];
+  const rows = new RowList(max);
+  readAcquisitionInto(bytes, encoding, rows);
+  return rows.rows;
+}
+
+/** As readAcquisitionValues, each row handed to `sink` as it is read, until the sink has enough (EnoughRows). */
+export function readAcquisitionInto(bytes: Uint8Array, encoding: AcquisitionEncoding, sink: RowSink): void {
+  const reader = new AcquisitionReader(sink);
   const decoder = new AcquisitionDecoder(reader, encoding);
   try {
     for (let at = 0; at < bytes.length; at += ACQUISITION_CHUNK_BYTES) decoder.write(bytes.subarray(at, at + ACQUISITION_CHUNK_BYTES));
@@ -70,13 +78,13 @@ export function readAcquisitionValues(bytes: Uint8Array, encoding: AcquisitionEn
   } catch (error) {
     if (!(error instanceof EnoughRows)) throw error;
   }
-  return reader.rows;
 }
 
 /** As readAcquisitionValues, from a stream of the file's bytes (a stored blob), reading no further than needed. */
 export async function streamAcquisitionValues(chunks: AsyncIterable<Uint8Array>, encoding: AcquisitionEncoding, max: number): Promise<number[][]> {
-  const reader = new AcquisitionReader(max);
   if (max <= 0) return [];
+  const rows = new RowList(max);
+  const reader = new AcquisitionReader(rows);
   const decoder = new AcquisitionDecoder(reader, encoding);
   try {
     for await (const chunk of chunks) {
@@ -87,7 +95,7 @@ export async function streamAcquisitionValues(chunks: AsyncIterable<Uint8Array>,
   } catch (error) {
     if (!(error instanceof EnoughRows)) throw error;
   }
-  return reader.rows;
+  return rows.rows;
 }
 
 /** The file's chunks in order, read through its source. */

@@ -10,6 +10,7 @@ import { MAX_DEVICE_TEXT_LENGTH, MAX_INTERVAL_MS, MAX_VALUE_ROWS, MIN_INTERVAL_M
 import { textProblem, type TextRule } from '../../shared/textRules';
 import type { DocumentSink, Scalar, StringToken } from './documentEvents';
 import { SampleFormatError, type SampleSensor } from './sampleFormat';
+import type { RowSink } from './rowSink';
 
 /** Most values (rows × sensors) one file may hold. */
 export const MAX_ACQUISITION_VALUES = 20_000_000;
@@ -38,8 +39,7 @@ export interface SignatureSpanListener {
   end(offset: number): void;
 }
 
-/** Thrown by the reader once a caller's `max` rows are collected: reading stops there. */
-export class EnoughRows extends Error {}
+export { EnoughRows } from './rowSink';
 
 // Where the next value goes.
 const DOCUMENT = 0;
@@ -111,22 +111,13 @@ export class AcquisitionReader implements DocumentSink {
   private firstWidth = -1;
   private rowProblem: string | null = null;
   private valuesProblem: string | null = null;
-  private readonly collected: number[][] | null;
-  private readonly max: number;
   private rowCells: number[] = [];
 
-  /** `collect`: keep the first `collect` rows (readAcquisitionValues); null: count and check only. */
+  /** `sink`: where the rows go (readAcquisitionValues); null: count and check only. */
   constructor(
-    collect: number | null,
+    private readonly sink: RowSink | null,
     private readonly signatureSpan?: SignatureSpanListener,
-  ) {
-    this.collected = collect === null ? null : [];
-    this.max = collect ?? 0;
-  }
-
-  get rows(): number[][] {
-    return this.collected ?? [];
-  }
+  ) {}
 
   // --- events ---------------------------------------------------------------------------------
 
@@ -438,7 +429,7 @@ export class AcquisitionReader implements DocumentSink {
     if (this.tagged !== null) return this.taggedItem(CELL, false);
     const col = this.rowWidth++;
     if (!isFiniteNumber(scalar)) return this.cellProblem(col, describe(scalar));
-    if (this.collected !== null) this.rowCells.push(scalar);
+    if (this.sink !== null) this.rowCells.push(scalar);
   }
 
   private cellProblem(col: number, what: string): void {
@@ -457,7 +448,7 @@ export class AcquisitionReader implements DocumentSink {
     } else if (this.rowProblem !== null) {
       this.problem(this.rowProblem);
     }
-    if (this.collected === null) return;
+    if (this.sink === null) return;
     const cells = this.rowCells;
     this.rowCells = [];
     if (this.valuesProblem === null) this.collect(cells);
@@ -472,9 +463,7 @@ export class AcquisitionReader implements DocumentSink {
   }
 
   private collect(row: number[]): void {
-    if (this.collected === null) return;
-    this.collected.push(row);
-    if (this.collected.length >= this.max) throw new EnoughRows();
+    this.sink?.add(row);
   }
 
   // --- helpers --------------------------------------------------------------------------------

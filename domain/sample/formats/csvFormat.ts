@@ -6,6 +6,7 @@ import { parse as parseSync } from 'csv-parse/sync';
 import { textProblem, type TextRule } from '../../shared/textRules';
 import { MAX_INTERVAL_MS, MAX_VALUE_ROWS, MIN_INTERVAL_MS } from '../sampleLimits';
 import { ACQUISITION_CHUNK_BYTES, MAX_ACQUISITION_VALUES, MAX_SENSOR_NAME_LENGTH, sourceChunks } from './acquisitionFormat';
+import { EnoughRows, RowList, type RowSink } from './rowSink';
 import { SampleFormatError, type ParseInput, type ParsedSample, type SampleSensor } from './sampleFormat';
 import { Utf8Check } from './utf8Check';
 
@@ -59,17 +60,27 @@ export async function parseCsv(input: ParseInput): Promise<ParsedSample> {
 
 /** The sensor values of a CSV file in memory, one row per time step (the time column left out); the first `max` rows only when given. */
 export function readCsvValues(bytes: Buffer, max = Number.POSITIVE_INFINITY): number[][] {
+  if (max <= 0) {
+    if (!isUtf8(bytes)) throw new SampleFormatError(NOT_UTF8);
+    return [];
+  }
+  const rows = new RowList(max);
+  readCsvInto(bytes, rows);
+  return rows.rows;
+}
+
+/** As readCsvValues, each row handed to `sink` as it is read, until the sink has enough (EnoughRows). */
+export function readCsvInto(bytes: Buffer, sink: RowSink): void {
   if (!isUtf8(bytes)) throw new SampleFormatError(NOT_UTF8);
   const options = csvOptions(firstLineOf(bytes));
-  const reader = new TableReader(max, options.delimiter === ';');
-  if (max <= 0) return [];
+  const reader = new TableReader(sink, options.delimiter === ';');
   try {
     parseSync(bytes, { ...options, on_record: (record: string[], info: Info) => reader.add(record, info.lines) });
   } catch (error) {
-    if (error === ENOUGH) return reader.rows;
+    if (reader.enough) return;
     throw formatError(error);
   }
-  return reader.finish().rows;
+  reader.finish();
 }
 
 /** The first `max` rows of a stored (already accepted) CSV file, from a stream of its bytes, read no further than needed. */
@@ -90,7 +101,8 @@ export async function streamCsvValues(chunks: AsyncIterable<Uint8Array>, max: nu
     headBytes += next.value.length;
   }
   const options = csvOptions(firstLineOf(Buffer.concat(head)));
-  const reader = new TableReader(max, options.delimiter === ';');
+  const rows = new RowList(max);
+  const reader = new TableReader(rows, options.delimiter === ';');
   const all = (async function* () {
     yield* head;
     if (!ended) yield* { [Symbol.asyncIterator]: () => iterator };
@@ -98,11 +110,12 @@ export async function streamCsvValues(chunks: AsyncIterable<Uint8Array>, max: nu
   try {
     await eachRecord(all, options, reader);
   } catch (error) {
-    // Stopping the pipeline early surfaces as its abort, not as ENOUGH: the reader knows it is done.
-    if (reader.enough) return reader.rows;
+    // Stopping the pipeline early surfaces as its abort, not as EnoughRows: the reader knows it is done.
+    if (reader.enough) return rows.rows;
     throw formatError(error);
   }
-  return reader.finish().rows;
+  reader.finish();
+  return rows.rows;
 }
 
 /** Feeds every record to `reader`, as fast as csv-parse's stream gives them (no line numbers). */
@@ -157,9 +170,6 @@ function csvOptions(firstLine: Buffer): CsvOptions {
   };
 }
 
-/** Thrown from on_record once the caller's rows are read: parsing stops there. */
-const ENOUGH = new Error('enough rows');
-
 /** A record refused while its line was not known; reading in order (inOrder) tells it. */
 class RecordProblem extends Error {
   constructor(
@@ -171,7 +181,7 @@ class RecordProblem extends Error {
 }
 
 function formatError(error: unknown): unknown {
-  if (error === ENOUGH || error instanceof SampleFormatError) return error;
+  if (error instanceof SampleFormatError) return error;
   if (error instanceof RecordProblem) return new SampleFormatError(error.message);
   if (error instanceof CsvError) return new SampleFormatError(`Malformed CSV: ${error.message}`);
   return error;
@@ -186,7 +196,6 @@ interface Table {
   sensors: SampleSensor[];
   intervalMs: number;
   rowCount: number;
-  rows: number[][];
 }
 
 interface Header {
@@ -206,18 +215,14 @@ class TableReader {
   private rowCount = 0;
   /** The line (1-based) where the current record ends, as csv-parse counts; undefined when not told. */
   private line: number | undefined;
-  readonly rows: number[][] = [];
+  /** The sink has all the rows it wants (it threw EnoughRows). */
+  enough = false;
 
-  /** `collect`: keep the first `collect` rows; null: check and count only. */
+  /** `sink`: where the rows go; null: check and count only. */
   constructor(
-    private readonly collect: number | null,
+    private readonly sink: RowSink | null,
     private readonly decimalComma: boolean,
   ) {}
-
-  /** The rows asked for are all read. */
-  get enough(): boolean {
-    return this.collect !== null && this.rows.length >= this.collect;
-  }
 
   /** Returns null so that csv-parse keeps nothing. */
   add(record: string[], line?: number): null {
@@ -270,9 +275,11 @@ class TableReader {
       }
       values[col - 1] = value;
     }
-    if (this.collect !== null) {
-      this.rows.push(values);
-      if (this.rows.length >= this.collect) throw ENOUGH;
+    try {
+      this.sink?.add(values);
+    } catch (error) {
+      if (error instanceof EnoughRows) this.enough = true;
+      throw error;
     }
     return null;
   }
@@ -295,7 +302,7 @@ class TableReader {
     if (intervalMs < MIN_INTERVAL_MS || intervalMs > MAX_INTERVAL_MS) {
       throw new SampleFormatError(`The times of the CSV file are ${intervalMs} ms apart on average; the interval must be from ${MIN_INTERVAL_MS} to ${MAX_INTERVAL_MS} ms`);
     }
-    return { sensors: this.header.sensors, intervalMs, rowCount: this.rowCount, rows: this.rows };
+    return { sensors: this.header.sensors, intervalMs, rowCount: this.rowCount };
   }
 }
 

@@ -1,20 +1,29 @@
-import { readAcquisitionValues, streamAcquisitionValues } from './acquisitionFormat';
-import { readCsvValues, streamCsvValues } from './csvFormat';
+import { readAcquisitionInto, streamAcquisitionValues } from './acquisitionFormat';
+import { readCsvInto, streamCsvValues } from './csvFormat';
+import { RowList, type RowSink } from './rowSink';
 
 /** Content types whose values are read by decoding the file from its start (unlike WAV, read by offset). */
 export const WHOLE_FILE_VALUE_TYPES = ['application/json', 'application/cbor', 'text/csv'] as const;
 
 /** The first `max` value rows of an acquisition JSON, CBOR or CSV file held in memory. */
 export function decodeValues(bytes: Buffer, contentType: string, max: number): number[][] {
+  if (max <= 0) return [];
+  const rows = new RowList(max);
+  decodeValuesInto(bytes, contentType, rows);
+  return rows.rows;
+}
+
+/** The value rows of an acquisition JSON, CBOR or CSV file held in memory, handed to `sink` one by one until it has enough. */
+export function decodeValuesInto(bytes: Buffer, contentType: string, sink: RowSink): void {
   switch (contentType) {
     case 'application/json':
-      return readAcquisitionValues(bytes, 'json', max);
+      return readAcquisitionInto(bytes, 'json', sink);
     case 'application/cbor':
-      return readAcquisitionValues(bytes, 'cbor', max);
+      return readAcquisitionInto(bytes, 'cbor', sink);
     case 'text/csv':
-      return readCsvValues(bytes, max);
+      return readCsvInto(bytes, sink);
     default:
-      return [];
+      return;
   }
 }
 

@@ -2,6 +2,7 @@
 // IEEE float (32-bit) samples, directly or through WAVE_FORMAT_EXTENSIBLE, and whose `data` chunk
 // holds whole frames. Only the chunk headers and the format are read; the samples are read by
 // readWavValues when they are shown.
+import { EnoughRows, RowList, type RowSink } from './rowSink';
 import { SampleFormatError, type ParseInput, type ParsedSample, type SampleSource } from './sampleFormat';
 import { fourcc, SourceWindow } from './sourceWindow';
 
@@ -60,24 +61,33 @@ export async function parseWav(input: ParseInput): Promise<ParsedSample> {
  * the stored values for float.
  */
 export async function readWavValues(source: SampleSource, maxFrames: number): Promise<number[][]> {
+  const frames = new RowList(Number.POSITIVE_INFINITY);
+  await readWavInto(source, maxFrames, frames);
+  return frames.rows;
+}
+
+/** As readWavValues, each frame handed to `sink` as it is read, until the sink has enough (EnoughRows). */
+export async function readWavInto(source: SampleSource, maxFrames: number, sink: RowSink): Promise<void> {
   const layout = await readWavLayout(source);
   const count = Math.max(0, Math.min(layout.frames, Math.floor(maxFrames)));
   const { channels, blockAlign, bitsPerSample, encoding } = layout;
   const bytesPerSample = bitsPerSample / 8;
   const read = sampleReader(encoding, bitsPerSample);
   const framesPerRead = Math.max(1, Math.floor((1024 * 1024) / blockAlign));
-  const values: number[][] = [];
-  for (let first = 0; first < count; first += framesPerRead) {
-    const n = Math.min(framesPerRead, count - first);
-    const bytes = await source.read(layout.dataOffset + first * blockAlign, n * blockAlign);
-    if (bytes.length < n * blockAlign) throw new Error(`reading WAV frames at ${first} answered ${bytes.length} bytes`);
-    for (let f = 0; f < n; f++) {
-      const frame: number[] = new Array<number>(channels);
-      for (let c = 0; c < channels; c++) frame[c] = read(bytes, f * blockAlign + c * bytesPerSample);
-      values.push(frame);
+  try {
+    for (let first = 0; first < count; first += framesPerRead) {
+      const n = Math.min(framesPerRead, count - first);
+      const bytes = await source.read(layout.dataOffset + first * blockAlign, n * blockAlign);
+      if (bytes.length < n * blockAlign) throw new Error(`reading WAV frames at ${first} answered ${bytes.length} bytes`);
+      for (let f = 0; f < n; f++) {
+        const frame: number[] = new Array<number>(channels);
+        for (let c = 0; c < channels; c++) frame[c] = read(bytes, f * blockAlign + c * bytesPerSample);
+        sink.add(frame);
+      }
     }
+  } catch (error) {
+    if (!(error instanceof EnoughRows)) throw error;
   }
-  return values;
 }
 
 function sampleReader(encoding: WavLayout['encoding'], bits: number): (bytes: Buffer, at: number) => number {
