@@ -92,8 +92,10 @@ export function dspOperations(deps: ApiDeps): Operation[] {
     }
     // The sample is read only once the pool can take it: queued slices hold no bytes (admission.ts).
     const outcome = await sliceAdmission.run(async () => {
-      const input: SliceFeaturesInput = { ...prepared, bytes: await readAllBytes(await deps.blobs.open(sample.sha256)) };
-      return deps.dspPool.run<DspTaskOutcome<SliceFeatures>>({ module: DSP_POOL_TASKS, name: 'sliceFeatures', input });
+      const bytes = await readAllBytes(await deps.blobs.open(sample.sha256));
+      const input: SliceFeaturesInput = { ...prepared, bytes };
+      // Moved to the thread, not copied: the request holds no bytes while the slice runs.
+      return deps.dspPool.run<DspTaskOutcome<SliceFeatures>>({ module: DSP_POOL_TASKS, name: 'sliceFeatures', input, transfer: [bytes.buffer as ArrayBuffer] });
     });
     if (!outcome.ok) throw new ValidationError(outcome.refusal, 'DSP_CONFIGURATION');
     const r = outcome.value;

@@ -8,10 +8,11 @@ import { buildFeatureExplorer, type ExplorerWindow, type FeatureExplorer } from 
 import { featureImportance, type FeatureImportanceResponse } from '../../domain/dsp/featureImportance';
 import { runImpulseDsp, type ImpulseDsp } from '../../domain/dsp/impulseDsp';
 import { DspConfigurationError, type DspGraph, type DspResult, type OutputConfig } from '../../domain/dsp/processingBlock';
-import { imageWindow, imageWindowing, sampleWindows, sliceWindow, WindowingError, type ImageWindowing, type SliceRange, type TimeSeriesWindowing, type WindowSample } from '../../domain/dsp/windows';
-import { decodeValues } from '../../domain/sample/formats/decodeValues';
+import { AxesSelection } from '../../domain/dsp/axesSelection';
+import { imageWindow, imageWindowing, sampleWindows, sliceRowsToKeep, sliceWindow, WindowingError, type ImageWindowing, type SliceRange, type TimeSeriesWindowing, type WindowSample } from '../../domain/dsp/windows';
+import { decodeValuesInto } from '../../domain/sample/formats/decodeValues';
 import type { SampleSource } from '../../domain/sample/formats/sampleFormat';
-import { readWavValues } from '../../domain/sample/formats/wavFormat';
+import { readWavInto } from '../../domain/sample/formats/wavFormat';
 
 /** ImpulseDsp without its block object, which cannot cross to a thread; the thread looks it up by type. */
 export type DspTaskBlock = Omit<ImpulseDsp, 'block'>;
@@ -144,7 +145,8 @@ async function windowsOf(input: SampleFeaturesInput): Promise<{ skipped: true; r
       throw error;
     }
   }
-  const windows = sampleWindows(sample, await decodeRows(input), input.dsp.dspBlock.axes, input.windowing.windowing);
+  const axes = input.dsp.dspBlock.axes;
+  const windows = sampleWindows(sample, await decodeAxes(input, new AxesSelection(sample, axes)), axes, input.windowing.windowing);
   return windows.skipped ? windows : { skipped: false, count: windows.count, windows: windows.windows() };
 }
 
@@ -154,11 +156,12 @@ function memorySource(bytes: Uint8Array): SampleSource {
   return { size: buffer.length, read: async (offset, length) => buffer.subarray(offset, offset + length), readAll: async () => buffer };
 }
 
-/** The value rows of a stored time-series sample. */
-async function decodeRows(input: { bytes: Uint8Array; contentType: string; sample: WindowSample }): Promise<number[][]> {
-  return input.contentType === 'audio/wav'
-    ? await readWavValues(memorySource(input.bytes), input.sample.valuesCount)
-    : decodeValues(Buffer.from(input.bytes.buffer, input.bytes.byteOffset, input.bytes.byteLength), input.contentType, input.sample.valuesCount);
+/** Decodes a stored time-series sample into the selection (which keeps the axes and rows it wants), unless it cannot be used anyway. */
+async function decodeAxes(input: { bytes: Uint8Array; contentType: string; sample: WindowSample }, selection: AxesSelection): Promise<AxesSelection> {
+  if (selection.problem !== undefined) return selection;
+  if (input.contentType === 'audio/wav') await readWavInto(memorySource(input.bytes), input.sample.valuesCount, selection);
+  else decodeValuesInto(Buffer.from(input.bytes.buffer, input.bytes.byteOffset, input.bytes.byteLength), input.contentType, selection);
+  return selection;
 }
 
 /**
@@ -237,12 +240,13 @@ export async function sliceFeatures(input: SliceFeaturesInput): Promise<DspTaskO
       return { ok: true, value: { ...run(window.pixels), rows: [], label: input.sample.label, labelAtEnd: null } };
     }
     const { windowing, slice } = input.timeSeries;
-    const rows = await decodeRows(input);
     const axes = dsp.dspBlock.axes;
-    const window = sliceWindow(input.sample, rows, axes, windowing, slice);
+    // Only the rows the window is made from and those the answer shows are kept.
+    const selection = await decodeAxes(input, new AxesSelection(input.sample, axes, sliceRowsToKeep(input.sample, windowing, slice)));
+    const window = sliceWindow(input.sample, selection, axes, windowing, slice);
     if ('skipped' in window) return { ok: false, refusal: window.reason };
-    const columns = axes.map((a) => input.sample.sensors.indexOf(a));
-    const sliced = rows.slice(slice.start, slice.end).map((row) => columns.map((c) => row[c]!));
+    const sliced: number[][] = [];
+    for (let i = slice.start; i < Math.min(slice.end, selection.rows); i++) sliced.push(selection.row(i));
     return { ok: true, value: { ...run(window.values), rows: sliced, label: window.label, labelAtEnd: window.labelAtEnd } };
   } catch (error) {
     if (error instanceof DspConfigurationError || error instanceof WindowingError) return { ok: false, refusal: error.message };

@@ -122,10 +122,22 @@ class TempFiles {
 }
 
 /** A stored blob whole, for the pool (a sample is decoded in the thread). */
+/** A stored file's bytes in an ArrayBuffer of their own (never Node's shared pool), so they can be moved to a thread. */
 export async function readAllBytes(stream: AsyncIterable<Buffer | Uint8Array | string>): Promise<Uint8Array> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
-  return Buffer.concat(chunks);
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for await (const chunk of stream) {
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    chunks.push(bytes);
+    total += bytes.length;
+  }
+  const all = new Uint8Array(total);
+  let at = 0;
+  for (const chunk of chunks) {
+    all.set(chunk, at);
+    at += chunk.length;
+  }
+  return all;
 }
 
 export function generateFeaturesRunner(deps: GenerateFeaturesDeps): JobRunner {
@@ -195,7 +207,8 @@ export function generateFeaturesRunner(deps: GenerateFeaturesDeps): JobRunner {
           }
           const bytes = await readAllBytes(await deps.blobs.open(sample.sha256));
           const input: SampleFeaturesInput = { dsp: task, windowing, sample: windowSampleOf(sample), contentType: sample.contentType, bytes, rawPath };
-          const result = await job.pool.run<SampleFeatures>({ module: DSP_POOL_TASKS, name: 'sampleFeatures', input }, { signal: job.signal });
+          // Moved, not copied: the job's process never holds a second copy of a large sample.
+          const result = await job.pool.run<SampleFeatures>({ module: DSP_POOL_TASKS, name: 'sampleFeatures', input, transfer: [bytes.buffer as ArrayBuffer] }, { signal: job.signal });
           if (result.skipped) {
             skipped.push(sample.id);
             job.log(`Skipped ${result.reason}`, 'warn');

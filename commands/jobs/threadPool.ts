@@ -13,6 +13,8 @@ export interface PoolTask {
   /** Name of the exported function; it may be async. */
   name: string;
   input?: unknown;
+  /** Buffers of the input moved to the thread rather than copied: unusable here once the task is sent. */
+  transfer?: ArrayBuffer[];
 }
 
 /** The task was stopped by its AbortSignal: its thread was terminated. */
@@ -33,6 +35,7 @@ export class TaskFailedError extends Error {
 
 interface Pending {
   task: { id: number; module: string; name: string; input: unknown };
+  transfer: ArrayBuffer[];
   resolve(value: unknown): void;
   reject(error: unknown): void;
   signal: AbortSignal | undefined;
@@ -94,7 +97,7 @@ export class ThreadPool {
     if (options.signal?.aborted) return Promise.reject(new TaskAbortedError());
     return new Promise<T>((resolve, reject) => {
       const module = task.module instanceof URL ? task.module.href : task.module.startsWith('file:') ? task.module : new URL(`file://${task.module}`).href;
-      const pending: Pending = { task: { id: this.nextId++, module, name: task.name, input: task.input }, resolve: resolve as (v: unknown) => void, reject, signal: options.signal };
+      const pending: Pending = { task: { id: this.nextId++, module, name: task.name, input: task.input }, transfer: task.transfer ?? [], resolve: resolve as (v: unknown) => void, reject, signal: options.signal };
       if (options.signal) {
         pending.onAbort = () => this.abort(pending);
         options.signal.addEventListener('abort', pending.onAbort, { once: true });
@@ -127,7 +130,7 @@ export class ThreadPool {
       }
       const next = this.queue.shift()!;
       slot.current = next;
-      slot.worker.postMessage(next.task);
+      slot.worker.postMessage(next.task, next.transfer);
     }
   }
 

@@ -80,16 +80,20 @@ function designFilter(up: number, down: number): { length: number; half: number;
   return { length, half, tap: (j) => raw(j) * scale };
 }
 
-/**
- * Resamples `rows` rows of `axes` interleaved values (sample-major, as DspInput) from `fromHz` to
- * `toHz`, to resampledLength(rows, fromHz, toHz) rows. Returns the input itself when the length does
- * not change, as the reference does.
- */
-export function resampleInterleaved(values: Float64Array, axes: number, fromHz: number, toHz: number): Float64Array {
-  if (!Number.isInteger(axes) || axes < 1 || values.length % axes !== 0) throw new RangeError(`${values.length} values are not whole rows of ${axes} axes`);
-  const nIn = values.length / axes;
+/** How output rows are made from input rows: the filter and scipy's alignment of it. */
+interface ResamplePlan {
+  nIn: number;
+  nOut: number;
+  up: number;
+  down: number;
+  filter: { length: number; half: number; tap: (j: number) => number };
+  nPrePad: number;
+  nPreRemove: number;
+  paddedLength: number;
+}
+
+function resamplePlan(nIn: number, fromHz: number, toHz: number): ResamplePlan {
   const nOut = resampledLength(nIn, fromHz, toHz);
-  if (nOut === nIn) return values;
   const g = gcd(nOut, nIn);
   const up = nOut / g;
   const down = nIn / g;
@@ -98,21 +102,67 @@ export function resampleInterleaved(values: Float64Array, axes: number, fromHz: 
   // nPreRemove outputs of the full upfirdn convolution.
   const nPrePad = down - (filter.half % down);
   const nPreRemove = Math.floor((filter.half + nPrePad) / down);
-  const paddedLength = filter.length + nPrePad;
-  const out = new Float64Array(nOut * axes);
-  for (let k = 0; k < nOut; k++) {
+  return { nIn, nOut, up, down, filter, nPrePad, nPreRemove, paddedLength: filter.length + nPrePad };
+}
+
+/** The input rows output row k sums over, [first, last]. */
+function inputsOf(p: ResamplePlan, k: number): { t: number; first: number; last: number } {
+  const t = (k + p.nPreRemove) * p.down;
+  return { t, first: Math.max(0, Math.ceil((t - p.paddedLength + 1) / p.up)), last: Math.min(p.nIn - 1, Math.floor(t / p.up)) };
+}
+
+/**
+ * Output rows [kFrom, kTo) from `values`, which hold input rows from `firstRow` on. Each output row
+ * is summed over its inputs in the same order whatever the range, so a range gives bit for bit the
+ * rows the whole resampling gives.
+ */
+function resampleRows(p: ResamplePlan, values: Float64Array, firstRow: number, axes: number, kFrom: number, kTo: number): Float64Array {
+  const out = new Float64Array((kTo - kFrom) * axes);
+  for (let k = kFrom; k < kTo; k++) {
     // y[k'] = Σ_i x[i] · hp[k'·down − i·up], hp = filter shifted right by nPrePad, k' = k + nPreRemove.
-    const t = (k + nPreRemove) * down;
-    const iMin = Math.max(0, Math.ceil((t - paddedLength + 1) / up));
-    const iMax = Math.min(nIn - 1, Math.floor(t / up));
-    for (let i = iMin; i <= iMax; i++) {
-      const j = t - i * up - nPrePad;
-      if (j < 0 || j >= filter.length) continue;
-      const h = filter.tap(j);
-      const src = i * axes;
-      const dst = k * axes;
+    const { t, first, last } = inputsOf(p, k);
+    const dst = (k - kFrom) * axes;
+    for (let i = first; i <= last; i++) {
+      const j = t - i * p.up - p.nPrePad;
+      if (j < 0 || j >= p.filter.length) continue;
+      const h = p.filter.tap(j);
+      const src = (i - firstRow) * axes;
       for (let a = 0; a < axes; a++) out[dst + a]! += h * values[src + a]!;
     }
   }
   return out;
+}
+
+/**
+ * Resamples `rows` rows of `axes` interleaved values (sample-major, as DspInput) from `fromHz` to
+ * `toHz`, to resampledLength(rows, fromHz, toHz) rows. Returns the input itself when the length does
+ * not change, as the reference does.
+ */
+export function resampleInterleaved(values: Float64Array, axes: number, fromHz: number, toHz: number): Float64Array {
+  if (!Number.isInteger(axes) || axes < 1 || values.length % axes !== 0) throw new RangeError(`${values.length} values are not whole rows of ${axes} axes`);
+  const nIn = values.length / axes;
+  if (resampledLength(nIn, fromHz, toHz) === nIn) return values;
+  const plan = resamplePlan(nIn, fromHz, toHz);
+  return resampleRows(plan, values, 0, axes, 0, plan.nOut);
+}
+
+/** The input rows [from, to) that output rows [kFrom, kTo) of a resampling of `nIn` rows are made from. */
+export function resampleInputSpan(nIn: number, fromHz: number, toHz: number, kFrom: number, kTo: number): { from: number; to: number } {
+  if (kTo <= kFrom) return { from: 0, to: 0 };
+  if (resampledLength(nIn, fromHz, toHz) === nIn) return { from: Math.min(kFrom, nIn), to: Math.min(kTo, nIn) };
+  const plan = resamplePlan(nIn, fromHz, toHz);
+  return { from: inputsOf(plan, kFrom).first, to: inputsOf(plan, kTo - 1).last + 1 };
+}
+
+/**
+ * Output rows [kFrom, kTo) (within resampledLength) of resampleInterleaved over a sample of `nIn`
+ * rows, from `values` holding only its rows [firstRow, firstRow + values.length / axes), which must
+ * cover resampleInputSpan: the same numbers, without the whole sample in memory.
+ */
+export function resampleInterleavedRange(values: Float64Array, axes: number, nIn: number, firstRow: number, fromHz: number, toHz: number, kFrom: number, kTo: number): Float64Array {
+  const held = values.length / axes;
+  const span = resampleInputSpan(nIn, fromHz, toHz, kFrom, kTo);
+  if (span.from < firstRow || span.to > firstRow + held) throw new RangeError(`output rows ${kFrom}-${kTo} need input rows ${span.from}-${span.to}; ${firstRow}-${firstRow + held} are held`);
+  if (resampledLength(nIn, fromHz, toHz) === nIn) return values.slice((kFrom - firstRow) * axes, (kTo - firstRow) * axes);
+  return resampleRows(resamplePlan(nIn, fromHz, toHz), values, firstRow, axes, kFrom, kTo);
 }

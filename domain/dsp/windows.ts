@@ -27,7 +27,8 @@
 //   the block's order. A sample missing one is skipped, naming the axis.
 import type { InputBlock } from '../impulse/impulseEvents';
 import type { StructuredLabel } from '../sample/sampleEvents';
-import { resampleInterleaved, resampledLength } from './resample';
+import type { AxesSelection, RowRange } from './axesSelection';
+import { resampleInputSpan, resampleInterleaved, resampleInterleavedRange, resampledLength } from './resample';
 
 /** The time-series input block's settings, resolved. */
 export interface TimeSeriesWindowing {
@@ -171,28 +172,12 @@ interface PreparedSample {
   originalRows: number;
 }
 
-/** Selects the block's axes of the sample's rows and resamples them; or the reason it cannot. */
-function prepareSample(sample: WindowSample, rows: readonly (readonly number[])[], axes: readonly string[], w: TimeSeriesWindowing): PreparedSample | { skipped: true; reason: string } {
-  const name = `sample ${sample.id} ("${sample.name}")`;
-  const columns: number[] = [];
-  for (const axis of axes) {
-    const column = sample.sensors.indexOf(axis);
-    if (column === -1) return { skipped: true, reason: `${name} has no axis "${axis}" (it has ${sample.sensors.map((s) => `"${s}"`).join(', ') || 'none'})` };
-    columns.push(column);
-  }
-  if (!(sample.frequency > 0)) return { skipped: true, reason: `${name} has no frequency` };
-  const n = rows.length;
-  let selected: Float64Array = new Float64Array(n * axes.length);
-  for (let i = 0; i < n; i++) {
-    const row = rows[i]!;
-    if (row.length !== sample.sensors.length) return { skipped: true, reason: `${name}: row ${i} has ${row.length} values, expected ${sample.sensors.length}` };
-    for (let a = 0; a < columns.length; a++) {
-      const v = row[columns[a]!]!;
-      if (!Number.isFinite(v)) return { skipped: true, reason: `${name}: row ${i} holds a value that is not a finite number` };
-      selected[i * axes.length + a] = v;
-    }
-  }
-  if (n > 0) selected = resampleInterleaved(selected, axes.length, sample.frequency, w.frequencyHz);
+/** The whole sample's selected axes (an AxesSelection keeping every row) resampled; or the reason it cannot be windowed. */
+function prepareSample(sample: WindowSample, selection: AxesSelection, axes: readonly string[], w: TimeSeriesWindowing): PreparedSample | { skipped: true; reason: string } {
+  if (selection.problem !== undefined) return { skipped: true, reason: selection.problem };
+  if (selection.keep.from !== 0 || selection.keep.to < selection.rows) throw new RangeError(`the whole sample is needed; rows ${selection.keep.from}-${selection.keep.to} were kept`);
+  const n = selection.rows;
+  const selected = n > 0 ? resampleInterleaved(selection.values, axes.length, sample.frequency, w.frequencyHz) : selection.values;
   return { selected, length: selected.length / axes.length, originalRows: n };
 }
 
@@ -206,14 +191,14 @@ function windowValues(p: PreparedSample, firstRow: number, size: number, axes: n
 }
 
 /**
- * The windows of one sample, given its value rows (domain/sample/formats streamValues) and the axes
- * the DSP block reads. Holds one copy of the sample's selected axes at the impulse frequency and hands
- * out views into it, so a job streams windows through without keeping them.
+ * The windows of one sample, given the DSP block's axes of all its rows (an AxesSelection a format
+ * reader filled). Holds one copy of the selected axes at the impulse frequency and hands out views
+ * into it, so a job streams windows through without keeping them.
  */
-export function sampleWindows(sample: WindowSample, rows: readonly (readonly number[])[], axes: readonly string[], w: TimeSeriesWindowing): SampleWindows {
+export function sampleWindows(sample: WindowSample, selection: AxesSelection, axes: readonly string[], w: TimeSeriesWindowing): SampleWindows {
   const name = `sample ${sample.id} ("${sample.name}")`;
   if (sample.label === null && sample.structuredLabels.length === 0) return { skipped: true, reason: `${name} has no label` };
-  const prepared = prepareSample(sample, rows, axes, w);
+  const prepared = prepareSample(sample, selection, axes, w);
   if ('skipped' in prepared) return prepared;
   const { length, originalRows: n } = prepared;
   const count = windowCount(length, w);
@@ -298,20 +283,50 @@ export interface SliceWindow {
   labelAtEnd: string | null;
 }
 
-export function sliceWindow(sample: WindowSample, rows: readonly (readonly number[])[], axes: readonly string[], w: TimeSeriesWindowing, slice: SliceRange): SliceWindow | { skipped: true; reason: string } {
-  const prepared = prepareSample(sample, rows, axes, w);
-  if ('skipped' in prepared) return prepared;
+/** The window a slice is: its first row at the impulse frequency in a sample of `length` resampled rows. */
+function sliceFirstRow(sample: { frequency: number }, w: TimeSeriesWindowing, slice: SliceRange, length: number): number {
   const size = windowRows(w);
-  const startMs = (slice.start * 1000) / sample.frequency;
-  let firstRow = Math.floor((slice.start * w.frequencyHz) / sample.frequency + ROW_EPSILON);
+  const firstRow = Math.floor((slice.start * w.frequencyHz) / sample.frequency + ROW_EPSILON);
   // Resampled lengths round down: a slice ending at the sample's last row may start one row too late.
-  if (firstRow + size > prepared.length && prepared.length >= size) firstRow = prepared.length - size;
-  const values = windowValues(prepared, firstRow, size, axes.length).slice();
+  return firstRow + size > length && length >= size ? length - size : firstRow;
+}
+
+/**
+ * The stored rows a slice's window is made from (those its resampled rows are filtered from) and
+ * those the answer shows: all the decoding of the sample has to keep (AxesSelection's `keep`).
+ */
+export function sliceRowsToKeep(sample: { valuesCount: number; frequency: number }, w: TimeSeriesWindowing, slice: SliceRange): RowRange {
+  const n = sample.valuesCount;
+  const length = n === 0 ? 0 : resampledLength(n, sample.frequency, w.frequencyHz);
+  const firstRow = sliceFirstRow(sample, w, slice, length);
+  const span = resampleInputSpan(n, sample.frequency, w.frequencyHz, firstRow, Math.min(firstRow + windowRows(w), length));
+  if (span.to <= span.from) return { from: slice.start, to: slice.end };
+  return { from: Math.min(span.from, slice.start), to: Math.max(span.to, slice.end) };
+}
+
+/**
+ * The window of a checked slice, from an AxesSelection that read the whole sample and kept
+ * sliceRowsToKeep: the same values as the job's window that starts there, without the whole sample
+ * in memory.
+ */
+export function sliceWindow(sample: WindowSample, selection: AxesSelection, axes: readonly string[], w: TimeSeriesWindowing, slice: SliceRange): SliceWindow | { skipped: true; reason: string } {
+  if (selection.problem !== undefined) return { skipped: true, reason: selection.problem };
+  const n = selection.rows;
+  // The rows kept were chosen by the count the sample's record holds; its file must agree.
+  if (n !== sample.valuesCount) return { skipped: true, reason: `sample ${sample.id} ("${sample.name}"): its file holds ${n} rows, its record ${sample.valuesCount}` };
+  const size = windowRows(w);
+  const length = n === 0 ? 0 : resampledLength(n, sample.frequency, w.frequencyHz);
+  const firstRow = sliceFirstRow(sample, w, slice, length);
+  const values = new Float64Array(size * axes.length);
+  const end = Math.min(firstRow + size, length);
+  // Rows past the end of a short sample stay zeros (its padded window).
+  if (end > firstRow) values.set(resampleInterleavedRange(selection.values, axes.length, n, selection.keep.from, sample.frequency, w.frequencyHz, firstRow, end));
+  const startMs = (slice.start * 1000) / sample.frequency;
   const endMs = startMs + w.windowSizeMs;
   const labelled = sample.label !== null || sample.structuredLabels.length > 0;
   if (!labelled) return { values, startMs, endMs, label: null, labelAtEnd: null };
-  const labelOf = windowLabeller(sample, prepared.originalRows, w);
-  const atEnd = w.labelMethod === 'end-of-window' ? labelOf : windowLabeller(sample, prepared.originalRows, { ...w, labelMethod: 'end-of-window' });
+  const labelOf = windowLabeller(sample, n, w);
+  const atEnd = w.labelMethod === 'end-of-window' ? labelOf : windowLabeller(sample, n, { ...w, labelMethod: 'end-of-window' });
   return { values, startMs, endMs, label: labelOf(startMs, endMs), labelAtEnd: atEnd(startMs, endMs) };
 }
 

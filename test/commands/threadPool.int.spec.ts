@@ -20,6 +20,14 @@ describe('the job thread pool', () => {
     expect(result.threadId).not.toBe(threadId);
   });
 
+  it('moves the buffers a task names to its thread instead of copying them', async () => {
+    const bytes = new Uint8Array(1 << 20).fill(3);
+    const result = await pool.run<{ sum: number; length: number }>({ module: tasks, name: 'byteSum', input: { bytes }, transfer: [bytes.buffer] });
+    expect(result).toEqual({ sum: 3 << 20, length: 1 << 20 });
+    // Detached here: the thread had the only copy.
+    expect(bytes.byteLength).toBe(0);
+  });
+
   it('keeps the calling event loop free while a task spins', async () => {
     const spinning = pool.run({ module: tasks, name: 'spin', input: { ms: 600 } });
     const before = Date.now();

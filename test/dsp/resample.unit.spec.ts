@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { resampleInterleaved, resampledLength, resamplingAlgorithmVersion } from '../../domain/dsp/resample';
+import { resampleInputSpan, resampleInterleaved, resampleInterleavedRange, resampledLength, resamplingAlgorithmVersion } from '../../domain/dsp/resample';
 import { oracleSkipReason, runOracle } from './numpyOracle';
 
 const SCIPY = `
@@ -91,5 +91,44 @@ describe('resampleInterleaved', () => {
         expect(worst).toBeLessThan(1e-9);
       });
     });
+  });
+});
+
+describe('resampleInterleavedRange (a window without the whole sample)', () => {
+  const bytes = (v: Float64Array) => Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+
+  it('gives bit for bit the rows of the whole resampling, from only the input rows its span names', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 200 }),
+        fc.integer({ min: 1, max: 3 }),
+        fc.constantFrom(16000, 100, 62.5, 50, 44100, 1000 / 16, 51, 10),
+        fc.constantFrom(16000, 100, 62.5, 50, 44100, 1000 / 16, 51, 10),
+        fc.nat(),
+        fc.nat(),
+        (rows, axes, from, to, a, b) => {
+          const values = signal(rows, axes, a % 7);
+          const whole = resampleInterleaved(values, axes, from, to);
+          const nOut = whole.length / axes;
+          const kFrom = a % nOut;
+          const kTo = kFrom + 1 + (b % (nOut - kFrom));
+          const span = resampleInputSpan(rows, from, to, kFrom, kTo);
+          expect(span.from).toBeGreaterThanOrEqual(0);
+          expect(span.to).toBeLessThanOrEqual(rows);
+          const held = values.slice(span.from * axes, span.to * axes);
+          const part = resampleInterleavedRange(held, axes, rows, span.from, from, to, kFrom, kTo);
+          expect(bytes(part).equals(bytes(whole.subarray(kFrom * axes, kTo * axes)))).toBe(true);
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  it('refuses input rows that do not cover the span', () => {
+    const values = signal(1000, 1, 1);
+    const span = resampleInputSpan(1000, 100, 62.5, 300, 340);
+    expect(span.to - span.from).toBeGreaterThan(40);
+    const short = values.slice(span.from + 1, span.to);
+    expect(() => resampleInterleavedRange(short, 1, 1000, span.from + 1, 100, 62.5, 300, 340)).toThrow(RangeError);
   });
 });

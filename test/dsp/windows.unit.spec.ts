@@ -1,11 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { selectAxes, type RowRange } from '../../domain/dsp/axesSelection';
 import type { InputBlock } from '../../domain/impulse/impulseEvents';
 import {
   expectedImageWindowCount,
   expectedWindowCount,
   sampleWindows,
   sliceRange,
+  sliceRowsToKeep,
   sliceWindow,
   timeSeriesWindowing,
   windowCount,
@@ -28,8 +30,11 @@ const sample = (over: Partial<WindowSample> = {}): WindowSample => ({ id: 7, nam
 /** Rows whose values say where they come from: row i, column c holds i × 10 + c. */
 const rowsOf = (n: number, columns = 3): number[][] => Array.from({ length: n }, (_, i) => Array.from({ length: columns }, (_, c) => i * 10 + c));
 
+/** The rows as a format reader hands them to the windows: the sample's record counts them. */
+const selected = (s: WindowSample, rows: number[][], axes: string[], keep?: RowRange) => selectAxes({ ...s, valuesCount: rows.length }, rows, axes, keep);
+
 function windowsOf(s: WindowSample, rows: number[][], axes: string[], windowing: TimeSeriesWindowing): Window[] {
-  const result = sampleWindows(s, rows, axes, windowing);
+  const result = sampleWindows(s, selected(s, rows, axes), axes, windowing);
   if (result.skipped) throw new Error(result.reason);
   // Views into one buffer: copy, as a caller that keeps them must.
   return [...result.windows()].map((x) => ({ ...x, values: x.values.slice() }));
@@ -154,12 +159,12 @@ describe('sampleWindows', () => {
   });
 
   it('skips, naming the sample and the reason, what it cannot window', () => {
-    const short = sampleWindows(sample(), rowsOf(30), ['accX'], w());
+    const short = sampleWindows(sample(), selected(sample(), rowsOf(30), ['accX']), ['accX'], w());
     expect(short).toEqual({ skipped: true, reason: expect.stringMatching(/sample 7 \("idle.01"\) is shorter than one window \(30 rows at 100 Hz, a window is 100\) and zero padding is off/) });
-    expect(sampleWindows(sample(), rowsOf(300), ['gyrX'], w())).toEqual({ skipped: true, reason: 'sample 7 ("idle.01") has no axis "gyrX" (it has "accX", "accY", "accZ")' });
-    expect(sampleWindows(sample({ label: null }), rowsOf(300), ['accX'], w())).toMatchObject({ skipped: true, reason: expect.stringMatching(/no label/) });
-    expect(sampleWindows(sample(), [[1, 2, 3], [1, 2]], ['accX'], w())).toMatchObject({ skipped: true, reason: expect.stringMatching(/row 1 has 2 values, expected 3/) });
-    expect(sampleWindows(sample(), [[1, NaN, 3]], ['accY'], w({ padZeros: true }))).toMatchObject({ skipped: true, reason: expect.stringMatching(/not a finite number/) });
+    expect(sampleWindows(sample(), selected(sample(), rowsOf(300), ['gyrX']), ['gyrX'], w())).toEqual({ skipped: true, reason: 'sample 7 ("idle.01") has no axis "gyrX" (it has "accX", "accY", "accZ")' });
+    expect(sampleWindows(sample({ label: null }), selected(sample(), rowsOf(300), ['accX']), ['accX'], w())).toMatchObject({ skipped: true, reason: expect.stringMatching(/no label/) });
+    expect(sampleWindows(sample(), selected(sample(), [[1, 2, 3], [1, 2]], ['accX']), ['accX'], w())).toMatchObject({ skipped: true, reason: expect.stringMatching(/row 1 has 2 values, expected 3/) });
+    expect(sampleWindows(sample(), selected(sample(), [[1, NaN, 3]], ['accY']), ['accY'], w({ padZeros: true }))).toMatchObject({ skipped: true, reason: expect.stringMatching(/not a finite number/) });
   });
 
   it('resamples a sample at another rate to the impulse frequency before cutting it', () => {
@@ -212,7 +217,10 @@ describe('slices of a stored sample', () => {
           if (!Number.isInteger(start)) continue;
           const range = sliceRange(s, windowing, start);
           expect(range.end - range.start).toBe(rate);
-          const slice = sliceWindow(s, data, ['accY', 'accX'], windowing, range);
+          // Only the rows the slice needs are kept, as the slice endpoint decodes them.
+          const keep = sliceRowsToKeep(s, windowing, range);
+          expect(keep.to - keep.from).toBeLessThan(rate * 2);
+          const slice = sliceWindow(s, selected(s, data, ['accY', 'accX'], keep), ['accY', 'accX'], windowing, range);
           if ('skipped' in slice) throw new Error(slice.reason);
           expect(Array.from(slice.values)).toEqual(Array.from(window.values));
           expect(slice.label).toBe(window.label);
@@ -238,7 +246,7 @@ describe('slices of a stored sample', () => {
 
   it('leaves an unlabelled sample without labels rather than refusing it', () => {
     const s = sample({ label: null, valuesCount: 100 });
-    const slice = sliceWindow(s, rowsOf(100), ['accX'], w(), { start: 0, end: 100 });
+    const slice = sliceWindow(s, selected(s, rowsOf(100), ['accX']), ['accX'], w(), { start: 0, end: 100 });
     expect(slice).toMatchObject({ label: null, labelAtEnd: null, startMs: 0, endMs: 1000 });
   });
 });

@@ -19,3 +19,10 @@ export function sumOfSquares(input: { n: number }): { sum: number; threadId: num
 export function fails(input: { message: string }): never {
   throw new Error(input.message);
 }
+
+/** The sum of the bytes it was given. */
+export function byteSum(input: { bytes: Uint8Array }): { sum: number; length: number } {
+  let sum = 0;
+  for (const b of input.bytes) sum += b;
+  return { sum, length: input.bytes.length };
+}
