@@ -1,5 +1,5 @@
 // What a read model declares about the queries it makes: the indexes they need. Every adapter
-// creates them at start (MongoDB with createIndexes, SQLite as expression indexes); the memory
+// creates them at start (MongoDB with createIndexes, SQLite on key columns of the rows); the memory
 // store keeps its automatic equality indexes (fieldIndexes.ts).
 
 export interface IndexDeclaration {

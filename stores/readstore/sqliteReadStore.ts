@@ -4,7 +4,8 @@
 // the data. Writes may be grouped into one commit per short window (groupCommitMs).
 //
 // Answers must be the memory store's (mingo's). The part of a filter on declared index fields is
-// translated into SQL on expression indexes; mingo evaluates the whole filter on what SQL returns.
+// translated into SQL on the rows' key columns (one per declared field, written with the row, and
+// indexed as declared); mingo evaluates the whole filter on what SQL returns.
 // When SQL evaluates the filter exactly, sorting, paging and counting are left to SQL too. SQL is
 // exact on a field only when the field holds a scalar: each row records whether every declared
 // index field of its document does (`plain`), and a collection with rows that do not is queried
@@ -42,15 +43,12 @@ function docTable(collection: string): string {
 const keyTable = (collection: string): string => `k:${collection}`;
 const idKey = (id: DocumentId): string => JSON.stringify(id);
 
-function jsonPath(path: string): string {
-  return `$${path.split('.').map((part) => `."${part}"`).join('')}`;
-}
-
-/** The index key of a field: its JSON scalar, booleans as blobs so that they sort after strings. */
-function keyExpression(path: string): string {
-  const p = jsonPath(path);
-  return `(CASE json_type(doc, '${p}') WHEN 'true' THEN x'01' WHEN 'false' THEN x'00' ELSE json_extract(doc, '${p}') END)`;
-}
+/**
+ * The column holding a declared scalar field's index key (keyAt): written with the row, so an index
+ * is built by sorting the column, not by parsing every document's JSON once per index.
+ */
+const keyColumnName = (path: string): string => `k:${path}`;
+const keyColumn = (path: string): string => quote(keyColumnName(path));
 
 const TRUE_KEY = Buffer.from([1]);
 const FALSE_KEY = Buffer.from([0]);
@@ -134,6 +132,20 @@ function decode(text: string): Document {
   return doc;
 }
 
+/**
+ * The index key of a field in a plain row: its scalar (sqlKey: booleans as blobs, which SQLite orders
+ * after text, as MongoDB orders booleans after strings), or null when absent, null, or under a
+ * value that is not an object.
+ */
+function keyAt(doc: Document, path: readonly string[]): string | number | Buffer | null {
+  let node: unknown = doc;
+  for (const part of path) {
+    if (!isPlainObject(node)) return null;
+    node = node[part];
+  }
+  return sqlKey(node) ?? null;
+}
+
 /** Whether the value at a dotted path is one SQL compares exactly: absent, null or a scalar, with no array on the way. */
 function plainAt(doc: Document, path: readonly string[]): boolean {
   let node: unknown = doc;
@@ -179,12 +191,29 @@ class Layout {
 
   /** Stored with the collection: when it changes, the rows' flags and keys are computed again. */
   get signature(): string {
-    return JSON.stringify({ scalar: [...this.scalarPaths].sort(), array: [...this.arrayPaths].sort() });
+    // `columns`: the keys are columns of the row (files made before kept them in expression indexes).
+    return JSON.stringify({ scalar: [...this.scalarPaths].sort(), array: [...this.arrayPaths].sort(), columns: 1 });
+  }
+
+  /** The key columns (quoted), in the order rowValues gives their values. */
+  get keyColumns(): string[] {
+    return [...this.scalarPaths].map(keyColumn);
   }
 
   isPlain(doc: Document): boolean {
     for (const path of this.scalarParts) if (!plainAt(doc, path)) return false;
     return true;
+  }
+
+  /**
+   * The row's `plain` flag and key columns. A row that is not plain is never searched by its keys
+   * (see matching: such rows are read whole and left to mingo), so its keys are left null.
+   */
+  rowValues(doc: Document): unknown[] {
+    const plain = this.isPlain(doc);
+    const values: unknown[] = [plain ? 1 : 0];
+    for (const path of this.scalarParts) values.push(plain ? keyAt(doc, path) : null);
+    return values;
   }
 }
 
@@ -214,7 +243,7 @@ function translateCondition(path: string, condition: unknown): Clause | undefine
       return ids.length === 0 ? { sql: '0', params: [] } : { sql: `id IN (${ids.map(() => '?').join(', ')})`, params: ids.map(idKey) };
     }
   }
-  const k = keyExpression(path);
+  const k = keyColumn(path);
   if (condition === null) return { sql: `${k} IS NULL`, params: [], pins: path };
   const key = sqlKey(condition);
   if (key !== undefined) return { sql: `${k} = ?`, params: [key], pins: path };
@@ -494,12 +523,13 @@ export class SqliteReadStore implements ReadStore {
     let sql = this.rowSql.get(name);
     if (!sql) {
       const t = quote(docTable(name));
+      const columns = ['plain', ...this.layout(name).keyColumns];
       sql = {
         docById: `SELECT doc FROM ${t} WHERE id = ?`,
         seqById: `SELECT seq FROM ${t} WHERE id = ?`,
-        insert: `INSERT INTO ${t} (id, doc, plain) VALUES (?, ?, ?)`,
-        upsert: `INSERT INTO ${t} (id, doc, plain) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc, plain = excluded.plain`,
-        update: `UPDATE ${t} SET doc = ?, plain = ? WHERE seq = ?`,
+        insert: `INSERT INTO ${t} (id, doc, ${columns.join(', ')}) VALUES (?, ?, ${columns.map(() => '?').join(', ')})`,
+        upsert: `INSERT INTO ${t} (id, doc, ${columns.join(', ')}) VALUES (?, ?, ${columns.map(() => '?').join(', ')}) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc, ${columns.map((c) => `${c} = excluded.${c}`).join(', ')}`,
+        update: `UPDATE ${t} SET doc = ?, ${columns.map((c) => `${c} = ?`).join(', ')} WHERE seq = ?`,
         remove: `DELETE FROM ${t} WHERE seq = ?`,
       };
       this.rowSql.set(name, sql);
@@ -673,7 +703,7 @@ export class SqliteReadStore implements ReadStore {
     const wanted = new Map<string, string>();
     for (const declaration of layout.scalarIndexes) {
       const fields = Object.entries(declaration.keys);
-      wanted.set(indexName(table, declaration), `CREATE INDEX IF NOT EXISTS ${quote(indexName(table, declaration))} ON ${t} (${fields.map(([path, direction]) => `${keyExpression(path)}${direction === -1 ? ' DESC' : ''}`).join(', ')})`);
+      wanted.set(indexName(table, declaration), `CREATE INDEX IF NOT EXISTS ${quote(indexName(table, declaration))} ON ${t} (${fields.map(([path, direction]) => `${keyColumn(path)}${direction === -1 ? ' DESC' : ''}`).join(', ')})`);
     }
     if (!deferIndexes && this.isUpToDate(name, table, layout, wanted)) {
       // Found as wanted: no write, so a process that only reads never waits for the writer's lock.
@@ -693,17 +723,21 @@ export class SqliteReadStore implements ReadStore {
           CREATE INDEX IF NOT EXISTS ${quote(`${keyTable(name)}:seq`)} ON ${keys} (seq);
         `);
       }
-      // Indexes a read model no longer declares only slow its writes.
+      const stored = this.db.prepare('SELECT layout FROM collections WHERE name = ?').get(name) as { layout: string } | undefined;
+      const relaid = stored?.layout !== layout.signature;
+      // Indexes a read model no longer declares only slow its writes; after a change of layout, the
+      // declared ones are made again on the new key columns (an index of the same name may be an old
+      // expression index).
       const existing = this.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL`).all(table) as { name: string }[];
       for (const { name: indexName } of existing) {
-        if (indexName !== `${table}:irregular` && !wanted.has(indexName)) this.db.exec(`DROP INDEX ${quote(indexName)}`);
+        if (indexName !== `${table}:irregular` && (relaid || !wanted.has(indexName))) this.db.exec(`DROP INDEX ${quote(indexName)}`);
       }
-      if (!deferIndexes) for (const sql of wanted.values()) this.db.exec(sql);
-      const stored = this.db.prepare('SELECT layout FROM collections WHERE name = ?').get(name) as { layout: string } | undefined;
-      if (stored?.layout !== layout.signature) {
+      if (relaid) {
+        this.keyColumnsAsLaidOut(table, layout);
         this.relayout(name, layout);
         this.db.prepare('INSERT INTO collections (name, layout) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET layout = excluded.layout').run(name, layout.signature);
       }
+      if (!deferIndexes) for (const sql of wanted.values()) this.db.exec(sql);
     }, { group: false });
     if (deferIndexes) this.bulk?.deferred.add(name);
     this.ready.add(name);
@@ -723,17 +757,32 @@ export class SqliteReadStore implements ReadStore {
     return stored?.layout === layout.signature;
   }
 
-  /** Recomputes every row's flag and array keys after the declarations changed. */
+  /** Adds the key columns the layout wants, and drops those it no longer does (their indexes are gone by then). */
+  private keyColumnsAsLaidOut(table: string, layout: Layout): void {
+    const t = quote(table);
+    const present = (this.db.prepare(`SELECT name FROM pragma_table_info(?)`).pluck().all(table) as string[]).filter((c) => c.startsWith('k:'));
+    const wanted = [...layout.scalarPaths].map(keyColumnName);
+    for (const column of present) if (!wanted.includes(column)) this.db.exec(`ALTER TABLE ${t} DROP COLUMN ${quote(column)}`);
+    for (const column of wanted) if (!present.includes(column)) this.db.exec(`ALTER TABLE ${t} ADD COLUMN ${quote(column)}`);
+  }
+
+  /** Recomputes every row's flag, key columns and array keys after the declarations changed, a thousand rows at a time. */
   private relayout(name: string, layout: Layout): void {
     this.answers.clearTable(docTable(name));
     const t = quote(docTable(name));
-    const rows = this.db.prepare(`SELECT seq, doc FROM ${t}`).all() as Row[];
-    const setPlain = this.db.prepare(`UPDATE ${t} SET plain = ? WHERE seq = ?`);
+    const page = this.db.prepare(`SELECT seq, doc FROM ${t} WHERE seq > ? ORDER BY seq LIMIT 1000`);
+    const columns = ['plain', ...layout.keyColumns];
+    const setKeys = this.db.prepare(`UPDATE ${t} SET ${columns.map((c) => `${c} = ?`).join(', ')} WHERE seq = ?`);
     if (layout.arrayPaths.size > 0) this.db.exec(`DELETE FROM ${quote(keyTable(name))}`);
-    for (const row of rows) {
-      const doc = decode(row.doc);
-      setPlain.run(layout.isPlain(doc) ? 1 : 0, row.seq);
-      this.insertKeys(name, layout, row.seq, doc);
+    for (let after = 0; ; ) {
+      const rows = page.all(after) as Row[];
+      if (rows.length === 0) break;
+      for (const row of rows) {
+        const doc = decode(row.doc);
+        setKeys.run(...layout.rowValues(doc), row.seq);
+        this.insertKeys(name, layout, row.seq, doc);
+      }
+      after = rows[rows.length - 1]!.seq;
     }
   }
 
@@ -764,7 +813,7 @@ export class SqliteReadStore implements ReadStore {
     this.irregular.delete(docTable(name));
     this.answers.clearTable(docTable(name));
     const layout = this.layout(name);
-    const result = this.prepare(this.sqlOf(name).insert).run(idKey(doc._id), encode(doc), layout.isPlain(doc) ? 1 : 0);
+    const result = this.prepare(this.sqlOf(name).insert).run(idKey(doc._id), encode(doc), ...layout.rowValues(doc));
     this.insertKeys(name, layout, Number(result.lastInsertRowid), doc);
   }
 
@@ -782,18 +831,14 @@ export class SqliteReadStore implements ReadStore {
     }
     this.irregular.delete(docTable(name));
     this.answers.clearTable(docTable(name));
-    this.prepare(this.sqlOf(name).upsert).run(
-      idKey(doc._id),
-      encode(doc),
-      layout.isPlain(doc) ? 1 : 0,
-    );
+    this.prepare(this.sqlOf(name).upsert).run(idKey(doc._id), encode(doc), ...layout.rowValues(doc));
   }
 
   replace(name: string, seq: number, doc: Document): void {
     this.irregular.delete(docTable(name));
     this.answers.clearTable(docTable(name));
     const layout = this.layout(name);
-    this.prepare(this.sqlOf(name).update).run(encode(doc), layout.isPlain(doc) ? 1 : 0, seq);
+    this.prepare(this.sqlOf(name).update).run(encode(doc), ...layout.rowValues(doc), seq);
     this.deleteKeys(name, layout, seq);
     this.insertKeys(name, layout, seq, doc);
   }
@@ -862,7 +907,7 @@ export class SqliteReadStore implements ReadStore {
     const layout = this.layout(name);
     if (keys.some(([path]) => !layout.scalarPaths.has(path))) return undefined;
     // Ties keep natural (insertion) order, as mingo's stable sort keeps them; no tie survives _id.
-    const terms = keys.map(([path, direction]) => `${keyExpression(path)}${direction === -1 ? ' DESC' : ''}`);
+    const terms = keys.map(([path, direction]) => `${keyColumn(path)}${direction === -1 ? ' DESC' : ''}`);
     if (!keys.some(([path]) => path === '_id')) terms.push('seq');
     return terms.join(', ');
   }

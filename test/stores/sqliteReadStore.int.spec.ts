@@ -98,6 +98,57 @@ describe('SqliteReadStore on disk', () => {
     }
   });
 
+  it('moves a file whose index keys were JSON expressions (made before key columns) to key columns at open, answering as before', async () => {
+    const file = path.join(dir, 'read-models.sqlite');
+    const docs = [
+      { _id: 's1', label: 'cat', length: 3, device: { kind: 'phone' }, tags: ['a'] },
+      { _id: 's2', label: 'dog', length: 1, device: { kind: 'board' }, tags: ['b'] },
+      { _id: 's3', label: 'cat', length: 2, device: 'none', tags: [] },
+      { _id: 's4', label: true, length: 5 },
+    ];
+    const store = SqliteReadStore.open(file, { indexes: contractIndexes });
+    for (const doc of docs) await store.collection('samples').updateOne({ _id: doc._id }, { $set: doc }, { upsert: true });
+    await store.close();
+    // The file as the store laid it out before: no key columns, the declared indexes on expressions of
+    // the JSON under the same names, and the layout recorded without `columns`.
+    const old = new Database(file);
+    const table = '"c:samples"';
+    const columns = (old.prepare(`SELECT name FROM pragma_table_info('c:samples')`).pluck().all() as string[]).filter((c) => c.startsWith('k:'));
+    expect(columns.length).toBeGreaterThan(0);
+    for (const index of old.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'c:samples' AND sql IS NOT NULL AND name NOT LIKE '%:irregular'`).pluck().all() as string[]) old.exec(`DROP INDEX "${index}"`);
+    for (const column of columns) old.exec(`ALTER TABLE ${table} DROP COLUMN "${column}"`);
+    const key = (p: string) => `(CASE json_type(doc, '$.${p}') WHEN 'true' THEN x'01' WHEN 'false' THEN x'00' ELSE json_extract(doc, '$.${p}') END)`;
+    old.exec(`CREATE INDEX "c:samples:label,length-" ON ${table} (${key('label')}, ${key('length')} DESC)`);
+    old.exec(`CREATE INDEX "c:samples:length" ON ${table} (${key('length')})`);
+    const layout = JSON.parse(old.prepare(`SELECT layout FROM collections WHERE name = 'samples'`).pluck().get() as string) as Record<string, unknown>;
+    delete layout.columns;
+    old.prepare(`UPDATE collections SET layout = ? WHERE name = 'samples'`).run(JSON.stringify(layout));
+    old.close();
+
+    const reopened = SqliteReadStore.open(file, { indexes: contractIndexes });
+    try {
+      const samples = reopened.collection('samples');
+      expect((await samples.find({ label: 'cat' }, { sort: { length: -1 } })).map((d) => d._id)).toEqual(['s1', 's3']);
+      expect((await samples.find({ length: { $gte: 2 } }, { sort: { length: 1 } })).map((d) => d._id)).toEqual(['s3', 's1', 's4']);
+      expect((await samples.find({ 'device.kind': 'board' })).map((d) => d._id)).toEqual(['s2']);
+      expect((await samples.find({ label: true })).map((d) => d._id)).toEqual(['s4']);
+      expect(await samples.count({ label: 'cat' })).toBe(2);
+      expect(reopened.explainFind('samples', { label: 'cat' }, { sort: { length: -1 } }).plan.join(' ')).toMatch(/USING INDEX c:samples:label,length-/);
+    } finally {
+      await reopened.close();
+    }
+    const check = new Database(file, { readonly: true });
+    try {
+      // Every declared index is on key columns now, none on the JSON.
+      const sql = check.prepare(`SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'c:samples' AND sql IS NOT NULL AND name NOT LIKE '%:irregular'`).pluck().all() as string[];
+      expect(sql.length).toBe(4);
+      for (const text of sql) expect(text).not.toMatch(/json_extract/);
+      expect(check.prepare(`SELECT "k:length" FROM "c:samples" ORDER BY seq`).pluck().all()).toEqual([3, 1, 2, 5]);
+    } finally {
+      check.close();
+    }
+  });
+
   it('refuses index declarations that are not plain dotted paths', () => {
     expect(() => SqliteReadStore.open(':memory:', { indexes: { items: [{ keys: { "a'); DROP TABLE x; --": 1 } }] } })).toThrow(/not a plain dotted path/);
   });
