@@ -161,7 +161,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
   const lock = DataFolderLock.shared(config.dataDir);
   let stores: Stores;
   try {
-    stores = await openStores(config);
+    stores = await openStores(config, log);
   } catch (error) {
     lock.release();
     throw error;

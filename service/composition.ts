@@ -4,6 +4,7 @@
 // (read-models.sqlite); MONGO_URL moves read models, files and keys to MongoDB.
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
+import type { Logger } from 'pino';
 import { sealedFieldsByEventType } from '../domain/personalData';
 import { readModelIndexes } from '../projections/readModelIndexes';
 import type { BlobStore } from '../stores/blobstore/blobStore';
@@ -42,10 +43,10 @@ export interface Stores {
 }
 
 /** The configured read store, its declared indexes created. */
-export async function openReadStore(config: Config): Promise<ReadStore> {
+export async function openReadStore(config: Config, log?: Logger): Promise<ReadStore> {
   switch (config.readStore) {
     case 'sqlite':
-      return sharedSqliteReadStore(path.resolve(config.dataDir, READ_MODELS_FILE));
+      return sharedSqliteReadStore(path.resolve(config.dataDir, READ_MODELS_FILE), log);
     case 'memory':
       return new MemoryReadStore();
     case 'mongodb': {
@@ -70,10 +71,17 @@ export async function openReadStore(config: Config): Promise<ReadStore> {
  */
 const sqliteReadStores = new Map<string, { store: SqliteReadStore; users: number }>();
 
-function sharedSqliteReadStore(file: string): ReadStore {
+/** Rows from which laying a collection out anew takes long enough to say so (about 0.2 s). */
+const RELAYOUT_WORTH_SAYING = 10_000;
+
+function sharedSqliteReadStore(file: string, log?: Logger): ReadStore {
   let entry = sqliteReadStores.get(file);
   if (!entry) {
-    entry = { store: SqliteReadStore.open(file, { indexes: readModelIndexes, groupCommitMs: READ_MODELS_GROUP_COMMIT_MS }), users: 0 };
+    // Once after an upgrade that changed how rows are laid out: about 10 s per 500,000 rows, before the service answers.
+    const onRelayout = (collection: string, rows: number) => {
+      if (rows >= RELAYOUT_WORTH_SAYING) log?.info({ collection, rows }, 'laying out a read model\'s rows anew (once, after an upgrade); the service starts when done');
+    };
+    entry = { store: SqliteReadStore.open(file, { indexes: readModelIndexes, groupCommitMs: READ_MODELS_GROUP_COMMIT_MS, onRelayout }), users: 0 };
     sqliteReadStores.set(file, entry);
   }
   entry.users++;
@@ -101,7 +109,7 @@ export async function createReadModelIndexes(config: Config): Promise<void> {
   if (config.readStore === 'mongodb' && config.mongoUrl) await ensureMongoIndexes(config.mongoUrl, config.mongoDb, readModelIndexes);
 }
 
-export async function openStores(config: Config): Promise<Stores> {
+export async function openStores(config: Config, log?: Logger): Promise<Stores> {
   await mkdir(config.dataDir, { recursive: true });
   const opened: { close(): Promise<void> }[] = [];
   const track = <T extends { close(): Promise<void> }>(store: T): T => (opened.push(store), store);
@@ -112,7 +120,7 @@ export async function openStores(config: Config): Promise<Stores> {
     const keys: KeyStore = track(
       config.mongoUrl ? await MongoKeyStore.connect(config.mongoUrl, `${config.mongoDb}_keys`) : SqliteKeyStore.open(path.join(config.dataDir, 'keys.sqlite')),
     );
-    const readStore = track(await openReadStore(config));
+    const readStore = track(await openReadStore(config, log));
     const blobs: BlobStore = track(
       config.mongoUrl
         ? await GridFsBlobStore.connect(config.mongoUrl, `${config.mongoDb}_blobs`)

@@ -86,7 +86,7 @@ export async function rebuildReadModels(config: Config, log: Logger, output: Pro
   }
   const lock = DataFolderLock.exclusive(config.dataDir);
   try {
-    const stores = await openStores(config);
+    const stores = await openStores(config, log);
     try {
       // Saga progress is not a read model: kept across the drop, or every saga would read the whole log
       // again at the next start (harmless, their reactions are idempotent, but minutes on a large log).
@@ -145,7 +145,7 @@ export async function verifyReadModels(config: Config, log: Logger, output: Prog
   const lock = DataFolderLock.exclusive(config.dataDir);
   const scratchDir = await mkdtemp(path.join(os.tmpdir(), 'edge-ml-rebuild-verify-'));
   try {
-    const stores = await openStores(config);
+    const stores = await openStores(config, log);
     const scratch = SqliteReadStore.open(path.join(scratchDir, 'read-models.sqlite'), { indexes: readModelIndexes });
     try {
       const head = (await stores.events.headPosition()) ?? 0n;

@@ -441,6 +441,8 @@ export interface SqliteReadStoreOptions {
   groupCommitMs?: number;
   /** Keep a bounded cache of read answers (queryCache.ts); on by default, off to measure without it. */
   answerCache?: boolean;
+  /** Told before the rows of a collection are laid out anew (its declarations or the store's layout changed): it takes a while on a large one. */
+  onRelayout?: (collection: string, rows: number) => void;
 }
 
 export class SqliteReadStore implements ReadStore {
@@ -467,6 +469,7 @@ export class SqliteReadStore implements ReadStore {
     indexes: ReadModelIndexes,
     private readonly groupCommitMs: number,
     private readonly answerCache: boolean,
+    private readonly onRelayout: ((collection: string, rows: number) => void) | undefined,
   ) {
     const tables = db.prepare(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN ('checkpoints', 'collections')`).get() as { n: number };
     if (tables.n < 2) {
@@ -501,7 +504,7 @@ export class SqliteReadStore implements ReadStore {
       // Statistics for the planner (which index of two equalities is narrower), kept cheap by a limit.
       db.pragma('analysis_limit = 1000');
       db.pragma('optimize = 0x10002');
-      return new SqliteReadStore(db, indexes, options.groupCommitMs ?? 0, options.answerCache ?? true);
+      return new SqliteReadStore(db, indexes, options.groupCommitMs ?? 0, options.answerCache ?? true, options.onRelayout);
     } catch (error) {
       db.close();
       throw error;
@@ -770,6 +773,8 @@ export class SqliteReadStore implements ReadStore {
   private relayout(name: string, layout: Layout): void {
     this.answers.clearTable(docTable(name));
     const t = quote(docTable(name));
+    const total = (this.db.prepare(`SELECT count(*) FROM ${t}`).pluck().get() as number);
+    if (total > 0) this.onRelayout?.(name, total);
     const page = this.db.prepare(`SELECT seq, doc FROM ${t} WHERE seq > ? ORDER BY seq LIMIT 1000`);
     const columns = ['plain', ...layout.keyColumns];
     const setKeys = this.db.prepare(`UPDATE ${t} SET ${columns.map((c) => `${c} = ?`).join(', ')} WHERE seq = ?`);

@@ -125,8 +125,11 @@ describe('SqliteReadStore on disk', () => {
     old.prepare(`UPDATE collections SET layout = ? WHERE name = 'samples'`).run(JSON.stringify(layout));
     old.close();
 
-    const reopened = SqliteReadStore.open(file, { indexes: contractIndexes });
+    const told: [string, number][] = [];
+    const reopened = SqliteReadStore.open(file, { indexes: contractIndexes, onRelayout: (collection, rows) => told.push([collection, rows]) });
     try {
+      // Said before the work, which takes seconds on a large collection.
+      expect(told).toEqual([['samples', 4]]);
       const samples = reopened.collection('samples');
       expect((await samples.find({ label: 'cat' }, { sort: { length: -1 } })).map((d) => d._id)).toEqual(['s1', 's3']);
       expect((await samples.find({ length: { $gte: 2 } }, { sort: { length: 1 } })).map((d) => d._id)).toEqual(['s3', 's1', 's4']);
