@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { concatMap, filter, from, lastValueFrom, takeWhile } from 'rxjs';
 import { CheckpointedSubscription, HandlerFailed, type LaneApplier, type Subscriber, type SubscriberFailure } from '../../stores/eventstore/checkpointedSubscription';
 import type { EventStore, StoredEvent } from '../../stores/eventstore/eventStore';
 import type { ReadStore } from '../../stores/readstore/readStore';
@@ -90,23 +91,32 @@ export class SagaRunner {
     return this.subscription.failures();
   }
 
-  /** One event at a time; the checkpoint is stored after each reaction, so a restart repeats none that finished. */
+  /**
+   * One event at a time (concatMap keeps log order and waits for each reaction); the checkpoint is
+   * stored after each reaction, so a restart repeats none that finished. The saga's decision stays
+   * in react(); this pipeline is only its wiring to the subscription.
+   */
   private readonly react: LaneApplier<SagaSubscriber> = async ([member], events, commit) => {
     if (!member) return;
-    for (const event of events) {
-      if (member.applied !== undefined && event.position <= member.applied) continue;
-      if (!member.subscriber.handles.has(event.type)) {
-        member.applied = event.position;
-        continue;
-      }
-      // Stopping: what is left to react to is for the next start, unreacted and unstored.
-      if (this.stopping) return;
-      try {
-        await member.subscriber.saga.react(event);
-      } catch (error) {
-        throw new HandlerFailed(0, event, error);
-      }
-      await commit([], [[member, event.position]]);
-    }
+    const reactions = from(events).pipe(
+      filter((event) => member.applied === undefined || event.position > member.applied),
+      concatMap(async (event) => {
+        if (!member.subscriber.handles.has(event.type)) {
+          member.applied = event.position;
+          return true;
+        }
+        // Stopping: what is left to react to is for the next start, unreacted and unstored.
+        if (this.stopping) return false;
+        try {
+          await member.subscriber.saga.react(event);
+        } catch (error) {
+          throw new HandlerFailed(0, event, error);
+        }
+        await commit([], [[member, event.position]]);
+        return true;
+      }),
+      takeWhile((goOn) => goOn),
+    );
+    await lastValueFrom(reactions, { defaultValue: true });
   };
 }
