@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { writeSync } from 'node:fs';
+import { createReadStream, writeSync } from 'node:fs';
 import { open, rm, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -8,7 +8,7 @@ import { pipeline } from 'node:stream/promises';
 import { ValidationError } from '../domain/shared/errors';
 import type { SampleSource } from '../domain/sample/formats/sampleFormat';
 import type { BlobInfo, BlobStore } from '../stores/blobstore/blobStore';
-import { streamingSha256 } from './sha256Thread';
+import { HashingThreadEnded, streamingSha256 } from './sha256Thread';
 
 /** 100 MB a file, as the spec's limits say. */
 export const MAX_FILE_BYTES = 100 * 1000 * 1000;
@@ -154,6 +154,13 @@ export async function receiveHashed(source: Readable, dir: string, maxBytes: num
   const hash = streamingSha256();
   let size = 0;
   let tooLarge = false;
+  // The hashing thread died under this upload: the bytes still go to the file, hashed from it at the end.
+  let hashLost = false;
+  const lost = (error: unknown): true => {
+    if (!(error instanceof HashingThreadEnded)) throw error;
+    hashLost = true;
+    return true;
+  };
   try {
     await streamToFile(source, file, (chunk) => {
       size += chunk.length;
@@ -162,13 +169,19 @@ export async function receiveHashed(source: Readable, dir: string, maxBytes: num
         tooLarge = true;
         return false;
       }
-      return hash.update(chunk)?.then(() => true) ?? true;
+      if (hashLost) return true;
+      try {
+        return hash.update(chunk)?.then(() => true, lost) ?? true;
+      } catch (error) {
+        return lost(error);
+      }
     });
     if (tooLarge) {
       await rm(file, { force: true });
       return new FileTooLargeError(maxBytes);
     }
-    return receivedOnDisk(file, size, await hash.digest());
+    const digest = hashLost ? undefined : await hash.digest().catch((error: unknown) => void lost(error));
+    return receivedOnDisk(file, size, digest ?? (await sha256OfFile(file)));
   } catch (error) {
     await rm(file, { force: true });
     throw error;
@@ -176,6 +189,13 @@ export async function receiveHashed(source: Readable, dir: string, maxBytes: num
     // After a digest this does nothing; else the thread lets the hash go.
     hash.abandon();
   }
+}
+
+/** The SHA-256 of a file, read back (on the event loop: only when the hashing thread died). */
+async function sha256OfFile(file: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
 }
 
 /** A body streamed to a temporary file (receiveHashed); past `maxBytes`, FileTooLargeError. */

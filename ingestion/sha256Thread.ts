@@ -44,6 +44,14 @@ parentPort.on('message', ({ id, at, length, end }) => {
 });
 `;
 
+/** The thread a hash was on ended (a crash): the hash is lost, though the bytes were fine. */
+export class HashingThreadEnded extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'HashingThreadEnded';
+  }
+}
+
 export interface StreamingSha256 {
   /** Hands a chunk over, copied; resolves at once unless the ring is full. */
   update(chunk: Buffer): Promise<void> | undefined;
@@ -78,8 +86,9 @@ class Sha256Thread {
       this.digests.delete(id);
       waiting?.resolve(digest);
     });
-    const fail = (error: Error) => {
+    const fail = (cause: Error) => {
       if (this.worker !== worker) return;
+      const error = new HashingThreadEnded(`the hashing thread ended: ${cause.message}`);
       this.worker = undefined;
       this.failure = error;
       for (const waiting of this.digests.values()) waiting.reject(error);
@@ -87,7 +96,7 @@ class Sha256Thread {
       for (const wake of this.roomWaiters.splice(0)) wake();
     };
     worker.on('error', fail);
-    worker.on('exit', (code) => fail(new Error(`the hashing thread ended (exit code ${code})`)));
+    worker.on('exit', (code) => fail(new Error(`exit code ${code}`)));
     // Held while a hash is open, and never else: an idle thread does not keep a process alive.
     // (After the listeners: adding one holds it again. A thread started anew after one died may
     // start with hashes of the old one still open.)
@@ -123,7 +132,7 @@ class Sha256Thread {
     this.opened();
     // The thread this hash began on is gone (it died): its state is lost, the hash fails.
     const throwIfGone = () => {
-      if (this.worker !== worker) throw this.failure ?? new Error('the hashing thread ended');
+      if (this.worker !== worker) throw this.failure ?? new HashingThreadEnded('the hashing thread ended');
     };
     let done = false;
     const finish = () => {
@@ -188,6 +197,11 @@ class Sha256Thread {
     };
   }
 
+  /** Ends the thread as a crash would: the hashes open on it fail, the next hash starts a new one. */
+  async end(): Promise<void> {
+    await this.worker?.terminate();
+  }
+
   private hasRoom(bytes: number): boolean {
     return RING_BYTES - (this.written - this.consumed) >= bytes;
   }
@@ -212,4 +226,9 @@ const shared = new Sha256Thread();
 /** A SHA-256 computed off the event loop, of the chunks in the order they are handed over. */
 export function streamingSha256(): StreamingSha256 {
   return shared.start();
+}
+
+/** For tests: ends the hashing thread as a crash would. */
+export function endHashingThread(): Promise<void> {
+  return shared.end();
 }

@@ -7,7 +7,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { RING_BYTES, streamingSha256 } from '../../ingestion/sha256Thread';
+import { endHashingThread, RING_BYTES, streamingSha256 } from '../../ingestion/sha256Thread';
 
 const sha256 = (chunks: Buffer[]) => chunks.reduce((hash, chunk) => hash.update(chunk), createHash('sha256')).digest('hex');
 
@@ -41,6 +41,27 @@ describe('the SHA-256 of uploads, on a worker thread', () => {
     // Dropped twice, or after its digest: nothing changes for the others.
     dropped.abandon();
     expect(await threadSha256([Buffer.from('after')])).toBe(sha256([Buffer.from('after')]));
+  });
+
+  it('fails the hashes open when the thread dies, never with a wrong digest, and hashes anew on a new thread', async () => {
+    const open = streamingSha256();
+    await open.update(randomBytes(1_000_000));
+    // One waiting for room in the ring (16 MB in 4 MB pieces) when the thread ends: it may have been
+    // hashed whole before the end, or fail; a wrong digest or a hang would be the defect.
+    const big = randomBytes(RING_BYTES * 2);
+    const waiting = streamingSha256();
+    const feeding = waiting.update(big);
+    await endHashingThread();
+    await expect(open.digest()).rejects.toThrow(/hashing thread ended/);
+    expect(() => open.update(Buffer.from('more'))).toThrow(/hashing thread ended/);
+    const outcome = await Promise.resolve(feeding)
+      .then(() => waiting.digest())
+      .then((digest) => ({ digest }), (error: Error) => ({ error: error.message }));
+    if ('digest' in outcome) expect(outcome.digest).toBe(sha256([big]));
+    else expect(outcome.error).toMatch(/hashing thread ended/);
+    // A new thread takes the next hashes, many at once.
+    const uploads = Array.from({ length: 4 }, (_, u) => Array.from({ length: 20 }, (_, i) => randomBytes(1000 + u * 100 + i)));
+    expect(await Promise.all(uploads.map((chunks) => threadSha256(chunks)))).toEqual(uploads.map(sha256));
   });
 
   it('does not keep a process alive once its hashes are done', async () => {

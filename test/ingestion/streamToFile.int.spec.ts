@@ -8,7 +8,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { streamToFile, WRITE_BEHIND_BYTES } from '../../ingestion/receiveFile';
+import { createHash } from 'node:crypto';
+import { receiveHashed, streamToFile, WRITE_BEHIND_BYTES } from '../../ingestion/receiveFile';
+import { endHashingThread } from '../../ingestion/sha256Thread';
 
 describe('streamToFile', () => {
   let dir: string;
@@ -54,6 +56,29 @@ describe('streamToFile', () => {
       throw new Error('too large');
     });
     await expect(refused).rejects.toThrow('too large');
+    expect(await readdir(dir)).toEqual([]);
+  });
+
+  it('still answers the right SHA-256 when the hashing thread dies mid-upload, hashing the received file instead', async () => {
+    const chunks = Array.from({ length: 300 }, () => randomBytes(65_536));
+    async function* arriving() {
+      for (let i = 0; i < chunks.length; i++) {
+        // The thread ends (as a crash would) with a third of the file hashed.
+        if (i === 100) await endHashingThread();
+        yield chunks[i]!;
+      }
+    }
+    const received = await receiveHashed(Readable.from(arriving()), dir, 100_000_000, 'throw');
+    if (received instanceof Error) throw received;
+    const whole = Buffer.concat(chunks);
+    expect(received.size).toBe(whole.length);
+    expect(received.sha256).toBe(createHash('sha256').update(whole).digest('hex'));
+    await received.remove();
+    // The next upload hashes on a new thread.
+    const next = await receiveHashed(Readable.from([Buffer.from('next')]), dir, 100, 'throw');
+    if (next instanceof Error) throw next;
+    expect(next.sha256).toBe(createHash('sha256').update('next').digest('hex'));
+    await next.remove();
     expect(await readdir(dir)).toEqual([]);
   });
 });
