@@ -14,8 +14,11 @@ import { allProjections } from '../projections';
 import { SAGA_NAMES } from '../commands/sagas/sagaNames';
 import { sagaCheckpointName } from '../commands/sagas/sagaRunner';
 import { ProjectionRunner } from '../projections/projectionRunner';
+import type { Projection } from '../projections/projection';
+import { serviceModule, ThreadPool } from '../commands/jobs/threadPool';
+import type { RebuildPartInput, RebuildPartResult } from './rebuildPart';
 import type { EventStore, Position, StoredEvent, Subscription } from '../stores/eventstore/eventStore';
-import { createReadModelIndexes, openStores } from './composition';
+import { createReadModelIndexes, openStores, READ_MODELS_GROUP_COMMIT_MS } from './composition';
 import type { Config } from './configuration';
 import { DataFolderLock } from './dataFolderLock';
 
@@ -78,6 +81,23 @@ function describeProgress(applied: Position | undefined, head: Position, events:
   return `\r[${'#'.repeat(filled)}${'-'.repeat(BAR_WIDTH - filled)}] ${percent.padStart(6)} ${figures}   `;
 }
 
+/** The scratch file of the part of a rebuild run on another core (rebuildPart.ts), in the data folder. */
+export const REBUILD_PART_FILE = 'read-models.rebuild-part.sqlite';
+
+/**
+ * The projections a rebuild of the embedded store replays on a second core: those that read no other
+ * projection's collections and that none reads. Of those, only the history is worth a thread (a
+ * document for every event: a third of the work); the others are a few documents each.
+ */
+function projectionsApart(config: Config): Projection[] {
+  if (config.mongoUrl || config.eventStoreUrl) return [];
+  return allProjections.filter((p) => p.name === 'history' && p.follows.size === 0 && !allProjections.some((o) => o.follows.has(p.name)));
+}
+
+async function removeDatabaseFile(file: string): Promise<void> {
+  await Promise.all(['', '-wal', '-shm', '-journal'].map((suffix) => rm(file + suffix, { force: true })));
+}
+
 /** Drops the read models and replays the whole log into them. */
 export async function rebuildReadModels(config: Config, log: Logger, output: ProgressOutput = process.stderr): Promise<RebuildResult | undefined> {
   if (config.readStore === 'memory') {
@@ -98,28 +118,54 @@ export async function rebuildReadModels(config: Config, log: Logger, output: Pro
       // Dropping a MongoDB collection drops its indexes; SQLite makes them again itself.
       await createReadModelIndexes(config);
       let events = 0;
+      // On the embedded store, the history replays on a second core into a file of its own, copied in
+      // before the indexes are built.
+      const apart = bulk ? projectionsApart(config) : [];
+      const partFile = path.join(config.dataDir, REBUILD_PART_FILE);
+      const pool = apart.length > 0 ? new ThreadPool(1) : undefined;
+      let part: Promise<RebuildPartResult> | undefined;
+      if (pool) {
+        await removeDatabaseFile(partFile);
+        const input: RebuildPartInput = {
+          eventsFile: path.join(config.dataDir, 'events.sqlite'),
+          keysFile: path.join(config.dataDir, 'keys.sqlite'),
+          readModelsFile: partFile,
+          projections: apart.map((p) => p.name),
+          groupCommitMs: READ_MODELS_GROUP_COMMIT_MS,
+        };
+        part = pool.run<RebuildPartResult>({ module: serviceModule('service/rebuildPart'), name: 'rebuildPart', input });
+        // Awaited below; a failure meanwhile must not go unheard.
+        part.catch(() => {});
+      }
       // Its batches: the runner's default for the store (smaller into SQLite, where there are no round trips).
-      const runner = new ProjectionRunner(counting(stores.events, () => events++), stores.readStore, allProjections, log);
+      const runner = new ProjectionRunner(counting(stores.events, () => events++), stores.readStore, allProjections.filter((p) => !apart.includes(p)), log);
       const head = (await stores.events.headPosition()) ?? 0n;
       const started = Date.now();
       const tty = output.isTTY === true;
       const show = () => output.write(describeProgress(runner.appliedPosition, head, events, Date.now() - started, tty));
       const timer = setInterval(show, tty ? TTY_EVERY_MS : LINE_EVERY_MS);
+      const partFailures: string[] = [];
       try {
         await runner.start();
         await runner.stop();
+        if (part && bulk) {
+          partFailures.push(...(await part).failures);
+          bulk.absorb(partFile, apart.flatMap((p) => [...p.writes]), apart.map((p) => p.name));
+        }
         // Its indexes built and everything synced: part of the rebuild's time.
         await bulk?.endBulkLoad();
       } finally {
         clearInterval(timer);
+        await pool?.close();
+        if (pool) await removeDatabaseFile(partFile);
       }
       for (const { name, checkpoint } of sagaCheckpoints) if (checkpoint) await stores.readStore.setCheckpoint(name, checkpoint.position, checkpoint.store);
       const ms = Date.now() - started;
       show();
       if (tty) output.write('\n');
-      const failures = await runner.failures();
+      const failures = [...(await runner.failures()).map((f) => `projection ${f.projection} failed on event ${f.position} (${f.eventType} in ${f.streamId}): ${f.error}`), ...partFailures];
       // A rebuild that left a read model behind must not pass for a complete one.
-      if (failures.length > 0) throw new Error(`Rebuild incomplete: ${failures.map((f) => `projection ${f.projection} failed on event ${f.position} (${f.eventType} in ${f.streamId}): ${f.error}`).join('; ')}`);
+      if (failures.length > 0) throw new Error(`Rebuild incomplete: ${failures.join('; ')}`);
       const result = { events, ms, eventsPerSecond: ms > 0 ? Math.round((events * 1000) / ms) : events, position: runner.appliedPosition };
       log.info({ ms, events, eventsPerSecond: result.eventsPerSecond, position: result.position?.toString() }, 'read models rebuilt');
       return result;

@@ -683,6 +683,36 @@ export class SqliteReadStore implements ReadStore {
     this.db.pragma('wal_checkpoint(TRUNCATE)');
   }
 
+  /**
+   * During a rebuild's bulk load: copies into this store the rows of `collections` and the
+   * `checkpoints` from another file loaded apart (service/rebuildPart.ts, on another core). This
+   * store's copies of those collections must be empty: the projections that write them ran there only.
+   */
+  absorb(file: string, collections: readonly string[], checkpoints: readonly string[]): void {
+    if (!this.bulk?.unsynced) throw new Error('absorb is for a rebuild\'s bulk load');
+    this.commitGroup();
+    this.db.prepare('ATTACH DATABASE ? AS part').run(file);
+    try {
+      this.db.transaction(() => {
+        for (const name of collections) {
+          const table = this.ensure(name);
+          const tables = [table, ...(this.layout(name).arrayPaths.size > 0 ? [keyTable(name)] : [])];
+          for (const t of tables) {
+            if (this.db.prepare(`SELECT 1 FROM ${quote(t)} LIMIT 1`).get() !== undefined) throw new Error(`${t} is not empty: it cannot take the rows loaded apart`);
+            const columns = (this.db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all(t) as string[]).map(quote).join(', ');
+            this.db.exec(`INSERT INTO main.${quote(t)} (${columns}) SELECT ${columns} FROM part.${quote(t)}`);
+          }
+          this.answers.clearTable(table);
+          this.irregular.delete(table);
+        }
+        const copy = this.db.prepare('INSERT INTO main.checkpoints (name, position, store) SELECT name, position, store FROM part.checkpoints WHERE name = ? ON CONFLICT (name) DO UPDATE SET position = excluded.position, store = excluded.store');
+        for (const name of checkpoints) copy.run(name);
+      })();
+    } finally {
+      this.db.exec('DETACH DATABASE part');
+    }
+  }
+
   /** Before a query on other fields than `_id`, or sorted, during a bulk load: the collection's indexes are built now. */
   private indexBeforeQuery(name: string, filter: Filter, sort?: Record<string, 1 | -1>): void {
     const bulk = this.bulk;

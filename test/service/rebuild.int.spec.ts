@@ -1,5 +1,6 @@
 // `npm run rebuild` on the embedded default: it replays the log into the SQLite read models,
 // showing progress, and refuses to run beside a service process on the same data folder.
+import { copyFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -10,7 +11,9 @@ import { sagaCheckpointName } from '../../commands/sagas/sagaRunner';
 import { allProjections } from '../../projections';
 import { READ_MODELS_FILE } from '../../service/composition';
 import { DataFolderBusyError, DataFolderLock } from '../../service/dataFolderLock';
-import { rebuildReadModels } from '../../service/rebuild';
+import { compareReadModels } from '../../projections/readModelCheck';
+import { readModelIndexes } from '../../projections/readModelIndexes';
+import { REBUILD_PART_FILE, rebuildReadModels } from '../../service/rebuild';
 import { SqliteEventStore } from '../../stores/eventstore/sqliteEventStore';
 import { SqliteReadStore } from '../../stores/readstore/sqliteReadStore';
 import { call, registerUser, startTestService, type TestService } from '../support/testService';
@@ -54,6 +57,37 @@ describe('rebuild of the embedded read models', () => {
     expect(after.status).toBe(200);
     expect((after.body.project as { name: string }).name).toBe('Gestures');
     expect(before.status).toBe(403);
+  });
+
+  it('rebuilds documents identical to those the service built, the history replayed on another core and copied in', async () => {
+    service = await startTestService({ mongo: false });
+    const projectId = await someData(service);
+    const { token } = await registerUser(service, 'cy');
+    for (const name of ['a', 'b', 'c']) expect((await call(service, 'POST', '/api/projects/create', { headers: { 'x-jwt-token': token }, body: { projectName: `P ${name}` } })).status).toBe(200);
+    expect(projectId).toBeGreaterThan(0);
+    await service.stop();
+    const dir = service.config.dataDir;
+    const live = path.join(dir, 'live-copy.sqlite');
+    await copyFile(path.join(dir, READ_MODELS_FILE), live);
+    await rebuildReadModels(service.config, silent, output(false));
+    const before = SqliteReadStore.open(live, { indexes: readModelIndexes });
+    const after = SqliteReadStore.open(path.join(dir, READ_MODELS_FILE), { indexes: readModelIndexes });
+    try {
+      const comparison = await compareReadModels(before, after, allProjections);
+      expect(comparison.differences).toEqual([]);
+      expect(comparison.documents).toBeGreaterThan(20);
+      // The history is there, whole, with its checkpoint at the head.
+      const history = await after.collection('history').count();
+      expect(history).toBe(await before.collection('history').count());
+      expect(history).toBeGreaterThan(10);
+      expect(await after.getCheckpoint('history')).toBe(await before.getCheckpoint('history'));
+      // Its declared indexes were built after the copy.
+      expect(after.explainFind('history', { projectId }, { sort: { _position: 1 } }).plan.join(' ')).toMatch(/USING INDEX/);
+    } finally {
+      await before.close();
+      await after.close();
+    }
+    expect((await readdir(dir)).filter((f) => f.startsWith(REBUILD_PART_FILE))).toEqual([]);
   });
 
   it('draws a bar on a terminal', async () => {

@@ -1,0 +1,51 @@
+// A part of `npm run rebuild` that runs on the second core: some projections replayed from the
+// embedded log into a scratch SQLite file of their own, which the rebuild then copies into the read
+// models (SqliteReadStore.absorb) before it builds the indexes. Only projections that read no other
+// projection's collections (follows nothing) can run apart; the history, a document for every event,
+// is the one worth it. Loaded by the thread pool (commands/jobs/threadPool.ts) in a worker thread.
+import pino from 'pino';
+import { sealedFieldsByEventType } from '../domain/personalData';
+import { allProjections } from '../projections';
+import { ProjectionRunner } from '../projections/projectionRunner';
+import { readModelIndexes } from '../projections/readModelIndexes';
+import { SqliteEventStore } from '../stores/eventstore/sqliteEventStore';
+import { SealingEventStore } from '../stores/keystore/sealingEventStore';
+import { SqliteKeyStore } from '../stores/keystore/sqliteKeyStore';
+import { SqliteReadStore } from '../stores/readstore/sqliteReadStore';
+
+export interface RebuildPartInput {
+  eventsFile: string;
+  keysFile: string;
+  /** The scratch file, made anew. */
+  readModelsFile: string;
+  projections: string[];
+  groupCommitMs: number;
+}
+
+export interface RebuildPartResult {
+  /** What failed, as the rebuild reports it; empty when every projection reached the head. */
+  failures: string[];
+}
+
+/** Replays the named projections into the scratch file, in a bulk load whose indexes are never built there. */
+export async function rebuildPart(input: RebuildPartInput): Promise<RebuildPartResult> {
+  const projections = allProjections.filter((p) => input.projections.includes(p.name));
+  if (projections.length !== input.projections.length) throw new Error(`Unknown projections among ${input.projections.join(', ')}`);
+  const raw = SqliteEventStore.open(input.eventsFile);
+  const keys = SqliteKeyStore.open(input.keysFile);
+  const store = SqliteReadStore.open(input.readModelsFile, { indexes: readModelIndexes, groupCommitMs: input.groupCommitMs });
+  try {
+    await store.dropAllForBulkLoad();
+    const events = new SealingEventStore(raw, keys, sealedFieldsByEventType);
+    const runner = new ProjectionRunner(events, store, projections, pino({ level: 'warn' }).child({ part: input.projections.join(',') }));
+    await runner.start();
+    await runner.stop();
+    const failures = (await runner.failures()).map((f) => `projection ${f.projection} failed on event ${f.position} (${f.eventType} in ${f.streamId}): ${f.error}`);
+    return { failures };
+  } finally {
+    // Closed with its load unfinished: the rows and checkpoints are committed, and the file is only read by absorb.
+    await store.close();
+    await keys.close();
+    await raw.close();
+  }
+}
