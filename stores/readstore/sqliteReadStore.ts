@@ -332,6 +332,11 @@ interface RowSql {
   remove: string;
 }
 
+/** How long a write waits for another connection's lock. */
+const BUSY_TIMEOUT_MS = 5000;
+/** How long a change of a collection's tables waits for another process's: laying a large one out takes a while. */
+const SCHEMA_BUSY_TIMEOUT_MS = 10 * 60 * 1000;
+
 /** The file's user_version while a bulk load is under way (dropAllForBulkLoad). */
 const BULK_LOADING = 1;
 /** The file's user_version while a first start fills an empty store with its indexes deferred (deferIndexesWhileEmpty). */
@@ -441,6 +446,8 @@ export interface SqliteReadStoreOptions {
   groupCommitMs?: number;
   /** Keep a bounded cache of read answers (queryCache.ts); on by default, off to measure without it. */
   answerCache?: boolean;
+  /** How long a write waits for another connection's lock (5 s); a change of tables waits longer. */
+  busyTimeoutMs?: number;
   /** Told before the rows of a collection are laid out anew (its declarations or the store's layout changed): it takes a while on a large one. */
   onRelayout?: (collection: string, rows: number) => void;
 }
@@ -470,6 +477,7 @@ export class SqliteReadStore implements ReadStore {
     private readonly groupCommitMs: number,
     private readonly answerCache: boolean,
     private readonly onRelayout: ((collection: string, rows: number) => void) | undefined,
+    private readonly busyTimeoutMs: number,
   ) {
     const tables = db.prepare(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN ('checkpoints', 'collections')`).get() as { n: number };
     if (tables.n < 2) {
@@ -500,11 +508,13 @@ export class SqliteReadStore implements ReadStore {
       // The read models are rebuilt from the log, and each checkpoint commits with its changes: a
       // power cut may lose the last transactions, never half of one, and the runner replays them.
       db.pragma('synchronous = NORMAL');
-      db.pragma('busy_timeout = 5000');
+      db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? BUSY_TIMEOUT_MS}`);
+      const store = new SqliteReadStore(db, indexes, options.groupCommitMs ?? 0, options.answerCache ?? true, options.onRelayout, options.busyTimeoutMs ?? BUSY_TIMEOUT_MS);
       // Statistics for the planner (which index of two equalities is narrower), kept cheap by a limit.
+      // After the tables are as wanted: it may write, and another process laying them out holds the lock.
       db.pragma('analysis_limit = 1000');
       db.pragma('optimize = 0x10002');
-      return new SqliteReadStore(db, indexes, options.groupCommitMs ?? 0, options.answerCache ?? true, options.onRelayout);
+      return store;
     } catch (error) {
       db.close();
       throw error;
@@ -732,7 +742,6 @@ export class SqliteReadStore implements ReadStore {
     const deferIndexes = this.bulk ? !this.bulk.indexed.has(name) : this.marked() === INDEXES_DEFERRED;
     const layout = this.layout(name);
     const t = quote(table);
-    const keys = quote(keyTable(name));
     const wanted = new Map<string, string>();
     for (const declaration of layout.scalarIndexes) {
       const fields = Object.entries(declaration.keys);
@@ -743,7 +752,23 @@ export class SqliteReadStore implements ReadStore {
       this.ready.add(name);
       return table;
     }
-    // Schema changes commit at once, apart from any group of writes.
+    // Schema changes commit at once, apart from any group of writes. Another process on the file may
+    // be laying the same collection out (an upgrade, roles started together): this one waits for it,
+    // then finds the work done, rather than failing at the usual busy timeout.
+    this.db.pragma(`busy_timeout = ${SCHEMA_BUSY_TIMEOUT_MS}`);
+    try {
+      this.changeSchema(name, table, layout, wanted, deferIndexes);
+    } finally {
+      this.db.pragma(`busy_timeout = ${this.busyTimeoutMs}`);
+    }
+    if (deferIndexes) this.bulk?.deferred.add(name);
+    this.ready.add(name);
+    return table;
+  }
+
+  private changeSchema(name: string, table: string, layout: Layout, wanted: ReadonlyMap<string, string>, deferIndexes: boolean): void {
+    const t = quote(table);
+    const keys = quote(keyTable(name));
     this.transaction(() => {
       this.db.exec(`
         CREATE TABLE IF NOT EXISTS ${t} (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, doc TEXT NOT NULL, plain INTEGER NOT NULL);
@@ -772,9 +797,6 @@ export class SqliteReadStore implements ReadStore {
       }
       if (!deferIndexes) for (const sql of wanted.values()) this.db.exec(sql);
     }, { group: false });
-    if (deferIndexes) this.bulk?.deferred.add(name);
-    this.ready.add(name);
-    return table;
   }
 
   /** Whether the collection's tables, indexes and rows are as its layout wants them. */

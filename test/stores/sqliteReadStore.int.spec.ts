@@ -10,6 +10,7 @@ import type { Document } from '../../stores/readstore/readStore';
 import type { ReadModelIndexes } from '../../stores/readstore/indexDeclarations';
 import { SqliteReadStore } from '../../stores/readstore/sqliteReadStore';
 import { readStoreContract } from './readStore.contract';
+import { toExpressionLayout } from '../support/expressionLayout';
 
 readStoreContract('SqliteReadStore', async () => SqliteReadStore.open(':memory:'));
 
@@ -109,22 +110,7 @@ describe('SqliteReadStore on disk', () => {
     const store = SqliteReadStore.open(file, { indexes: contractIndexes });
     for (const doc of docs) await store.collection('samples').updateOne({ _id: doc._id }, { $set: doc }, { upsert: true });
     await store.close();
-    // The file as the store laid it out before: no key columns, the declared indexes on expressions of
-    // the JSON under the same names, and the layout recorded without `columns`.
-    const old = new Database(file);
-    const table = '"c:samples"';
-    const columns = (old.prepare(`SELECT name FROM pragma_table_info('c:samples')`).pluck().all() as string[]).filter((c) => c.startsWith('k:'));
-    expect(columns.length).toBeGreaterThan(0);
-    for (const index of old.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'c:samples' AND sql IS NOT NULL AND name NOT LIKE '%:irregular'`).pluck().all() as string[]) old.exec(`DROP INDEX "${index}"`);
-    for (const column of columns) old.exec(`ALTER TABLE ${table} DROP COLUMN "${column}"`);
-    const key = (p: string) => `(CASE json_type(doc, '$.${p}') WHEN 'true' THEN x'01' WHEN 'false' THEN x'00' ELSE json_extract(doc, '$.${p}') END)`;
-    old.exec(`CREATE INDEX "c:samples:label,length-" ON ${table} (${key('label')}, ${key('length')} DESC)`);
-    old.exec(`CREATE INDEX "c:samples:length" ON ${table} (${key('length')})`);
-    const layout = JSON.parse(old.prepare(`SELECT layout FROM collections WHERE name = 'samples'`).pluck().get() as string) as Record<string, unknown>;
-    delete layout.columns;
-    old.prepare(`UPDATE collections SET layout = ? WHERE name = 'samples'`).run(JSON.stringify(layout));
-    old.close();
-
+    toExpressionLayout(file, 'samples', { 'label,length-': ['label', 'length'], length: ['length'] });
     const told: [string, number][] = [];
     const reopened = SqliteReadStore.open(file, { indexes: contractIndexes, onRelayout: (collection, rows) => told.push([collection, rows]) });
     try {
