@@ -55,9 +55,13 @@ export async function compareWithRebuild(
   return { ...(await compareReadModels(live, scratch, projections)), events: applied };
 }
 
-/** Compares the collections the projections write, document by document, in `_id` order. */
+/**
+ * Compares the collections the projections write, document by document: each page of the live
+ * collection (walked in the store's own order) is looked up by `_id` in the rebuilt one, then, when
+ * the rebuilt one holds more than matched, its pages are looked up in the live one for the extras.
+ * Each page costs its own size, so the whole walk grows with the collection, not with its square.
+ */
 export async function compareReadModels(live: ReadStore, rebuilt: ReadStore, projections: readonly Projection[]): Promise<ReadModelComparison> {
-  const scratch = rebuilt;
   const collections = [...new Set(projections.flatMap((p) => [...p.writes]))].sort();
   const comparison: ReadModelComparison = { events: 0, collections: collections.length, documents: 0, differing: 0, differences: [] };
   const differ = (difference: ReadModelDifference) => {
@@ -65,46 +69,35 @@ export async function compareReadModels(live: ReadStore, rebuilt: ReadStore, pro
     if (comparison.differences.length < KEPT_DIFFERENCES) comparison.differences.push(difference);
   };
   for (const collection of collections) {
-    const liveDocs = pages(live, collection);
-    const rebuiltDocs = pages(scratch, collection);
-    let a = await liveDocs.next();
-    let b = await rebuiltDocs.next();
-    while (!a.done || !b.done) {
-      const order = a.done ? 1 : b.done ? -1 : compareIds(a.value._id, b.value._id);
-      comparison.documents += 1;
-      if (order < 0) {
-        differ({ collection, id: a.value!._id, live: a.value!, rebuilt: undefined });
-        a = await liveDocs.next();
-      } else if (order > 0) {
-        differ({ collection, id: b.value!._id, live: undefined, rebuilt: b.value! });
-        b = await rebuiltDocs.next();
-      } else {
-        if (!isDeepStrictEqual(a.value, b.value)) differ({ collection, id: a.value!._id, live: a.value!, rebuilt: b.value! });
-        a = await liveDocs.next();
-        b = await rebuiltDocs.next();
+    let matched = 0;
+    for await (const page of live.walk(collection, PAGE)) {
+      const counterparts = await byId(rebuilt, collection, page);
+      for (const doc of page) {
+        comparison.documents += 1;
+        const other = counterparts.get(doc._id);
+        if (other === undefined) differ({ collection, id: doc._id, live: doc, rebuilt: undefined });
+        else {
+          matched += 1;
+          if (!isDeepStrictEqual(doc, other)) differ({ collection, id: doc._id, live: doc, rebuilt: other });
+        }
+      }
+    }
+    // Ids are unique on both sides: every rebuilt document was matched unless it holds more.
+    if ((await rebuilt.collection(collection).count()) === matched) continue;
+    for await (const page of rebuilt.walk(collection, PAGE)) {
+      const counterparts = await byId(live, collection, page);
+      for (const doc of page) {
+        if (counterparts.has(doc._id)) continue;
+        comparison.documents += 1;
+        differ({ collection, id: doc._id, live: undefined, rebuilt: doc });
       }
     }
   }
   return comparison;
 }
 
-/** Numbers before strings, then by value: the order both pages are walked in. */
-function compareIds(x: DocumentId, y: DocumentId): number {
-  if (typeof x !== typeof y) return typeof x === 'number' ? -1 : 1;
-  return x < y ? -1 : x > y ? 1 : 0;
-}
-
-/** A collection's documents in `_id` order, a page at a time (numeric ids, then string ids). */
-async function* pages(store: ReadStore, name: string): AsyncGenerator<Document> {
-  const collection = store.collection(name);
-  for (const kind of ['number', 'string'] as const) {
-    let after: DocumentId | undefined;
-    for (;;) {
-      const filter = after === undefined ? { _id: { $type: kind } } : { _id: { $type: kind, $gt: after } };
-      const page = await collection.find(filter, { sort: { _id: 1 }, limit: PAGE });
-      yield* page;
-      if (page.length < PAGE) break;
-      after = page.at(-1)!._id;
-    }
-  }
+/** The documents of `store` with the page's ids, by id. */
+async function byId(store: ReadStore, collection: string, page: readonly Document[]): Promise<Map<DocumentId, Document>> {
+  const found = await store.collection(collection).find({ _id: { $in: page.map((d) => d._id) } });
+  return new Map(found.map((d) => [d._id, d]));
 }

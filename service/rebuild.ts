@@ -192,8 +192,11 @@ export async function verifyReadModels(config: Config, log: Logger, output: Prog
   const scratchDir = await mkdtemp(path.join(os.tmpdir(), 'edge-ml-rebuild-verify-'));
   try {
     const stores = await openStores(config, log);
-    const scratch = SqliteReadStore.open(path.join(scratchDir, 'read-models.sqlite'), { indexes: readModelIndexes });
+    // A scratch file nobody else opens, thrown away after: loaded in bulk (unsynced, grouped commits,
+    // indexes built only where a handler queries), its answers not kept (each is read once).
+    const scratch = SqliteReadStore.open(path.join(scratchDir, 'read-models.sqlite'), { indexes: readModelIndexes, groupCommitMs: READ_MODELS_GROUP_COMMIT_MS, answerCache: false });
     try {
+      await scratch.dropAllForBulkLoad();
       const head = (await stores.events.headPosition()) ?? 0n;
       const started = Date.now();
       const tty = output.isTTY === true;

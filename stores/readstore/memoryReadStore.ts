@@ -472,6 +472,12 @@ export class MemoryReadStore implements ReadStore {
     for (const c of checkpoints) await this.setCheckpoint(c.name, c.position, c.store);
   }
 
+  /** In natural (insertion) order, copies as every read gives. */
+  async *walk(name: string, pageSize: number): AsyncIterable<Document[]> {
+    const docs = await this.named(name).find();
+    for (let at = 0; at < docs.length; at += pageSize) yield docs.slice(at, at + pageSize);
+  }
+
   async dropAll(): Promise<void> {
     // Clear rather than forget: handles already given out must see the rebuilt collections.
     for (const collection of this.collections.values()) collection.clear();

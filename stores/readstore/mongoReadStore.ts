@@ -472,6 +472,25 @@ export class MongoReadStore implements ReadStore {
     }
   }
 
+  /** By `_id`, through its index, one cursor batch a page. */
+  async *walk(name: string, pageSize: number): AsyncIterable<Document[]> {
+    assertCollectionName(name);
+    const cursor = this.db.collection<Document>(name).find({}, { sort: { _id: 1 }, batchSize: pageSize });
+    try {
+      let page: Document[] = [];
+      for await (const doc of cursor) {
+        page.push(doc);
+        if (page.length === pageSize) {
+          yield page;
+          page = [];
+        }
+      }
+      if (page.length > 0) yield page;
+    } finally {
+      await cursor.close();
+    }
+  }
+
   async dropAll(): Promise<void> {
     this.noteChange();
     const collections = await this.db.listCollections({}, { nameOnly: true }).toArray();

@@ -83,6 +83,13 @@ export interface ReadStore {
    * processes write unseen).
    */
   changeMark?(): number;
+  /**
+   * Every document of a collection, a page of at most `pageSize` at a time, in an order the store
+   * chooses (its cheapest), each page costing about its own size whatever the collection's: for
+   * walks of whole collections (comparing read models with a rebuild). Documents written meanwhile
+   * may or may not show.
+   */
+  walk(collection: string, pageSize: number): AsyncIterable<Document[]>;
   /** Drops every collection and checkpoint, for a rebuild from the log. */
   dropAll(): Promise<void>;
   close(): Promise<void>;

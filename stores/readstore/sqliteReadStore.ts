@@ -1168,6 +1168,19 @@ export class SqliteReadStore implements ReadStore {
     );
   }
 
+  /** In row order (seq), a page by its primary key: no sort, no scan of what came before. */
+  async *walk(name: string, pageSize: number): AsyncIterable<Document[]> {
+    const table = this.ensure(name);
+    const page = this.prepare(`SELECT seq, doc FROM ${quote(table)} WHERE seq > ? ORDER BY seq LIMIT ?`);
+    for (let after = 0; ; ) {
+      const rows = page.all(after, pageSize) as Row[];
+      if (rows.length === 0) return;
+      yield rows.map((row) => decode(row.doc));
+      if (rows.length < pageSize) return;
+      after = rows[rows.length - 1]!.seq;
+    }
+  }
+
   async dropAll(): Promise<void> {
     this.dropEverything();
   }

@@ -218,6 +218,10 @@ export class WriteBuffer implements ReadStore {
     throw new Error('A handler cannot drop the read models');
   }
 
+  async *walk(): AsyncIterable<Document[]> {
+    throw new Error('A handler cannot walk whole collections');
+  }
+
   async close(): Promise<void> {}
 }
 

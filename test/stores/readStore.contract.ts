@@ -523,6 +523,25 @@ export function readStoreContract(name: string, open: () => Promise<ReadStore>, 
       });
     });
 
+    describe('walk', () => {
+      it('gives every document of a collection once, in pages of at most the size asked, and nothing for an empty one', async () => {
+        const docs = Array.from({ length: 23 }, (_, i) => ({ _id: i % 3 === 0 ? i : `w-${i}`, n: i }));
+        await store.commit(docs.map((doc) => ({ kind: 'put' as const, collection: 'walked', doc })), []);
+        const sizes: number[] = [];
+        const seen: unknown[] = [];
+        for await (const page of store.walk('walked', 5)) {
+          sizes.push(page.length);
+          seen.push(...page.map((d) => d.n));
+        }
+        expect(sizes.every((n) => n >= 1 && n <= 5)).toBe(true);
+        expect(sizes.reduce((a, b) => a + b, 0)).toBe(23);
+        expect([...seen].sort((a, b) => Number(a) - Number(b))).toEqual(docs.map((d) => d.n));
+        const empty: unknown[] = [];
+        for await (const page of store.walk('never-written', 5)) empty.push(page);
+        expect(empty).toEqual([]);
+      });
+    });
+
     describe('dropAll', () => {
       it('empties every collection and forgets every checkpoint', async () => {
         await seed(col, samples);
