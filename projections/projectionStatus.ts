@@ -11,6 +11,11 @@ import type { ReadStore } from '../stores/readstore/readStore';
  */
 export type ProjectionFailure = Omit<SubscriberFailure, 'name'> & { projection: string };
 
+/** A failure as `/health` and `npm run rebuild` report it. */
+export const describeProjectionFailure = (f: ProjectionFailure): string =>
+  `projection ${f.projection} failed on event ${f.position} (${f.eventType} in ${f.streamId}): ${f.error}` +
+  (f.heldBack.length > 0 ? `; holding back ${f.heldBack.join(', ')}` : '');
+
 /** Where a health report reads the failures from. */
 export interface ProjectionHealth {
   failures(): Promise<ProjectionFailure[]>;

@@ -28,6 +28,9 @@ import type { Config } from './configuration';
 
 /** The embedded read models' file, beside the log. */
 export const READ_MODELS_FILE = 'read-models.sqlite';
+/** The embedded log and sealing keys, in the data folder. */
+export const EVENTS_FILE = 'events.sqlite';
+export const KEYS_FILE = 'keys.sqlite';
 /**
  * How long the SQLite read store groups writes into one commit. Short against the settle waits
  * (other processes see the writes at the commit), long enough for a burst of projection writes.
@@ -115,10 +118,10 @@ export async function openStores(config: Config, log?: Logger): Promise<Stores> 
   const track = <T extends { close(): Promise<void> }>(store: T): T => (opened.push(store), store);
   try {
     const rawEvents: EventStore = track(
-      config.eventStoreUrl ? await EsdbEventStore.connect(config.eventStoreUrl) : SqliteEventStore.open(path.join(config.dataDir, 'events.sqlite')),
+      config.eventStoreUrl ? await EsdbEventStore.connect(config.eventStoreUrl) : SqliteEventStore.open(path.join(config.dataDir, EVENTS_FILE)),
     );
     const keys: KeyStore = track(
-      config.mongoUrl ? await MongoKeyStore.connect(config.mongoUrl, `${config.mongoDb}_keys`) : SqliteKeyStore.open(path.join(config.dataDir, 'keys.sqlite')),
+      config.mongoUrl ? await MongoKeyStore.connect(config.mongoUrl, `${config.mongoDb}_keys`) : SqliteKeyStore.open(path.join(config.dataDir, KEYS_FILE)),
     );
     const readStore = track(await openReadStore(config, log));
     const blobs: BlobStore = track(

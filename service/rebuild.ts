@@ -15,10 +15,11 @@ import { SAGA_NAMES } from '../commands/sagas/sagaNames';
 import { sagaCheckpointName } from '../commands/sagas/sagaRunner';
 import { ProjectionRunner } from '../projections/projectionRunner';
 import type { Projection } from '../projections/projection';
+import { describeProjectionFailure, type ProjectionFailure } from '../projections/projectionStatus';
 import { serviceModule, ThreadPool } from '../commands/jobs/threadPool';
 import type { RebuildPartInput, RebuildPartResult } from './rebuildPart';
 import type { EventStore, Position, StoredEvent, Subscription } from '../stores/eventstore/eventStore';
-import { createReadModelIndexes, openStores, READ_MODELS_GROUP_COMMIT_MS } from './composition';
+import { createReadModelIndexes, EVENTS_FILE, KEYS_FILE, openStores, READ_MODELS_GROUP_COMMIT_MS } from './composition';
 import type { Config } from './configuration';
 import { DataFolderLock } from './dataFolderLock';
 
@@ -127,8 +128,8 @@ export async function rebuildReadModels(config: Config, log: Logger, output: Pro
       if (pool) {
         await removeDatabaseFile(partFile);
         const input: RebuildPartInput = {
-          eventsFile: path.join(config.dataDir, 'events.sqlite'),
-          keysFile: path.join(config.dataDir, 'keys.sqlite'),
+          eventsFile: path.join(config.dataDir, EVENTS_FILE),
+          keysFile: path.join(config.dataDir, KEYS_FILE),
           readModelsFile: partFile,
           projections: apart.map((p) => p.name),
           groupCommitMs: READ_MODELS_GROUP_COMMIT_MS,
@@ -144,7 +145,7 @@ export async function rebuildReadModels(config: Config, log: Logger, output: Pro
       const tty = output.isTTY === true;
       const show = () => output.write(describeProgress(runner.appliedPosition, head, events, Date.now() - started, tty));
       const timer = setInterval(show, tty ? TTY_EVERY_MS : LINE_EVERY_MS);
-      const partFailures: string[] = [];
+      const partFailures: ProjectionFailure[] = [];
       try {
         await runner.start();
         await runner.stop();
@@ -163,9 +164,9 @@ export async function rebuildReadModels(config: Config, log: Logger, output: Pro
       const ms = Date.now() - started;
       show();
       if (tty) output.write('\n');
-      const failures = [...(await runner.failures()).map((f) => `projection ${f.projection} failed on event ${f.position} (${f.eventType} in ${f.streamId}): ${f.error}`), ...partFailures];
+      const failures = [...(await runner.failures()), ...partFailures];
       // A rebuild that left a read model behind must not pass for a complete one.
-      if (failures.length > 0) throw new Error(`Rebuild incomplete: ${failures.join('; ')}`);
+      if (failures.length > 0) throw new Error(`Rebuild incomplete: ${failures.map(describeProjectionFailure).join('; ')}`);
       const result = { events, ms, eventsPerSecond: ms > 0 ? Math.round((events * 1000) / ms) : events, position: runner.appliedPosition };
       log.info({ ms, events, eventsPerSecond: result.eventsPerSecond, position: result.position?.toString() }, 'read models rebuilt');
       return result;

@@ -7,6 +7,7 @@ import pino from 'pino';
 import { sealedFieldsByEventType } from '../domain/personalData';
 import { allProjections } from '../projections';
 import { ProjectionRunner } from '../projections/projectionRunner';
+import type { ProjectionFailure } from '../projections/projectionStatus';
 import { readModelIndexes } from '../projections/readModelIndexes';
 import { SqliteEventStore } from '../stores/eventstore/sqliteEventStore';
 import { SealingEventStore } from '../stores/keystore/sealingEventStore';
@@ -23,8 +24,8 @@ export interface RebuildPartInput {
 }
 
 export interface RebuildPartResult {
-  /** What failed, as the rebuild reports it; empty when every projection reached the head. */
-  failures: string[];
+  /** Where a projection stopped short of the head; empty when every one reached it. */
+  failures: ProjectionFailure[];
 }
 
 /** Replays the named projections into the scratch file, in a bulk load whose indexes are never built there. */
@@ -40,8 +41,7 @@ export async function rebuildPart(input: RebuildPartInput): Promise<RebuildPartR
     const runner = new ProjectionRunner(events, store, projections, pino({ level: 'warn' }).child({ part: input.projections.join(',') }));
     await runner.start();
     await runner.stop();
-    const failures = (await runner.failures()).map((f) => `projection ${f.projection} failed on event ${f.position} (${f.eventType} in ${f.streamId}): ${f.error}`);
-    return { failures };
+    return { failures: await runner.failures() };
   } finally {
     // Closed with its load unfinished: the rows and checkpoints are committed, and the file is only read by absorb.
     await store.close();

@@ -1,10 +1,6 @@
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
-import type { ProjectionFailure, ProjectionHealth } from '../../projections/projectionStatus';
-
-const describeFailure = (f: ProjectionFailure): string =>
-  `projection ${f.projection} failed on event ${f.position} (${f.eventType} in ${f.streamId}): ${f.error}` +
-  (f.heldBack.length > 0 ? `; holding back ${f.heldBack.join(', ')}` : '');
+import { describeProjectionFailure, type ProjectionFailure, type ProjectionHealth } from '../../projections/projectionStatus';
 
 /**
  * `GET /health`, for operators and load balancers, on both APIs: 200 `{ status: "ok" }` while every
@@ -32,6 +28,6 @@ export function healthRoute(health: ProjectionHealth, log: Logger): Middleware {
       return;
     }
     ctx.status = 503;
-    ctx.body = { success: false, status: 'failing', error: failures.map(describeFailure).join('; '), failingProjections: failures };
+    ctx.body = { success: false, status: 'failing', error: failures.map(describeProjectionFailure).join('; '), failingProjections: failures };
   };
 }

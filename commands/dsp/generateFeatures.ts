@@ -121,8 +121,7 @@ class TempFiles {
   }
 }
 
-/** A stored blob whole, for the pool (a sample is decoded in the thread). */
-/** A stored file's bytes in an ArrayBuffer of their own (never Node's shared pool), so they can be moved to a thread. */
+/** A stored blob whole, for the pool (a sample is decoded in the thread): in an ArrayBuffer of its own, never Node's shared pool, so it can be moved to the thread. */
 export async function readAllBytes(stream: AsyncIterable<Buffer | Uint8Array | string>): Promise<Uint8Array> {
   const chunks: Uint8Array[] = [];
   let total = 0;

@@ -21,28 +21,30 @@ export class AxesSelection implements RowSink {
   private readonly columns: number[] = [];
   private readonly width: number;
   private readonly limit: number;
+  /** How the problems name the sample. */
+  private readonly name: string;
 
   /**
    * `keep`: the rows to hold (all by default). Reading stops at the sample's `valuesCount` rows, the
    * count its read model holds, which is all a window may use.
    */
   constructor(
-    private readonly sample: WindowSample,
+    sample: WindowSample,
     axes: readonly string[],
     readonly keep: RowRange = { from: 0, to: sample.valuesCount },
   ) {
     this.width = sample.sensors.length;
     this.limit = sample.valuesCount;
-    const name = `sample ${sample.id} ("${sample.name}")`;
+    this.name = `sample ${sample.id} ("${sample.name}")`;
     for (const axis of axes) {
       const column = sample.sensors.indexOf(axis);
       if (column === -1) {
-        this.problem = `${name} has no axis "${axis}" (it has ${sample.sensors.map((s) => `"${s}"`).join(', ') || 'none'})`;
+        this.problem = `${this.name} has no axis "${axis}" (it has ${sample.sensors.map((s) => `"${s}"`).join(', ') || 'none'})`;
         break;
       }
       this.columns.push(column);
     }
-    if (this.problem === undefined && !(sample.frequency > 0)) this.problem = `${name} has no frequency`;
+    if (this.problem === undefined && !(sample.frequency > 0)) this.problem = `${this.name} has no frequency`;
     const kept = Math.max(0, Math.min(keep.to, this.limit) - keep.from);
     this.held = new Float64Array(this.problem === undefined ? kept * axes.length : 0);
   }
@@ -50,14 +52,13 @@ export class AxesSelection implements RowSink {
   add(row: number[]): void {
     if (this.problem !== undefined || this.rows >= this.limit) throw new EnoughRows();
     const i = this.rows;
-    const name = `sample ${this.sample.id} ("${this.sample.name}")`;
-    if (row.length !== this.width) this.problem = `${name}: row ${i} has ${row.length} values, expected ${this.width}`;
+    if (row.length !== this.width) this.problem = `${this.name}: row ${i} has ${row.length} values, expected ${this.width}`;
     const axes = this.columns.length;
     const at = (i - this.keep.from) * axes;
     const kept = i >= this.keep.from && i < this.keep.to;
     for (let a = 0; a < axes && this.problem === undefined; a++) {
       const v = row[this.columns[a]!]!;
-      if (!Number.isFinite(v)) this.problem = `${name}: row ${i} holds a value that is not a finite number`;
+      if (!Number.isFinite(v)) this.problem = `${this.name}: row ${i} holds a value that is not a finite number`;
       else if (kept) this.held[at + a] = v;
     }
     if (this.problem !== undefined) throw new EnoughRows();

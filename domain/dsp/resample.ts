@@ -146,23 +146,34 @@ export function resampleInterleaved(values: Float64Array, axes: number, fromHz: 
   return resampleRows(plan, values, 0, axes, 0, plan.nOut);
 }
 
+/** The input rows [from, to) output rows [kFrom, kTo) are made from, by a plan (undefined: the length does not change). */
+function spanOf(plan: ResamplePlan | undefined, nIn: number, kFrom: number, kTo: number): { from: number; to: number } {
+  if (kTo <= kFrom) return { from: 0, to: 0 };
+  if (!plan) return { from: Math.min(kFrom, nIn), to: Math.min(kTo, nIn) };
+  return { from: inputsOf(plan, kFrom).first, to: inputsOf(plan, kTo - 1).last + 1 };
+}
+
+/** The plan of a resampling, or undefined when the length does not change (the rows are the input's). */
+function planIfResampled(nIn: number, fromHz: number, toHz: number): ResamplePlan | undefined {
+  return resampledLength(nIn, fromHz, toHz) === nIn ? undefined : resamplePlan(nIn, fromHz, toHz);
+}
+
 /** The input rows [from, to) that output rows [kFrom, kTo) of a resampling of `nIn` rows are made from. */
 export function resampleInputSpan(nIn: number, fromHz: number, toHz: number, kFrom: number, kTo: number): { from: number; to: number } {
-  if (kTo <= kFrom) return { from: 0, to: 0 };
-  if (resampledLength(nIn, fromHz, toHz) === nIn) return { from: Math.min(kFrom, nIn), to: Math.min(kTo, nIn) };
-  const plan = resamplePlan(nIn, fromHz, toHz);
-  return { from: inputsOf(plan, kFrom).first, to: inputsOf(plan, kTo - 1).last + 1 };
+  return spanOf(kTo > kFrom ? planIfResampled(nIn, fromHz, toHz) : undefined, nIn, kFrom, kTo);
 }
 
 /**
  * Output rows [kFrom, kTo) (within resampledLength) of resampleInterleaved over a sample of `nIn`
  * rows, from `values` holding only its rows [firstRow, firstRow + values.length / axes), which must
- * cover resampleInputSpan: the same numbers, without the whole sample in memory.
+ * cover resampleInputSpan: the same numbers, without the whole sample in memory. The filter is
+ * designed once (a long one costs a Bessel function per tap).
  */
 export function resampleInterleavedRange(values: Float64Array, axes: number, nIn: number, firstRow: number, fromHz: number, toHz: number, kFrom: number, kTo: number): Float64Array {
   const held = values.length / axes;
-  const span = resampleInputSpan(nIn, fromHz, toHz, kFrom, kTo);
+  const plan = planIfResampled(nIn, fromHz, toHz);
+  const span = spanOf(plan, nIn, kFrom, kTo);
   if (span.from < firstRow || span.to > firstRow + held) throw new RangeError(`output rows ${kFrom}-${kTo} need input rows ${span.from}-${span.to}; ${firstRow}-${firstRow + held} are held`);
-  if (resampledLength(nIn, fromHz, toHz) === nIn) return values.slice((kFrom - firstRow) * axes, (kTo - firstRow) * axes);
-  return resampleRows(resamplePlan(nIn, fromHz, toHz), values, firstRow, axes, kFrom, kTo);
+  if (!plan) return values.slice((kFrom - firstRow) * axes, (kTo - firstRow) * axes);
+  return resampleRows(plan, values, firstRow, axes, kFrom, kTo);
 }

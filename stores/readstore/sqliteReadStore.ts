@@ -132,30 +132,25 @@ function decode(text: string): Document {
   return doc;
 }
 
-/**
- * The index key of a field in a plain row: its scalar (sqlKey: booleans as blobs, which SQLite orders
- * after text, as MongoDB orders booleans after strings), or null when absent, null, or under a
- * value that is not an object.
- */
-function keyAt(doc: Document, path: readonly string[]): string | number | Buffer | null {
-  let node: unknown = doc;
-  for (const part of path) {
-    if (!isPlainObject(node)) return null;
-    node = node[part];
-  }
-  return sqlKey(node) ?? null;
-}
+/** A field SQL cannot compare as mingo does: an array on its path, or a value sqlKey has no key for. */
+const IRREGULAR = Symbol('irregular');
 
-/** Whether the value at a dotted path is one SQL compares exactly: absent, null or a scalar, with no array on the way. */
-function plainAt(doc: Document, path: readonly string[]): boolean {
+/**
+ * The index key of the value at a dotted path: its scalar (sqlKey: booleans as blobs, which SQLite
+ * orders after text, as MongoDB orders booleans after strings); null when it is absent or null, or
+ * under a value that holds no fields (as the stored JSON has it); IRREGULAR when SQL cannot compare
+ * it exactly (an array on the way, or a date, bytes, -0, NaN or an infinity there).
+ */
+function keyAt(doc: Document, path: readonly string[]): string | number | Buffer | null | typeof IRREGULAR {
   let node: unknown = doc;
   for (const part of path) {
-    if (node === undefined || node === null) return true;
-    if (Array.isArray(node)) return false;
-    if (typeof node !== 'object' || node instanceof Date || node instanceof Uint8Array) return true;
+    if (node === undefined || node === null) return null;
+    if (Array.isArray(node)) return IRREGULAR;
+    if (typeof node !== 'object' || node instanceof Date || node instanceof Uint8Array) return null;
     node = (node as Record<string, unknown>)[part];
   }
-  return node === undefined || node === null || sqlKey(node) !== undefined;
+  if (node === undefined || node === null) return null;
+  return sqlKey(node) ?? IRREGULAR;
 }
 
 /** The keys an equality query on the path matches, MongoDB-style: the scalars there, and those inside arrays. */
@@ -200,19 +195,18 @@ class Layout {
     return [...this.scalarPaths].map(keyColumn);
   }
 
-  isPlain(doc: Document): boolean {
-    for (const path of this.scalarParts) if (!plainAt(doc, path)) return false;
-    return true;
-  }
-
   /**
-   * The row's `plain` flag and key columns. A row that is not plain is never searched by its keys
-   * (see matching: such rows are read whole and left to mingo), so its keys are left null.
+   * The row's `plain` flag (every declared field one SQL compares exactly) and key columns, in one
+   * walk of each path. A row that is not plain is never searched by its keys (see matching: such
+   * rows are read whole and left to mingo), so its keys are left null.
    */
   rowValues(doc: Document): unknown[] {
-    const plain = this.isPlain(doc);
-    const values: unknown[] = [plain ? 1 : 0];
-    for (const path of this.scalarParts) values.push(plain ? keyAt(doc, path) : null);
+    const values: unknown[] = [1];
+    for (const path of this.scalarParts) {
+      const key = keyAt(doc, path);
+      if (key === IRREGULAR) return [0, ...this.scalarParts.map(() => null)];
+      values.push(key);
+    }
     return values;
   }
 }
@@ -827,18 +821,25 @@ export class SqliteReadStore implements ReadStore {
     const t = quote(docTable(name));
     const total = (this.db.prepare(`SELECT count(*) FROM ${t}`).pluck().get() as number);
     if (total > 0) this.onRelayout?.(name, total);
-    const page = this.db.prepare(`SELECT seq, doc FROM ${t} WHERE seq > ? ORDER BY seq LIMIT 1000`);
     const columns = ['plain', ...layout.keyColumns];
     const setKeys = this.db.prepare(`UPDATE ${t} SET ${columns.map((c) => `${c} = ?`).join(', ')} WHERE seq = ?`);
     if (layout.arrayPaths.size > 0) this.db.exec(`DELETE FROM ${quote(keyTable(name))}`);
-    for (let after = 0; ; ) {
-      const rows = page.all(after) as Row[];
-      if (rows.length === 0) break;
+    for (const rows of this.rowPages(docTable(name), 1000)) {
       for (const row of rows) {
         const doc = decode(row.doc);
         setKeys.run(...layout.rowValues(doc), row.seq);
         this.insertKeys(name, layout, row.seq, doc);
       }
+    }
+  }
+
+  /** A table's rows in row order, a page at a time by the primary key: each page costs its own size. */
+  private *rowPages(table: string, pageSize: number): Generator<Row[]> {
+    const page = this.prepare(`SELECT seq, doc FROM ${quote(table)} WHERE seq > ? ORDER BY seq LIMIT ?`);
+    for (let after = 0; ; ) {
+      const rows = page.all(after, pageSize) as Row[];
+      if (rows.length > 0) yield rows;
+      if (rows.length < pageSize) return;
       after = rows[rows.length - 1]!.seq;
     }
   }
@@ -1170,15 +1171,7 @@ export class SqliteReadStore implements ReadStore {
 
   /** In row order (seq), a page by its primary key: no sort, no scan of what came before. */
   async *walk(name: string, pageSize: number): AsyncIterable<Document[]> {
-    const table = this.ensure(name);
-    const page = this.prepare(`SELECT seq, doc FROM ${quote(table)} WHERE seq > ? ORDER BY seq LIMIT ?`);
-    for (let after = 0; ; ) {
-      const rows = page.all(after, pageSize) as Row[];
-      if (rows.length === 0) return;
-      yield rows.map((row) => decode(row.doc));
-      if (rows.length < pageSize) return;
-      after = rows[rows.length - 1]!.seq;
-    }
+    for (const rows of this.rowPages(this.ensure(name), pageSize)) yield rows.map((row) => decode(row.doc));
   }
 
   async dropAll(): Promise<void> {

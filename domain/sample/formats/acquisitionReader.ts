@@ -39,8 +39,6 @@ export interface SignatureSpanListener {
   end(offset: number): void;
 }
 
-export { EnoughRows } from './rowSink';
-
 // Where the next value goes.
 const DOCUMENT = 0;
 const PROTECTED = 1;
