@@ -61,7 +61,7 @@ import { UserQueries } from './projections/users/userQueries';
 import { openStores, type Stores } from './service/composition';
 import { loadConfig, type Config } from './service/configuration';
 import { DataFolderBusyError, DataFolderLock } from './service/dataFolderLock';
-import { rebuildReadModels, verifyReadModels } from './service/rebuild';
+import { rebuildReadModels, removeRebuildLeftovers, verifyReadModels } from './service/rebuild';
 import { SharedReadModelsCatchUp } from './service/sharedReadModelsCatchUp';
 import { StartingGate, startingApiApp, startingIngestionApp, type StartingState } from './service/startingGate';
 
@@ -161,6 +161,8 @@ export async function startService(config: Config, log: Logger = pino({ level: c
   const lock = DataFolderLock.shared(config.dataDir);
   let stores: Stores;
   try {
+    // A rebuild cut short left its files (up to the read models' size); no rebuild runs while this lock is held.
+    await removeRebuildLeftovers(config.dataDir);
     stores = await openStores(config, log);
   } catch (error) {
     lock.release();

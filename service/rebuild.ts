@@ -2,7 +2,7 @@
 // (a bar on a terminal, plain lines otherwise) and the events applied per second. It holds the data
 // folder's exclusive lock, so it refuses to run beside a service process on the same folder, and a
 // service refuses to start while it runs.
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, open, rename, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
@@ -19,7 +19,8 @@ import { describeProjectionFailure, type ProjectionFailure } from '../projection
 import { serviceModule, ThreadPool } from '../commands/jobs/threadPool';
 import type { RebuildPartInput, RebuildPartResult } from './rebuildPart';
 import type { EventStore, Position, StoredEvent, Subscription } from '../stores/eventstore/eventStore';
-import { createReadModelIndexes, EVENTS_FILE, KEYS_FILE, openStores, READ_MODELS_GROUP_COMMIT_MS } from './composition';
+import type { ReadStore } from '../stores/readstore/readStore';
+import { createReadModelIndexes, EVENTS_FILE, KEYS_FILE, openStores, READ_MODELS_FILE, READ_MODELS_GROUP_COMMIT_MS } from './composition';
 import type { Config } from './configuration';
 import { DataFolderLock } from './dataFolderLock';
 
@@ -99,83 +100,137 @@ async function removeDatabaseFile(file: string): Promise<void> {
   await Promise.all(['', '-wal', '-shm', '-journal'].map((suffix) => rm(file + suffix, { force: true })));
 }
 
-/** Drops the read models and replays the whole log into them. */
+/** Where the embedded rebuild loads the read models, in the data folder; it replaces read-models.sqlite at the end. */
+export const REBUILT_FILE = 'read-models.rebuilding.sqlite';
+
+/** Removes what a rebuild cut short (killed, a power cut) left in the data folder. */
+export async function removeRebuildLeftovers(dataDir: string): Promise<void> {
+  await Promise.all([REBUILT_FILE, REBUILD_PART_FILE].map((file) => removeDatabaseFile(path.join(dataDir, file))));
+}
+
+/**
+ * Puts the rebuilt file in the place of the live one, both closed. The rename is atomic: whatever
+ * happens, the folder holds either the old read models or the new, whole. The live file's write-ahead
+ * log is gone after its clean close; one left anyway must not be replayed into the new file.
+ */
+async function replaceDatabaseFile(rebuilt: string, live: string): Promise<void> {
+  await Promise.all(['-wal', '-shm'].map((suffix) => rm(live + suffix, { force: true })));
+  await rename(rebuilt, live);
+  // The rename itself is durable once the folder is synced.
+  const folder = await open(path.dirname(live), 'r');
+  try {
+    await folder.sync();
+  } finally {
+    await folder.close();
+  }
+}
+
+/**
+ * Drops the read models and replays the whole log into them. On the embedded store the new read
+ * models are loaded into a file of their own that replaces the live one only once complete, so a
+ * rebuild that fails or is cut short leaves the read models as they were (and costs no drop of
+ * gigabytes of tables first); MongoDB's are dropped and replayed in place.
+ */
 export async function rebuildReadModels(config: Config, log: Logger, output: ProgressOutput = process.stderr): Promise<RebuildResult | undefined> {
   if (config.readStore === 'memory') {
     log.info('READ_STORE is memory: the read models are rebuilt from the log at every start; nothing to rebuild');
     return undefined;
   }
   const lock = DataFolderLock.exclusive(config.dataDir);
+  const liveFile = path.join(config.dataDir, READ_MODELS_FILE);
+  const rebuiltFile = path.join(config.dataDir, REBUILT_FILE);
+  let replace = false;
   try {
     const stores = await openStores(config, log);
+    let result: RebuildResult;
     try {
       // Saga progress is not a read model: kept across the drop, or every saga would read the whole log
       // again at the next start (harmless, their reactions are idempotent, but minutes on a large log).
       const sagaCheckpoints = await Promise.all(SAGA_NAMES.map(async (saga) => ({ name: sagaCheckpointName(saga), checkpoint: await stores.readStore.readCheckpoint(sagaCheckpointName(saga)) })));
-      // The embedded store loads in bulk: this process holds the folder's lock, so nothing reads it meanwhile.
-      const bulk = stores.readStore instanceof SqliteReadStore ? stores.readStore : undefined;
-      if (bulk) await bulk.dropAllForBulkLoad();
-      else await stores.readStore.dropAll();
-      // Dropping a MongoDB collection drops its indexes; SQLite makes them again itself.
-      await createReadModelIndexes(config);
-      let events = 0;
-      // On the embedded store, the history replays on a second core into a file of its own, copied in
-      // before the indexes are built.
-      const apart = bulk ? projectionsApart(config) : [];
-      const partFile = path.join(config.dataDir, REBUILD_PART_FILE);
-      const pool = apart.length > 0 ? new ThreadPool(1) : undefined;
-      let part: Promise<RebuildPartResult> | undefined;
-      if (pool) {
-        await removeDatabaseFile(partFile);
-        const input: RebuildPartInput = {
-          eventsFile: path.join(config.dataDir, EVENTS_FILE),
-          keysFile: path.join(config.dataDir, KEYS_FILE),
-          readModelsFile: partFile,
-          projections: apart.map((p) => p.name),
-          groupCommitMs: READ_MODELS_GROUP_COMMIT_MS,
-        };
-        part = pool.run<RebuildPartResult>({ module: serviceModule('service/rebuildPart'), name: 'rebuildPart', input });
-        // Awaited below; a failure meanwhile must not go unheard.
-        part.catch(() => {});
-      }
-      // Its batches: the runner's default for the store (smaller into SQLite, where there are no round trips).
-      const runner = new ProjectionRunner(counting(stores.events, () => events++), stores.readStore, allProjections.filter((p) => !apart.includes(p)), log);
-      const head = (await stores.events.headPosition()) ?? 0n;
-      const started = Date.now();
-      const tty = output.isTTY === true;
-      const show = () => output.write(describeProgress(runner.appliedPosition, head, events, Date.now() - started, tty));
-      const timer = setInterval(show, tty ? TTY_EVERY_MS : LINE_EVERY_MS);
-      const partFailures: ProjectionFailure[] = [];
-      try {
-        await runner.start();
-        await runner.stop();
-        if (part && bulk) {
-          partFailures.push(...(await part).failures);
-          bulk.absorb(partFile, apart.flatMap((p) => [...p.writes]), apart.map((p) => p.name));
+      if (stores.readStore instanceof SqliteReadStore) {
+        await removeRebuildLeftovers(config.dataDir);
+        // The new file loads in bulk: this process holds the folder's lock, so nothing reads it meanwhile.
+        const target = SqliteReadStore.open(rebuiltFile, { indexes: readModelIndexes, groupCommitMs: READ_MODELS_GROUP_COMMIT_MS });
+        try {
+          await target.dropAllForBulkLoad();
+          result = await replay(config, log, output, stores.events, target, target);
+          for (const { name, checkpoint } of sagaCheckpoints) if (checkpoint) await target.setCheckpoint(name, checkpoint.position, checkpoint.store);
+        } finally {
+          await target.close();
         }
-        // Its indexes built and everything synced: part of the rebuild's time.
-        await bulk?.endBulkLoad();
-      } finally {
-        clearInterval(timer);
-        await pool?.close();
-        if (pool) await removeDatabaseFile(partFile);
+        replace = true;
+      } else {
+        await stores.readStore.dropAll();
+        // Dropping a MongoDB collection drops its indexes.
+        await createReadModelIndexes(config);
+        result = await replay(config, log, output, stores.events, stores.readStore, undefined);
+        for (const { name, checkpoint } of sagaCheckpoints) if (checkpoint) await stores.readStore.setCheckpoint(name, checkpoint.position, checkpoint.store);
       }
-      for (const { name, checkpoint } of sagaCheckpoints) if (checkpoint) await stores.readStore.setCheckpoint(name, checkpoint.position, checkpoint.store);
-      const ms = Date.now() - started;
-      show();
-      if (tty) output.write('\n');
-      const failures = [...(await runner.failures()), ...partFailures];
-      // A rebuild that left a read model behind must not pass for a complete one.
-      if (failures.length > 0) throw new Error(`Rebuild incomplete: ${failures.map(describeProjectionFailure).join('; ')}`);
-      const result = { events, ms, eventsPerSecond: ms > 0 ? Math.round((events * 1000) / ms) : events, position: runner.appliedPosition };
-      log.info({ ms, events, eventsPerSecond: result.eventsPerSecond, position: result.position?.toString() }, 'read models rebuilt');
-      return result;
     } finally {
       await stores.close();
     }
+    if (replace) await replaceDatabaseFile(rebuiltFile, liveFile);
+    log.info({ ms: result.ms, events: result.events, eventsPerSecond: result.eventsPerSecond, position: result.position?.toString() }, 'read models rebuilt');
+    return result;
   } finally {
+    if (!replace) await removeDatabaseFile(rebuiltFile);
     lock.release();
   }
+}
+
+/**
+ * Replays the log into `readStore`, showing progress; `bulk` when that is an embedded store in a
+ * bulk load, whose history then replays on a second core into a file of its own, copied in before
+ * the indexes are built. Throws when a projection stopped short of the head.
+ */
+async function replay(config: Config, log: Logger, output: ProgressOutput, source: EventStore, readStore: ReadStore, bulk: SqliteReadStore | undefined): Promise<RebuildResult> {
+  let events = 0;
+  const apart = bulk ? projectionsApart(config) : [];
+  const partFile = path.join(config.dataDir, REBUILD_PART_FILE);
+  const pool = apart.length > 0 ? new ThreadPool(1) : undefined;
+  let part: Promise<RebuildPartResult> | undefined;
+  if (pool) {
+    await removeDatabaseFile(partFile);
+    const input: RebuildPartInput = {
+      eventsFile: path.join(config.dataDir, EVENTS_FILE),
+      keysFile: path.join(config.dataDir, KEYS_FILE),
+      readModelsFile: partFile,
+      projections: apart.map((p) => p.name),
+      groupCommitMs: READ_MODELS_GROUP_COMMIT_MS,
+    };
+    part = pool.run<RebuildPartResult>({ module: serviceModule('service/rebuildPart'), name: 'rebuildPart', input });
+    // Awaited below; a failure meanwhile must not go unheard.
+    part.catch(() => {});
+  }
+  // Its batches: the runner's default for the store (smaller into SQLite, where there are no round trips).
+  const runner = new ProjectionRunner(counting(source, () => events++), readStore, allProjections.filter((p) => !apart.includes(p)), log);
+  const head = (await source.headPosition()) ?? 0n;
+  const started = Date.now();
+  const tty = output.isTTY === true;
+  const show = () => output.write(describeProgress(runner.appliedPosition, head, events, Date.now() - started, tty));
+  const timer = setInterval(show, tty ? TTY_EVERY_MS : LINE_EVERY_MS);
+  const partFailures: ProjectionFailure[] = [];
+  try {
+    await runner.start();
+    await runner.stop();
+    if (part && bulk) {
+      partFailures.push(...(await part).failures);
+      bulk.absorb(partFile, apart.flatMap((p) => [...p.writes]), apart.map((p) => p.name));
+    }
+    // Its indexes built and everything synced: part of the rebuild's time.
+    await bulk?.endBulkLoad();
+  } finally {
+    clearInterval(timer);
+    await pool?.close();
+    if (pool) await removeDatabaseFile(partFile);
+  }
+  const ms = Date.now() - started;
+  show();
+  if (tty) output.write('\n');
+  const failures = [...(await runner.failures()), ...partFailures];
+  // A rebuild that left a read model behind must not pass for a complete one.
+  if (failures.length > 0) throw new Error(`Rebuild incomplete: ${failures.map(describeProjectionFailure).join('; ')}`);
+  return { events, ms, eventsPerSecond: ms > 0 ? Math.round((events * 1000) / ms) : events, position: runner.appliedPosition };
 }
 
 /**

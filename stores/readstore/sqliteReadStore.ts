@@ -14,6 +14,7 @@
 // Scalars are ordered as MongoDB orders them (null < numbers < strings < booleans): the index key of
 // a boolean is a one-byte blob, which SQLite orders after text. Arrays declared as such
 // (`array: true`) keep their elements in a side table, so "documents whose array holds v" is a lookup.
+import { availableParallelism } from 'node:os';
 import Database from 'better-sqlite3';
 import { find as mingoFind, Query, update as applyUpdate } from 'mingo';
 import { assertIndexDeclarations, type IndexDeclaration, type ReadModelIndexes } from './indexDeclarations';
@@ -610,6 +611,8 @@ export class SqliteReadStore implements ReadStore {
     this.db.pragma('wal_checkpoint(TRUNCATE)');
     this.db.pragma('synchronous = OFF');
     this.db.pragma(`cache_size = ${BULK_LOAD_CACHE_KIB * -1}`);
+    // The index builds at the end sort on the other cores too (by then the rebuild's other thread is done).
+    this.db.pragma(`threads = ${Math.max(0, availableParallelism() - 1)}`);
     this.bulk = { deferred: new Set(), indexed: new Set(), unsynced: true };
     await this.dropAll();
   }
@@ -682,6 +685,7 @@ export class SqliteReadStore implements ReadStore {
     this.buildDeferred(bulk);
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('cache_size = -2000');
+    this.db.pragma('threads = 0');
     this.db.pragma('user_version = 0');
     // Copies the log of writes into the file, syncing both first: only then is the mark gone on disk.
     this.db.pragma('wal_checkpoint(TRUNCATE)');

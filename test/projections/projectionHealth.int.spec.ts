@@ -4,7 +4,8 @@
 import { randomUUID } from 'node:crypto';
 import pino from 'pino';
 import { afterEach, expect, it, vi } from 'vitest';
-import { sampleStream, type SampleIngested } from '../../domain/sample/sampleEvents';
+import { sampleStream } from '../../domain/sample/sampleEvents';
+import { poisonedSample } from '../support/poisonedSample';
 import { rebuildReadModels } from '../../main';
 import type { ProjectionFailure } from '../../projections/projectionStatus';
 import { call, describeOn, registerUser, setups, startTestService, type TestService } from '../support/testService';
@@ -14,15 +15,6 @@ type HealthBody = { success: boolean; status: string; error?: string; failingPro
 async function health(url: string): Promise<{ status: number; body: HealthBody }> {
   const response = await fetch(`${url}/health`);
   return { status: response.status, body: (await response.json()) as HealthBody };
-}
-
-function poisonedSample(projectId: number, sampleId: number): SampleIngested['data'] {
-  return {
-    sampleId, projectId, category: 'training', fileName: 'overflow.json', label: 'x', sha256: '0'.repeat(64), size: 10,
-    contentType: 'application/json', kind: 'time-series', intervalMs: null as never, frequency: 0, sensors: [{ name: 'x', units: 'u' }],
-    valuesCount: 2, totalLengthMs: null as never, deviceName: null, deviceType: null, width: null, height: null, signatureMethod: 'none',
-    signatureValidate: false, signatureKeyId: null, metadata: {}, boundingBoxes: [], structuredLabels: [], uploadSource: null, ingested: new Date().toISOString(),
-  };
 }
 
 for (const setup of setups) {

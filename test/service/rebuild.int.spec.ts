@@ -1,6 +1,7 @@
 // `npm run rebuild` on the embedded default: it replays the log into the SQLite read models,
 // showing progress, and refuses to run beside a service process on the same data folder.
-import { copyFile, readdir } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { copyFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -13,7 +14,9 @@ import { READ_MODELS_FILE } from '../../service/composition';
 import { DataFolderBusyError, DataFolderLock } from '../../service/dataFolderLock';
 import { compareReadModels } from '../../projections/readModelCheck';
 import { readModelIndexes } from '../../projections/readModelIndexes';
-import { REBUILD_PART_FILE, rebuildReadModels } from '../../service/rebuild';
+import { REBUILD_PART_FILE, REBUILT_FILE, rebuildReadModels } from '../../service/rebuild';
+import { sampleStream } from '../../domain/sample/sampleEvents';
+import { poisonedSample } from '../support/poisonedSample';
 import { SqliteEventStore } from '../../stores/eventstore/sqliteEventStore';
 import { SqliteReadStore } from '../../stores/readstore/sqliteReadStore';
 import { call, registerUser, startTestService, type TestService } from '../support/testService';
@@ -88,6 +91,57 @@ describe('rebuild of the embedded read models', () => {
       await after.close();
     }
     expect((await readdir(dir)).filter((f) => f.startsWith(REBUILD_PART_FILE))).toEqual([]);
+  });
+
+  it('leaves the read models as they were when it fails, and no file of its own behind', async () => {
+    service = await startTestService({ mongo: false });
+    const projectId = await someData(service);
+    // An event no projection can pass, straight to the log (as an older log or a future bug could hold it).
+    const poison = poisonedSample(projectId, 999_999);
+    await service.stores.events.appendToStream(sampleStream(999_999), [{ id: randomUUID(), type: 'SampleIngested', data: poison, metadata: { actor: 'system:test', correlationId: 'poison', time: poison.ingested } }], 'no_stream');
+    await service.stop();
+    const dir = service.config.dataDir;
+    // A document no replay makes: gone from read models dropped or rebuilt, kept if they are left alone.
+    const marked = SqliteReadStore.open(path.join(dir, READ_MODELS_FILE), { indexes: readModelIndexes });
+    await marked.collection('projects').updateOne({ _id: 'left alone' }, { $set: { name: 'marker' } }, { upsert: true });
+    await marked.close();
+    const copy = path.join(dir, 'live-copy.sqlite');
+    await copyFile(path.join(dir, READ_MODELS_FILE), copy);
+    await expect(rebuildReadModels(service.config, silent, output(false))).rejects.toThrow(/Rebuild incomplete: projection samples failed on event/);
+    const before = SqliteReadStore.open(copy, { indexes: readModelIndexes });
+    const after = SqliteReadStore.open(path.join(dir, READ_MODELS_FILE), { indexes: readModelIndexes });
+    try {
+      const comparison = await compareReadModels(before, after, allProjections);
+      expect(comparison.differences).toEqual([]);
+      expect(comparison.documents).toBeGreaterThan(10);
+      expect(await after.collection('projects').findOne({ _id: 'left alone' })).toMatchObject({ name: 'marker' });
+      expect(await after.getCheckpoint('projects')).toBe(await before.getCheckpoint('projects'));
+      // Taken out again: the test service compares its read models with a rebuild when destroyed.
+      expect(await after.collection('projects').deleteOne({ _id: 'left alone' })).toBe(1);
+    } finally {
+      await before.close();
+      await after.close();
+    }
+    expect((await readdir(dir)).filter((f) => f.startsWith(REBUILT_FILE) || f.startsWith(REBUILD_PART_FILE))).toEqual([]);
+    service = await service.restart();
+    const ada = await call(service, 'POST', '/api-login', { body: { username: 'ada', password: 'correct horse battery' } });
+    expect((await call(service, 'GET', `/api/${projectId}`, { headers: { 'x-jwt-token': String(ada.body.token) } })).status).toBe(200);
+  });
+
+  it('removes at the next start what a rebuild cut short left, and the live read models serve meanwhile', async () => {
+    service = await startTestService({ mongo: false });
+    const projectId = await someData(service);
+    await service.stop();
+    const dir = service.config.dataDir;
+    // What a killed rebuild leaves: its file half loaded (here, a copy marked as in a bulk load) and its part's.
+    const leftover = SqliteReadStore.open(path.join(dir, REBUILT_FILE));
+    await leftover.dropAllForBulkLoad();
+    await leftover.close();
+    await writeFile(path.join(dir, REBUILD_PART_FILE), 'partial');
+    service = await service.restart();
+    expect((await readdir(dir)).filter((f) => f.startsWith(REBUILT_FILE) || f.startsWith(REBUILD_PART_FILE))).toEqual([]);
+    const ada = await call(service, 'POST', '/api-login', { body: { username: 'ada', password: 'correct horse battery' } });
+    expect((await call(service, 'GET', `/api/${projectId}`, { headers: { 'x-jwt-token': String(ada.body.token) } })).status).toBe(200);
   });
 
   it('draws a bar on a terminal', async () => {
