@@ -30,8 +30,28 @@ export function assertDocumentId(id: unknown): asserts id is DocumentId {
   if (typeof id !== 'string' && typeof id !== 'number') throw new Error(`A document id must be a string or a number, not ${JSON.stringify(id) ?? String(id)}`);
 }
 
-export function assertUpdate(update: Update): void {
+/**
+ * Refuses an update without operators, and answers it without the fields it gives `undefined`: the
+ * MongoDB adapter's driver leaves those out of every operator (`ignoreUndefined`), so on every store
+ * such a field is left as it is (not deleted, not set to null). The update itself when it gives none.
+ */
+export function checkedUpdate(update: Update): Update {
   if (Object.keys(update).length === 0) throw new Error('An update needs at least one operator');
+  for (const operator in update) {
+    const fields: unknown = update[operator as keyof Update];
+    if (fields === undefined) return withoutUndefined(update);
+    if (isPlainObject(fields)) for (const key in fields) if (fields[key] === undefined) return withoutUndefined(update);
+  }
+  return update;
+}
+
+function withoutUndefined(update: Update): Update {
+  const out: Record<string, unknown> = {};
+  for (const [operator, fields] of Object.entries(update)) {
+    if (fields === undefined) continue;
+    out[operator] = isPlainObject(fields) ? Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) : fields;
+  }
+  return out as Update;
 }
 
 type Modifier = Parameters<typeof applyUpdate>[1];
@@ -357,8 +377,8 @@ class MemoryCollection implements Collection<Document> {
     return this.matching(filter).length;
   }
 
-  async updateOne(filter: Filter, update: Update, options: { upsert?: boolean } = {}): Promise<UpdateResult> {
-    assertUpdate(update);
+  async updateOne(filter: Filter, given: Update, options: { upsert?: boolean } = {}): Promise<UpdateResult> {
+    const update = checkedUpdate(given);
     const [doc] = this.matching(filter);
     if (doc) return { matched: 1, modified: this.apply(doc, update) ? 1 : 0, upserted: false };
     if (!options.upsert) return { matched: 0, modified: 0, upserted: false };
@@ -368,8 +388,8 @@ class MemoryCollection implements Collection<Document> {
     return { matched: 0, modified: 0, upserted: true };
   }
 
-  async updateMany(filter: Filter, update: Update): Promise<UpdateResult> {
-    assertUpdate(update);
+  async updateMany(filter: Filter, given: Update): Promise<UpdateResult> {
+    const update = checkedUpdate(given);
     const docs = this.matching(filter);
     let modified = 0;
     for (const doc of docs) if (this.apply(doc, update)) modified++;

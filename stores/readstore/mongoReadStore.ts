@@ -28,7 +28,7 @@ import type { Checkpoint, CheckpointWrite, Collection, Document, Filter, FindOpt
 import {
   assertCollectionName,
   assertDocumentId,
-  assertUpdate,
+  checkedUpdate,
   buildUpsertDoc,
   copyDoc,
   CHECKPOINTS_COLLECTION,
@@ -187,8 +187,9 @@ class MongoReadCollection implements Collection<Document> {
     return this.writes.run(() => this.updateOneNow(filter, update, options));
   }
 
-  private async updateOneNow(filter: Filter, update: Update, options: { upsert?: boolean }): Promise<UpdateResult> {
-    assertUpdate(update);
+  private async updateOneNow(filter: Filter, given: Update, options: { upsert?: boolean }): Promise<UpdateResult> {
+    // What the driver sends (it leaves undefined fields out): the upsert's document is built from it too.
+    const update = checkedUpdate(given);
     try {
       return await this.updateOneOnce(filter, update, options);
     } catch (error) {
@@ -226,8 +227,8 @@ class MongoReadCollection implements Collection<Document> {
     return this.writes.run(() => this.updateManyNow(filter, update));
   }
 
-  private async updateManyNow(filter: Filter, update: Update): Promise<UpdateResult> {
-    assertUpdate(update);
+  private async updateManyNow(filter: Filter, given: Update): Promise<UpdateResult> {
+    const update = checkedUpdate(given);
     const plan = planFilter(filter);
     const split = splitUpdate(update);
     if (!plan.residual && !split.client) {

@@ -18,7 +18,7 @@ import { availableParallelism } from 'node:os';
 import Database from 'better-sqlite3';
 import { find as mingoFind, Query, update as applyUpdate } from 'mingo';
 import { assertIndexDeclarations, type IndexDeclaration, type ReadModelIndexes } from './indexDeclarations';
-import { assertCollectionName, assertUpdate, buildUpsertDoc, copyDoc, DuplicateIdError, equalityMatcher, isPlainObject } from './memoryReadStore';
+import { assertCollectionName, checkedUpdate, buildUpsertDoc, copyDoc, DuplicateIdError, equalityMatcher, isPlainObject } from './memoryReadStore';
 import { applyPlainUpdate } from './plainUpdate';
 import { QueryCache } from './queryCache';
 import type { Checkpoint, CheckpointWrite, Collection, Document, DocumentId, Filter, FindOptions, ReadStore, Update, UpdateResult, WriteOp } from './readStore';
@@ -380,8 +380,8 @@ class SqliteCollection implements Collection<Document> {
     return this.store.readCount(this.name, filter);
   }
 
-  async updateOne(filter: Filter, update: Update, options: { upsert?: boolean } = {}): Promise<UpdateResult> {
-    assertUpdate(update);
+  async updateOne(filter: Filter, given: Update, options: { upsert?: boolean } = {}): Promise<UpdateResult> {
+    const update = checkedUpdate(given);
     return this.store.transaction(() => {
       const [found] = this.store.matching(this.name, filter, { limit: 1 });
       if (found) {
@@ -397,8 +397,8 @@ class SqliteCollection implements Collection<Document> {
     });
   }
 
-  async updateMany(filter: Filter, update: Update): Promise<UpdateResult> {
-    assertUpdate(update);
+  async updateMany(filter: Filter, given: Update): Promise<UpdateResult> {
+    const update = checkedUpdate(given);
     return this.store.transaction(() => {
       const found = this.store.matching(this.name, filter, {});
       let modified = 0;

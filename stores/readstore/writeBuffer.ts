@@ -14,7 +14,7 @@
 // directly on the store, and what the buffer held of that collection is forgotten. Correctness
 // over speed; the projections' hot handlers address documents by `_id`.
 import { Query } from 'mingo';
-import { assertUpdate, buildUpsertDoc, copyDoc, DuplicateIdError, equalityMatcher, isPlainObject, updatedDoc } from './memoryReadStore';
+import { checkedUpdate, buildUpsertDoc, copyDoc, DuplicateIdError, equalityMatcher, isPlainObject, updatedDoc } from './memoryReadStore';
 import type { Checkpoint, Collection, Document, DocumentId, Filter, FindOptions, ReadStore, Update, UpdateResult, WriteOp } from './readStore';
 
 interface Entry {
@@ -261,13 +261,13 @@ class BufferedCollection implements Collection<Document> {
     return this.direct.count(filter);
   }
 
-  async updateOne(filter: Filter, update: Update, options: { upsert?: boolean } = {}): Promise<UpdateResult> {
+  async updateOne(filter: Filter, given: Update, options: { upsert?: boolean } = {}): Promise<UpdateResult> {
     const id = pinnedId(filter);
     if (id === undefined) {
       await this.buffer.beforeDirectWrite(this.overlay);
-      return this.direct.updateOne(filter, update, options);
+      return this.direct.updateOne(filter, given, options);
     }
-    assertUpdate(update);
+    const update = checkedUpdate(given);
     // The projections' hot path: awaited only when the document is loaded, not when the batch holds it.
     const got = this.buffer.get(this.overlay, this.direct, id);
     const held = got instanceof Promise ? await got : got;
@@ -281,12 +281,12 @@ class BufferedCollection implements Collection<Document> {
     return { matched: 0, modified: 0, upserted: true };
   }
 
-  async updateMany(filter: Filter, update: Update): Promise<UpdateResult> {
+  async updateMany(filter: Filter, given: Update): Promise<UpdateResult> {
     if (pinnedId(filter) === undefined) {
       await this.buffer.beforeDirectWrite(this.overlay);
-      return this.direct.updateMany(filter, update);
+      return this.direct.updateMany(filter, given);
     }
-    assertUpdate(update);
+    const update = checkedUpdate(given);
     const doc = await this.pinned(filter);
     return doc ? { matched: 1, modified: this.apply(doc, update) ? 1 : 0, upserted: false } : { matched: 0, modified: 0, upserted: false };
   }

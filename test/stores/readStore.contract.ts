@@ -382,6 +382,15 @@ export function readStoreContract(name: string, open: () => Promise<ReadStore>, 
         expect(await col.findOne({ _id: 'x' })).toStrictEqual({ _id: 'x', label: 'cat' });
       });
 
+      it('leave a field alone when an update gives it undefined, in any operator (as the MongoDB driver leaves it out)', async () => {
+        await col.updateOne({ _id: 'x' }, { $set: { label: 'cat', note: 'kept', n: 1, gone: 'kept too', list: [1] } }, { upsert: true });
+        const result = await col.updateOne({ _id: 'x' }, { $set: { note: undefined, label: 'dog' }, $inc: { n: undefined }, $unset: { gone: undefined }, $push: { list: undefined } });
+        expect(result.matched).toBe(1);
+        expect(await col.findOne({ _id: 'x' })).toStrictEqual({ _id: 'x', label: 'dog', note: 'kept', n: 1, gone: 'kept too', list: [1] });
+        await col.updateMany({ label: 'dog' }, { $set: { note: undefined, n: 2 } });
+        expect(await col.findOne({ _id: 'x' })).toStrictEqual({ _id: 'x', label: 'dog', note: 'kept', n: 2, gone: 'kept too', list: [1] });
+      });
+
       it('keep their _id unique within a collection but not across collections', async () => {
         await col.updateOne({ _id: 'x' }, { $set: { label: 'cat' } }, { upsert: true });
         await col.updateOne({ _id: 'x' }, { $set: { label: 'dog' } }, { upsert: true });
