@@ -153,7 +153,7 @@ export async function rebuildReadModels(config: Config, log: Logger, output: Pro
         const target = SqliteReadStore.open(rebuiltFile, { indexes: readModelIndexes, groupCommitMs: READ_MODELS_GROUP_COMMIT_MS });
         try {
           await target.dropAllForBulkLoad();
-          result = await replay(config, log, output, stores.events, target, target);
+          result = complete(await replay(config, log, output, stores.events, target, { store: target, partFile: path.join(config.dataDir, REBUILD_PART_FILE), buildIndexes: true }));
           for (const { name, checkpoint } of sagaCheckpoints) if (checkpoint) await target.setCheckpoint(name, checkpoint.position, checkpoint.store);
         } finally {
           await target.close();
@@ -163,7 +163,7 @@ export async function rebuildReadModels(config: Config, log: Logger, output: Pro
         await stores.readStore.dropAll();
         // Dropping a MongoDB collection drops its indexes.
         await createReadModelIndexes(config);
-        result = await replay(config, log, output, stores.events, stores.readStore, undefined);
+        result = complete(await replay(config, log, output, stores.events, stores.readStore, undefined));
         for (const { name, checkpoint } of sagaCheckpoints) if (checkpoint) await stores.readStore.setCheckpoint(name, checkpoint.position, checkpoint.store);
       }
     } finally {
@@ -178,23 +178,34 @@ export async function rebuildReadModels(config: Config, log: Logger, output: Pro
   }
 }
 
+/** An embedded store in a bulk load, and where the projections that run apart load on a second core. */
+interface BulkTarget {
+  store: SqliteReadStore;
+  partFile: string;
+  /** Whether to build the declared indexes at the end (the live read models need them; a scratch one compared by `_id` does not). */
+  buildIndexes: boolean;
+}
+
+interface Replayed extends RebuildResult {
+  /** Where a projection stopped short of the head; empty when every one reached it. */
+  failures: ProjectionFailure[];
+}
+
 /**
- * Replays the log into `readStore`, showing progress; `bulk` when that is an embedded store in a
- * bulk load, whose history then replays on a second core into a file of its own, copied in before
- * the indexes are built. Throws when a projection stopped short of the head.
+ * Replays the log into `readStore`, showing progress. Into an embedded store in a bulk load, the
+ * history replays on a second core into a file of its own, copied in before the indexes are built.
  */
-async function replay(config: Config, log: Logger, output: ProgressOutput, source: EventStore, readStore: ReadStore, bulk: SqliteReadStore | undefined): Promise<RebuildResult> {
+async function replay(config: Config, log: Logger, output: ProgressOutput, source: EventStore, readStore: ReadStore, bulk: BulkTarget | undefined): Promise<Replayed> {
   let events = 0;
   const apart = bulk ? projectionsApart(config) : [];
-  const partFile = path.join(config.dataDir, REBUILD_PART_FILE);
   const pool = apart.length > 0 ? new ThreadPool(1) : undefined;
   let part: Promise<RebuildPartResult> | undefined;
-  if (pool) {
-    await removeDatabaseFile(partFile);
+  if (pool && bulk) {
+    await removeDatabaseFile(bulk.partFile);
     const input: RebuildPartInput = {
       eventsFile: path.join(config.dataDir, EVENTS_FILE),
       keysFile: path.join(config.dataDir, KEYS_FILE),
-      readModelsFile: partFile,
+      readModelsFile: bulk.partFile,
       projections: apart.map((p) => p.name),
       groupCommitMs: READ_MODELS_GROUP_COMMIT_MS,
     };
@@ -215,22 +226,27 @@ async function replay(config: Config, log: Logger, output: ProgressOutput, sourc
     await runner.stop();
     if (part && bulk) {
       partFailures.push(...(await part).failures);
-      bulk.absorb(partFile, apart.flatMap((p) => [...p.writes]), apart.map((p) => p.name));
+      bulk.store.absorb(bulk.partFile, apart.flatMap((p) => [...p.writes]), apart.map((p) => p.name));
     }
     // Its indexes built and everything synced: part of the rebuild's time.
-    await bulk?.endBulkLoad();
+    if (bulk?.buildIndexes) await bulk.store.endBulkLoad();
   } finally {
     clearInterval(timer);
     await pool?.close();
-    if (pool) await removeDatabaseFile(partFile);
+    if (pool && bulk) await removeDatabaseFile(bulk.partFile);
   }
   const ms = Date.now() - started;
   show();
   if (tty) output.write('\n');
   const failures = [...(await runner.failures()), ...partFailures];
-  // A rebuild that left a read model behind must not pass for a complete one.
-  if (failures.length > 0) throw new Error(`Rebuild incomplete: ${failures.map(describeProjectionFailure).join('; ')}`);
-  return { events, ms, eventsPerSecond: ms > 0 ? Math.round((events * 1000) / ms) : events, position: runner.appliedPosition };
+  return { events, ms, eventsPerSecond: ms > 0 ? Math.round((events * 1000) / ms) : events, position: runner.appliedPosition, failures };
+}
+
+/** A rebuild that left a read model behind must not pass for a complete one. */
+function complete(replayed: Replayed): RebuildResult {
+  if (replayed.failures.length > 0) throw new Error(`Rebuild incomplete: ${replayed.failures.map(describeProjectionFailure).join('; ')}`);
+  const { failures: _none, ...result } = replayed;
+  return result;
 }
 
 /**
@@ -265,19 +281,18 @@ export async function verifyReadModels(config: Config, log: Logger, output: Prog
       const checkpoints = await Promise.all(allProjections.map((p) => loadCheckpoint(stores.readStore, p.name, stores.events)));
       let comparison: ReadModelComparison;
       if (checkpoints.every((c) => c === head)) {
-        // The usual case after a clean stop: every read model at the head, rebuilt as the service
-        // builds them (the projection runner, in batches), then compared.
-        let events = 0;
-        const runner = new ProjectionRunner(counting(stores.events, () => progress(++events, runner.appliedPosition)), scratch, allProjections, log);
-        await runner.start();
-        await runner.stop();
-        comparison = { ...(await compareReadModels(stores.readStore, scratch, allProjections)), events };
+        // The usual case after a clean stop: every read model at the head, rebuilt as a rebuild builds
+        // them (the history on a second core), then compared. A projection the replay could not take
+        // past an event shows as differences; it is named too.
+        const replayed = await replay(config, log, output, stores.events, scratch, { store: scratch, partFile: path.join(scratchDir, REBUILD_PART_FILE), buildIndexes: false });
+        for (const failure of replayed.failures) out.write(`the rebuild stopped short: ${describeProjectionFailure(failure)}\n`);
+        comparison = { ...(await compareReadModels(stores.readStore, scratch, allProjections)), events: replayed.events };
       } else {
         // Some read model stopped short of the head (a failed projection): each is replayed to its own point.
         comparison = await compareWithRebuild(stores.events, stores.readStore, allProjections, scratch, progress);
+        if (tty) output.write('\n');
       }
       const ms = Date.now() - started;
-      if (tty) output.write('\n');
       const rate = ms > 0 ? Math.round((comparison.events * 1000) / ms) : comparison.events;
       out.write(`rebuilt ${comparison.events} events into a scratch store (${rate} events/s) and compared ${comparison.documents} documents in ${comparison.collections} collections: `);
       if (comparison.differing === 0) {
