@@ -127,7 +127,10 @@ export async function openStores(config: Config, log?: Logger): Promise<Stores> 
     const blobs: BlobStore = track(
       config.mongoUrl
         ? await GridFsBlobStore.connect(config.mongoUrl, `${config.mongoDb}_blobs`)
-        : new TieredBlobStore(SqliteBlobStore.open(path.join(config.dataDir, 'blobs.sqlite')), await FileBlobStore.open(path.join(config.dataDir, 'blobs'))),
+        : new TieredBlobStore(
+            SqliteBlobStore.open(path.join(config.dataDir, 'blobs.sqlite'), { onRelayout: () => log?.info("laying out the small sample files' table anew (once, after an upgrade); the service starts when done") }),
+            await FileBlobStore.open(path.join(config.dataDir, 'blobs')),
+          ),
     );
     const events = new SealingEventStore(rawEvents, keys, sealedFieldsByEventType);
     return {

@@ -1,4 +1,4 @@
-// Small blobs in one SQLite file (WAL, synchronous=FULL). A file per blob costs about ten file
+// Small blobs in one SQLite file (WAL, synchronous=FULL), appended in rowid order. A file per blob costs about ten file
 // system calls and two fsyncs per sample; here the puts made in one turn of the event loop share
 // one transaction and one WAL sync, as the event store's appends do. A put resolves once its
 // transaction is committed, so the blob is durable before the sample is acknowledged.
@@ -17,10 +17,58 @@ interface QueuedPut {
   bytes: Uint8Array;
 }
 
+/** How long a write waits for another process's lock. */
+const BUSY_TIMEOUT_MS = 5000;
+/** How long the layout's change waits for another process's: copying every blob takes a while. */
+const LAYOUT_BUSY_TIMEOUT_MS = 10 * 60 * 1000;
+
+/**
+ * Rows in insertion order (rowid), found by a unique index on the SHA-256. Keyed by the SHA-256
+ * itself (WITHOUT ROWID, the layout before), every blob went into a random leaf of a B-tree of whole
+ * rows: each put rewrote a page of other blobs into the WAL, three times the CPU and twice the bytes
+ * of an append to the table's last page and a small entry in the index.
+ */
+const TABLES = {
+  blobs: 'CREATE TABLE blobs (id INTEGER PRIMARY KEY, sha256 TEXT NOT NULL UNIQUE, size INTEGER NOT NULL, data BLOB NOT NULL)',
+  quarantine: 'CREATE TABLE quarantine (id INTEGER PRIMARY KEY, sha256 TEXT NOT NULL UNIQUE, size INTEGER NOT NULL, data BLOB NOT NULL)',
+} as const;
+
+/**
+ * Creates the tables, or copies those of the layout before into the current one. Several processes
+ * open the file at once (split roles): the first to take the write lock does it, the others then find
+ * it done.
+ */
+function layOut(db: Database.Database, onRelayout: (() => void) | undefined): void {
+  const tableSql = db.prepare<[string], string>(`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?`).pluck();
+  const current = (name: keyof typeof TABLES) => tableSql.get(name) === TABLES[name];
+  if (current('blobs') && current('quarantine')) return;
+  db.pragma(`busy_timeout = ${LAYOUT_BUSY_TIMEOUT_MS}`);
+  try {
+    db.transaction(() => {
+      for (const name of Object.keys(TABLES) as (keyof typeof TABLES)[]) {
+        const existing = tableSql.get(name);
+        if (existing === TABLES[name]) continue;
+        if (existing === undefined) {
+          db.exec(TABLES[name]);
+          continue;
+        }
+        if (name === 'blobs') onRelayout?.();
+        db.exec(`ALTER TABLE ${name} RENAME TO ${name}_before`);
+        db.exec(TABLES[name]);
+        db.exec(`INSERT INTO ${name} (sha256, size, data) SELECT sha256, size, data FROM ${name}_before`);
+        db.exec(`DROP TABLE ${name}_before`);
+      }
+    }).immediate();
+  } finally {
+    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  }
+}
+
 export class SqliteBlobStore implements BlobStore {
   private readonly insert;
   private readonly selectData;
   private readonly selectSize;
+  private readonly selectOne;
   private readonly remove;
   private readonly insertAll;
   private readonly toQuarantine;
@@ -31,11 +79,8 @@ export class SqliteBlobStore implements BlobStore {
   private readonly puts: TurnBatcher<QueuedPut, undefined>;
   private closed = false;
 
-  private constructor(private readonly db: Database.Database) {
-    db.exec(`
-      CREATE TABLE IF NOT EXISTS blobs (sha256 TEXT PRIMARY KEY, size INTEGER NOT NULL, data BLOB NOT NULL) WITHOUT ROWID;
-      CREATE TABLE IF NOT EXISTS quarantine (sha256 TEXT PRIMARY KEY, size INTEGER NOT NULL, data BLOB NOT NULL) WITHOUT ROWID;
-    `);
+  private constructor(private readonly db: Database.Database, onRelayout: (() => void) | undefined) {
+    layOut(db, onRelayout);
     const move = (from: string, to: string) =>
       db.transaction((sha256: string): number => {
         db.prepare(`INSERT OR IGNORE INTO ${to} (sha256, size, data) SELECT sha256, size, data FROM ${from} WHERE sha256 = ?`).run(sha256);
@@ -48,6 +93,8 @@ export class SqliteBlobStore implements BlobStore {
     this.insert = db.prepare<[string, number, Uint8Array]>('INSERT OR IGNORE INTO blobs (sha256, size, data) VALUES (?, ?, ?)');
     this.selectData = db.prepare<[string], { data: Buffer }>('SELECT data FROM blobs WHERE sha256 = ?');
     this.selectSize = db.prepare<[string], { size: number }>('SELECT size FROM blobs WHERE sha256 = ?');
+    // Answered from the index alone.
+    this.selectOne = db.prepare<[string], { one: number }>('SELECT 1 AS one FROM blobs WHERE sha256 = ?');
     this.remove = db.prepare<[string]>('DELETE FROM blobs WHERE sha256 = ?');
     this.insertAll = db.transaction((puts: readonly QueuedPut[]) => {
       for (const put of puts) this.insert.run(put.sha256, put.bytes.byteLength, put.bytes);
@@ -58,12 +105,14 @@ export class SqliteBlobStore implements BlobStore {
     });
   }
 
-  static open(file: string): SqliteBlobStore {
+  /** `onRelayout` is told when a file of an older layout is laid out anew, before this answers (once, after an upgrade). */
+  static open(file: string, options: { onRelayout?: () => void } = {}): SqliteBlobStore {
     const db = new Database(file);
     try {
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = FULL');
-      return new SqliteBlobStore(db);
+      db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+      return new SqliteBlobStore(db, options.onRelayout);
     } catch (error) {
       db.close();
       throw error;
@@ -80,7 +129,7 @@ export class SqliteBlobStore implements BlobStore {
     }
     const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
     const sha256 = createHash('sha256').update(bytes).digest('hex');
-    if (this.selectSize.get(sha256) === undefined) await this.commit(sha256, bytes);
+    if (this.selectOne.get(sha256) === undefined) await this.commit(sha256, bytes);
     return { sha256, size };
   }
 
@@ -100,7 +149,7 @@ export class SqliteBlobStore implements BlobStore {
 
   /** Whether this store holds the blob (a synchronous index lookup). */
   has(sha256: string): boolean {
-    return SHA256.test(sha256) && this.selectSize.get(sha256) !== undefined;
+    return SHA256.test(sha256) && this.selectOne.get(sha256) !== undefined;
   }
 
   async open(sha256: string): Promise<Readable> {

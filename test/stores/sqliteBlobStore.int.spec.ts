@@ -6,6 +6,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FileBlobStore } from '../../stores/blobstore/fileBlobStore';
 import { SqliteBlobStore } from '../../stores/blobstore/sqliteBlobStore';
@@ -72,5 +73,65 @@ describe('TieredBlobStore', () => {
     const reopened = SqliteBlobStore.open(file);
     for (const c of contents) expect(await reopened.stat(sha(c))).toEqual({ sha256: sha(c), size: 300 });
     await reopened.close();
+  });
+});
+
+describe('SqliteBlobStore on a file of the layout before (rows keyed by their SHA-256, WITHOUT ROWID)', () => {
+  const oldLayout = async (file: string, blobs: Uint8Array[], quarantined: Uint8Array[]) => {
+    const db = new Database(file);
+    db.pragma('journal_mode = WAL');
+    db.exec(`
+      CREATE TABLE blobs (sha256 TEXT PRIMARY KEY, size INTEGER NOT NULL, data BLOB NOT NULL) WITHOUT ROWID;
+      CREATE TABLE quarantine (sha256 TEXT PRIMARY KEY, size INTEGER NOT NULL, data BLOB NOT NULL) WITHOUT ROWID;
+    `);
+    for (const [table, contents] of [['blobs', blobs], ['quarantine', quarantined]] as const) {
+      for (const bytes of contents) db.prepare(`INSERT INTO ${table} (sha256, size, data) VALUES (?, ?, ?)`).run(sha(bytes), bytes.byteLength, bytes);
+    }
+    db.close();
+  };
+  const tables = (file: string) => {
+    const db = new Database(file, { readonly: true });
+    try {
+      return db.prepare(`SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name`).all() as { name: string; sql: string }[];
+    } finally {
+      db.close();
+    }
+  };
+
+  it('lays it out anew once, at the first open, and keeps every blob, quarantined ones too', async () => {
+    const file = `${fresh()}.sqlite`;
+    const blobs = Array.from({ length: 300 }, (_, i) => randomBytes(100 + i * 7));
+    const quarantined = [randomBytes(50)];
+    await oldLayout(file, blobs, quarantined);
+    let relayouts = 0;
+    const store = SqliteBlobStore.open(file, { onRelayout: () => relayouts++ });
+    try {
+      expect(relayouts).toBe(1);
+      for (const bytes of blobs) {
+        expect(await store.stat(sha(bytes))).toEqual({ sha256: sha(bytes), size: bytes.byteLength });
+        expect(Buffer.concat(await (await store.open(sha(bytes))).toArray())).toEqual(Buffer.from(bytes));
+      }
+      expect(store.has(sha(quarantined[0]!))).toBe(false);
+      await store.restore(sha(quarantined[0]!));
+      expect(store.has(sha(quarantined[0]!))).toBe(true);
+      // New content goes after the copied rows, and content put again is stored once.
+      const fresh1 = randomBytes(400);
+      expect(await store.put(fresh1)).toEqual({ sha256: sha(fresh1), size: 400 });
+      expect(await store.put(blobs[0]!)).toEqual({ sha256: sha(blobs[0]!), size: blobs[0]!.byteLength });
+    } finally {
+      await store.close();
+    }
+    const laidOut = tables(file);
+    expect(laidOut.map((t) => t.name)).toEqual(['blobs', 'quarantine']);
+    for (const t of laidOut) expect(t.sql).not.toMatch(/WITHOUT ROWID/);
+    const db = new Database(file, { readonly: true });
+    try {
+      expect(db.prepare('SELECT count(*) FROM blobs').pluck().get()).toBe(302);
+    } finally {
+      db.close();
+    }
+    const again = SqliteBlobStore.open(file, { onRelayout: () => relayouts++ });
+    await again.close();
+    expect(relayouts).toBe(1);
   });
 });
