@@ -125,7 +125,7 @@ export async function fillLog(dataDir: string, events: number, progress: (line: 
       settleTimeoutMs: 0,
       contentLocks: new KeyedLock(),
       parser,
-      reservations: new UniquenessReservations(events$),
+      reservations: new UniquenessReservations(events$, stores.keys),
     };
     const target: UploadTarget = {
       projectId: setup.projectId,

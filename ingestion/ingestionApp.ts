@@ -14,6 +14,7 @@ import { healthRoute } from '../api/routes/healthRoutes';
 import type { ProjectQueries } from '../projections/projects/projectQueries';
 import type { SampleQueries } from '../projections/samples/sampleQueries';
 import type { BlobStore } from '../stores/blobstore/blobStore';
+import type { KeyStore } from '../stores/keystore/keyStore';
 import type { EventStore } from '../stores/eventstore/eventStore';
 import { parseAnnotationFiles } from './annotations';
 import { SampleFormatError } from '../domain/sample/formats/sampleFormat';
@@ -30,6 +31,8 @@ import { uploadTarget } from './uploadTarget';
 
 export interface IngestionDeps {
   events: EventStore;
+  /** The installation's keys: the reservations of personal values are named by a keyed hash. */
+  keys: KeyStore;
   blobs: BlobStore;
   ids: IdAllocator;
   apiKeys: ApiKeyQueries;
@@ -71,7 +74,7 @@ function failureOf(error: unknown): { status: number; message: string } | undefi
 export function createIngestionApp(deps: IngestionDeps): Koa {
   const app = new Koa({ proxy: false });
   const router = new Router();
-  const ingest = { ...deps, contentLocks: new KeyedLock(), reservations: new UniquenessReservations(deps.events) };
+  const ingest = { ...deps, contentLocks: new KeyedLock(), reservations: new UniquenessReservations(deps.events, deps.keys) };
 
   // JSON, as on the management API: it is for operators' probes, not for devices.
   router.get('/health', healthRoute(deps.health, deps.log));

@@ -78,7 +78,7 @@ for (const setup of setups) {
 
     it('lets an invited user look themselves up and activate with their third-party code', async () => {
       const { code, position } = await createPendingUser(
-        { events: service.stores.events, ids: new IdAllocator(service.stores.events), reservations: new UniquenessReservations(service.stores.events), sendEmail: (m, ctx) => queueEmail({ events: service.stores.events, ids: new IdAllocator(service.stores.events) }, { ...m, projectId: null, from: 'no-reply@example.com' }, ctx) },
+        { events: service.stores.events, ids: new IdAllocator(service.stores.events), reservations: new UniquenessReservations(service.stores.events, service.stores.keys), sendEmail: (m, ctx) => queueEmail({ events: service.stores.events, ids: new IdAllocator(service.stores.events) }, { ...m, projectId: null, from: 'no-reply@example.com' }, ctx) },
         { email: 'invitee@example.com', name: 'Invited Person', invitedBy: 'staff' },
         { actor: 'user:1', correlationId: 'test', now: new Date() },
       );

@@ -1,12 +1,14 @@
+import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { eventId, type CommandContext } from '../../commands/commandContext';
 import { handleCommand } from '../../commands/handleCommand';
 import { IdAllocator } from '../../commands/idAllocator';
 import { hashPassword, verifyPassword } from '../../commands/passwords';
-import { UniquenessReservations, reservationStream } from '../../commands/uniqueness';
+import { keyedReservationStream, RESERVATION_KEY_SUBJECT, UniquenessReservations, reservationStream } from '../../commands/uniqueness';
 import type { Decider, DomainEvent } from '../../domain/shared/decider';
 import { ConflictError } from '../../domain/shared/errors';
 import { SqliteEventStore } from '../../stores/eventstore/sqliteEventStore';
+import { SqliteKeyStore } from '../../stores/keystore/sqliteKeyStore';
 
 const ctx = (overrides: Partial<CommandContext> = {}): CommandContext => ({
   actor: 'user:1',
@@ -81,9 +83,57 @@ describe('uniqueness reservations', () => {
     expect(reservationStream('email', 'ada@example.com')).not.toContain('ada');
   });
 
+  it('name an e-mail reservation by a keyed hash: the log alone cannot confirm a guessed address', async () => {
+    const store = SqliteEventStore.open(':memory:');
+    const keys = SqliteKeyStore.open(':memory:');
+    const r = new UniquenessReservations(store, keys);
+    await r.reserve('email', 'Ada@Example.com', 'user-1', ctx(), 'taken');
+    const streams = new Set<string>();
+    for await (const event of store.readAll()) streams.add(event.streamId);
+    const key = (await keys.get(RESERVATION_KEY_SUBJECT))!;
+    expect([...streams]).toEqual([keyedReservationStream('email', 'ada@example.com', key)]);
+    // Neither the address nor its plain hash; another installation's key gives another name.
+    expect([...streams][0]).not.toContain('ada');
+    expect([...streams][0]).not.toContain(reservationStream('email', 'ada@example.com').slice('unique-email-'.length));
+    expect(keyedReservationStream('email', 'ada@example.com', Buffer.alloc(32, 1))).not.toBe([...streams][0]);
+    // Values that are not personal keep their plain names (an API key's hash, a sample's content).
+    await r.reserve('apikey', 'h', 'project-1', ctx(), 'taken');
+    const names: string[] = [];
+    for await (const event of store.readAll()) names.push(event.streamId);
+    expect(names).toContain(reservationStream('apikey', 'h'));
+  });
+
+  it('still hold e-mails reserved under the plain hash of a log written before, and release them', async () => {
+    const store = SqliteEventStore.open(':memory:');
+    const r = new UniquenessReservations(store, SqliteKeyStore.open(':memory:'));
+    const before = reservationStream('email', 'old@example.com');
+    await store.appendToStream(before, [{ id: randomUUID(), type: 'ValueReserved', data: { kind: 'email', owner: 'user-1' }, metadata: { actor: 'user-1', correlationId: 'c', time: ctx().now.toISOString() } }], 'no_stream');
+    expect(await r.isReserved('email', 'OLD@example.com')).toBe(true);
+    await expect(r.reserve('email', 'old@example.com', 'user-2', ctx(), 'taken')).rejects.toThrow(ConflictError);
+    // Its holder keeps it without a second reservation.
+    await r.reserve('email', 'old@example.com', 'user-1', ctx(), 'taken');
+    await r.release('email', 'old@example.com', 'user-1', ctx());
+    expect(await r.isReserved('email', 'old@example.com')).toBe(false);
+    await r.reserve('email', 'old@example.com', 'user-2', ctx(), 'taken');
+    expect(await r.isReserved('email', 'old@example.com')).toBe(true);
+    expect((await store.readStream(before)).map((e) => e.type)).toEqual(['ValueReserved', 'ValueReleased']);
+  });
+
+  it('take over an e-mail reserved under the plain hash by an owner who never came to exist, and release it there', async () => {
+    const store = SqliteEventStore.open(':memory:');
+    const r = new UniquenessReservations(store, SqliteKeyStore.open(':memory:'));
+    const before = reservationStream('email', 'ghost@example.com');
+    await store.appendToStream(before, [{ id: randomUUID(), type: 'ValueReserved', data: { kind: 'email', owner: 'user-404' }, metadata: { actor: 'user-404', correlationId: 'c', time: ctx().now.toISOString() } }], 'no_stream');
+    await expect(r.reserve('email', 'ghost@example.com', 'user-5', ctx(), 'taken')).rejects.toThrow(ConflictError);
+    await r.reserve('email', 'ghost@example.com', 'user-5', ctx({ now: new Date('2026-11-25T12:02:00.000Z') }), 'taken');
+    expect((await store.readStream(before)).at(-1)).toMatchObject({ type: 'ValueReleased', data: { owner: 'user-404' } });
+    await r.release('email', 'ghost@example.com', 'user-5', ctx());
+    expect(await r.isReserved('email', 'ghost@example.com')).toBe(false);
+  });
+
   it('let one owner hold a value, refuse others, and free it on release', async () => {
     const store = SqliteEventStore.open(':memory:');
-    const r = new UniquenessReservations(store);
+    const r = new UniquenessReservations(store, SqliteKeyStore.open(':memory:'));
     await r.reserve('username', 'ada', 'user-1', ctx(), 'taken');
     await r.reserve('username', 'ada', 'user-1', ctx(), 'taken');
     await expect(r.reserve('username', 'ADA', 'user-2', ctx(), 'taken')).rejects.toThrow(ConflictError);
@@ -95,14 +145,14 @@ describe('uniqueness reservations', () => {
 
   it('let exactly one of two racing owners win', async () => {
     const store = SqliteEventStore.open(':memory:');
-    const r = new UniquenessReservations(store);
+    const r = new UniquenessReservations(store, SqliteKeyStore.open(':memory:'));
     const results = await Promise.allSettled([1, 2, 3].map((i) => r.reserve('email', 'x@y.z', `user-${i}`, ctx(), 'taken')));
     expect(results.filter((s) => s.status === 'fulfilled')).toHaveLength(1);
   });
 
   it('take over a reservation whose owner never came to exist after a minute', async () => {
     const store = SqliteEventStore.open(':memory:');
-    const r = new UniquenessReservations(store);
+    const r = new UniquenessReservations(store, SqliteKeyStore.open(':memory:'));
     await r.reserve('username', 'ghost', 'user-404', ctx(), 'taken');
     await expect(r.reserve('username', 'ghost', 'user-5', ctx(), 'taken')).rejects.toThrow(ConflictError);
     const later = ctx({ now: new Date('2026-11-25T12:02:00.000Z') });
