@@ -27,6 +27,9 @@ const MAX_ATTEMPTS = 8;
  * Reads the stream, folds it, decides and appends with the revision just read (or "no stream"
  * when it was empty, which makes creation safe). A revision conflict means another command won
  * the race: re-read and decide again, a bounded number of times, so no update is ever lost.
+ * `newStream`: the caller has just allocated the stream's id, so the first attempt decides on the
+ * initial state without reading; should the stream exist after all, the "no stream" append is
+ * refused and the next attempt reads it as usual.
  */
 export async function handleCommand<Command, Event extends DomainEvent, State>(
   store: EventStore,
@@ -34,9 +37,10 @@ export async function handleCommand<Command, Event extends DomainEvent, State>(
   decider: Decider<Command, Event, State>,
   command: Command,
   ctx: CommandContext,
+  options: { newStream?: boolean } = {},
 ): Promise<HandledCommand<Event, State>> {
   for (let attempt = 1; ; attempt++) {
-    const history = await store.readStream(streamId);
+    const history = attempt === 1 && options.newStream ? [] : await store.readStream(streamId);
     const state = fold(decider, history as unknown as Event[]);
     const events = decider.decide(command, state);
     const newState = events.reduce(decider.evolve, state);

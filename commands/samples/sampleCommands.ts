@@ -21,12 +21,14 @@ export async function ingestSample(
   reservedSampleId?: number,
 ): Promise<{ sampleId: number; position: Position }> {
   const sampleId = reservedSampleId ?? (await deps.ids.next('sample'));
+  // An id just allocated (here or by the caller) has no stream yet: one read less on the devices' path.
   const { appended } = await handleCommand(
     deps.events,
     sampleStream(sampleId),
     sampleDecider,
     { type: 'IngestSample', data: { ...sample, sampleId, ingested: ctx.now.toISOString() } },
     ctx,
+    { newStream: true },
   );
   return { sampleId, position: appended!.position };
 }

@@ -41,6 +41,25 @@ describe('command handling', () => {
     expect(events.map((e) => e.revision)).toEqual(Array.from({ length: 12 }, (_, i) => BigInt(i)));
   });
 
+  it('decides on a new stream without reading it, and on the stream as it is should it exist after all', async () => {
+    const store = SqliteEventStore.open(':memory:');
+    const reads: string[] = [];
+    const counted = new Proxy(store, {
+      get(target, property) {
+        if (property === 'readStream') return (id: string) => (reads.push(id), target.readStream(id));
+        const value = Reflect.get(target, property) as unknown;
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    expect((await handleCommand(counted, 'counter-new', counter, { by: 2 }, ctx(), { newStream: true })).state).toBe(2);
+    expect(reads).toEqual([]);
+    // Not new after all: the "no stream" append is refused, and the retry reads and folds the stream.
+    const again = await handleCommand(counted, 'counter-new', counter, { by: 3 }, ctx(), { newStream: true });
+    expect(again.state).toBe(5);
+    expect(reads).toEqual(['counter-new']);
+    expect((await store.readStream('counter-new')).map((e) => e.data.by)).toEqual([2, 3]);
+  });
+
   it('derives the same event ids from the same command id, so a resent saga command is stored once', async () => {
     const store = SqliteEventStore.open(':memory:');
     expect(eventId(ctx({ commandId: 'saga-7' }), 0)).toBe(eventId(ctx({ commandId: 'saga-7' }), 0));
