@@ -163,8 +163,10 @@ export async function rebuildReadModels(config: Config, log: Logger, output: Pro
         await stores.readStore.dropAll();
         // Dropping a MongoDB collection drops its indexes.
         await createReadModelIndexes(config);
-        result = complete(await replay(config, log, output, stores.events, stores.readStore, undefined));
+        const replayed = await replay(config, log, output, stores.events, stores.readStore, undefined);
+        // Put back even when a projection failed: these read models were dropped, the sagas' progress was not.
         for (const { name, checkpoint } of sagaCheckpoints) if (checkpoint) await stores.readStore.setCheckpoint(name, checkpoint.position, checkpoint.store);
+        result = complete(replayed);
       }
     } finally {
       await stores.close();

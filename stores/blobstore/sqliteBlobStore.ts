@@ -59,6 +59,8 @@ function layOut(db: Database.Database, onRelayout: (() => void) | undefined): vo
         db.exec(`DROP TABLE ${name}_before`);
       }
     }).immediate();
+    // The copy went through the write-ahead log, which would otherwise keep its size (every blob) on disk.
+    db.pragma('wal_checkpoint(TRUNCATE)');
   } finally {
     db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   }

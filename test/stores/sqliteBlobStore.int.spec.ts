@@ -1,7 +1,7 @@
 // The SQLite small-blob store and the embedded default's tiered store hold to the blob store
 // contract; the tiered store puts small content in SQLite and large content in files.
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -107,6 +107,8 @@ describe('SqliteBlobStore on a file of the layout before (rows keyed by their SH
     const store = SqliteBlobStore.open(file, { onRelayout: () => relayouts++ });
     try {
       expect(relayouts).toBe(1);
+      // The copy's write-ahead log (every blob) was given back, the store still open.
+      expect(statSync(`${file}-wal`).size).toBe(0);
       for (const bytes of blobs) {
         expect(await store.stat(sha(bytes))).toEqual({ sha256: sha(bytes), size: bytes.byteLength });
         expect(Buffer.concat(await (await store.open(sha(bytes))).toArray())).toEqual(Buffer.from(bytes));
