@@ -37,6 +37,8 @@ interface UserOperationSpec<B extends z.ZodType = z.ZodType> {
   summary: string;
   body?: B;
   query?: z.ZodType;
+  /** As `Operation.keepAnswer`: the answer is made of the user's read models alone (and the clock to the second). */
+  keepAnswer?: () => boolean;
   handler(target: UserDocument, request: OperationRequest<z.infer<B>, Record<string, unknown>, 'jwt'>): Promise<Record<string, unknown>>;
 }
 
@@ -72,6 +74,8 @@ export function currentUserOperations(deps: ApiDeps): Operation[] {
       method: 'get',
       summary: 'A user, with their projects and organizations',
       query: z.object({ excludeProjects: queryBoolean.optional() }),
+      // Read models alone (a trial's end is compared with the clock, kept at most a second).
+      keepAnswer: () => true,
       async handler(target, { query }) {
         const projects = query.excludeProjects ? [] : await projectViews(deps, await deps.projects.forCollaborator(target.id));
         const memberships = await deps.organizations.forMember(target.id);
@@ -91,6 +95,7 @@ export function currentUserOperations(deps: ApiDeps): Operation[] {
       current: { operationId: 'getCurrentUserProjects', path: '/api/user/projects' },
       method: 'get',
       summary: "The current user's projects",
+      keepAnswer: () => true,
       async handler(target) {
         return { projects: await projectViews(deps, await deps.projects.forCollaborator(target.id)) };
       },
@@ -463,6 +468,7 @@ export function currentUserOperations(deps: ApiDeps): Operation[] {
           auth: 'jwt',
           body: spec.body,
           query: spec.query,
+          keepAnswer: spec.keepAnswer,
           handler: (request) => handle(signedInUser(request.principal), request as never),
         }),
       );
@@ -477,6 +483,7 @@ export function currentUserOperations(deps: ApiDeps): Operation[] {
           auth: 'jwt',
           body: spec.body,
           query: spec.query,
+          keepAnswer: spec.keepAnswer,
           authorize: authorizeSelfOrStaff(deps.settings.staffUsernames),
           async handler(request) {
             const target = await targetUser(deps.users, request.principal, request.params);

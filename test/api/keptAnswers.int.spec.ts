@@ -91,6 +91,26 @@ for (const setup of setups) {
       expect((await call(service, 'GET', `/api/${projectId}/raw-data/count?category=training`, { headers: ada })).body.count).toBe(counted);
     });
 
+    it("shows a change of the user's own read models at once: a profile edit, a new project", async () => {
+      const user = async () => (await call(service, 'GET', '/api/user', { headers: ada })).body as { name: string; projects: { id: number }[] };
+      const byId = async (id: number) => (await call(service, 'GET', `/api/users/${id}`, { headers: ada })).body as { name: string };
+      const first = await twice('/api/user', ada);
+      const adaId = Number(first.body.id);
+      await twice(`/api/users/${adaId}`, ada);
+      await twice('/api/user/projects', ada);
+      expect((await call(service, 'POST', '/api/user', { headers: ada, body: { name: 'Ada, edited' } })).status).toBe(200);
+      expect((await user()).name).toBe('Ada, edited');
+      expect((await byId(adaId)).name).toBe('Ada, edited');
+      await twice('/api/user', ada);
+      const created = await call(service, 'POST', '/api/projects/create', { headers: ada, body: { projectName: 'Kept, second' } });
+      expect(created.status).toBe(200);
+      expect((await user()).projects.map((p) => p.id)).toContain(Number(created.body.id));
+      const projects = (await call(service, 'GET', '/api/user/projects', { headers: ada })).body.projects as { id: number }[];
+      expect(projects.map((p) => p.id)).toContain(Number(created.body.id));
+      // Another user's answer is their own, kept or not.
+      expect(((await twice('/api/user', { 'x-jwt-token': bobToken })).body as { username: string }).username).toBe('bob');
+    });
+
     it('refuses a revoked key at once', async () => {
       const added = await call(service, 'POST', `/api/${projectId}/apikeys`, { headers: ada, body: { name: 'second', role: 'admin', isDevelopmentKey: false } });
       expect(added.status).toBe(200);
