@@ -138,7 +138,8 @@ function insertedAsGiven(filter: Filter, update: Update): Document | undefined {
     if (fields === undefined) continue;
     for (const key of Object.keys(fields)) {
       const value = fields[key];
-      // `$set` of undefined drops the field, as on any insert.
+      // The stores leave undefined values out before (checkedUpdate); given one anyway, this drops
+      // the field, as the general path does.
       if (value === undefined) delete doc[key];
       else doc[key] = copyDoc(value);
     }
