@@ -112,17 +112,38 @@ export async function createReadModelIndexes(config: Config): Promise<void> {
   if (config.readStore === 'mongodb' && config.mongoUrl) await ensureMongoIndexes(config.mongoUrl, config.mongoDb, readModelIndexes);
 }
 
-export async function openStores(config: Config, log?: Logger): Promise<Stores> {
+/** The log, read through the sealing keys, and the keys: what a replay of the log needs. */
+export interface OpenedLog {
+  events: SealingEventStore;
+  keys: KeyStore;
+  close(): Promise<void>;
+}
+
+export async function openLog(config: Config): Promise<OpenedLog> {
   await mkdir(config.dataDir, { recursive: true });
+  const rawEvents: EventStore = config.eventStoreUrl ? await EsdbEventStore.connect(config.eventStoreUrl) : SqliteEventStore.open(path.join(config.dataDir, EVENTS_FILE));
+  let keys: KeyStore;
+  try {
+    keys = config.mongoUrl ? await MongoKeyStore.connect(config.mongoUrl, `${config.mongoDb}_keys`) : SqliteKeyStore.open(path.join(config.dataDir, KEYS_FILE));
+  } catch (error) {
+    await rawEvents.close();
+    throw error;
+  }
+  const events = new SealingEventStore(rawEvents, keys, sealedFieldsByEventType);
+  return {
+    events,
+    keys,
+    async close() {
+      await Promise.allSettled([events.close(), keys.close()]);
+    },
+  };
+}
+
+export async function openStores(config: Config, log?: Logger): Promise<Stores> {
   const opened: { close(): Promise<void> }[] = [];
   const track = <T extends { close(): Promise<void> }>(store: T): T => (opened.push(store), store);
   try {
-    const rawEvents: EventStore = track(
-      config.eventStoreUrl ? await EsdbEventStore.connect(config.eventStoreUrl) : SqliteEventStore.open(path.join(config.dataDir, EVENTS_FILE)),
-    );
-    const keys: KeyStore = track(
-      config.mongoUrl ? await MongoKeyStore.connect(config.mongoUrl, `${config.mongoDb}_keys`) : SqliteKeyStore.open(path.join(config.dataDir, KEYS_FILE)),
-    );
+    const { events, keys } = track(await openLog(config));
     const readStore = track(await openReadStore(config, log));
     const blobs: BlobStore = track(
       config.mongoUrl
@@ -132,7 +153,6 @@ export async function openStores(config: Config, log?: Logger): Promise<Stores> 
             await FileBlobStore.open(path.join(config.dataDir, 'blobs')),
           ),
     );
-    const events = new SealingEventStore(rawEvents, keys, sealedFieldsByEventType);
     return {
       events,
       readStore,

@@ -19,8 +19,8 @@ import { describeProjectionFailure, type ProjectionFailure } from '../projection
 import { serviceModule, ThreadPool } from '../commands/jobs/threadPool';
 import type { RebuildPartInput, RebuildPartResult } from './rebuildPart';
 import type { EventStore, Position, StoredEvent, Subscription } from '../stores/eventstore/eventStore';
-import type { ReadStore } from '../stores/readstore/readStore';
-import { createReadModelIndexes, EVENTS_FILE, KEYS_FILE, openStores, READ_MODELS_FILE, READ_MODELS_GROUP_COMMIT_MS } from './composition';
+import type { Checkpoint, ReadStore } from '../stores/readstore/readStore';
+import { createReadModelIndexes, EVENTS_FILE, KEYS_FILE, openLog, openStores, READ_MODELS_FILE, READ_MODELS_GROUP_COMMIT_MS } from './composition';
 import type { Config } from './configuration';
 import { DataFolderLock } from './dataFolderLock';
 
@@ -126,6 +126,19 @@ async function replaceDatabaseFile(rebuilt: string, live: string): Promise<void>
 }
 
 /**
+ * The sagas' checkpoints in the live read models. A file that cannot be read (damaged, which a
+ * rebuild is there to mend) gives none: the sagas then read the log again, their reactions idempotent.
+ */
+function sagaProgress(liveFile: string, names: readonly string[], log: Logger): Map<string, Checkpoint> {
+  try {
+    return SqliteReadStore.checkpointsIn(liveFile, names);
+  } catch (error) {
+    log.warn({ err: error, file: liveFile }, "could not read the sagas' checkpoints in the read models being replaced; the sagas will read the log again from its start");
+    return new Map();
+  }
+}
+
+/**
  * Drops the read models and replays the whole log into them. On the embedded store the new read
  * models are loaded into a file of their own that replaces the live one only once complete, so a
  * rebuild that fails or is cut short leaves the read models as they were (and costs no drop of
@@ -140,26 +153,36 @@ export async function rebuildReadModels(config: Config, log: Logger, output: Pro
   const liveFile = path.join(config.dataDir, READ_MODELS_FILE);
   const rebuiltFile = path.join(config.dataDir, REBUILT_FILE);
   let replace = false;
+  // Saga progress is not a read model: kept across the rebuild, or every saga would read the whole log
+  // again at the next start (harmless, their reactions are idempotent, but minutes on a large log).
+  const sagaCheckpointNames = SAGA_NAMES.map(sagaCheckpointName);
   try {
-    const stores = await openStores(config, log);
     let result: RebuildResult;
-    try {
-      // Saga progress is not a read model: kept across the drop, or every saga would read the whole log
-      // again at the next start (harmless, their reactions are idempotent, but minutes on a large log).
-      const sagaCheckpoints = await Promise.all(SAGA_NAMES.map(async (saga) => ({ name: sagaCheckpointName(saga), checkpoint: await stores.readStore.readCheckpoint(sagaCheckpointName(saga)) })));
-      if (stores.readStore instanceof SqliteReadStore) {
+    if (config.readStore === 'sqlite') {
+      // Only the log is opened: the live read models are read for the sagas' progress alone, as they
+      // are (a file of an older layout is not laid out anew only to be replaced), and no blob is read.
+      const opened = await openLog(config);
+      try {
+        const sagaCheckpoints = sagaProgress(liveFile, sagaCheckpointNames, log);
         await removeRebuildLeftovers(config.dataDir);
         // The new file loads in bulk: this process holds the folder's lock, so nothing reads it meanwhile.
         const target = SqliteReadStore.open(rebuiltFile, { indexes: readModelIndexes, groupCommitMs: READ_MODELS_GROUP_COMMIT_MS });
         try {
           await target.dropAllForBulkLoad();
-          result = complete(await replay(config, log, output, stores.events, target, { store: target, partFile: path.join(config.dataDir, REBUILD_PART_FILE), buildIndexes: true }));
-          for (const { name, checkpoint } of sagaCheckpoints) if (checkpoint) await target.setCheckpoint(name, checkpoint.position, checkpoint.store);
+          result = complete(await replay(config, log, output, opened.events, target, { store: target, partFile: path.join(config.dataDir, REBUILD_PART_FILE), buildIndexes: true }));
+          for (const [name, checkpoint] of sagaCheckpoints) await target.setCheckpoint(name, checkpoint.position, checkpoint.store);
         } finally {
           await target.close();
         }
         replace = true;
-      } else {
+      } finally {
+        await opened.close();
+      }
+      await replaceDatabaseFile(rebuiltFile, liveFile);
+    } else {
+      const stores = await openStores(config, log);
+      try {
+        const sagaCheckpoints = await Promise.all(sagaCheckpointNames.map(async (name) => ({ name, checkpoint: await stores.readStore.readCheckpoint(name) })));
         await stores.readStore.dropAll();
         // Dropping a MongoDB collection drops its indexes.
         await createReadModelIndexes(config);
@@ -167,11 +190,10 @@ export async function rebuildReadModels(config: Config, log: Logger, output: Pro
         // Put back even when a projection failed: these read models were dropped, the sagas' progress was not.
         for (const { name, checkpoint } of sagaCheckpoints) if (checkpoint) await stores.readStore.setCheckpoint(name, checkpoint.position, checkpoint.store);
         result = complete(replayed);
+      } finally {
+        await stores.close();
       }
-    } finally {
-      await stores.close();
     }
-    if (replace) await replaceDatabaseFile(rebuiltFile, liveFile);
     log.info({ ms: result.ms, events: result.events, eventsPerSecond: result.eventsPerSecond, position: result.position?.toString() }, 'read models rebuilt');
     return result;
   } finally {

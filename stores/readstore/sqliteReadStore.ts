@@ -14,6 +14,7 @@
 // Scalars are ordered as MongoDB orders them (null < numbers < strings < booleans): the index key of
 // a boolean is a one-byte blob, which SQLite orders after text. Arrays declared as such
 // (`array: true`) keep their elements in a side table, so "documents whose array holds v" is a lookup.
+import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import Database from 'better-sqlite3';
 import { find as mingoFind, Query, update as applyUpdate } from 'mingo';
@@ -513,6 +514,29 @@ export class SqliteReadStore implements ReadStore {
     } catch (error) {
       db.close();
       throw error;
+    }
+  }
+
+  /**
+   * The named checkpoints of a read-models file, read as they are: no table is made or laid out anew
+   * (a rebuild about to replace the file reads its sagas' progress so). Empty for a missing file.
+   */
+  static checkpointsIn(file: string, names: readonly string[]): Map<string, Checkpoint> {
+    const found = new Map<string, Checkpoint>();
+    if (!existsSync(file)) return found;
+    const db = new Database(file, { readonly: true, fileMustExist: true });
+    try {
+      db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+      const hasTable = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'checkpoints'`).get() !== undefined;
+      if (!hasTable) return found;
+      const read = db.prepare('SELECT position, store FROM checkpoints WHERE name = ?');
+      for (const name of names) {
+        const row = read.get(name) as { position: string; store: string | null } | undefined;
+        if (row) found.set(name, row.store === null ? { position: BigInt(row.position) } : { position: BigInt(row.position), store: row.store });
+      }
+      return found;
+    } finally {
+      db.close();
     }
   }
 

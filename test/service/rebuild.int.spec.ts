@@ -1,7 +1,7 @@
 // `npm run rebuild` on the embedded default: it replays the log into the SQLite read models,
 // showing progress, and refuses to run beside a service process on the same data folder.
 import { randomUUID } from 'node:crypto';
-import { copyFile, readdir, writeFile } from 'node:fs/promises';
+import { copyFile, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -140,6 +140,20 @@ describe('rebuild of the embedded read models', () => {
     await writeFile(path.join(dir, REBUILD_PART_FILE), 'partial');
     service = await service.restart();
     expect((await readdir(dir)).filter((f) => f.startsWith(REBUILT_FILE) || f.startsWith(REBUILD_PART_FILE))).toEqual([]);
+    const ada = await call(service, 'POST', '/api-login', { body: { username: 'ada', password: 'correct horse battery' } });
+    expect((await call(service, 'GET', `/api/${projectId}`, { headers: { 'x-jwt-token': String(ada.body.token) } })).status).toBe(200);
+  });
+
+  it('replaces read models it cannot even open (a damaged file), the very case it is there for', async () => {
+    service = await startTestService({ mongo: false });
+    const projectId = await someData(service);
+    await service.stop();
+    const dir = service.config.dataDir;
+    for (const suffix of ['-wal', '-shm']) await rm(path.join(dir, READ_MODELS_FILE + suffix), { force: true });
+    await writeFile(path.join(dir, READ_MODELS_FILE), Buffer.alloc(64 * 1024, 0x5a));
+    const result = await rebuildReadModels(service.config, silent, output(false));
+    expect(result?.events).toBeGreaterThan(5);
+    service = await service.restart();
     const ada = await call(service, 'POST', '/api-login', { body: { username: 'ada', password: 'correct horse battery' } });
     expect((await call(service, 'GET', `/api/${projectId}`, { headers: { 'x-jwt-token': String(ada.body.token) } })).status).toBe(200);
   });
