@@ -29,8 +29,8 @@ import type { Config } from './configuration';
 /** The embedded read models' file, beside the log. */
 export const READ_MODELS_FILE = 'read-models.sqlite';
 /** The embedded log and sealing keys, in the data folder. */
-export const EVENTS_FILE = 'events.sqlite';
-export const KEYS_FILE = 'keys.sqlite';
+const EVENTS_FILE = 'events.sqlite';
+const KEYS_FILE = 'keys.sqlite';
 /**
  * How long the SQLite read store groups writes into one commit. Short against the settle waits
  * (other processes see the writes at the commit), long enough for a burst of projection writes.
@@ -119,7 +119,10 @@ export interface OpenedLog {
   close(): Promise<void>;
 }
 
-export async function openLog(config: Config): Promise<OpenedLog> {
+/** What locates the log and its keys: plain data, so a worker thread can open them too. */
+export type LogLocation = Pick<Config, 'dataDir' | 'eventStoreUrl' | 'mongoUrl' | 'mongoDb'>;
+
+export async function openLog(config: LogLocation): Promise<OpenedLog> {
   await mkdir(config.dataDir, { recursive: true });
   const rawEvents: EventStore = config.eventStoreUrl ? await EsdbEventStore.connect(config.eventStoreUrl) : SqliteEventStore.open(path.join(config.dataDir, EVENTS_FILE));
   let keys: KeyStore;

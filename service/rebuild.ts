@@ -20,7 +20,7 @@ import { serviceModule, ThreadPool } from '../commands/jobs/threadPool';
 import type { RebuildPartInput, RebuildPartResult } from './rebuildPart';
 import type { EventStore, Position, StoredEvent, Subscription } from '../stores/eventstore/eventStore';
 import type { Checkpoint, ReadStore } from '../stores/readstore/readStore';
-import { createReadModelIndexes, EVENTS_FILE, KEYS_FILE, openLog, openStores, READ_MODELS_FILE, READ_MODELS_GROUP_COMMIT_MS } from './composition';
+import { createReadModelIndexes, openLog, openStores, READ_MODELS_FILE, READ_MODELS_GROUP_COMMIT_MS } from './composition';
 import type { Config } from './configuration';
 import { DataFolderLock } from './dataFolderLock';
 
@@ -227,8 +227,7 @@ async function replay(config: Config, log: Logger, output: ProgressOutput, sourc
   if (pool && bulk) {
     await removeDatabaseFile(bulk.partFile);
     const input: RebuildPartInput = {
-      eventsFile: path.join(config.dataDir, EVENTS_FILE),
-      keysFile: path.join(config.dataDir, KEYS_FILE),
+      log: { dataDir: config.dataDir, eventStoreUrl: config.eventStoreUrl, mongoUrl: config.mongoUrl, mongoDb: config.mongoDb },
       readModelsFile: bulk.partFile,
       projections: apart.map((p) => p.name),
       groupCommitMs: READ_MODELS_GROUP_COMMIT_MS,

@@ -4,19 +4,16 @@
 // projection's collections (follows nothing) can run apart; the history, a document for every event,
 // is the one worth it. Loaded by the thread pool (commands/jobs/threadPool.ts) in a worker thread.
 import pino from 'pino';
-import { sealedFieldsByEventType } from '../domain/personalData';
 import { allProjections } from '../projections';
 import { ProjectionRunner } from '../projections/projectionRunner';
 import type { ProjectionFailure } from '../projections/projectionStatus';
 import { readModelIndexes } from '../projections/readModelIndexes';
-import { SqliteEventStore } from '../stores/eventstore/sqliteEventStore';
-import { SealingEventStore } from '../stores/keystore/sealingEventStore';
-import { SqliteKeyStore } from '../stores/keystore/sqliteKeyStore';
 import { SqliteReadStore } from '../stores/readstore/sqliteReadStore';
+import { openLog, type LogLocation } from './composition';
 
 export interface RebuildPartInput {
-  eventsFile: string;
-  keysFile: string;
+  /** Where the log and its keys are, as the rebuild's configuration says. */
+  log: LogLocation;
   /** The scratch file, made anew. */
   readModelsFile: string;
   projections: string[];
@@ -32,20 +29,17 @@ export interface RebuildPartResult {
 export async function rebuildPart(input: RebuildPartInput): Promise<RebuildPartResult> {
   const projections = allProjections.filter((p) => input.projections.includes(p.name));
   if (projections.length !== input.projections.length) throw new Error(`Unknown projections among ${input.projections.join(', ')}`);
-  const raw = SqliteEventStore.open(input.eventsFile);
-  const keys = SqliteKeyStore.open(input.keysFile);
+  const opened = await openLog(input.log);
   const store = SqliteReadStore.open(input.readModelsFile, { indexes: readModelIndexes, groupCommitMs: input.groupCommitMs });
   try {
     await store.dropAllForBulkLoad();
-    const events = new SealingEventStore(raw, keys, sealedFieldsByEventType);
-    const runner = new ProjectionRunner(events, store, projections, pino({ level: 'warn' }).child({ part: input.projections.join(',') }));
+    const runner = new ProjectionRunner(opened.events, store, projections, pino({ level: 'warn' }).child({ part: input.projections.join(',') }));
     await runner.start();
     await runner.stop();
     return { failures: await runner.failures() };
   } finally {
     // Closed with its load unfinished: the rows and checkpoints are committed, and the file is only read by absorb.
     await store.close();
-    await keys.close();
-    await raw.close();
+    await opened.close();
   }
 }

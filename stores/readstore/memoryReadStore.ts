@@ -30,13 +30,16 @@ export function assertDocumentId(id: unknown): asserts id is DocumentId {
   if (typeof id !== 'string' && typeof id !== 'number') throw new Error(`A document id must be a string or a number, not ${JSON.stringify(id) ?? String(id)}`);
 }
 
+const NO_OPERATOR = 'An update needs at least one operator';
+
 /**
  * Refuses an update without operators, and answers it without the fields it gives `undefined`: the
  * MongoDB adapter's driver leaves those out of every operator (`ignoreUndefined`), so on every store
- * such a field is left as it is (not deleted, not set to null). The update itself when it gives none.
+ * such a field is left as it is (not deleted, not set to null), and an operator given `undefined` is
+ * no operator. The update itself when it gives none.
  */
 export function checkedUpdate(update: Update): Update {
-  if (Object.keys(update).length === 0) throw new Error('An update needs at least one operator');
+  if (Object.keys(update).length === 0) throw new Error(NO_OPERATOR);
   for (const operator in update) {
     const fields: unknown = update[operator as keyof Update];
     if (fields === undefined) return withoutUndefined(update);
@@ -51,6 +54,7 @@ function withoutUndefined(update: Update): Update {
     if (fields === undefined) continue;
     out[operator] = isPlainObject(fields) ? Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) : fields;
   }
+  if (Object.keys(out).length === 0) throw new Error(NO_OPERATOR);
   return out as Update;
 }
 

@@ -328,6 +328,13 @@ interface RowSql {
   remove: string;
 }
 
+interface CheckpointRow {
+  position: string;
+  store: string | null;
+}
+
+const checkpointOf = (row: CheckpointRow): Checkpoint => (row.store === null ? { position: BigInt(row.position) } : { position: BigInt(row.position), store: row.store });
+
 /** How long a write waits for another connection's lock. */
 const BUSY_TIMEOUT_MS = 5000;
 /** How long a change of a collection's tables waits for another process's: laying a large one out takes a while. */
@@ -531,8 +538,8 @@ export class SqliteReadStore implements ReadStore {
       if (!hasTable) return found;
       const read = db.prepare('SELECT position, store FROM checkpoints WHERE name = ?');
       for (const name of names) {
-        const row = read.get(name) as { position: string; store: string | null } | undefined;
-        if (row) found.set(name, row.store === null ? { position: BigInt(row.position) } : { position: BigInt(row.position), store: row.store });
+        const row = read.get(name) as CheckpointRow | undefined;
+        if (row) found.set(name, checkpointOf(row));
       }
       return found;
     } finally {
@@ -1175,13 +1182,12 @@ export class SqliteReadStore implements ReadStore {
   }
 
   async readCheckpoint(name: string): Promise<Checkpoint | undefined> {
-    const row = this.prepare('SELECT position, store FROM checkpoints WHERE name = ?').get(name) as { position: string; store: string | null } | undefined;
+    const row = this.prepare('SELECT position, store FROM checkpoints WHERE name = ?').get(name) as CheckpointRow | undefined;
     // A checkpoint commits with the changes it covers: a caller that saw it (waiting for its own write
     // from another process) must read those changes in this very turn, so look again after it.
     this.othersLookedAt = false;
     this.forgetOthersChanges();
-    if (!row) return undefined;
-    return row.store === null ? { position: BigInt(row.position) } : { position: BigInt(row.position), store: row.store };
+    return row && checkpointOf(row);
   }
 
   async setCheckpoint(name: string, position: bigint, store?: string): Promise<void> {

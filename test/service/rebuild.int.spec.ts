@@ -28,6 +28,15 @@ function output(isTTY: boolean): { text: () => string; write(chunk: string): boo
   return { isTTY, text: () => chunks.join(''), write: (chunk: string) => chunks.push(chunk) > 0 };
 }
 
+/** The status of Ada's read of the project's information, signed in afresh. */
+async function adaReadsProject(service: TestService, projectId: number): Promise<number> {
+  const ada = await call(service, 'POST', '/api-login', { body: { username: 'ada', password: 'correct horse battery' } });
+  return (await call(service, 'GET', `/api/${projectId}`, { headers: { 'x-jwt-token': String(ada.body.token) } })).status;
+}
+
+/** The files of a rebuild in the data folder (with their -wal and -shm). */
+const rebuildFiles = async (dir: string): Promise<string[]> => (await readdir(dir)).filter((f) => f.startsWith(REBUILT_FILE) || f.startsWith(REBUILD_PART_FILE));
+
 async function someData(service: TestService): Promise<number> {
   const { token } = await registerUser(service, 'ada');
   const created = await call(service, 'POST', '/api/projects/create', { headers: { 'x-jwt-token': token }, body: { projectName: 'Gestures' } });
@@ -122,10 +131,9 @@ describe('rebuild of the embedded read models', () => {
       await before.close();
       await after.close();
     }
-    expect((await readdir(dir)).filter((f) => f.startsWith(REBUILT_FILE) || f.startsWith(REBUILD_PART_FILE))).toEqual([]);
+    expect(await rebuildFiles(dir)).toEqual([]);
     service = await service.restart();
-    const ada = await call(service, 'POST', '/api-login', { body: { username: 'ada', password: 'correct horse battery' } });
-    expect((await call(service, 'GET', `/api/${projectId}`, { headers: { 'x-jwt-token': String(ada.body.token) } })).status).toBe(200);
+    expect(await adaReadsProject(service, projectId)).toBe(200);
   });
 
   it('removes at the next start what a rebuild cut short left, and the live read models serve meanwhile', async () => {
@@ -139,9 +147,8 @@ describe('rebuild of the embedded read models', () => {
     await leftover.close();
     await writeFile(path.join(dir, REBUILD_PART_FILE), 'partial');
     service = await service.restart();
-    expect((await readdir(dir)).filter((f) => f.startsWith(REBUILT_FILE) || f.startsWith(REBUILD_PART_FILE))).toEqual([]);
-    const ada = await call(service, 'POST', '/api-login', { body: { username: 'ada', password: 'correct horse battery' } });
-    expect((await call(service, 'GET', `/api/${projectId}`, { headers: { 'x-jwt-token': String(ada.body.token) } })).status).toBe(200);
+    expect(await rebuildFiles(dir)).toEqual([]);
+    expect(await adaReadsProject(service, projectId)).toBe(200);
   });
 
   it('replaces read models it cannot even open (a damaged file), the very case it is there for', async () => {
@@ -154,8 +161,7 @@ describe('rebuild of the embedded read models', () => {
     const result = await rebuildReadModels(service.config, silent, output(false));
     expect(result?.events).toBeGreaterThan(5);
     service = await service.restart();
-    const ada = await call(service, 'POST', '/api-login', { body: { username: 'ada', password: 'correct horse battery' } });
-    expect((await call(service, 'GET', `/api/${projectId}`, { headers: { 'x-jwt-token': String(ada.body.token) } })).status).toBe(200);
+    expect(await adaReadsProject(service, projectId)).toBe(200);
   });
 
   it('draws a bar on a terminal', async () => {
@@ -174,8 +180,7 @@ describe('rebuild of the embedded read models', () => {
     await expect(rebuildReadModels(service.config, silent, output(false))).rejects.toThrow(/stop it before rebuilding/);
     const { token } = await registerUser(service, 'carol');
     expect((await call(service, 'GET', `/api/${projectId}`, { headers: { 'x-jwt-token': token } })).status).toBe(403);
-    const ada = await call(service, 'POST', '/api-login', { body: { username: 'ada', password: 'correct horse battery' } });
-    expect((await call(service, 'GET', `/api/${projectId}`, { headers: { 'x-jwt-token': String(ada.body.token) } })).status).toBe(200);
+    expect(await adaReadsProject(service, projectId)).toBe(200);
   });
 
   it('keeps a service from starting while it runs', async () => {

@@ -389,6 +389,10 @@ export function readStoreContract(name: string, open: () => Promise<ReadStore>, 
         expect(await col.findOne({ _id: 'x' })).toStrictEqual({ _id: 'x', label: 'dog', note: 'kept', n: 1, gone: 'kept too', list: [1] });
         await col.updateMany({ label: 'dog' }, { $set: { note: undefined, n: 2 } });
         expect(await col.findOne({ _id: 'x' })).toStrictEqual({ _id: 'x', label: 'dog', note: 'kept', n: 2, gone: 'kept too', list: [1] });
+        // Nothing but undefined fields: matched, changed nothing. An operator given undefined is none.
+        expect(await col.updateOne({ _id: 'x' }, { $set: { note: undefined } })).toMatchObject({ matched: 1, modified: 0 });
+        await expect(col.updateOne({ _id: 'x' }, { $set: undefined })).rejects.toThrow(/at least one operator|atomic operators/);
+        expect(await col.findOne({ _id: 'x' })).toStrictEqual({ _id: 'x', label: 'dog', note: 'kept', n: 2, gone: 'kept too', list: [1] });
       });
 
       it('keep their _id unique within a collection but not across collections', async () => {
