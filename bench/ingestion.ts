@@ -25,7 +25,9 @@ import Koa from 'koa';
 import { MAX_FILE_BYTES } from '../ingestion/receiveFile';
 import type { BenchResult } from './benchResult';
 import { HOST, JSON_HEADERS, benchStores, closeServer, expectOk, listen, ownerWithProject, quantiles, request, startBenchService, type BenchStore } from './benchKit';
+import { durableFloor } from './durableFloor';
 import { startLoadGenerator, type RoundResult } from './loadGenerator';
+import { processCpuSeconds, spawnService, stopService, type Started } from './serviceProcess';
 
 /** 1. Keep-alive connections, one request in flight on each. */
 const CONNECTIONS = 32;
@@ -52,22 +54,40 @@ interface IoCounters {
 
 export async function benchIngestion(): Promise<BenchResult> {
   const lines = ['service in this process on ' + HOST + '; load generator in a child process; bare Koa in the service\'s process, on its own port'];
-  for (const store of benchStores()) lines.push(...(await smallSamples(store)));
+  for (const store of benchStores()) {
+    lines.push(...(await smallSamples(store)));
+    if (splittable(store)) lines.push(...(await smallSamples(store, 'ingestion apart')));
+  }
   lines.push(...(await largeFile()));
   return { name: 'ingestion: small signed samples and a 100 MB file over HTTP, load generator in its own process', lines };
 }
 
-/** Figure 1 on one read store. */
-export async function smallSamples(store: BenchStore): Promise<string[]> {
+/** Roles in processes of their own share the read models: not on the memory store. */
+export function splittable(store: BenchStore): boolean {
+  return store.env.READ_STORE?.toLowerCase() !== 'memory';
+}
+
+/**
+ * Figure 1 on one read store. `layout` 'one process' runs every role in this process, as the embedded
+ * default does; 'ingestion apart' runs the ingestion role in a process of its own on the same data
+ * folder and read store (ROLES=ingestion), the other roles in this one: the deployment for many
+ * devices, where the projections' work leaves the devices' path.
+ */
+export async function smallSamples(store: BenchStore, layout: 'one process' | 'ingestion apart' = 'one process'): Promise<string[]> {
   const agent = new http.Agent({ keepAlive: true });
   let started: Awaited<ReturnType<typeof startBenchService>> | undefined;
+  let ingestionProcess: Started | undefined;
   let bare: http.Server | undefined;
+  let floorServer: http.Server | undefined;
+  let floor: ReturnType<typeof durableFloor> | undefined;
   let load: Awaited<ReturnType<typeof startLoadGenerator>> | undefined;
   try {
-    started = await startBenchService('ingestion', store);
-    const { service } = started;
+    const apart = layout === 'ingestion apart';
+    started = await startBenchService('ingestion', apart ? { ...store, env: { ...store.env, ROLES: 'api,projections,sagas,jobs' } } : store);
+    const { service, dataDir } = started;
     const api = service.apiUrl;
-    const ingestion = service.ingestionUrl;
+    if (apart) ingestionProcess = await spawnService(dataDir, [], { ...store.env, ROLES: 'ingestion' });
+    const ingestion = apart ? String(ingestionProcess!.line.ingestionUrl ?? '') : service.ingestionUrl;
     if (!api || !ingestion) throw new Error('the service started without its api and ingestion roles');
     const { token, projectId, apiKey } = await ownerWithProject(agent, api, 'benchingest', 'Bench ingestion');
     const auth = { ...JSON_HEADERS, 'x-jwt-token': token };
@@ -84,19 +104,28 @@ export async function smallSamples(store: BenchStore): Promise<string[]> {
     });
     bare = http.createServer(app.callback());
     const bareUrl = `http://${HOST}:${await listen(bare)}`;
+    // The second ceiling: the least a durable ingestion of the same samples does (bench/durableFloor.ts).
+    floor = durableFloor(join(dataDir, 'durable-floor.sqlite'), hmacKey);
+    floorServer = http.createServer(floor.callback);
+    const floorUrl = `http://${HOST}:${await listen(floorServer)}`;
 
     load = await startLoadGenerator(
       [
         { name: 'service', kind: 'data', url: `${ingestion}/api/training/data`, apiKey, hmacKey },
         { name: 'bare', kind: 'data', url: `${bareUrl}/api/training/data`, apiKey, hmacKey },
+        { name: 'floor', kind: 'data', url: `${floorUrl}/api/training/data`, apiKey, hmacKey },
       ],
       CONNECTIONS,
     );
-    await load.round('service', WARMUP_MS);
-    await load.round('bare', WARMUP_MS);
-    const rounds: { service: RoundResult; bare: RoundResult }[] = [];
-    for (let round = 0; round < SMALL_ROUNDS; round++) rounds.push({ service: await load.round('service', SERVICE_ROUND_MS), bare: await load.round('bare', BARE_ROUND_MS) });
-    const failed = rounds.flatMap((r) => [r.service, r.bare]).filter((r) => r.failures > 0);
+    for (const target of ['service', 'bare', 'floor']) await load.round(target, WARMUP_MS);
+    const rounds: { service: RoundResult; ingestionCpu: number; bare: RoundResult; floor: RoundResult }[] = [];
+    for (let round = 0; round < SMALL_ROUNDS; round++) {
+      const cpuBefore = ingestionProcess ? processCpuSeconds(ingestionProcess.child.pid!) : 0;
+      const serviceRound = await load.round('service', SERVICE_ROUND_MS);
+      const ingestionCpu = ingestionProcess ? processCpuSeconds(ingestionProcess.child.pid!) - cpuBefore : serviceRound.hostCpuSeconds;
+      rounds.push({ service: serviceRound, ingestionCpu, bare: await load.round('bare', BARE_ROUND_MS), floor: await load.round('floor', BARE_ROUND_MS) });
+    }
+    const failed = rounds.flatMap((r) => [r.service, r.bare, r.floor]).filter((r) => r.failures > 0);
     if (failed.length > 0) throw new Error(`${failed[0]!.target} failed ${failed[0]!.failures} calls: ${failed[0]!.firstFailure}`);
 
     // Everything acknowledged is durable; the read models follow: wait for them, then count.
@@ -109,25 +138,33 @@ export async function smallSamples(store: BenchStore): Promise<string[]> {
     const rate = (rs: RoundResult[]) => rs.reduce((a, r) => a + r.ops, 0) / rs.reduce((a, r) => a + r.seconds, 0);
     const serviceRate = rate(rounds.map((r) => r.service));
     const bareRate = rate(rounds.map((r) => r.bare));
+    const floorRate = rate(rounds.map((r) => r.floor));
     const perRound = rounds.map((r) => r.service.ops / r.service.seconds / (r.bare.ops / r.bare.seconds));
     const cpuPerCall = (rs: RoundResult[]) => (rs.reduce((a, r) => a + r.hostCpuSeconds, 0) / rs.reduce((a, r) => a + r.ops, 0)) * 1e6;
-    const serviceCpu = cpuPerCall(rounds.map((r) => r.service));
+    const ingestionCpu = (rounds.reduce((a, r) => a + r.ingestionCpu, 0) / rounds.reduce((a, r) => a + r.service.ops, 0)) * 1e6;
     const bareCpu = cpuPerCall(rounds.map((r) => r.bare));
+    const floorCpu = cpuPerCall(rounds.map((r) => r.floor));
     const lat = (rs: RoundResult[]) => {
       const [p50, p99] = quantiles(rs.flatMap((r) => r.latencies), [0.5, 0.99]);
       return `p50 ${p50!.toFixed(1)} ms, p99 ${p99!.toFixed(1)} ms`;
     };
+    const us = (x: number) => `${x.toFixed(0)} us`;
     return [
-      `1. POST /api/training/data on the ${store.label}: new signed JSON samples (HS256, 10 rows x 3 sensors, about 420 bytes), ${CONNECTIONS} keep-alive connections:`,
-      `  service ${Math.round(serviceRate).toLocaleString('en-US')}/s (${lat(rounds.map((r) => r.service))}), bare Koa ${Math.round(bareRate).toLocaleString('en-US')}/s (${lat(rounds.map((r) => r.bare))})`,
-      `  service/bare-Koa ${(serviceRate / bareRate).toFixed(3)} overall (aim: 0.5 or more); ${spreadOf(perRound)}`,
-      `  CPU of the serving process per sample: service ${serviceCpu.toFixed(0)} us, bare Koa ${bareCpu.toFixed(0)} us (bare/service ${(bareCpu / serviceCpu).toFixed(3)}; the service also waits on its disk syncs)`,
-      `  ${stored.toLocaleString('en-US')} samples stored, ${invalid} with an invalid signature; ${SMALL_ROUNDS} alternating rounds (${SERVICE_ROUND_MS} ms service, ${BARE_ROUND_MS} ms bare Koa) after ${WARMUP_MS} ms of warm-up each`,
+      `1. POST /api/training/data on the ${store.label}, ${apart ? 'the ingestion role in a process of its own (ROLES=ingestion; the other roles in this one)' : 'every role in one process'}: new signed JSON samples (HS256, 10 rows x 3 sensors, about 420 bytes), ${CONNECTIONS} keep-alive connections:`,
+      `  service ${Math.round(serviceRate).toLocaleString('en-US')}/s (${lat(rounds.map((r) => r.service))}), bare Koa ${Math.round(bareRate).toLocaleString('en-US')}/s (${lat(rounds.map((r) => r.bare))}), durable floor ${Math.round(floorRate).toLocaleString('en-US')}/s (${lat(rounds.map((r) => r.floor))})`,
+      `  service/bare-Koa ${(serviceRate / bareRate).toFixed(3)} overall (aim: 0.5 or more); ${spreadOf(perRound)}; durable-floor/bare-Koa ${(floorRate / bareRate).toFixed(3)}`,
+      apart
+        ? `  CPU per sample: the ingestion process ${us(ingestionCpu)}, this process (projections, api) ${us(cpuPerCall(rounds.map((r) => r.service)))}; bare Koa ${us(bareCpu)}, durable floor ${us(floorCpu)}`
+        : `  CPU of the serving process per sample: service ${us(ingestionCpu)}, bare Koa ${us(bareCpu)} (bare/service ${(bareCpu / ingestionCpu).toFixed(3)}), durable floor ${us(floorCpu)}`,
+      `  ${stored.toLocaleString('en-US')} samples stored, ${invalid} with an invalid signature; ${SMALL_ROUNDS} alternating rounds (${SERVICE_ROUND_MS} ms service, ${BARE_ROUND_MS} ms each ceiling) after ${WARMUP_MS} ms of warm-up each`,
     ];
   } finally {
     await load?.stop();
     agent.destroy();
     await closeServer(bare);
+    await closeServer(floorServer);
+    floor?.close();
+    if (ingestionProcess) await stopService(ingestionProcess);
     await started?.stop();
   }
 }

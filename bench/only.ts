@@ -4,7 +4,7 @@ import { benchDspAudio } from './dspAudio';
 import { benchDspSpectral } from './dspSpectral';
 import { benchEventStoreAppend } from './eventStoreAppend';
 import { benchFeatureJob } from './featureJob';
-import { benchIngestion, smallSamples } from './ingestion';
+import { benchIngestion, smallSamples, splittable } from './ingestion';
 import { benchStores } from './benchKit';
 import { benchLargeUploads } from './largeUploads';
 import { benchProjectInfo } from './projectInfo';
@@ -13,10 +13,13 @@ import { benchReadStores } from './readStores';
 import { benchAuditLog } from './auditLog';
 import { benchRestart } from './restart';
 const all = { accounts: benchAccounts, dspAudio: benchDspAudio, dspSpectral: benchDspSpectral, eventStoreAppend: benchEventStoreAppend, featureJob: benchFeatureJob, ingestion: benchIngestion,
-  // Figure 1 of ingestion alone, on each store, for profiling the /data path.
+  // Figure 1 of ingestion alone, on each store, for profiling the /data path (BENCH_LAYOUT=one or apart: one layout only).
   ingestionData: async () => {
     const lines: string[] = [];
-    for (const store of benchStores()) lines.push(...(await smallSamples(store)));
+    for (const store of benchStores()) {
+      if (process.env.BENCH_LAYOUT !== 'apart') lines.push(...(await smallSamples(store)));
+      if (process.env.BENCH_LAYOUT !== 'one' && splittable(store)) lines.push(...(await smallSamples(store, 'ingestion apart')));
+    }
     return { name: 'ingestion: /data only', lines };
   },
   largeUploads: benchLargeUploads, projectInfo: benchProjectInfo, readStores: benchReadStores, restart: benchRestart, auditLog: benchAuditLog, projectionBatch: benchProjectionBatch } as const;

@@ -9,16 +9,15 @@
 //   GET /v1/api/{projectId} showing every sample (the empty start: to its first GET /health);
 // - the RSS of each, once started and idle, filled vs empty;
 // - `main.ts rebuild` on the filled folder: events/s, where the read store has a rebuild.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
+import { join } from 'node:path';
 import { MongoClient } from 'mongodb';
 import type { BenchResult } from './benchResult';
 import { request } from './benchKit';
 import { fillLog, filledBefore, serviceEnv, type FilledLog } from './fillLog';
+import { spawnService, stopService, type Started } from './serviceProcess';
 
 const DEFAULT_EVENTS = 20_000;
 /** Alternating rounds of restart and empty start; one past LARGE_LOG events, where a round takes minutes. */
@@ -27,54 +26,9 @@ const LARGE_LOG = 100_000;
 /** How long a started service idles before its RSS is read, and how many readings (the lowest counts). */
 const IDLE_MS = 2000;
 const RSS_READINGS = 5;
-const START_TIMEOUT_MS = 30 * 60_000;
 const AIM_RESTART = 1.5;
 const AIM_MEMORY_MB = 64;
 const AIM_REBUILD = 50_000;
-const ROOT = resolve(import.meta.dirname, '..');
-
-interface Started {
-  child: ChildProcess;
-  line: Record<string, unknown>;
-  apiUrl: string;
-  exited: Promise<number | null>;
-}
-
-/** Spawns the service on `dataDir`; resolves on its start line. */
-function spawnService(dataDir: string, args: string[] = []): Promise<Started> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'main.ts', ...args], {
-    cwd: ROOT,
-    env: { ...process.env, ...serviceEnv(dataDir), LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
-  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
-  return new Promise((resolveStart, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the service did not start within ${START_TIMEOUT_MS / 60_000} min`)), START_TIMEOUT_MS);
-    void exited.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`the service exited with ${code} before it started: ${stderr}`));
-    });
-    createInterface({ input: child.stdout! }).on('line', (text) => {
-      let line: Record<string, unknown>;
-      try {
-        line = JSON.parse(text) as Record<string, unknown>;
-      } catch {
-        return;
-      }
-      if (line.msg === 'service started' || (args[0] === 'rebuild' && typeof line.msg === 'string' && /rebuil/.test(line.msg))) {
-        clearTimeout(timer);
-        resolveStart({ child, line, apiUrl: String(line.apiUrl ?? ''), exited });
-      }
-    });
-  });
-}
-
-async function stopService(started: Started): Promise<void> {
-  if (started.child.exitCode === null) started.child.kill('SIGTERM');
-  await started.exited;
-}
 
 /** The lowest of a few readings of the process's resident set (/proc/<pid>/status VmRSS). */
 async function idleRss(pid: number): Promise<number> {
