@@ -86,7 +86,9 @@ export async function smallSamples(store: BenchStore, layout: 'one process' | 'i
     started = await startBenchService('ingestion', apart ? { ...store, env: { ...store.env, ROLES: 'api,projections,sagas,jobs' } } : store);
     const { service, dataDir } = started;
     const api = service.apiUrl;
-    if (apart) ingestionProcess = await spawnService(dataDir, [], { ...store.env, ROLES: 'ingestion' });
+    // The same stores as this process, which takes nothing from the environment but `store.env`: a
+    // MONGO_URL in the bench's environment is the other store's, not this one's.
+    if (apart) ingestionProcess = await spawnService(dataDir, [], { READ_STORE: '', MONGO_URL: '', MONGO_DB: '', EVENTSTORE_URL: '', ...store.env, ROLES: 'ingestion' });
     const ingestion = apart ? String(ingestionProcess!.line.ingestionUrl ?? '') : service.ingestionUrl;
     if (!api || !ingestion) throw new Error('the service started without its api and ingestion roles');
     const { token, projectId, apiKey } = await ownerWithProject(agent, api, 'benchingest', 'Bench ingestion');
