@@ -63,6 +63,7 @@ import { loadConfig, type Config } from './service/configuration';
 import { DataFolderBusyError, DataFolderLock } from './service/dataFolderLock';
 import { rebuildReadModels, removeRebuildLeftovers, verifyReadModels } from './service/rebuild';
 import { SharedReadModelsCatchUp } from './service/sharedReadModelsCatchUp';
+import { SharedReadModelsWatch, type WatchOptions } from './service/sharedReadModelsWatch';
 import { StartingGate, startingApiApp, startingIngestionApp, type StartingState } from './service/startingGate';
 
 // Kept importable from here for the tests and benchmarks that start the service.
@@ -152,6 +153,8 @@ export interface StartOptions {
    * rejects with ServiceStartStopped. A process signalled while catching up thus stops at once, in order.
    */
   signal?: AbortSignal;
+  /** How a process without the projections role watches the read models it shares (tests shorten it). */
+  readModelsWatch?: WatchOptions;
 }
 
 export async function startService(config: Config, log: Logger = pino({ level: config.logLevel }), options: StartOptions = {}): Promise<RunningService> {
@@ -178,6 +181,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
   let jobSocket: JobSocketServer | undefined;
   let jobWorker: { worker: JobWorker; runner: SagaRunner; pool: ThreadPool } | undefined;
   let dspPool: ThreadPool | undefined;
+  let watching: SharedReadModelsWatch | undefined;
   // One sample parser for the roles that read sample files (ingestion, and the api's raw-data view).
   const sampleParser = (): SampleParser => (parser ??= new SampleParser());
   const stop = async () => {
@@ -195,6 +199,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
     await logCheckpoints?.stop();
     await sagas?.stop();
     await projections?.stop();
+    await watching?.stop();
     await stores.close();
     lock.release();
   };
@@ -204,7 +209,10 @@ export async function startService(config: Config, log: Logger = pino({ level: c
     if (config.roles.has('projections')) {
       projections = new ProjectionRunner(stores.events, stores.readStore, allProjections, log.child({ role: 'projections' }));
     }
-    const health: ProjectionHealth = projections ?? new StoredProjectionStatus(stores.readStore);
+    // Without the projections, the read models are another process's: watched for standing still behind the log.
+    const watch = projections || !serves ? undefined : new SharedReadModelsWatch(stores.events, stores.readStore, allProjections.map((p) => p.name), log, options.readModelsWatch);
+    const stored = new StoredProjectionStatus(stores.readStore);
+    const health: ProjectionHealth = projections ?? { failures: () => stored.failures(), stall: () => watch?.stall() };
 
     // The ports open first, answering 503 "starting" (service/startingGate.ts) until the read models
     // have caught up below: a long catch-up must not look like a dead service.
@@ -276,6 +284,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
       signal?.removeEventListener('abort', onAbort);
     }
     starting.doing = 'the read models have caught up; starting the roles';
+    watching = watch?.start();
     if (config.roles.has('sagas')) {
       const recipients = new UserQueries(stores.readStore);
       sagas = await startSagas({

@@ -19,6 +19,8 @@ export function textErrors(): Middleware {
       ctx.type = 'text/plain';
       if (caught instanceof DomainError) {
         ctx.status = caught.status;
+        const retryAfter = (caught as { retryAfterSeconds?: unknown }).retryAfterSeconds;
+        if (typeof retryAfter === 'number') ctx.set('Retry-After', String(retryAfter));
         ctx.body = caught.message;
         return;
       }

@@ -2,6 +2,7 @@
 // so that a process without the projections role (ROLES split) can report it and leave the failed
 // read models out of its read-your-writes waits.
 import type { SubscriberFailure } from '../stores/eventstore/checkpointedSubscription';
+import type { Position } from '../stores/eventstore/eventStore';
 import type { ReadStore } from '../stores/readstore/readStore';
 
 /**
@@ -19,7 +20,26 @@ export const describeProjectionFailure = (f: ProjectionFailure): string =>
 /** Where a health report reads the failures from. */
 export interface ProjectionHealth {
   failures(): Promise<ProjectionFailure[]>;
+  /**
+   * In a process that reads another's read models (service/sharedReadModelsWatch.ts): whether they
+   * stand still behind the log, as of the last look.
+   */
+  stall?(): ReadModelsStall | undefined;
 }
+
+/** Read models behind the log that have not moved for a while. */
+export interface ReadModelsStall {
+  /** The lowest checkpoint of the healthy projections. */
+  position: Position;
+  /** The log's head at the last look. */
+  head: Position;
+  /** When that checkpoint was first seen (ms since the epoch). */
+  since: number;
+}
+
+/** A stall as `/health` and the ingestion API's answers state it. */
+export const describeStall = (stall: ReadModelsStall, now = Date.now()): string =>
+  `the read models are at position ${stall.position} of the log's ${stall.head} and have not moved for ${Math.round((now - stall.since) / 1000)} s: no process with the projections role keeps them up to date`;
 
 export const PROJECTION_STATUS = 'projection_status';
 

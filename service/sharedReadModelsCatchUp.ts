@@ -31,10 +31,7 @@ export class SharedReadModelsCatchUp {
   async reach(head: Position, stop?: AbortSignal): Promise<void> {
     while (!stop?.aborted) {
       try {
-        const stalled = stalledProjections(await this.status.failures());
-        const names = this.projectionNames.filter((n) => !stalled.has(n));
-        const checkpoints = await Promise.all(names.map((n) => this.readStore.getCheckpoint(n)));
-        this.reached = checkpoints.reduce<Position>((low, c) => (c === undefined || c < low ? (c ?? 0n) : low), head);
+        this.reached = await lowestCheckpoint(this.readStore, this.status, this.projectionNames, head);
         if (this.reached >= head) return;
       } catch (error) {
         // A store busy a moment is no reason to fail the start; anything else is.
@@ -44,4 +41,14 @@ export class SharedReadModelsCatchUp {
       await sleep(this.intervalMs, undefined, { signal: stop }).catch(() => {});
     }
   }
+}
+
+/**
+ * The lowest stored checkpoint of the named projections but those reported failed (they hold
+ * nothing up), no higher than `ceiling`; a projection that never stored one counts as 0.
+ */
+export async function lowestCheckpoint(readStore: ReadStore, status: StoredProjectionStatus, names: readonly string[], ceiling: Position): Promise<Position> {
+  const stalled = stalledProjections(await status.failures());
+  const checkpoints = await Promise.all(names.filter((n) => !stalled.has(n)).map((n) => readStore.getCheckpoint(n)));
+  return checkpoints.reduce<Position>((low, c) => (c === undefined || c < low ? (c ?? 0n) : low), ceiling);
 }
