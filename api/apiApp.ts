@@ -93,6 +93,7 @@ export function createApiApp(deps: ApiDeps, options: ApiAppOptions): Koa {
     // A key's expiry is checked apart at every use, so principals too may be renewed by one request at a time.
     auth: {
       ...deps,
+      health: options.health,
       memo: {
         apiKeys: new ReadModelMemo(deps.changeMark, { entries: 10_000, bytes: 4 << 20, graceMs: PRINCIPAL_MEMO_MS }),
         users: new ReadModelMemo(deps.changeMark, { entries: 10_000, bytes: 16 << 20, graceMs: PRINCIPAL_MEMO_MS }),

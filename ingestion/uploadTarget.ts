@@ -1,10 +1,10 @@
 import type { Context } from 'koa';
 import { INGESTION_CATEGORIES, type IngestionCategory } from '../domain/sample/sampleEvents';
-import { NotFoundError, ServiceUnavailableError, UnauthorizedError } from '../domain/shared/errors';
+import { NotFoundError, UnauthorizedError } from '../domain/shared/errors';
 import type { ApiKeyQueries } from '../projections/apiKeys/apiKeyQueries';
 import type { ProjectDocument } from '../projections/projects/projectDocument';
 import type { ProjectQueries } from '../projections/projects/projectQueries';
-import { describeStall, type ProjectionHealth } from '../projections/projectionStatus';
+import { refuseWhileStalled, type ProjectionHealth } from '../projections/projectionStatus';
 import type { UploadTarget } from './ingestFile';
 import { MissingHeaderError } from './uploadHeaders';
 
@@ -18,25 +18,13 @@ function liveHmacKeys(project: ProjectDocument): { hmacKeys: string[]; hmacKeyId
   return { hmacKeys: keys.map((k) => k.hmacKey), hmacKeyIds: keys.map((k) => k.id) };
 }
 
-/** How long a device is asked to wait when the read models stand still: another look is due by then. */
-const STALLED_RETRY_AFTER_SECONDS = 30;
-
-/** Read models that stand still cannot tell a new key from a wrong one: the device must try again, not give up. */
-export class ReadModelsStalledError extends ServiceUnavailableError {
-  readonly retryAfterSeconds = STALLED_RETRY_AFTER_SECONDS;
-  constructor(what: string, stall: string) {
-    super(`${what} is not known here, and ${stall}; the sample was not recorded, try again`, 'READ_MODELS_STALLED');
-  }
-}
-
 /**
  * The project an upload goes to, from its API key: a live key of a role that may ingest. A key or
  * project not found while `health` reports the read models stalled is a 503, not a 401.
  */
 export async function uploadTarget(ctx: Context, deps: { apiKeys: ApiKeyQueries; projects: ProjectQueries; health: ProjectionHealth }, category: string): Promise<UploadTarget> {
   const unknown = (what: string, otherwise: string): never => {
-    const stall = deps.health.stall?.();
-    if (stall) throw new ReadModelsStalledError(what, describeStall(stall));
+    refuseWhileStalled(deps.health, what, 'the sample was not recorded, try again');
     throw new UnauthorizedError(otherwise);
   };
   // `split`: the device library's choice of letting the service divide files between training and testing.

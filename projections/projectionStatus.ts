@@ -2,6 +2,7 @@
 // so that a process without the projections role (ROLES split) can report it and leave the failed
 // read models out of its read-your-writes waits.
 import type { SubscriberFailure } from '../stores/eventstore/checkpointedSubscription';
+import { ServiceUnavailableError } from '../domain/shared/errors';
 import type { Position } from '../stores/eventstore/eventStore';
 import type { ReadStore } from '../stores/readstore/readStore';
 
@@ -37,9 +38,29 @@ export interface ReadModelsStall {
   since: number;
 }
 
-/** A stall as `/health` and the ingestion API's answers state it. */
+/** A stall as `/health` and the APIs' answers state it. */
 export const describeStall = (stall: ReadModelsStall, now = Date.now()): string =>
   `the read models are at position ${stall.position} of the log's ${stall.head} and have not moved for ${Math.round((now - stall.since) / 1000)} s: no process with the projections role keeps them up to date`;
+
+/** How long a client is asked to wait when the read models stand still: the watch looks again well before. */
+const STALLED_RETRY_AFTER_SECONDS = 30;
+
+/** Read models that stand still cannot tell a credential made since from a wrong one: the client must try again, not give up. */
+export class ReadModelsStalledError extends ServiceUnavailableError {
+  readonly retryAfterSeconds = STALLED_RETRY_AFTER_SECONDS;
+  constructor(what: string, stall: ReadModelsStall, consequence: string) {
+    super(`${what} is not known here, and ${describeStall(stall)}; ${consequence}`, 'READ_MODELS_STALLED');
+  }
+}
+
+/**
+ * Before answering that a credential (`what`) is unknown: a 503 when `health` reports the read
+ * models stalled, since it may be one made since.
+ */
+export function refuseWhileStalled(health: ProjectionHealth | undefined, what: string, consequence = 'try again'): void {
+  const stall = health?.stall?.();
+  if (stall) throw new ReadModelsStalledError(what, stall, consequence);
+}
 
 export const PROJECTION_STATUS = 'projection_status';
 

@@ -6,6 +6,7 @@ import type { ApiKeyQueries } from '../../projections/apiKeys/apiKeyQueries';
 import type { OrganizationQueries } from '../../projections/organizations/organizationQueries';
 import type { ProjectDocument } from '../../projections/projects/projectDocument';
 import type { ProjectQueries } from '../../projections/projects/projectQueries';
+import { refuseWhileStalled, type ProjectionHealth } from '../../projections/projectionStatus';
 import type { UserDocument } from '../../projections/users/userDocument';
 import type { UserQueries } from '../../projections/users/userQueries';
 import { checkCookieRequestOrigin } from './sameOrigin';
@@ -33,6 +34,8 @@ export interface AuthDeps {
   settings: { publicUrl: string };
   /** What credentials resolved to, kept while the read models stand still (principalMemo). */
   memo?: PrincipalMemo;
+  /** Whether the read models stand still behind the log (a process without the projections role): unknown credentials are then a 503. */
+  health?: ProjectionHealth;
 }
 
 /** Project API keys' principals by key (with when the key expires), and token holders' user documents by id (frozen: shared by requests). */
@@ -93,6 +96,7 @@ export async function authenticate(ctx: Context, deps: AuthDeps): Promise<Princi
     if (key) return key;
     const organizationKey = await deps.organizations?.liveKey(apiKey, new Date());
     if (organizationKey) return { kind: 'organizationKey', apiKeyId: organizationKey.apiKeyId, organizationId: organizationKey.organizationId, role: organizationKey.role };
+    refuseWhileStalled(deps.health, 'This API key');
     // The official CLI reads this text on GET /api/projects as "maybe an organization key".
     throw new UnauthorizedError('Invalid API key', 'INVALID_API_KEY');
   }
@@ -107,7 +111,10 @@ export async function authenticate(ctx: Context, deps: AuthDeps): Promise<Princi
   const claims = await deps.tokens.verify(token);
   if ('invalid' in claims) throw new UnauthorizedError(claims.invalid, 'INVALID_TOKEN');
   const user = await userById(claims.userId, deps);
-  if (!user) throw new UnauthorizedError('The user of this token no longer exists', 'INVALID_TOKEN');
+  if (!user) {
+    refuseWhileStalled(deps.health, "This token's user");
+    throw new UnauthorizedError('The user of this token no longer exists', 'INVALID_TOKEN');
+  }
   if (claims.sessionVersion !== user.sessionVersion) throw new UnauthorizedError('This session has ended (the password was changed): log in again', 'SESSION_ENDED');
   return { kind: 'user', user, via: jwt ? 'jwt' : 'bearer' };
 }

@@ -32,6 +32,8 @@ export function jsonEnvelope(): Middleware {
       const error = caught as HttpLikeError;
       if (caught instanceof DomainError) {
         ctx.status = caught.status;
+        const retryAfter = (caught as { retryAfterSeconds?: unknown }).retryAfterSeconds;
+        if (typeof retryAfter === 'number') ctx.set('Retry-After', String(retryAfter));
         ctx.body = { success: false, error: caught.message };
         return;
       }

@@ -108,7 +108,7 @@ describe('watching read models another process keeps', () => {
 
 const env = (dataDir: string, roles: string) => ({ DATA_DIR: dataDir, API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', ROLES: roles });
 
-describe('an ingestion process whose read models nobody keeps', () => {
+describe('ingestion and API processes whose read models nobody keeps', () => {
   const running: RunningService[] = [];
   let dataDir: string | undefined;
   afterEach(async () => {
@@ -116,11 +116,13 @@ describe('an ingestion process whose read models nobody keeps', () => {
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
 
-  it('answers an unknown key 503 with Retry-After (not 401) and /health 503 "stalled", keeps taking known keys, and goes back to 401 once a projections process runs', async () => {
+  it('answer an unknown key 503 with Retry-After (not 401) and /health 503 "stalled", keep taking known keys, and go back to 401 once a projections process runs', async () => {
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'edge-ml-stalled-'));
     const whole = await startService(loadConfig(env(dataDir, '')), pino({ level: 'silent' }));
     const ingestion = await startService(loadConfig(env(dataDir, 'ingestion')), pino({ level: 'silent' }), { readModelsWatch: { intervalMs: 20, stallMs: 200 } });
-    running.push(ingestion);
+    const api = await startService(loadConfig(env(dataDir, 'api')), pino({ level: 'silent' }), { readModelsWatch: { intervalMs: 20, stallMs: 200 } });
+    running.push(ingestion, api);
+    const projects = (key: string) => fetch(`${api.apiUrl!}/v1/api/projects`, { headers: { 'x-api-key': key } });
     const { ada, apiKey, projectId } = await adaWithProject({ apiUrl: whole.apiUrl! }, 'Watched');
     const devkeys = await fetch(`${whole.apiUrl!}/v1/api/${projectId}/devkeys`, { headers: ada });
     const { hmacKey } = (await devkeys.json()) as { hmacKey: string };
@@ -129,6 +131,7 @@ describe('an ingestion process whose read models nobody keeps', () => {
     await expect.poll(async () => (await post(apiKey, 'before.json')).status).toBe(200);
     const unknownKey = `ei_${'f'.repeat(64)}`;
     expect((await post(unknownKey, 'nobody.json')).status).toBe(401);
+    expect((await projects(unknownKey)).status).toBe(401);
 
     // The projections go away; the log moves on without them.
     await whole.stop();
@@ -147,9 +150,18 @@ describe('an ingestion process whose read models nobody keeps', () => {
     expect(await refused.text()).toMatch(/^This API key is not known here, and the read models are at position \d+ of the log's \d+ .* the sample was not recorded, try again$/);
     // A key the read models know still ingests: the log takes its sample.
     expect((await post(apiKey, 'during.json')).status).toBe(200);
+    // The management API, the same.
+    await expect.poll(async () => (await fetch(`${api.apiUrl!}/health`)).status, { timeout: 5_000 }).toBe(503);
+    const refusedByApi = await projects(unknownKey);
+    expect(refusedByApi.status).toBe(503);
+    expect(refusedByApi.headers.get('retry-after')).toBe('30');
+    expect(((await refusedByApi.json()) as { error: string }).error).toMatch(/^This API key is not known here, and the read models are at position \d+ .*; try again$/);
+    expect((await projects(apiKey)).status).toBe(200);
 
     running.push(await startService(loadConfig(env(dataDir, 'projections')), pino({ level: 'silent' })));
     await expect.poll(async () => (await fetch(`${ingestion.ingestionUrl!}/health`)).status, { timeout: 5_000 }).toBe(200);
     expect((await post(unknownKey, 'nobody.json')).status).toBe(401);
+    await expect.poll(async () => (await fetch(`${api.apiUrl!}/health`)).status, { timeout: 5_000 }).toBe(200);
+    expect((await projects(unknownKey)).status).toBe(401);
   });
 });
