@@ -380,6 +380,10 @@ interface BulkLoad {
 
 /** Prepared statements are reused by SQL text; the set of texts is bounded (filters vary only in shape). */
 const STATEMENT_CACHE_SIZE = 256;
+/** How long a slow read (SqliteReadStore.scan) works before it lets the event loop serve others. */
+const SCAN_SLICE_MS = 10;
+/** Slow reads at once, each on a connection of its own; more wait their turn. */
+const MAX_SCANS = 4;
 
 class SqliteCollection implements Collection<Document> {
   constructor(
@@ -388,7 +392,7 @@ class SqliteCollection implements Collection<Document> {
   ) {}
 
   async find(filter: Filter = {}, options: FindOptions = {}): Promise<Document[]> {
-    return this.store.read(this.name, filter, options);
+    return this.store.readMany(this.name, filter, options);
   }
 
   async findOne(filter: Filter): Promise<Document | null> {
@@ -396,7 +400,7 @@ class SqliteCollection implements Collection<Document> {
   }
 
   async count(filter: Filter = {}): Promise<number> {
-    return this.store.readCount(this.name, filter);
+    return this.store.readManyCount(this.name, filter);
   }
 
   async updateOne(filter: Filter, given: Update, options: { upsert?: boolean } = {}): Promise<UpdateResult> {
@@ -464,6 +468,8 @@ export interface SqliteReadStoreOptions {
   busyTimeoutMs?: number;
   /** Told before the rows of a collection are laid out anew (its declarations or the store's layout changed): it takes a while on a large one. */
   onRelayout?: (collection: string, rows: number) => void;
+  /** How long a slow read works before it lets the event loop serve others (10 ms; tests make it 0). */
+  scanSliceMs?: number;
 }
 
 export class SqliteReadStore implements ReadStore {
@@ -492,6 +498,7 @@ export class SqliteReadStore implements ReadStore {
     private readonly answerCache: boolean,
     private readonly onRelayout: ((collection: string, rows: number) => void) | undefined,
     private readonly busyTimeoutMs: number,
+    private readonly scanSliceMs: number,
   ) {
     const tables = db.prepare(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN ('checkpoints', 'collections')`).get() as { n: number };
     if (tables.n < 2) {
@@ -523,7 +530,7 @@ export class SqliteReadStore implements ReadStore {
       // power cut may lose the last transactions, never half of one, and the runner replays them.
       db.pragma('synchronous = NORMAL');
       db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? BUSY_TIMEOUT_MS}`);
-      const store = new SqliteReadStore(db, indexes, options.groupCommitMs ?? 0, options.answerCache ?? true, options.onRelayout, options.busyTimeoutMs ?? BUSY_TIMEOUT_MS);
+      const store = new SqliteReadStore(db, indexes, options.groupCommitMs ?? 0, options.answerCache ?? true, options.onRelayout, options.busyTimeoutMs ?? BUSY_TIMEOUT_MS, options.scanSliceMs ?? SCAN_SLICE_MS);
       // Statistics for the planner (which index of two equalities is narrower), kept cheap by a limit.
       // After the tables are as wanted: it may write, and another process laying them out holds the lock.
       db.pragma('analysis_limit = 1000');
@@ -1108,6 +1115,108 @@ export class SqliteReadStore implements ReadStore {
     const docs = this.matching(name, filter, options).map((f) => f.doc);
     if (key !== undefined) this.answers.remember(table, key, { docs });
     return docs;
+  }
+
+  /**
+   * A find for a caller, as read() answers it; a walk that mingo must decide row by row (scan) runs
+   * on a connection of its own, in slices, instead of holding the event loop for all of it.
+   */
+  async readMany(name: string, filter: Filter, options: FindOptions): Promise<Document[]> {
+    const table = this.ensure(name);
+    if (onlyId(filter) !== undefined) return this.read(name, filter, options);
+    this.forgetOthersChanges();
+    const key = this.answerCache ? this.answers.key(table, 'find', filter, options) : undefined;
+    const cached = key === undefined ? undefined : this.answers.find(key);
+    if (cached) return cached;
+    const generation = this.answers.generation;
+    const scanned = await this.scan(name, table, filter, options, false);
+    if (scanned === undefined) return this.read(name, filter, options);
+    const docs = scanned as Document[];
+    // Kept only if nothing changed while it read: another's commit meanwhile may be missing from it.
+    this.forgetOthersChanges();
+    if (key !== undefined && this.answers.generation === generation) this.answers.remember(table, key, { docs });
+    return docs;
+  }
+
+  /** A count for a caller, as readCount() answers it; a walk runs as in readMany. */
+  async readManyCount(name: string, filter: Filter): Promise<number> {
+    const table = this.ensure(name);
+    this.forgetOthersChanges();
+    const key = this.answerCache ? this.answers.key(table, 'count', filter) : undefined;
+    const cached = key === undefined ? undefined : this.answers.count(key);
+    if (cached !== undefined) return cached;
+    const generation = this.answers.generation;
+    const scanned = await this.scan(name, table, filter, {}, true);
+    if (scanned === undefined) return this.readCount(name, filter);
+    const count = scanned as number;
+    this.forgetOthersChanges();
+    if (key !== undefined && this.answers.generation === generation) this.answers.remember(table, key, { count });
+    return count;
+  }
+
+  private scans = 0;
+
+  /**
+   * matching()'s walk for a query mingo decides row by row, on a read-only connection of its own, a
+   * slice at a time: the event loop serves other requests between slices (a filtered listing over a
+   * million samples held it for seconds). The group of writes is committed first, so the walk sees
+   * every write made here. Undefined where the quick path applies: an index decides the whole filter,
+   * one row by `_id`, rows SQL cannot compare, an order SQL cannot give, an in-memory file, a bulk
+   * load, or inside a transaction.
+   */
+  private async scan(name: string, table: string, filter: Filter, options: FindOptions, countOnly: boolean): Promise<Document[] | number | undefined> {
+    const id = filter._id;
+    if (this.db.memory || this.bulk || this.depth > 0 || typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id))) return undefined;
+    const plan = this.plan(name, filter);
+    if (!plan.residual || this.hasIrregular(table)) return undefined;
+    // A count needs no order: asking for one would have SQLite sort every row before it gave the first.
+    const orderBy = countOnly ? '' : this.orderBy(name, options.sort);
+    if (orderBy === undefined) return undefined;
+    const clauses = [...plan.narrowing, ...(plan.narrowing.length > 0 ? [] : plan.exact)];
+    const where = clauses.length > 0 ? `WHERE ${clauses.map((c) => `(${c.sql})`).join(' AND ')}` : '';
+    // The narrowing on the JSON is a column, not a condition: every row the indexes give comes back
+    // (a row that fails it without its document, which costs little), so that no single step of the
+    // walk runs through a million rows without letting the event loop in.
+    const narrowed = plan.prefilter.length > 0 ? `CASE WHEN ${plan.prefilter.map((c) => `(${c.sql})`).join(' AND ')} THEN doc END` : 'doc';
+    const sql = `SELECT seq, ${narrowed} AS doc FROM ${this.source(name, table, clauses)} ${where} ${orderBy ? `ORDER BY ${orderBy}` : ''}`;
+    const params = [...plan.prefilter.flatMap((c) => c.params), ...clauses.flatMap((c) => c.params)];
+    const test = matcherOf(filter);
+    while (this.scans >= MAX_SCANS) await new Promise((resolve) => setTimeout(resolve, 20));
+    this.scans += 1;
+    this.commitGroup();
+    const db = new Database(this.db.name, { readonly: true, fileMustExist: true, timeout: this.busyTimeoutMs });
+    try {
+      let skip = options.skip ?? 0;
+      let count = 0;
+      const page: Document[] = [];
+      let sliceEnds = performance.now() + this.scanSliceMs;
+      let rows = 0;
+      for (const row of db.prepare(sql).iterate(...params) as IterableIterator<{ seq: number; doc: string | null }>) {
+        if (++rows % 64 === 0 && performance.now() >= sliceEnds) {
+          // The statement stays open on this connection alone, which nothing else uses meanwhile.
+          await new Promise((resolve) => setImmediate(resolve));
+          sliceEnds = performance.now() + this.scanSliceMs;
+        }
+        if (row.doc === null) continue;
+        const doc = decode(row.doc);
+        if (!test(doc)) continue;
+        if (countOnly) {
+          count += 1;
+          continue;
+        }
+        if (skip > 0) {
+          skip -= 1;
+          continue;
+        }
+        page.push(doc);
+        // A limit of 0 is none, as on MongoDB.
+        if (options.limit && page.length >= options.limit) break;
+      }
+      return countOnly ? count : page;
+    } finally {
+      db.close();
+      this.scans -= 1;
+    }
   }
 
   readCount(name: string, filter: Filter): number {

@@ -3,7 +3,10 @@
 // values of every type where the operand's type is expected (arrays, dates, nulls, other types,
 // case and non-ASCII letters that fold in other ways), and the walk must keep only the page.
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonPrefilter } from '../../stores/readstore/jsonPrefilter';
 import type { ReadModelIndexes } from '../../stores/readstore/indexDeclarations';
 import { MemoryReadStore } from '../../stores/readstore/memoryReadStore';
@@ -46,11 +49,22 @@ async function load(store: ReadStore, initial: readonly Record<string, unknown>[
 }
 
 describe('conditions on fields no index holds, on the SQLite read store', () => {
-  it('find and count as the memory store does, over generated documents and filters', async () => {
+  let folder: string;
+  beforeAll(async () => {
+    folder = await mkdtemp(path.join(os.tmpdir(), 'edge-ml-prefilter-'));
+  });
+  afterAll(async () => {
+    await rm(folder, { recursive: true, force: true });
+  });
+
+  // In memory, the walk runs on the store's connection; in a file, on a connection of its own, in slices.
+  for (const where of ['in memory', 'in a file'] as const) {
+  it(`find and count as the memory store does, over generated documents and filters (${where})`, async () => {
+    let run = 0;
     await fc.assert(
       fc.asyncProperty(documents, filter, options, async (initial, f, o) => {
         const memory = new MemoryReadStore();
-        const sqlite = SqliteReadStore.open(':memory:', { indexes, answerCache: false });
+        const sqlite = SqliteReadStore.open(where === 'in memory' ? ':memory:' : path.join(folder, `run-${run++}.sqlite`), { indexes, answerCache: false });
         try {
           await load(memory, initial);
           await load(sqlite, initial);
@@ -63,9 +77,10 @@ describe('conditions on fields no index holds, on the SQLite read store', () => 
           await sqlite.close();
         }
       }),
-      { numRuns: 400 },
+      { numRuns: where === 'in memory' ? 400 : 150 },
     );
   });
+  }
 
   it('narrows in SQL only what SQLite compares as mingo does', () => {
     expect(jsonPrefilter('fileName', { $regex: '^idle\\.5', $options: 'i' })).toHaveLength(1);
@@ -78,6 +93,34 @@ describe('conditions on fields no index holds, on the SQLite read store', () => 
     expect(jsonPrefilter('label', 'é')).toEqual([]);
     expect(jsonPrefilter("a'b", 'x')).toEqual([]);
     expect(jsonPrefilter('a', { $gt: Number.NaN })).toEqual([]);
+  });
+
+  it('serves the event loop while a long walk reads a file', async () => {
+    // Slices of no time: the walk lets the event loop in every 64 rows, whatever this machine's speed.
+    const sqlite = SqliteReadStore.open(path.join(folder, 'long-walk.sqlite'), { indexes, answerCache: false, scanSliceMs: 0 });
+    try {
+      const padding = 'x'.repeat(2000);
+      await sqlite.commit(Array.from({ length: 20_000 }, (_, i) => ({ kind: 'put' as const, collection: 'items', doc: { _id: i + 1, group: 1, ok: true, padding } })), []);
+      let turns = 0;
+      let walking = true;
+      const tick = (): void => {
+        turns += 1;
+        if (walking) setImmediate(tick);
+      };
+      setImmediate(tick);
+      const items = sqlite.collection('items');
+      // Every row decoded and tested by mingo ($ne is not narrowed in SQL).
+      let started = turns;
+      expect(await items.count({ group: 1, ok: { $ne: false } })).toBe(20_000);
+      expect(turns - started).toBeGreaterThan(100);
+      // No row passing the narrowing in SQL: the walk still comes back to JavaScript at every row.
+      started = turns;
+      expect(await items.find({ group: 1, ok: false }, { sort: { _id: -1 }, limit: 20 })).toEqual([]);
+      expect(turns - started).toBeGreaterThan(100);
+      walking = false;
+    } finally {
+      await sqlite.close();
+    }
   });
 
   it('reads a page of a large collection filtered on such a field without holding the rest', async () => {
