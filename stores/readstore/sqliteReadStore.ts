@@ -143,6 +143,46 @@ function matcherOf(filter: Filter): (doc: Document) => boolean {
   return (doc) => query.test(doc);
 }
 
+/** A walk's statement (SqliteReadStore.walkOf): its rows carry a document only where the JSON narrowing passes. */
+interface Walk {
+  sql: string;
+  params: unknown[];
+}
+
+/** What a walk keeps of the rows it is offered: the page asked for (skip, then up to limit), or their count. */
+class Page {
+  readonly found: Found[] = [];
+  counted = 0;
+  private skip: number;
+
+  constructor(
+    private readonly test: (doc: Document) => boolean,
+    private readonly limit: number | undefined,
+    skip: number | undefined,
+    private readonly counting: boolean,
+  ) {
+    this.skip = skip ?? 0;
+  }
+
+  /** One row of the walk; true once the page is full and the walk may end. */
+  offer(seq: number, text: string | null): boolean {
+    if (text === null) return false;
+    const doc = decode(text);
+    if (!this.test(doc)) return false;
+    if (this.counting) {
+      this.counted += 1;
+      return false;
+    }
+    if (this.skip > 0) {
+      this.skip -= 1;
+      return false;
+    }
+    this.found.push({ seq, doc });
+    // A limit of 0 is none, as on MongoDB.
+    return this.limit !== undefined && this.limit > 0 && this.found.length >= this.limit;
+  }
+}
+
 /** A field SQL cannot compare as mingo does: an array on its path, or a value sqlKey has no key for. */
 const IRREGULAR = Symbol('irregular');
 
@@ -380,9 +420,15 @@ interface BulkLoad {
 
 /** Prepared statements are reused by SQL text; the set of texts is bounded (filters vary only in shape). */
 const STATEMENT_CACHE_SIZE = 256;
-/** How long a slow read (SqliteReadStore.scan) works before it lets the event loop serve others. */
+/**
+ * Rows a caller's walk reads on the store's own connection before it goes on apart
+ * (SqliteReadStore.walkApart): a short walk stays as quick as it was, a long one holds the event loop
+ * for no more than these.
+ */
+const WALK_HERE_ROWS = 1000;
+/** How long a walk apart works before it lets the event loop serve others. */
 const SCAN_SLICE_MS = 10;
-/** Slow reads at once, each on a connection of its own; more wait their turn. */
+/** Walks apart at once, each on a connection of its own; more wait their turn. */
 const MAX_SCANS = 4;
 
 class SqliteCollection implements Collection<Document> {
@@ -468,8 +514,10 @@ export interface SqliteReadStoreOptions {
   busyTimeoutMs?: number;
   /** Told before the rows of a collection are laid out anew (its declarations or the store's layout changed): it takes a while on a large one. */
   onRelayout?: (collection: string, rows: number) => void;
-  /** How long a slow read works before it lets the event loop serve others (10 ms; tests make it 0). */
+  /** How long a walk apart works before it lets the event loop serve others (10 ms; tests make it 0). */
   scanSliceMs?: number;
+  /** Rows a caller's walk reads here before it goes on apart (1,000; tests make it 0). */
+  walkHereRows?: number;
 }
 
 export class SqliteReadStore implements ReadStore {
@@ -499,6 +547,7 @@ export class SqliteReadStore implements ReadStore {
     private readonly onRelayout: ((collection: string, rows: number) => void) | undefined,
     private readonly busyTimeoutMs: number,
     private readonly scanSliceMs: number,
+    private readonly walkHereRows: number,
   ) {
     const tables = db.prepare(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN ('checkpoints', 'collections')`).get() as { n: number };
     if (tables.n < 2) {
@@ -530,7 +579,7 @@ export class SqliteReadStore implements ReadStore {
       // power cut may lose the last transactions, never half of one, and the runner replays them.
       db.pragma('synchronous = NORMAL');
       db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? BUSY_TIMEOUT_MS}`);
-      const store = new SqliteReadStore(db, indexes, options.groupCommitMs ?? 0, options.answerCache ?? true, options.onRelayout, options.busyTimeoutMs ?? BUSY_TIMEOUT_MS, options.scanSliceMs ?? SCAN_SLICE_MS);
+      const store = new SqliteReadStore(db, indexes, options.groupCommitMs ?? 0, options.answerCache ?? true, options.onRelayout, options.busyTimeoutMs ?? BUSY_TIMEOUT_MS, options.scanSliceMs ?? SCAN_SLICE_MS, options.walkHereRows ?? WALK_HERE_ROWS);
       // Statistics for the planner (which index of two equalities is narrower), kept cheap by a limit.
       // After the tables are as wanted: it may write, and another process laying them out holds the lock.
       db.pragma('analysis_limit = 1000');
@@ -1052,13 +1101,38 @@ export class SqliteReadStore implements ReadStore {
     return this.prepare(`SELECT seq, doc FROM ${this.source(name, table, clauses)} ${where} ${tail}`).all(...clauses.flatMap((c) => c.params), ...tailParams) as Row[];
   }
 
-  /** As rows(), one row at a time: the statement stays open while the caller walks it (nothing else may use the connection meanwhile). */
-  private iterateRows(name: string, table: string, clauses: Clause[], tail: string): IterableIterator<Row> {
+  /**
+   * The statement of a walk mingo decides row by row, or undefined where a quicker path answers (SQL
+   * decides the whole filter), or none can walk (rows SQL cannot compare, an order SQL cannot give).
+   * Every row the indexes give comes back, in the order asked (none for a count: SQLite would sort
+   * every row before it gave the first), its document only where the narrowing on the JSON passes: a
+   * column, not a condition, so that no single step runs through a million rows.
+   */
+  private walkOf(name: string, table: string, plan: FilterPlan, sort: FindOptions['sort'], counting: boolean): Walk | undefined {
+    if (!plan.residual || this.hasIrregular(table)) return undefined;
+    const orderBy = counting ? '' : this.orderBy(name, sort);
+    if (orderBy === undefined) return undefined;
+    // An array lookup is the narrowest start; the planner, without statistics, would rather take any
+    // equality on an index (all projects not deleted) and test the lookup on each. mingo decides anyway.
+    const clauses = [...plan.narrowing, ...(plan.narrowing.length > 0 ? [] : plan.exact)];
     const where = clauses.length > 0 ? `WHERE ${clauses.map((c) => `(${c.sql})`).join(' AND ')}` : '';
-    return this.prepare(`SELECT seq, doc FROM ${this.source(name, table, clauses)} ${where} ${tail}`).iterate(...clauses.flatMap((c) => c.params)) as IterableIterator<Row>;
+    const narrowed = plan.prefilter.length > 0 ? `CASE WHEN ${plan.prefilter.map((c) => `(${c.sql})`).join(' AND ')} THEN doc END` : 'doc';
+    return {
+      sql: `SELECT seq, ${narrowed} AS doc FROM ${this.source(name, table, clauses)} ${where} ${orderBy ? `ORDER BY ${orderBy}` : ''}`,
+      params: [...plan.prefilter.flatMap((c) => c.params), ...clauses.flatMap((c) => c.params)],
+    };
   }
 
-  /** The matching documents with their rows, sorted and paged as asked. */
+  /** A walk on this connection; false when it went past `budget` rows (then the page is not whole). */
+  private walkHere(walk: Walk, page: Page, budget: number): boolean {
+    let rows = 0;
+    for (const row of this.prepare(walk.sql).iterate(...walk.params) as IterableIterator<{ seq: number; doc: string | null }>) {
+      if (++rows > budget) return false;
+      if (page.offer(row.seq, row.doc)) break;
+    }
+    return true;
+  }
+
   /** The one document a filter pinning `_id` can match, tested in JS: no SQL evaluation of its JSON. */
   private byId(table: string, filter: Filter): Found[] | undefined {
     const id = filter._id;
@@ -1092,6 +1166,11 @@ export class SqliteReadStore implements ReadStore {
 
   /** A find for a caller: answered from the bounded cache when this exact query was answered since the table last changed. */
   read(name: string, filter: Filter, options: FindOptions): Document[] {
+    return this.answer(name, filter, options, Number.POSITIVE_INFINITY)!;
+  }
+
+  /** read()'s answer, or undefined when its walk went past `budget` rows (nothing is kept then). */
+  private answer(name: string, filter: Filter, options: FindOptions, budget: number): Document[] | undefined {
     const table = this.ensure(name);
     const id = onlyId(filter);
     this.forgetOthersChanges();
@@ -1112,125 +1191,104 @@ export class SqliteReadStore implements ReadStore {
     const key = this.answerCache ? this.answers.key(table, 'find', filter, options) : undefined;
     const cached = key === undefined ? undefined : this.answers.find(key);
     if (cached) return cached;
-    const docs = this.matching(name, filter, options).map((f) => f.doc);
+    const found = this.search(name, filter, options, budget);
+    if (!found) return undefined;
+    const docs = found.map((f) => f.doc);
     if (key !== undefined) this.answers.remember(table, key, { docs });
     return docs;
   }
 
-  /**
-   * A find for a caller, as read() answers it; a walk that mingo must decide row by row (scan) runs
-   * on a connection of its own, in slices, instead of holding the event loop for all of it.
-   */
-  async readMany(name: string, filter: Filter, options: FindOptions): Promise<Document[]> {
-    const table = this.ensure(name);
-    if (onlyId(filter) !== undefined) return this.read(name, filter, options);
-    this.forgetOthersChanges();
-    const key = this.answerCache ? this.answers.key(table, 'find', filter, options) : undefined;
-    const cached = key === undefined ? undefined : this.answers.find(key);
-    if (cached) return cached;
-    const generation = this.answers.generation;
-    const scanned = await this.scan(name, table, filter, options, false);
-    if (scanned === undefined) return this.read(name, filter, options);
-    const docs = scanned as Document[];
-    // Kept only if nothing changed while it read: another's commit meanwhile may be missing from it.
-    this.forgetOthersChanges();
-    if (key !== undefined && this.answers.generation === generation) this.answers.remember(table, key, { docs });
-    return docs;
+  /** Whether a long walk may go on apart: on a file, outside a bulk load and a transaction (its writes would not show there). */
+  private get walksApart(): boolean {
+    return !this.db.memory && !this.bulk && this.depth === 0;
   }
 
-  /** A count for a caller, as readCount() answers it; a walk runs as in readMany. */
+  /**
+   * A find for a caller, as read() answers it; a walk mingo decides row by row that is still going
+   * after WALK_HERE_ROWS rows goes on apart (walkApart) instead of holding the event loop for all of it.
+   */
+  async readMany(name: string, filter: Filter, options: FindOptions): Promise<Document[]> {
+    if (!this.walksApart) return this.read(name, filter, options);
+    return this.answer(name, filter, options, this.walkHereRows) ?? ((await this.walkApart(name, filter, options, false)) as Document[]);
+  }
+
+  /** A count for a caller, as readCount() answers it; a long walk goes on apart as in readMany. */
   async readManyCount(name: string, filter: Filter): Promise<number> {
-    const table = this.ensure(name);
-    this.forgetOthersChanges();
-    const key = this.answerCache ? this.answers.key(table, 'count', filter) : undefined;
-    const cached = key === undefined ? undefined : this.answers.count(key);
-    if (cached !== undefined) return cached;
-    const generation = this.answers.generation;
-    const scanned = await this.scan(name, table, filter, {}, true);
-    if (scanned === undefined) return this.readCount(name, filter);
-    const count = scanned as number;
-    this.forgetOthersChanges();
-    if (key !== undefined && this.answers.generation === generation) this.answers.remember(table, key, { count });
-    return count;
+    if (!this.walksApart) return this.readCount(name, filter);
+    return this.countAnswer(name, filter, this.walkHereRows) ?? ((await this.walkApart(name, filter, {}, true)) as number);
   }
 
   private scans = 0;
 
   /**
-   * matching()'s walk for a query mingo decides row by row, on a read-only connection of its own, a
-   * slice at a time: the event loop serves other requests between slices (a filtered listing over a
-   * million samples held it for seconds). The group of writes is committed first, so the walk sees
-   * every write made here. Undefined where the quick path applies: an index decides the whole filter,
-   * one row by `_id`, rows SQL cannot compare, an order SQL cannot give, an in-memory file, a bulk
-   * load, or inside a transaction.
+   * A long walk on a read-only connection of its own, a slice at a time: the event loop serves other
+   * requests between slices (a filtered listing over a million samples held it for seconds). The
+   * group of writes is committed first, so the walk sees every write made here. Its answer is kept
+   * only if nothing changed while it read.
    */
-  private async scan(name: string, table: string, filter: Filter, options: FindOptions, countOnly: boolean): Promise<Document[] | number | undefined> {
-    const id = filter._id;
-    if (this.db.memory || this.bulk || this.depth > 0 || typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id))) return undefined;
-    const plan = this.plan(name, filter);
-    if (!plan.residual || this.hasIrregular(table)) return undefined;
-    // A count needs no order: asking for one would have SQLite sort every row before it gave the first.
-    const orderBy = countOnly ? '' : this.orderBy(name, options.sort);
-    if (orderBy === undefined) return undefined;
-    const clauses = [...plan.narrowing, ...(plan.narrowing.length > 0 ? [] : plan.exact)];
-    const where = clauses.length > 0 ? `WHERE ${clauses.map((c) => `(${c.sql})`).join(' AND ')}` : '';
-    // The narrowing on the JSON is a column, not a condition: every row the indexes give comes back
-    // (a row that fails it without its document, which costs little), so that no single step of the
-    // walk runs through a million rows without letting the event loop in.
-    const narrowed = plan.prefilter.length > 0 ? `CASE WHEN ${plan.prefilter.map((c) => `(${c.sql})`).join(' AND ')} THEN doc END` : 'doc';
-    const sql = `SELECT seq, ${narrowed} AS doc FROM ${this.source(name, table, clauses)} ${where} ${orderBy ? `ORDER BY ${orderBy}` : ''}`;
-    const params = [...plan.prefilter.flatMap((c) => c.params), ...clauses.flatMap((c) => c.params)];
-    const test = matcherOf(filter);
+  private async walkApart(name: string, filter: Filter, options: FindOptions, counting: boolean): Promise<Document[] | number> {
+    const table = this.ensure(name);
+    const walk = this.walkOf(name, table, this.plan(name, filter), options.sort, counting);
+    // Only a walk gets here; should the store have changed its mind meanwhile, the whole walk runs here.
+    if (!walk) return counting ? this.readCount(name, filter) : this.read(name, filter, options);
+    this.forgetOthersChanges();
+    const generation = this.answers.generation;
+    const page = new Page(matcherOf(filter), options.limit, options.skip, counting);
     while (this.scans >= MAX_SCANS) await new Promise((resolve) => setTimeout(resolve, 20));
     this.scans += 1;
     this.commitGroup();
     const db = new Database(this.db.name, { readonly: true, fileMustExist: true, timeout: this.busyTimeoutMs });
     try {
-      let skip = options.skip ?? 0;
-      let count = 0;
-      const page: Document[] = [];
       let sliceEnds = performance.now() + this.scanSliceMs;
       let rows = 0;
-      for (const row of db.prepare(sql).iterate(...params) as IterableIterator<{ seq: number; doc: string | null }>) {
+      for (const row of db.prepare(walk.sql).iterate(...walk.params) as IterableIterator<{ seq: number; doc: string | null }>) {
         if (++rows % 64 === 0 && performance.now() >= sliceEnds) {
           // The statement stays open on this connection alone, which nothing else uses meanwhile.
           await new Promise((resolve) => setImmediate(resolve));
           sliceEnds = performance.now() + this.scanSliceMs;
         }
-        if (row.doc === null) continue;
-        const doc = decode(row.doc);
-        if (!test(doc)) continue;
-        if (countOnly) {
-          count += 1;
-          continue;
-        }
-        if (skip > 0) {
-          skip -= 1;
-          continue;
-        }
-        page.push(doc);
-        // A limit of 0 is none, as on MongoDB.
-        if (options.limit && page.length >= options.limit) break;
+        if (page.offer(row.seq, row.doc)) break;
       }
-      return countOnly ? count : page;
     } finally {
       db.close();
       this.scans -= 1;
     }
+    // Another's commit meanwhile may be missing from it: then it is not kept.
+    this.forgetOthersChanges();
+    const key = !this.answerCache || this.answers.generation !== generation ? undefined : counting ? this.answers.key(table, 'count', filter) : this.answers.key(table, 'find', filter, options);
+    if (counting) {
+      if (key !== undefined) this.answers.remember(table, key, { count: page.counted });
+      return page.counted;
+    }
+    const docs = page.found.map((f) => f.doc);
+    if (key !== undefined) this.answers.remember(table, key, { docs });
+    return docs;
   }
 
   readCount(name: string, filter: Filter): number {
+    return this.countAnswer(name, filter, Number.POSITIVE_INFINITY)!;
+  }
+
+  /** readCount()'s answer, or undefined when its walk went past `budget` rows (nothing is kept then). */
+  private countAnswer(name: string, filter: Filter, budget: number): number | undefined {
     const table = this.ensure(name);
     this.forgetOthersChanges();
     const key = this.answerCache ? this.answers.key(table, 'count', filter) : undefined;
     const cached = key === undefined ? undefined : this.answers.count(key);
     if (cached !== undefined) return cached;
-    const count = this.count(name, filter);
+    const count = this.count(name, filter, budget);
+    if (count === undefined) return undefined;
     if (key !== undefined) this.answers.remember(table, key, { count });
     return count;
   }
 
+  /** The matching documents with their rows, sorted and paged as asked. */
   matching(name: string, filter: Filter, options: FindOptions): Found[] {
+    return this.search(name, filter, options, Number.POSITIVE_INFINITY)!;
+  }
+
+  /** matching()'s answer, or undefined when its walk went past `budget` rows. */
+  private search(name: string, filter: Filter, options: FindOptions, budget: number): Found[] | undefined {
     const table = this.ensure(name);
     const single = this.byId(table, filter);
     if (single) return options.skip ? single.slice(options.skip) : single;
@@ -1242,29 +1300,16 @@ export class SqliteReadStore implements ReadStore {
       const rows = this.rows(name, table, plan.exact, `ORDER BY ${orderBy} ${limitClause(options.limit)}`, [options.skip ?? 0]);
       return rows.map((row) => ({ seq: row.seq, doc: decode(row.doc) }));
     }
-    // An array lookup is the narrowest start; the planner, without statistics, would rather take any
-    // equality on an index (all projects not deleted) and test the lookup on each. mingo decides anyway.
-    const exact = plan.narrowing.length > 0 ? [] : plan.exact;
-    if (!irregular && orderBy !== undefined) {
-      // Read a row at a time in the order asked, mingo testing each: only the page is kept, and the
-      // walk ends once it is full. A listing filtered on a field no index holds, over a million
-      // samples, held every document decoded at once (2.8 GB) before it kept twenty.
-      const test = matcherOf(filter);
-      let skip = options.skip ?? 0;
-      const page: Found[] = [];
-      for (const row of this.iterateRows(name, table, [...plan.narrowing, ...exact, ...plan.prefilter], `ORDER BY ${orderBy}`)) {
-        const doc = decode(row.doc);
-        if (!test(doc)) continue;
-        if (skip > 0) {
-          skip -= 1;
-          continue;
-        }
-        page.push({ seq: row.seq, doc });
-        // A limit of 0 is none, as on MongoDB.
-        if (options.limit && page.length >= options.limit) break;
-      }
-      return page;
+    // Read a row at a time in the order asked, mingo testing each: only the page is kept, and the walk
+    // ends once it is full. A listing filtered on a field no index holds, over a million samples, held
+    // every document decoded at once (2.8 GB) before it kept twenty.
+    const walk = this.walkOf(name, table, plan, options.sort, false);
+    if (walk) {
+      const page = new Page(matcherOf(filter), options.limit, options.skip, false);
+      return this.walkHere(walk, page, budget) ? page.found : undefined;
     }
+    // Rows SQL cannot compare, or an order it cannot give: mingo has them all.
+    const exact = plan.narrowing.length > 0 ? [] : plan.exact;
     const plainRows = this.rows(name, table, [...plan.narrowing, ...exact, ...plan.prefilter, ...(irregular ? [{ sql: 'plain = 1', params: [] }] : [])]);
     const otherRows = irregular ? this.rows(name, table, [...plan.narrowing, ...plan.prefilter, { sql: 'plain = 0', params: [] }]) : [];
     const rows = otherRows.length === 0 ? plainRows : [...plainRows, ...otherRows].sort((a, b) => a.seq - b.seq);
@@ -1291,7 +1336,8 @@ export class SqliteReadStore implements ReadStore {
     return cursor.all().map((doc) => ({ seq: seqs.get(doc)!, doc }));
   }
 
-  count(name: string, filter: Filter): number {
+  /** The count of the matching documents, or undefined when its walk went past `budget` rows. */
+  private count(name: string, filter: Filter, budget: number): number | undefined {
     const table = this.ensure(name);
     const single = this.byId(table, filter);
     if (single) return single.length;
@@ -1301,12 +1347,11 @@ export class SqliteReadStore implements ReadStore {
       const where = plan.exact.length > 0 ? `WHERE ${plan.exact.map((c) => `(${c.sql})`).join(' AND ')}` : '';
       return (this.prepare(`SELECT count(*) AS n FROM ${this.source(name, table, plan.exact)} ${where}`).get(...plan.exact.flatMap((c) => c.params)) as { n: number }).n;
     }
-    if (this.hasIrregular(table)) return this.matching(name, filter, {}).length;
     // Counted a row at a time: no document is kept.
-    const test = matcherOf(filter);
-    let n = 0;
-    for (const row of this.iterateRows(name, table, [...plan.narrowing, ...(plan.narrowing.length > 0 ? [] : plan.exact), ...plan.prefilter], 'ORDER BY seq')) if (test(decode(row.doc))) n += 1;
-    return n;
+    const walk = this.walkOf(name, table, plan, undefined, true);
+    if (!walk) return this.matching(name, filter, {}).length;
+    const page = new Page(matcherOf(filter), undefined, undefined, true);
+    return this.walkHere(walk, page, budget) ? page.counted : undefined;
   }
 
   /** Applies the ops in order, then stores the checkpoints, in one transaction. */

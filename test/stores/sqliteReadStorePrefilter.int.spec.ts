@@ -57,14 +57,14 @@ describe('conditions on fields no index holds, on the SQLite read store', () => 
     await rm(folder, { recursive: true, force: true });
   });
 
-  // In memory, the walk runs on the store's connection; in a file, on a connection of its own, in slices.
+  // In memory, the walk runs on the store's connection; in a file, from its first row on a connection of its own, in slices.
   for (const where of ['in memory', 'in a file'] as const) {
   it(`find and count as the memory store does, over generated documents and filters (${where})`, async () => {
     let run = 0;
     await fc.assert(
       fc.asyncProperty(documents, filter, options, async (initial, f, o) => {
         const memory = new MemoryReadStore();
-        const sqlite = SqliteReadStore.open(where === 'in memory' ? ':memory:' : path.join(folder, `run-${run++}.sqlite`), { indexes, answerCache: false });
+        const sqlite = SqliteReadStore.open(where === 'in memory' ? ':memory:' : path.join(folder, `run-${run++}.sqlite`), { indexes, answerCache: false, walkHereRows: 0, scanSliceMs: 0 });
         try {
           await load(memory, initial);
           await load(sqlite, initial);
@@ -101,6 +101,7 @@ describe('conditions on fields no index holds, on the SQLite read store', () => 
     try {
       const padding = 'x'.repeat(2000);
       await sqlite.commit(Array.from({ length: 20_000 }, (_, i) => ({ kind: 'put' as const, collection: 'items', doc: { _id: i + 1, group: 1, ok: true, padding } })), []);
+      await sqlite.commit(Array.from({ length: 500 }, (_, i) => ({ kind: 'put' as const, collection: 'items', doc: { _id: 30_001 + i, group: 2, ok: true, padding } })), []);
       let turns = 0;
       let walking = true;
       const tick = (): void => {
@@ -117,6 +118,10 @@ describe('conditions on fields no index holds, on the SQLite read store', () => 
       started = turns;
       expect(await items.find({ group: 1, ok: false }, { sort: { _id: -1 }, limit: 20 })).toEqual([]);
       expect(turns - started).toBeGreaterThan(100);
+      // A walk shorter than the rows read here first stays on the store's connection, whole: no slices.
+      started = turns;
+      expect(await items.count({ group: 2, ok: { $ne: false } })).toBe(500);
+      expect(turns - started).toBe(0);
       walking = false;
     } finally {
       await sqlite.close();
