@@ -18,25 +18,27 @@ function liveHmacKeys(project: ProjectDocument): { hmacKeys: string[]; hmacKeyId
   return { hmacKeys: keys.map((k) => k.hmacKey), hmacKeyIds: keys.map((k) => k.id) };
 }
 
+/** A credential not found: 401, or 503 while the read models stand still (it may be one made since). */
+function unknown(health: ProjectionHealth, what: string, otherwise: string): never {
+  refuseWhileStalled(health, what, 'the sample was not recorded, try again');
+  throw new UnauthorizedError(otherwise);
+}
+
 /**
  * The project an upload goes to, from its API key: a live key of a role that may ingest. A key or
  * project not found while `health` reports the read models stalled is a 503, not a 401.
  */
 export async function uploadTarget(ctx: Context, deps: { apiKeys: ApiKeyQueries; projects: ProjectQueries; health: ProjectionHealth }, category: string): Promise<UploadTarget> {
-  const unknown = (what: string, otherwise: string): never => {
-    refuseWhileStalled(deps.health, what, 'the sample was not recorded, try again');
-    throw new UnauthorizedError(otherwise);
-  };
   // `split`: the device library's choice of letting the service divide files between training and testing.
   const split = category === 'split';
   if (!split && !(INGESTION_CATEGORIES as readonly string[]).includes(category)) throw new NotFoundError(`No such category: ${category} (training, testing, anomaly or split)`);
   const key = ctx.get('x-api-key');
   if (!key) throw new UnauthorizedError('Missing x-api-key header');
   const apiKey = await deps.apiKeys.live(key, new Date());
-  if (!apiKey) return unknown('This API key', 'Invalid API key');
+  if (!apiKey) return unknown(deps.health, 'This API key', 'Invalid API key');
   if (!INGESTING_ROLES.has(apiKey.role)) throw new UnauthorizedError(`An API key with role "${apiKey.role}" cannot ingest data`);
   const project = await deps.projects.byId(apiKey.projectId);
-  if (!project) return unknown("This API key's project", 'Invalid API key: its project no longer exists');
+  if (!project) return unknown(deps.health, "This API key's project", 'Invalid API key: its project no longer exists');
   if (!ctx.get('content-type')) throw new MissingHeaderError('Content-Type');
   return {
     projectId: project.id,

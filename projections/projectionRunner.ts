@@ -6,7 +6,7 @@ import type { ReadStore } from '../stores/readstore/readStore';
 import { SqliteReadStore } from '../stores/readstore/sqliteReadStore';
 import { WriteBuffer } from '../stores/readstore/writeBuffer';
 import type { Projection } from './projection';
-import { clearFailure, stalledProjections, storeFailure, StoredProjectionStatus, type ProjectionFailure, type ProjectionHealth } from './projectionStatus';
+import { clearFailure, lowestCheckpoint, storeFailure, StoredProjectionStatus, type ProjectionFailure, type ProjectionHealth } from './projectionStatus';
 
 /** Lets a command's response wait until the read models have applied its events. */
 export interface ReadModelSync {
@@ -220,10 +220,7 @@ export class CheckpointPoller implements ReadModelSync {
   async waitFor(position: Position, timeoutMs: number): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const stalled = stalledProjections(await this.status.failures());
-      const names = this.projectionNames.filter((n) => !stalled.has(n));
-      const checkpoints = await Promise.all(names.map((n) => this.readStore.getCheckpoint(n)));
-      if (checkpoints.every((c) => c !== undefined && c >= position)) return true;
+      if ((await lowestCheckpoint(this.readStore, this.status, this.projectionNames, position)) >= position) return true;
       if (Date.now() >= deadline) return false;
       await sleep(this.intervalMs);
     }

@@ -88,3 +88,13 @@ export class StoredProjectionStatus implements ProjectionHealth {
 /** Every projection named by a failure: the one that threw and those it holds back. */
 export const stalledProjections = (failures: readonly ProjectionFailure[]): Set<string> =>
   new Set(failures.flatMap((f) => [f.projection, ...f.heldBack]));
+
+/**
+ * The lowest stored checkpoint of the named projections but those reported failed (they hold
+ * nothing up), no higher than `ceiling`; a projection that never stored one counts as 0.
+ */
+export async function lowestCheckpoint(readStore: ReadStore, status: Pick<ProjectionHealth, 'failures'>, names: readonly string[], ceiling: Position): Promise<Position> {
+  const stalled = stalledProjections(await status.failures());
+  const checkpoints = await Promise.all(names.filter((n) => !stalled.has(n)).map((n) => readStore.getCheckpoint(n)));
+  return checkpoints.reduce<Position>((low, c) => (c === undefined || c < low ? (c ?? 0n) : low), ceiling);
+}

@@ -4,7 +4,7 @@
 // (leaving out the projections reported failed, as CheckpointPoller does), and says how far they are.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { stalledProjections, StoredProjectionStatus } from '../projections/projectionStatus';
+import { lowestCheckpoint, StoredProjectionStatus } from '../projections/projectionStatus';
 import type { Position } from '../stores/eventstore/eventStore';
 import type { ReadStore } from '../stores/readstore/readStore';
 import { isTransientStoreError } from '../stores/transientErrors';
@@ -41,14 +41,4 @@ export class SharedReadModelsCatchUp {
       await sleep(this.intervalMs, undefined, { signal: stop }).catch(() => {});
     }
   }
-}
-
-/**
- * The lowest stored checkpoint of the named projections but those reported failed (they hold
- * nothing up), no higher than `ceiling`; a projection that never stored one counts as 0.
- */
-export async function lowestCheckpoint(readStore: ReadStore, status: StoredProjectionStatus, names: readonly string[], ceiling: Position): Promise<Position> {
-  const stalled = stalledProjections(await status.failures());
-  const checkpoints = await Promise.all(names.filter((n) => !stalled.has(n)).map((n) => readStore.getCheckpoint(n)));
-  return checkpoints.reduce<Position>((low, c) => (c === undefined || c < low ? (c ?? 0n) : low), ceiling);
 }

@@ -7,11 +7,10 @@
 // once (and again when they move), `GET /health` answers 503 "stalled", and the ingestion API answers
 // a key or project it does not know with 503 and Retry-After rather than 401.
 import type { Logger } from 'pino';
-import { StoredProjectionStatus, type ReadModelsStall } from '../projections/projectionStatus';
+import { lowestCheckpoint, StoredProjectionStatus, type ReadModelsStall } from '../projections/projectionStatus';
 import type { EventStore, Position } from '../stores/eventstore/eventStore';
 import type { ReadStore } from '../stores/readstore/readStore';
 import { isTransientStoreError } from '../stores/transientErrors';
-import { lowestCheckpoint } from './sharedReadModelsCatchUp';
 
 export interface WatchOptions {
   /** How often it looks. */
