@@ -287,6 +287,8 @@ export async function startService(config: Config, log: Logger = pino({ level: c
     watching = watch?.start();
     if (config.roles.has('sagas')) {
       const recipients = new UserQueries(stores.readStore);
+      const recipientProjects = new ProjectQueries(stores.readStore);
+      const recipientOrganizations = new OrganizationQueries(stores.readStore);
       sagas = await startSagas({
         events: stores.events,
         readStore: stores.readStore,
@@ -294,8 +296,10 @@ export async function startService(config: Config, log: Logger = pino({ level: c
         smtpUrl: config.smtpUrl,
         jobNotifications: {
           mailFrom: config.mailFrom,
-          recipient: async (userId) => {
-            const u = await recipients.byId(userId);
+          recipient: async (userId, job) => {
+            const [u, project] = await Promise.all([recipients.byId(userId), job.projectId === null ? null : recipientProjects.byId(job.projectId)]);
+            if (job.projectId !== null && !project?.collaboratorIds.includes(userId)) return null;
+            if (job.projectId === null && job.organizationId !== null && !(await recipientOrganizations.byId(job.organizationId))?.memberIds.includes(userId)) return null;
             return u && typeof u.email === 'string' && u.email !== '' && !u.deletedDate ? { email: u.email, name: u.name ?? u.username } : null;
           },
         },

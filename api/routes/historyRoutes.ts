@@ -2,6 +2,7 @@
 // order, with who did what, when, in which request. Pages come from the history read model; each
 // event's data is read from the log, with secrets redacted and forgotten personal data marked.
 import { z } from 'zod';
+import type { HistoryReader } from '../../domain/audit/historyRedaction';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../domain/shared/errors';
 import type { HistoryDocument } from '../../projections/history/historyDocument';
 import { historyEntry, type HistoryEntry } from '../../projections/history/historyEntry';
@@ -50,12 +51,13 @@ export function historyOperations(deps: ApiDeps): Operation[] {
     const docs = await deps.history.page(scope, filter, query.limit + 1);
     const shown = docs.slice(0, query.limit);
     const stored = await eventsOf(deps.events, shown);
-    const events = await Promise.all(shown.map((doc) => entryOf(doc, stored.get(eventKey(doc)))));
+    const reader: HistoryReader = scope.kind === 'project' ? { kind: 'project' } : scope.kind === 'user' ? { kind: 'user', userId: scope.userId } : { kind: 'all' };
+    const events = await Promise.all(shown.map((doc) => entryOf(doc, stored.get(eventKey(doc)), reader)));
     return { events, nextCursor: docs.length > query.limit ? cursorOf(shown.at(-1)!) : null };
   }
 
-  async function entryOf(doc: HistoryDocument, event: StoredEvent | undefined): Promise<HistoryEntry> {
-    if (event) return historyEntry(event, await deps.events.isForgotten(event));
+  async function entryOf(doc: HistoryDocument, event: StoredEvent | undefined, reader: HistoryReader): Promise<HistoryEntry> {
+    if (event) return historyEntry(event, await deps.events.isForgotten(event), reader);
     // A stream deleted from the log (never done by this service) leaves the index with no event.
     const { position, streamId, type, created, actor, correlationId, causationId } = doc;
     return { position, streamId, type, created, actor, correlationId, causationId, data: null };

@@ -250,7 +250,8 @@ export function scopedJobOperations(deps: ApiDeps, spec: JobScopeSpec): Operatio
           const job = await jobOf(params, await spec.resolve(request, 'write'));
           if (body.jobNotificationUids === undefined) return {};
           const ctx = requestContext(principal, requestId);
-          const { appended } = await runJobCommand(deps.events, { type: 'UpdateJobNotifications', data: { jobId: job.id, jobNotificationUids: body.jobNotificationUids } }, ctx);
+          const command = { type: 'UpdateJobNotifications' as const, data: { jobId: job.id, jobNotificationUids: body.jobNotificationUids, allowedUids: request.project.collaboratorIds } };
+          const { appended } = await runJobCommand(deps.events, command, ctx);
           await settle(appended?.position);
           return {};
         },

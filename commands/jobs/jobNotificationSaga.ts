@@ -16,8 +16,11 @@ export const JOB_NOTIFICATION_SAGA = 'job-notifications';
 export interface JobNotificationDeps {
   events: EventStore;
   ids: IdAllocator;
-  /** A user's address and name from the users read model; null when the user is gone or has no address. */
-  recipient(userId: number): Promise<{ email: string; name: string } | null>;
+  /**
+   * A user's address and name from the users read model; null when the user is gone, has no address,
+   * or no longer collaborates on the job's project (lists are checked when set, but people leave).
+   */
+  recipient(userId: number, job: { projectId: number | null; organizationId: number | null }): Promise<{ email: string; name: string } | null>;
   mailFrom: string;
   log: Logger;
 }
@@ -73,9 +76,9 @@ export function jobNotificationSaga(deps: JobNotificationDeps): Saga {
       }
       for (const [i, n] of planned.entries()) {
         if ((await deps.events.readStream(emailStream(n.emailId))).length > 0) continue;
-        const to = await deps.recipient(n.userId);
+        const to = await deps.recipient(n.userId, request);
         if (!to) {
-          deps.log.info({ jobId: end.jobId, userId: n.userId }, 'job notification not sent: the user has no e-mail address any more');
+          deps.log.info({ jobId: end.jobId, userId: n.userId }, 'job notification not sent: the user is gone, has no e-mail address or left the project');
           continue;
         }
         const ctx = sagaContext(JOB_NOTIFICATION_SAGA, event, { step: i + 1 });

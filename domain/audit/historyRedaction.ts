@@ -25,11 +25,28 @@ export const SECRET_FIELDS: Readonly<Record<string, readonly string[]>> = {
 };
 
 /**
+ * Another person's address, shown only to that person and to staff: a job's notification e-mail
+ * sits in the project's history, which the owner and the admin keys read.
+ */
+export const OWN_EYES_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  EmailQueued: ['to'],
+};
+
+/** Who reads: everything (staff, the operator's export), a project's readers, or one user. */
+export type HistoryReader = { kind: 'all' } | { kind: 'project' } | { kind: 'user'; userId: number };
+
+const ownEyes = (reader: HistoryReader, data: Readonly<Record<string, unknown>>): boolean =>
+  reader.kind === 'all' || (reader.kind === 'user' && data.userId === reader.userId);
+
+/**
  * The data as the history shows it. `forgotten`: the sealed fields' subject has been forgotten,
  * so those fields (which the log gives back as null) read as FORGOTTEN.
  */
-export function historyData(type: string, data: Readonly<Record<string, unknown>>, forgotten: boolean): Record<string, unknown> {
+export function historyData(type: string, data: Readonly<Record<string, unknown>>, forgotten: boolean, reader: HistoryReader = { kind: 'all' }): Record<string, unknown> {
   const shown: Record<string, unknown> = { ...data };
+  if (!ownEyes(reader, data)) {
+    for (const field of OWN_EYES_FIELDS[type] ?? []) if (field in shown && shown[field] !== null) shown[field] = REDACTED;
+  }
   if (forgotten) {
     for (const field of sealedFieldsByEventType[type]?.fields ?? []) if (field in shown) shown[field] = FORGOTTEN;
   }

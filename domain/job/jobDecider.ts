@@ -37,7 +37,8 @@ export type JobCommand =
       type: 'FinishJob';
       data: { jobId: number; workerId: string; attempt: number; successful: boolean; reason: string | null; computeTimeMs: number; now: Date };
     }
-  | { type: 'UpdateJobNotifications'; data: { jobId: number; jobNotificationUids: number[] } }
+  /** `allowedUids`: who may be notified (the project's collaborators, as the caller read them). */
+  | { type: 'UpdateJobNotifications'; data: { jobId: number; jobNotificationUids: number[]; allowedUids: readonly number[] } }
   | { type: 'PlanJobNotifications'; data: { jobId: number; notifications: { userId: number; emailId: number }[] } };
 
 export interface JobFacts {
@@ -199,6 +200,9 @@ export const jobDecider: Decider<JobCommand, JobEvent, JobState> = {
         const c = command.data;
         if (state.status === 'none') throw notFound(c.jobId);
         const uids = validUids(c.jobNotificationUids);
+        // A job's end is e-mailed: naming anyone else would mail strangers and show their address.
+        const stranger = uids.find((uid) => !c.allowedUids.includes(uid));
+        if (stranger !== undefined) throw new ValidationError(`"jobNotificationUids": user ${stranger} is not a collaborator on this project`, 'NOT_A_COLLABORATOR');
         const same = uids.length === state.jobNotificationUids.length && uids.every((u) => state.jobNotificationUids.includes(u));
         return same ? [] : [{ type: 'JobNotificationsUpdated', data: { jobId: c.jobId, jobNotificationUids: uids } }];
       }

@@ -1,4 +1,4 @@
-import { historyData } from '../../domain/audit/historyRedaction';
+import { historyData, type HistoryReader } from '../../domain/audit/historyRedaction';
 import type { StoredEvent } from '../../stores/eventstore/eventStore';
 
 /** One event as the history shows it: over the API and in an export alike. */
@@ -15,7 +15,7 @@ export interface HistoryEntry {
 }
 
 /** `forgotten`: the event's sealed fields read as null because their subject was forgotten. */
-export function historyEntry(event: StoredEvent, forgotten: boolean): HistoryEntry {
+export function historyEntry(event: StoredEvent, forgotten: boolean, reader: HistoryReader = { kind: 'all' }): HistoryEntry {
   return {
     position: event.position.toString(),
     streamId: event.streamId,
@@ -24,6 +24,6 @@ export function historyEntry(event: StoredEvent, forgotten: boolean): HistoryEnt
     actor: event.metadata.actor,
     correlationId: event.metadata.correlationId,
     causationId: event.metadata.causationId ?? null,
-    data: historyData(event.type, event.data, forgotten),
+    data: historyData(event.type, event.data, forgotten, reader),
   };
 }

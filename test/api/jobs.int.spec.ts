@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pino from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { IdAllocator } from '../../commands/idAllocator';
+import { runJobCommand } from '../../commands/jobs/jobCommands';
 import { jobNotificationSaga } from '../../commands/jobs/jobNotificationSaga';
 import { requestJob, type RequestJobInput } from '../../commands/jobs/requestJob';
 import { jobStream } from '../../domain/job/jobEvents';
@@ -21,6 +22,7 @@ for (const setup of setups) {
     let service: TestService;
     let ada: string;
     let adaId: number;
+    let bobId: number;
     let projectId: number;
     let otherProjectId: number;
     let adminKey: string;
@@ -70,7 +72,7 @@ for (const setup of setups) {
       service = await startTestService({ mongo: setup.mongo, env: { JOB_HEARTBEAT_MS: '500' } });
       const created = await call(service, 'POST', '/api-user-create', { body: signup() });
       adaId = Number(created.body.id);
-      await call(service, 'POST', '/api-user-create', { body: signup({ name: 'Bob', username: 'bob', email: 'bob@example.com' }) });
+      bobId = Number((await call(service, 'POST', '/api-user-create', { body: signup({ name: 'Bob', username: 'bob', email: 'bob@example.com' }) })).body.id);
       ada = await loginToken(service, 'ada');
       const bob = await loginToken(service, 'bob');
       const project = await call(service, 'POST', '/api/projects/create', { headers: jwt(ada), body: { projectName: 'Jobs' } });
@@ -263,6 +265,41 @@ for (const setup of setups) {
       const res = await post(`/jobs/${jobId}/update`, { jobNotificationUids: [adaId] });
       expect(res.status).toBe(200);
       expect(await job(jobId)).toMatchObject({ jobNotificationUids: [adaId] });
+    });
+
+    it("refuses anyone but the project's collaborators in a job's notification list, whatever the credential", async () => {
+      const jobId = await request({ categoryKey: 'no-runner-here' });
+      for (const headers of [jwt(ada), { 'x-api-key': adminKey }]) {
+        const res = await post(`/jobs/${jobId}/update`, { jobNotificationUids: [adaId, bobId] }, headers);
+        expect(res.status).toBe(400);
+        expect(res.body.error).toBe(`"jobNotificationUids": user ${bobId} is not a collaborator on this project`);
+        // An id nobody has gets the same answer: the list tells nothing about who has an account.
+        const unknown = await post(`/jobs/${jobId}/update`, { jobNotificationUids: [987654] }, headers);
+        expect(unknown.status).toBe(400);
+        expect(unknown.body.error).toBe('"jobNotificationUids": user 987654 is not a collaborator on this project');
+      }
+      expect(await job(jobId)).toMatchObject({ jobNotificationUids: [] });
+    });
+
+    it('e-mails nobody who left the project by the time the job ends, and the history shows no address', async () => {
+      // Listed while allowed (as a collaborator who then leaves would be), e-mailed never.
+      const jobId = await request({ categoryKey: 'test-lines', parameters: { lines: 2, delayMs: 400 } });
+      const ctx = { actor: `user:${adaId}`, correlationId: 'test', now: new Date() };
+      await runJobCommand(service.stores.events, { type: 'UpdateJobNotifications', data: { jobId, jobNotificationUids: [adaId, bobId], allowedUids: [adaId, bobId] } }, ctx);
+      await finished(jobId);
+      const emails = new EmailQueries(service.stores.readStore);
+      const about = async (userId: number) => (await emails.forUser(userId)).filter((e) => String(e.subject).startsWith(`Job ${jobId} `));
+      const until = Date.now() + 10_000;
+      while ((await about(adaId)).length === 0 && Date.now() < until) await sleep(50);
+      expect(await about(adaId)).toHaveLength(1);
+      expect(await about(bobId)).toEqual([]);
+      // The project's readers see that an e-mail went out, never to which address.
+      const history = await get('/history?type=EmailQueued&limit=1000', { 'x-api-key': adminKey });
+      expect(history.status).toBe(200);
+      const queued = (history.body.events as { data: Record<string, unknown> }[]).filter((e) => String(e.data.subject).startsWith(`Job ${jobId} `));
+      expect(queued).toHaveLength(1);
+      expect(queued[0]!.data.to).toBe('[redacted]');
+      expect(JSON.stringify(history.body)).not.toMatch(/@example\.com/);
     });
 
     it("copies the project's DSP notification list into a DSP job and e-mails them when it ends, once", async () => {

@@ -53,4 +53,14 @@ describe('what the history shows of an event', () => {
     expect(shown).toMatchObject({ username: 'u', name: FORGOTTEN, email: FORGOTTEN, jobTitle: FORGOTTEN, companyName: FORGOTTEN, passwordHash: REDACTED });
     expect(sealedFieldsByEventType.UserRegistered!.fields).toEqual(expect.arrayContaining(['name', 'email']));
   });
+
+  it("shows an e-mail's address to its recipient and staff only, never to a project's readers", () => {
+    const email = { emailId: 3, userId: 7, projectId: 2, from: 'noreply@x', to: 'ada@example.com', subject: 'Job 1 finished', bodyText: 'b', bodyHTML: 'b', queued: '2026-01-01T00:00:00.000Z' };
+    expect(historyData('EmailQueued', email, false, { kind: 'project' }).to).toBe(REDACTED);
+    expect(historyData('EmailQueued', email, false, { kind: 'user', userId: 8 }).to).toBe(REDACTED);
+    expect(historyData('EmailQueued', email, false, { kind: 'user', userId: 7 }).to).toBe('ada@example.com');
+    expect(historyData('EmailQueued', email, false, { kind: 'all' }).to).toBe('ada@example.com');
+    // A forgotten recipient stays marked as forgotten.
+    expect(historyData('EmailQueued', { ...email, to: null }, true, { kind: 'project' }).to).toBe(FORGOTTEN);
+  });
 });

@@ -63,7 +63,7 @@ describe('a job not yet requested', () => {
     spec.given([]).when(start()).thenThrows(NotFoundError, /Job 7 not found/);
     spec.given([]).when(cancel(false)).thenThrows(NotFoundError);
     spec.given([]).when(finish(true)).thenThrows(NotFoundError);
-    spec.given([]).when({ type: 'UpdateJobNotifications', data: { jobId: 7, jobNotificationUids: [1] } }).thenThrows(NotFoundError);
+    spec.given([]).when({ type: 'UpdateJobNotifications', data: { jobId: 7, jobNotificationUids: [1], allowedUids: [1] } }).thenThrows(NotFoundError);
   });
 });
 
@@ -205,13 +205,18 @@ describe('a finished job', () => {
 
 describe('the notification list of a job', () => {
   it('is replaced; the same list again adds nothing', () => {
-    spec.given([requested]).when({ type: 'UpdateJobNotifications', data: { jobId: 7, jobNotificationUids: [3, 3, 4] } }).then([
+    spec.given([requested]).when({ type: 'UpdateJobNotifications', data: { jobId: 7, jobNotificationUids: [3, 3, 4], allowedUids: [1, 2, 3, 4] } }).then([
       { type: 'JobNotificationsUpdated', data: { jobId: 7, jobNotificationUids: [3, 4] } },
     ]);
-    spec.given([requested]).when({ type: 'UpdateJobNotifications', data: { jobId: 7, jobNotificationUids: [2, 1] } }).then([]);
+    spec.given([requested]).when({ type: 'UpdateJobNotifications', data: { jobId: 7, jobNotificationUids: [2, 1], allowedUids: [1, 2, 3, 4] } }).then([]);
   });
 
   it('refuses ids that are not positive integers', () => {
-    spec.given([requested]).when({ type: 'UpdateJobNotifications', data: { jobId: 7, jobNotificationUids: [1.5] } }).thenThrows(ValidationError, /jobNotificationUids/);
+    spec.given([requested]).when({ type: 'UpdateJobNotifications', data: { jobId: 7, jobNotificationUids: [1.5], allowedUids: [1] } }).thenThrows(ValidationError, /jobNotificationUids/);
+  });
+
+  it("refuses anyone who is not one of the project's collaborators, and records nothing", () => {
+    spec.given([requested]).when({ type: 'UpdateJobNotifications', data: { jobId: 7, jobNotificationUids: [1, 9], allowedUids: [1, 2] } }).thenThrows(ValidationError, /user 9 is not a collaborator/);
+    spec.given([requested]).when({ type: 'UpdateJobNotifications', data: { jobId: 7, jobNotificationUids: [3], allowedUids: [] } }).thenThrows(ValidationError, /not a collaborator/);
   });
 });

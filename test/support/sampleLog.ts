@@ -244,7 +244,7 @@ export function sampleLog(): StoredEvent[] {
       { type: 'StartJob', data: { jobId: 1, workerId: 'w1', now: jobTime(1) } },
       { type: 'WriteJobOutput', data: { jobId: 1, workerId: 'w1', attempt: 1, lines: [{ created: jobTime(2).toISOString(), data: 'a\n', logLevel: 'info' }, { created: jobTime(2).toISOString(), data: 'b\n', logLevel: 'warn' }] } },
       { type: 'RecordJobHeartbeat', data: { jobId: 1, workerId: 'w1', attempt: 1, now: jobTime(12) } },
-      { type: 'UpdateJobNotifications', data: { jobId: 1, jobNotificationUids: [1, 2] } },
+      { type: 'UpdateJobNotifications', data: { jobId: 1, jobNotificationUids: [1, 2], allowedUids: [1, 2] } },
       { type: 'RequestJobCancel', data: { jobId: 1, force: false, userId: 1, now: jobTime(13) } },
       { type: 'FinishJob', data: { jobId: 1, workerId: 'w1', attempt: 1, successful: false, reason: null, computeTimeMs: 13_000, now: jobTime(14) } },
       { type: 'PlanJobNotifications', data: { jobId: 1, notifications: [{ userId: 1, emailId: 77 }] } },
