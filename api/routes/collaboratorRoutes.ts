@@ -18,11 +18,6 @@ const userIdOf = (p: Principal): number | null => (p.kind === 'user' ? p.user.id
  * a device or a CI job, must not be able to give a human account lasting access.
  */
 export function collaboratorOperations(deps: ApiDeps): Operation[] {
-  const userNamed = async (usernameOrEmail: string) => {
-    const user = await deps.users.byUsernameOrEmail(usernameOrEmail);
-    if (!user) throw new NotFoundError(`No user with username or e-mail "${usernameOrEmail}"`, 'USER_NOT_FOUND');
-    return user;
-  };
   return [
     operation({
       operationId: 'addCollaborator',
@@ -38,14 +33,15 @@ export function collaboratorOperations(deps: ApiDeps): Operation[] {
       body: CollaboratorRequest,
       async handler({ principal, params, body, requestId, settle, project }) {
         checkText(body.usernameOrEmail, '"usernameOrEmail"', { max: INVITED_AS_MAX });
-        const user = await userNamed(body.usernameOrEmail);
-        // The decider decides; these answer the usual refusals before an invitation id is drawn.
-        if (project.collaboratorIds.includes(user.id)) throw new ConflictError('This user is already a collaborator on the project');
-        if ((project.invitedUserIds ?? []).includes(user.id)) throw new ConflictError('This user is already invited to the project; the invitation waits for their answer');
+        // A name with no account is invited all the same (an invitation nobody can accept): the answer
+        // never tells whether someone has an account. Collaborators see each other, so naming one is no news.
+        const user = await deps.users.byUsernameOrEmail(body.usernameOrEmail);
+        // The decider decides; this answers the usual refusal before an invitation id is drawn.
+        if (user && project.collaboratorIds.includes(user.id)) throw new ConflictError('This user is already a collaborator on the project');
         const { invitationId, position } = await inviteCollaborator(
           deps,
           intParam(params, 'projectId'),
-          { userId: user.id, invitedAs: body.usernameOrEmail, invitedByUserId: userIdOf(principal)! },
+          { userId: user?.id ?? null, invitedAs: body.usernameOrEmail, invitedByUserId: userIdOf(principal)! },
           requestContext(principal, requestId),
         );
         await settle(position);
@@ -60,9 +56,20 @@ export function collaboratorOperations(deps: ApiDeps): Operation[] {
       summary: 'Remove a collaborator (never the owner, never the last one), or withdraw their pending invitation',
       auth: 'any',
       body: CollaboratorRequest,
-      async handler({ principal, params, body, requestId, settle }) {
-        const user = await userNamed(body.usernameOrEmail);
-        const position = await removeCollaborator(deps, intParam(params, 'projectId'), user.id, userIdOf(principal), requestContext(principal, requestId));
+      async handler({ principal, body, requestId, settle, project }) {
+        // Only names the project already sees: its collaborators, and the names its invitations were
+        // sent to. Anyone else, with an account or without, gets the same 404.
+        const named = body.usernameOrEmail.toLowerCase();
+        const user = await deps.users.byUsernameOrEmail(body.usernameOrEmail);
+        const ctx = requestContext(principal, requestId);
+        let position;
+        if (user && project.collaboratorIds.includes(user.id)) {
+          position = await removeCollaborator(deps, project.id, user.id, userIdOf(principal), ctx);
+        } else {
+          const invitation = (project.invitations ?? []).find((i) => i.invitedAs?.trim().toLowerCase() === named);
+          if (!invitation) throw new NotFoundError(`No collaborator or pending invitation named "${body.usernameOrEmail}" in this project`, 'COLLABORATOR_NOT_FOUND');
+          position = await withdrawCollaboratorInvitation(deps, project.id, invitation.invitationId, userIdOf(principal), ctx);
+        }
         await settle(position);
         return {};
       },

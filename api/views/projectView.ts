@@ -35,7 +35,7 @@ export function collaboratorView(u: UserDocument, audience: ProjectAudience, vie
 export function invitationsView(p: ProjectDocument, users: UsersById): Record<string, unknown>[] {
   return (p.invitations ?? []).flatMap((i) => {
     const invitedBy = users.get(i.invitedByUserId);
-    return users.has(i.userId) && i.invitedAs !== null
+    return (i.userId === null || users.has(i.userId)) && i.invitedAs !== null
       ? [{ id: i.invitationId, usernameOrEmail: i.invitedAs, invited: i.invited, ...(invitedBy ? { invitedBy: { id: invitedBy.id, username: invitedBy.username } } : {}) }]
       : [];
   });
@@ -286,7 +286,10 @@ export async function usersOfProjects(deps: ProjectViewDeps, projects: readonly 
   for (const p of projects) {
     ids.add(p.ownerUserId);
     for (const c of p.collaborators) ids.add(c.userId);
-    for (const i of p.invitations ?? []) ids.add(i.userId).add(i.invitedByUserId);
+    for (const i of p.invitations ?? []) {
+      if (i.userId !== null) ids.add(i.userId);
+      ids.add(i.invitedByUserId);
+    }
   }
   const users = await deps.users.byIds([...ids]);
   return new Map(users.map((u) => [u.id, u]));

@@ -109,7 +109,7 @@ export const revokeHmacKey = (deps: { events: EventStore }, projectId: number, h
 export async function inviteCollaborator(
   deps: { events: EventStore; ids: IdAllocator },
   projectId: number,
-  input: { userId: number; invitedAs: string; invitedByUserId: number },
+  input: { userId: number | null; invitedAs: string; invitedByUserId: number },
   ctx: CommandContext,
 ): Promise<{ invitationId: number; position: Position | undefined }> {
   const invitationId = await deps.ids.next('invitation');

@@ -1,7 +1,7 @@
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError, assertNever } from '../shared/errors';
 import { UNUSABLE_API_KEY } from './apiKeys';
 import type { Decider } from '../shared/decider';
-import { checkDate } from '../shared/numberRules';
+import { checkDate, checkId } from '../shared/numberRules';
 import { checkText } from '../shared/textRules';
 import type { ApiKeyRole, ProjectEvent } from './projectEvents';
 import { PROJECT_NAME_MAX, checkSettingsChange, type ProjectSettingsChange } from './projectSettings';
@@ -70,7 +70,7 @@ export type ProjectCommand =
   | { type: 'RevokeHmacKey'; data: { hmacKeyId: number; now: Date } }
   | { type: 'AddCollaborator'; data: { userId: number; now: Date } }
   | { type: 'RemoveCollaborator'; data: { userId: number; now: Date; /** Who removes; recorded when it withdraws an invitation. */ byUserId?: number | null } }
-  | { type: 'InviteCollaborator'; data: { invitationId: number; userId: number; invitedAs: string; invitedByUserId: number; now: Date } }
+  | { type: 'InviteCollaborator'; data: { invitationId: number; userId: number | null; invitedAs: string; invitedByUserId: number; now: Date } }
   | { type: 'AcceptCollaboratorInvitation'; data: { invitationId: number; userId: number; now: Date } }
   | { type: 'DeclineCollaboratorInvitation'; data: { invitationId: number; userId: number; now: Date } }
   | { type: 'WithdrawCollaboratorInvitation'; data: { invitationId: number; withdrawnByUserId: number | null; now: Date } }
@@ -91,16 +91,21 @@ interface ProjectFacts {
   /** Hashes of every API key the project ever had: a key value is never used twice. */
   apiKeyHashes: string[];
   hmacKeys: Record<number, KeyState>;
-  /** Pending invitations by id: the invitee has no access until they accept. */
-  invitations: Record<number, { userId: number }>;
+  /** Pending invitations by id: the invitee has no access until they accept. `userId` null: nobody's. */
+  invitations: Record<number, { userId: number | null; invitedAs: string }>;
 }
 
 export const INVITED_AS_MAX = 256;
 
-function pendingInvitationOf(project: ProjectFacts, userId: number): number | undefined {
-  const entry = Object.entries(project.invitations).find(([, i]) => i.userId === userId);
-  return entry ? Number(entry[0]) : undefined;
+/** The user's pending invitations (one per name they were invited by), oldest first. */
+function pendingInvitationsOf(project: ProjectFacts, userId: number): number[] {
+  return Object.entries(project.invitations)
+    .filter(([, i]) => i.userId === userId)
+    .map(([id]) => Number(id))
+    .sort((a, b) => a - b);
 }
+
+const sameName = (a: string, b: string): boolean => a.trim().toLowerCase() === b.trim().toLowerCase();
 
 /** Refuses unless the invitation is pending and addressed to `userId`: an invitee answers only their own. */
 function invitationFor(project: ProjectFacts, invitationId: number, userId: number): void {
@@ -263,15 +268,13 @@ export const projectDecider: Decider<ProjectCommand, ProjectEvent, ProjectState>
       case 'RemoveCollaborator': {
         const project = active(state);
         const { userId } = command.data;
-        // Removing someone who was only invited withdraws the invitation (the SDK has no other call for it).
-        const pending = pendingInvitationOf(project, userId);
-        if (pending !== undefined && !project.collaboratorIds.includes(userId)) {
-          return [
-            {
-              type: 'CollaboratorInvitationWithdrawn',
-              data: { projectId: project.projectId, invitationId: pending, userId, withdrawnByUserId: command.data.byUserId ?? null, withdrawn: command.data.now.toISOString() },
-            },
-          ];
+        // Removing someone who was only invited withdraws the invitations (the SDK has no other call for it).
+        const pending = pendingInvitationsOf(project, userId);
+        if (pending.length > 0 && !project.collaboratorIds.includes(userId)) {
+          return pending.map((invitationId) => ({
+            type: 'CollaboratorInvitationWithdrawn' as const,
+            data: { projectId: project.projectId, invitationId, userId, withdrawnByUserId: command.data.byUserId ?? null, withdrawn: command.data.now.toISOString() },
+          }));
         }
         if (!project.collaboratorIds.includes(userId)) throw new NotFoundError('This user is not a collaborator on the project', 'COLLABORATOR_NOT_FOUND');
         if (project.collaboratorIds.length === 1) throw new ValidationError('The last collaborator cannot be removed: a project needs at least one');
@@ -282,10 +285,15 @@ export const projectDecider: Decider<ProjectCommand, ProjectEvent, ProjectState>
         const project = active(state);
         const c = command.data;
         if (!project.collaboratorIds.includes(c.invitedByUserId)) throw new ValidationError('Only a collaborator of the project can invite others to it');
-        if (project.collaboratorIds.includes(c.userId)) throw new ConflictError('This user is already a collaborator on the project');
-        if (pendingInvitationOf(project, c.userId) !== undefined) throw new ConflictError('This user is already invited to the project; the invitation waits for their answer');
+        if (c.userId !== null) checkId(c.userId, 'User id');
+        if (c.userId !== null && project.collaboratorIds.includes(c.userId)) throw new ConflictError('This user is already a collaborator on the project');
         if (project.invitations[c.invitationId]) throw new ConflictError(`Invitation ${c.invitationId} already exists`);
         const invitedAs = checkText(c.invitedAs.trim(), '"usernameOrEmail"', { max: INVITED_AS_MAX });
+        // Judged by the name typed, which the project sees, never by the account behind it: the same
+        // person invited by username and by e-mail has two invitations, as a name with no account has one.
+        if (Object.values(project.invitations).some((i) => sameName(i.invitedAs, invitedAs))) {
+          throw new ConflictError(`An invitation to "${invitedAs}" already waits for an answer`, 'ALREADY_INVITED');
+        }
         return [
           {
             type: 'CollaboratorInvited',
@@ -298,8 +306,10 @@ export const projectDecider: Decider<ProjectCommand, ProjectEvent, ProjectState>
         const c = command.data;
         invitationFor(project, c.invitationId, c.userId);
         const at = c.now.toISOString();
+        // Accepting one invitation answers every other one to the same person.
+        const others = pendingInvitationsOf(project, c.userId).filter((id) => id !== c.invitationId);
         return [
-          { type: 'CollaboratorInvitationAccepted', data: { projectId: project.projectId, invitationId: c.invitationId, userId: c.userId, accepted: at } },
+          ...[c.invitationId, ...others].map((invitationId) => ({ type: 'CollaboratorInvitationAccepted' as const, data: { projectId: project.projectId, invitationId, userId: c.userId, accepted: at } })),
           // Membership itself is the event it always was, so every reader of collaborators stays as it is.
           ...(project.collaboratorIds.includes(c.userId)
             ? []
@@ -402,7 +412,7 @@ export const projectDecider: Decider<ProjectCommand, ProjectEvent, ProjectState>
       case 'ProjectBlobsPurged':
         return state.status === 'fullyDeleted' ? { ...state, blobsPurged: true } : state;
       case 'CollaboratorInvited':
-        return { ...state, invitations: { ...state.invitations, [event.data.invitationId]: { userId: event.data.userId } } };
+        return { ...state, invitations: { ...state.invitations, [event.data.invitationId]: { userId: event.data.userId, invitedAs: event.data.invitedAs ?? '' } } };
       case 'CollaboratorInvitationAccepted':
       case 'CollaboratorInvitationDeclined':
       case 'CollaboratorInvitationWithdrawn': {

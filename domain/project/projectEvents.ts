@@ -63,7 +63,9 @@ export type CollaboratorRemoved = DomainEvent<'CollaboratorRemoved', { projectId
  */
 export type CollaboratorInvited = DomainEvent<
   'CollaboratorInvited',
-  { projectId: number; invitationId: number; userId: number; invitedAs: string; invitedByUserId: number; invited: string }
+  // `userId` null: the name typed is nobody's account. Recorded all the same, so that inviting tells
+  // nobody whether a name has an account; such an invitation can only be withdrawn.
+  { projectId: number; invitationId: number; userId: number | null; invitedAs: string; invitedByUserId: number; invited: string }
 >;
 
 /** The invitee accepted; a `CollaboratorAdded` follows in the same append. */
@@ -80,7 +82,7 @@ export type CollaboratorInvitationDeclined = DomainEvent<
 /** Withdrawn by a collaborator (`withdrawnByUserId`) or by an API key of the project (null). */
 export type CollaboratorInvitationWithdrawn = DomainEvent<
   'CollaboratorInvitationWithdrawn',
-  { projectId: number; invitationId: number; userId: number; withdrawnByUserId: number | null; withdrawn: string }
+  { projectId: number; invitationId: number; userId: number | null; withdrawnByUserId: number | null; withdrawn: string }
 >;
 
 export type ApiKeyRevoked = DomainEvent<'ApiKeyRevoked', { projectId: number; apiKeyId: number; revoked: string }>;

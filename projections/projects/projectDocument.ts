@@ -21,7 +21,8 @@ export interface ProjectCollaboratorEntry {
 /** An invitation the invitee has not answered: what the inviter typed, never the invitee's profile. */
 export interface ProjectInvitationEntry {
   invitationId: number;
-  userId: number;
+  /** Null: the name typed is nobody's account (see CollaboratorInvited). */
+  userId: number | null;
   /** Sealed in the log with the invitee's key; null once their account was deleted and the log replayed. */
   invitedAs: string | null;
   invitedByUserId: number;

@@ -6,7 +6,7 @@ import type { StoredEvent } from '../../stores/eventstore/eventStore';
 import { describeChange } from '../../domain/project/projectSettings';
 import type { ReadStore } from '../../stores/readstore/readStore';
 import { defineProjection, insertOnce, positionKey, storableKeys, updateOnce } from '../projection';
-import { PROJECTS, emptyData, type ProjectDocument } from './projectDocument';
+import { PROJECTS, emptyData, type ProjectDocument, type ProjectInvitationEntry } from './projectDocument';
 import { readmeHtml } from './readmeHtml';
 
 const projects = (store: ReadStore) => store.collection<ProjectDocument>(PROJECTS);
@@ -96,7 +96,8 @@ export const projectsProjection = defineProjection<ProjectEvent | ImpulseEvent |
       {
         $push: {
           invitations: { invitationId: d.invitationId, userId: d.userId, invitedAs: d.invitedAs, invitedByUserId: d.invitedByUserId, invited: d.invited },
-          invitedUserIds: d.userId,
+          // A name with no account has no invitee to list it for.
+          ...(d.userId === null ? {} : { invitedUserIds: d.userId }),
         },
         $set: modified(d.invited, 'Collaborator invited', event),
       },
@@ -117,7 +118,7 @@ export const projectsProjection = defineProjection<ProjectEvent | ImpulseEvent |
     const { userId } = event.data;
     for (const project of await projects(store).find({ invitedUserIds: userId })) {
       const invitations = (project.invitations ?? []).filter((i) => i.userId !== userId);
-      await projects(store).updateOne({ _id: project._id, _position: { $lt: positionKey(event.position) } }, { $set: { invitations, invitedUserIds: [...new Set(invitations.map((i) => i.userId))] } });
+      await projects(store).updateOne({ _id: project._id, _position: { $lt: positionKey(event.position) } }, { $set: { invitations, invitedUserIds: inviteeIds(invitations) } });
     }
   },
 
@@ -281,6 +282,8 @@ export const projectsProjection = defineProjection<ProjectEvent | ImpulseEvent |
 
 });
 
+const inviteeIds = (invitations: readonly ProjectInvitationEntry[]): number[] => [...new Set(invitations.flatMap((i) => (i.userId === null ? [] : [i.userId])))];
+
 /** The invitation is no longer pending; the invitee stays out of `invitedUserIds`. */
 async function invitationAnswered(
   event: StoredEvent<string, { projectId: number; invitationId: number }>,
@@ -294,7 +297,7 @@ async function invitationAnswered(
   await updateOnce(
     projects(store),
     d.projectId,
-    { $set: { invitations, invitedUserIds: [...new Set(invitations.map((i) => i.userId))], ...(change ? modified(change.when, change.details, event) : {}) } },
+    { $set: { invitations, invitedUserIds: inviteeIds(invitations), ...(change ? modified(change.when, change.details, event) : {}) } },
     event,
   );
 }

@@ -189,7 +189,9 @@ for (const setup of setups) {
       const invite = async () => Number((await call(service, 'POST', `/api/${projectId}/collaborators/add`, { headers: jwt(ada.token), body: { usernameOrEmail: 'dave' } })).body.id);
 
       const declined = await invite();
-      expect((await call(service, 'POST', `/api/${projectId}/collaborators/add`, { headers: jwt(ada.token), body: { usernameOrEmail: 'dave' } })).status).toBe(409);
+      const again = await call(service, 'POST', `/api/${projectId}/collaborators/add`, { headers: jwt(ada.token), body: { usernameOrEmail: 'dave' } });
+      expect(again.status).toBe(409);
+      expect(again.body.error).toBe('An invitation to "dave" already waits for an answer');
       expect((await call(service, 'POST', `/api/user/invitations/${declined}/decline`, { headers: jwt(dave.token) })).status).toBe(200);
       expect(await invitationsOf(dave.token)).toEqual([]);
       expect((await call(service, 'POST', `/api/user/invitations/${declined}/accept`, { headers: jwt(dave.token) })).status).toBe(404);
@@ -205,6 +207,39 @@ for (const setup of setups) {
       expect((await call(service, 'POST', `/api/user/invitations/${removed}/accept`, { headers: jwt(dave.token) })).status).toBe(404);
       expect(await projectIdsOf(dave.token)).not.toContain(projectId);
       expect(((await call(service, 'GET', `/api/${projectId}`, { headers: jwt(ada.token) })).body.collaboratorInvitations as Json[])).toEqual([]);
+    });
+
+    it('answers alike for a name with an account and one without: inviting, the project, inviting again, removing', async () => {
+      const frank = await registerUser(service, 'frank');
+      const add = (usernameOrEmail: string) => call(service, 'POST', `/api/${projectId}/collaborators/add`, { headers: jwt(ada.token), body: { usernameOrEmail } });
+      const known = await add('frank');
+      const unknown = await add('no-such-person@example.com');
+      expect([known.status, unknown.status]).toEqual([200, 200]);
+      expect(Object.keys(known.body).sort()).toEqual(Object.keys(unknown.body).sort());
+      expect(Number(unknown.body.id)).toBeGreaterThan(0);
+      const shown = ((await call(service, 'GET', `/api/${projectId}`, { headers: jwt(ada.token) })).body.collaboratorInvitations as Json[]).map((i) => i.usernameOrEmail);
+      expect(shown).toEqual(expect.arrayContaining(['frank', 'no-such-person@example.com']));
+      // The same name again: the same refusal for both.
+      const [knownAgain, unknownAgain] = [await add('frank'), await add('No-Such-Person@example.com')];
+      expect([knownAgain.status, unknownAgain.status]).toEqual([409, 409]);
+      expect(knownAgain.body.error).toBe('An invitation to "frank" already waits for an answer');
+      expect(unknownAgain.body.error).toBe('An invitation to "No-Such-Person@example.com" already waits for an answer');
+      // Frank under his e-mail address: a second invitation, as for any name not yet invited.
+      expect((await add('frank@example.com')).status).toBe(200);
+      // Removing names only what the project sees; anyone else, account or not, gets one 404.
+      const remove = (usernameOrEmail: string) => call(service, 'POST', `/api/${projectId}/collaborators/remove`, { headers: jwt(ada.token), body: { usernameOrEmail } });
+      await registerUser(service, 'grace');
+      const [withAccount, without] = [await remove('grace'), await remove('nobody-at-all')];
+      expect([withAccount.status, without.status]).toEqual([404, 404]);
+      expect(withAccount.body.error).toBe('No collaborator or pending invitation named "grace" in this project');
+      expect(without.body.error).toBe('No collaborator or pending invitation named "nobody-at-all" in this project');
+      expect((await remove('no-such-person@example.com')).status).toBe(200);
+      // Accepting one of Frank's invitations answers both; nobody can accept the other name's.
+      expect(await invitationsOf(frank.token)).toHaveLength(2);
+      expect((await call(service, 'POST', `/api/user/invitations/${String(known.body.id)}/accept`, { headers: jwt(frank.token) })).status).toBe(200);
+      expect(await invitationsOf(frank.token)).toEqual([]);
+      expect(((await call(service, 'GET', `/api/${projectId}`, { headers: jwt(ada.token) })).body.collaboratorInvitations as Json[])).toEqual([]);
+      expect((await remove('frank')).status).toBe(200);
     });
 
     it('lets no API key invite, and a key revoked later never mattered', async () => {

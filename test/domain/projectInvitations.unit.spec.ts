@@ -25,7 +25,7 @@ const create: ProjectCommand = {
     now,
   },
 };
-const invite = (userId = BOB, invitationId = 40, invitedAs = 'bob@example.com', invitedByUserId = OWNER): ProjectCommand => ({
+const invite = (userId: number | null = BOB, invitationId = 40, invitedAs = 'bob@example.com', invitedByUserId = OWNER): ProjectCommand => ({
   type: 'InviteCollaborator',
   data: { invitationId, userId, invitedAs, invitedByUserId, now },
 });
@@ -58,7 +58,7 @@ describe('a project nobody was invited to', () => {
 
   it('does not make the invitee a collaborator', () => {
     expect(stateOf(invited).collaboratorIds).toEqual([OWNER]);
-    expect(stateOf(invited).invitations).toEqual({ 40: { userId: BOB } });
+    expect(stateOf(invited).invitations).toEqual({ 40: { userId: BOB, invitedAs: 'bob@example.com' } });
   });
 
   it('refuses an invitation from someone who is not a collaborator', () => {
@@ -82,8 +82,37 @@ describe('a project nobody was invited to', () => {
 });
 
 describe('a project with a pending invitation', () => {
-  it('refuses a second invitation of the same person', () => {
-    spec.given(invited).when(invite(BOB, 41, 'bob')).thenThrows(ConflictError, /already invited/);
+  it('refuses a second invitation under the same name, whoever is behind it', () => {
+    spec.given(invited).when(invite(BOB, 41, ' BOB@example.com')).thenThrows(ConflictError, /"BOB@example.com" already waits for an answer/);
+    const toNobody = history(create, invite(null, 40, 'nobody@example.com'));
+    spec.given(toNobody).when(invite(null, 41, 'nobody@example.com')).thenThrows(ConflictError, /"nobody@example.com" already waits for an answer/);
+  });
+
+  it('records a second invitation of the same person under another name, as it would for a name with no account', () => {
+    spec.given(invited).when(invite(BOB, 41, 'bob')).then([
+      { type: 'CollaboratorInvited', data: { projectId: 3, invitationId: 41, userId: BOB, invitedAs: 'bob', invitedByUserId: OWNER, invited: at } },
+    ]);
+    spec.given(invited).when(invite(null, 41, 'carol')).then([
+      { type: 'CollaboratorInvited', data: { projectId: 3, invitationId: 41, userId: null, invitedAs: 'carol', invitedByUserId: OWNER, invited: at } },
+    ]);
+  });
+
+  it('answers every invitation of a person when they accept one', () => {
+    const twice = history(create, invite(), invite(BOB, 41, 'bob'));
+    spec.given(twice).when(accept(41)).then([
+      { type: 'CollaboratorInvitationAccepted', data: { projectId: 3, invitationId: 41, userId: BOB, accepted: at } },
+      { type: 'CollaboratorInvitationAccepted', data: { projectId: 3, invitationId: 40, userId: BOB, accepted: at } },
+      { type: 'CollaboratorAdded', data: { projectId: 3, userId: BOB, isOwner: false, added: at } },
+    ]);
+    expect(stateOf(history(create, invite(), invite(BOB, 41, 'bob'), accept(41))).invitations).toEqual({});
+  });
+
+  it('lets nobody accept an invitation to a name with no account; it can only be withdrawn', () => {
+    const toNobody = history(create, invite(null, 40, 'nobody@example.com'));
+    spec.given(toNobody).when(accept(40, 99)).thenThrows(NotFoundError, /No pending invitation 40/);
+    spec.given(toNobody).when(withdraw(40)).then([
+      { type: 'CollaboratorInvitationWithdrawn', data: { projectId: 3, invitationId: 40, userId: null, withdrawnByUserId: OWNER, withdrawn: at } },
+    ]);
   });
 
   it('lets the invitee accept, which adds them as a collaborator in the same decision', () => {

@@ -300,10 +300,10 @@ export const eventGenerators: Generators = {
     ),
   CollaboratorAdded: (ids) => fc.record({ projectId: fc.constant(ids.projectId), userId: fc.constantFrom(ids.userId, ids.otherUserId), isOwner: fc.boolean(), added: iso }),
   CollaboratorRemoved: (ids) => fc.record({ projectId: fc.constant(ids.projectId), userId: fc.constantFrom(ids.userId, ids.otherUserId), removed: iso }),
-  CollaboratorInvited: (ids) => fc.record({ projectId: fc.constant(ids.projectId), invitationId: fc.constant(ids.id), userId: fc.constant(ids.otherUserId), invitedAs: sealed(line(256)), invitedByUserId: fc.constant(ids.userId), invited: iso }),
+  CollaboratorInvited: (ids) => fc.record({ projectId: fc.constant(ids.projectId), invitationId: fc.constant(ids.id), userId: fc.constantFrom(ids.otherUserId, null), invitedAs: sealed(line(256)), invitedByUserId: fc.constant(ids.userId), invited: iso }),
   CollaboratorInvitationAccepted: (ids) => fc.record({ projectId: fc.constant(ids.projectId), invitationId: fc.constant(ids.id), userId: fc.constant(ids.otherUserId), accepted: iso }),
   CollaboratorInvitationDeclined: (ids) => fc.record({ projectId: fc.constant(ids.projectId), invitationId: fc.constant(ids.id), userId: fc.constant(ids.otherUserId), declined: iso }),
-  CollaboratorInvitationWithdrawn: (ids) => fc.record({ projectId: fc.constant(ids.projectId), invitationId: fc.constant(ids.id), userId: fc.constant(ids.otherUserId), withdrawnByUserId: fc.constantFrom(ids.userId, null), withdrawn: iso }),
+  CollaboratorInvitationWithdrawn: (ids) => fc.record({ projectId: fc.constant(ids.projectId), invitationId: fc.constant(ids.id), userId: fc.constantFrom(ids.otherUserId, null), withdrawnByUserId: fc.constantFrom(ids.userId, null), withdrawn: iso }),
   ApiKeyAdded: (ids) =>
     fc.record({
       projectId: fc.constant(ids.projectId),
