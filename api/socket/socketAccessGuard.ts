@@ -22,7 +22,7 @@ export interface GuardedSocket {
 export interface SocketAccessGuardDeps {
   access: SocketAccessDeps;
   events: Pick<EventStore, 'headPosition'>;
-  feed: JobLogFeed;
+  feed: Pick<JobLogFeed, 'watch'>;
   /** The read models' progress: checks wait for them to have applied the endings seen in the log. */
   sync?: ReadModelSync;
   settleTimeoutMs: number;
