@@ -361,7 +361,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
         history: new HistoryQueries(stores.readStore),
         changeMark: stores.readStore.changeMark?.bind(stores.readStore),
         pointInTime: (projectId, asOf) => readModelsAsOf(stores.events, stores.readStore, allProjections.filter((p) => p !== historyProjection), projectId, asOf),
-        tokens: new TokenService(await jwtSecret(config)),
+        tokens: new TokenService(await jwtSecret(config), { socketTokenLifetimeSeconds: config.socketTokenTtlSeconds }),
         throttle: new LoginThrottle(),
         resetRequests: new ResetRequestThrottle(),
         apiKeyUsage,
@@ -386,7 +386,14 @@ export async function startService(config: Config, log: Logger = pino({ level: c
       const app: Koa = createApiApp(deps, { log: log.child({ role: 'api' }), sync, health, settleTimeoutMs: config.settleTimeoutMs });
       // socket.io wraps the gate's listener, passing it every request outside /socket.io; opened
       // after, so that no job websocket is taken while starting (the upgrade got the starting 503).
-      jobSocket = attachJobSocket(server, { events: stores.events, tokens: deps.tokens.socket, projects: deps.projects, organizations: deps.organizations, log: log.child({ role: 'api', component: 'job-socket' }) });
+      jobSocket = attachJobSocket(server, {
+        events: stores.events,
+        tokens: deps.tokens.socket,
+        access: { users: deps.users, apiKeys: deps.apiKeys, projects: deps.projects, organizations: deps.organizations, settings: deps.settings, health },
+        sync,
+        settleTimeoutMs: config.settleTimeoutMs,
+        log: log.child({ role: 'api', component: 'job-socket' }),
+      });
       api.gate.open(app.callback());
     }
     if (ingestionGate) {

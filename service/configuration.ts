@@ -51,6 +51,8 @@ export interface Config {
   jobHeartbeatMs: number;
   /** How often the sagas role records the log's running hash (commands/audit/logCheckpointer.ts). */
   auditCheckpointMs: number;
+  /** How long a job websocket token lives; a socket opened with it is closed when it expires. */
+  socketTokenTtlSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -130,6 +132,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const heartbeat = text('JOB_HEARTBEAT_MS') ?? '10000';
   if (!/^\d+$/.test(heartbeat) || Number(heartbeat) < 100 || Number(heartbeat) > 3_600_000) throw new ConfigError('JOB_HEARTBEAT_MS', `must be a number of milliseconds from 100 to 3600000, got "${heartbeat}"`);
 
+  const socketTtl = text('SOCKET_TOKEN_TTL_SECONDS') ?? '600';
+  if (!/^\d+$/.test(socketTtl) || Number(socketTtl) < 1 || Number(socketTtl) > 3600) throw new ConfigError('SOCKET_TOKEN_TTL_SECONDS', `must be a number of seconds from 1 to 3600, got "${socketTtl}"`);
+
   const mongoDb = text('MONGO_DB') ?? 'edge_ml';
   if (!/^[A-Za-z0-9_-]{1,38}$/.test(mongoDb)) throw new ConfigError('MONGO_DB', 'must be a database name of letters, digits, "_" or "-"');
 
@@ -188,6 +193,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     projectDeletionDelayMs: Math.round(Number(deletionDelay) * 3600_000),
     trustedProxyHops: Number(hops),
     jobHeartbeatMs: Number(heartbeat),
+    socketTokenTtlSeconds: Number(socketTtl),
     auditCheckpointMs: Number(auditEvery),
   };
 }

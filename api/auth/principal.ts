@@ -67,7 +67,7 @@ async function projectKeyPrincipal(apiKey: string, deps: AuthDeps): Promise<Prin
   return principal;
 }
 
-async function userById(userId: number, deps: AuthDeps): Promise<UserDocument | null> {
+async function userById(userId: number, deps: Pick<AuthDeps, 'users' | 'memo'>): Promise<UserDocument | null> {
   const memoKey = String(userId);
   const kept = deps.memo?.users.get(memoKey);
   if (kept) return kept;
@@ -110,13 +110,26 @@ export async function authenticate(ctx: Context, deps: AuthDeps): Promise<Princi
   if (cookie) checkCookieRequestOrigin(ctx, deps.settings.publicUrl);
   const claims = await deps.tokens.verify(token);
   if ('invalid' in claims) throw new UnauthorizedError(claims.invalid, 'INVALID_TOKEN');
-  const user = await userById(claims.userId, deps);
+  const user = await sessionUser(claims.userId, claims.sessionVersion, deps);
+  return { kind: 'user', user, via: jwt ? 'jwt' : 'bearer' };
+}
+
+export const USER_GONE = 'The user of this token no longer exists';
+export const SESSION_ENDED = 'This session has ended (the password was changed): log in again';
+
+/**
+ * The user of a session issued under `sessionVersion`, while it holds: the user still exists and
+ * has not changed the password since (which moves the version on). The job websocket checks its
+ * tokens' sessions with this too.
+ */
+export async function sessionUser(userId: number, sessionVersion: number, deps: Pick<AuthDeps, 'users' | 'memo' | 'health'>): Promise<UserDocument> {
+  const user = await userById(userId, deps);
   if (!user) {
     refuseWhileStalled(deps.health, "This token's user");
-    throw new UnauthorizedError('The user of this token no longer exists', 'INVALID_TOKEN');
+    throw new UnauthorizedError(USER_GONE, 'INVALID_TOKEN');
   }
-  if (claims.sessionVersion !== user.sessionVersion) throw new UnauthorizedError('This session has ended (the password was changed): log in again', 'SESSION_ENDED');
-  return { kind: 'user', user, via: jwt ? 'jwt' : 'bearer' };
+  if (sessionVersion !== user.sessionVersion) throw new UnauthorizedError(SESSION_ENDED, 'SESSION_ENDED');
+  return user;
 }
 
 export type AuthRequirement = 'none' | 'any' | 'jwt';
@@ -157,7 +170,7 @@ const ACCESS_WORDS: Record<ProjectAccess, string> = { read: 'read', write: 'chan
  * only projects they collaborate on.
  */
 export async function requireProject(
-  projects: ProjectQueries,
+  projects: Pick<ProjectQueries, 'byId'>,
   principal: Principal,
   projectId: number,
   access: ProjectAccess,

@@ -17,9 +17,9 @@ export class TokenService {
   /** The job websocket's short-lived tokens, signed with the same secret but never valid as a session token. */
   readonly socket: SocketTokenService;
 
-  constructor(secret: string) {
+  constructor(secret: string, options: { socketTokenLifetimeSeconds?: number } = {}) {
     this.key = new TextEncoder().encode(secret);
-    this.socket = new SocketTokenService(this.key);
+    this.socket = new SocketTokenService(this.key, options.socketTokenLifetimeSeconds);
   }
 
   async issue(userId: number, sessionVersion: number, now: Date): Promise<string> {

@@ -3,9 +3,9 @@
 // admins, admin keys and staff cancel them; guests see none.
 import type { ApiDeps } from '../apiDeps';
 import { requireOrganization } from '../auth/organizationAccess';
+import { grantOf } from '../auth/grants';
 import type { Principal } from '../auth/principal';
 import { intParam, operation, type Operation } from '../http/operation';
-import type { SocketCaller } from '../socket/socketTokens';
 import { scopedJobOperations } from './jobRoutes';
 
 const NEED = { read: 'read', write: 'manage' } as const;
@@ -47,9 +47,7 @@ export function organizationJobOperations(deps: ApiDeps): Operation[] {
       },
       async handler({ principal, params }) {
         const { organization } = await check(principal, params, 'read');
-        const caller: SocketCaller =
-          principal.kind === 'user' ? { kind: 'user', userId: principal.user.id } : principal.kind === 'organizationKey' ? { kind: 'organizationKey', apiKeyId: principal.apiKeyId } : { kind: 'apiKey', apiKeyId: principal.apiKeyId };
-        const { socketToken, expires } = await deps.tokens.socket.issue(caller, { organizationId: organization.id }, new Date());
+        const { socketToken, expires } = await deps.tokens.socket.issue(grantOf(principal), { organizationId: organization.id }, new Date());
         return { token: { socketToken, expires: expires.toISOString() } };
       },
     }),

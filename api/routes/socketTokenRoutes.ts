@@ -1,11 +1,8 @@
 // The token a client opens the job websocket with (sdk-reference 3.1): short-lived, bound to the
-// caller and to this project, and good for nothing else.
+// caller's grant (session or key) and to this project, and good for nothing else.
 import type { ApiDeps } from '../apiDeps';
-import type { Principal } from '../auth/principal';
+import { grantOf } from '../auth/grants';
 import { operation, type Operation } from '../http/operation';
-import type { SocketCaller } from '../socket/socketTokens';
-
-const callerOf = (p: Principal): SocketCaller => (p.kind === 'user' ? { kind: 'user', userId: p.user.id } : { kind: 'apiKey', apiKeyId: p.apiKeyId });
 
 export function socketTokenOperations(deps: ApiDeps): Operation[] {
   return [
@@ -18,7 +15,7 @@ export function socketTokenOperations(deps: ApiDeps): Operation[] {
       // Following a job's output is reading the project.
       projectAccess: 'read',
       async handler({ principal, project }) {
-        const { socketToken, expires } = await deps.tokens.socket.issue(callerOf(principal), project.id, new Date());
+        const { socketToken, expires } = await deps.tokens.socket.issue(grantOf(principal), project.id, new Date());
         return { token: { socketToken, expires: expires.toISOString() } };
       },
     }),

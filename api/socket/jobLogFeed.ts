@@ -23,15 +23,18 @@ interface Run {
 
 /**
  * One subscription to the whole log per process, from its head, shared by every socket that
- * follows a job; events of the streams nobody follows are dropped at once. The log is the only
+ * follows a job, and by the watch on the events that end sockets' access (socketAccessGuard); events
+ * of the streams nobody follows are dropped at once. The log is the only
  * source of live output, so a job run by a worker in another process (or on another host sharing
- * the event store) reaches the sockets of this one. It runs only while someone follows a stream.
+ * the event store) reaches the sockets of this one. It runs only while someone follows a stream or watches.
  *
  * Delivery is at least once (a resubscription after a failure may repeat events): listeners keep
  * the next revision they expect and drop what they already have.
  */
 export class JobLogFeed {
   private readonly listeners = new Map<string, Set<StreamListener>>();
+  /** Listeners to every event of the log (the sockets' access watch). */
+  private readonly watchers = new Set<StreamListener>();
   private run: Run | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
   private closed = false;
@@ -64,25 +67,44 @@ export class JobLogFeed {
       const current = this.listeners.get(streamId);
       if (!current?.delete(listener)) return;
       if (current.size === 0) this.listeners.delete(streamId);
-      if (this.listeners.size === 0 && !this.closed) {
-        clearTimeout(this.idleTimer);
-        this.idleTimer = setTimeout(() => this.stopRun(), this.options.idleStopMs);
-        this.idleTimer.unref();
-      }
+      this.stopWhenIdle();
     };
+    return this.started(unfollow);
+  }
+
+  /** Like `follow`, for every event of the log, whatever its stream. */
+  async watch(listener: StreamListener): Promise<() => void> {
+    if (this.closed) throw new Error('The job log feed is closed');
+    this.watchers.add(listener);
+    clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
+    return this.started(() => {
+      if (this.watchers.delete(listener)) this.stopWhenIdle();
+    });
+  }
+
+  private async started(stop: () => void): Promise<() => void> {
     try {
       await (this.run ??= this.startRun()).ready;
     } catch (error) {
-      unfollow();
+      stop();
       throw error;
     }
-    return unfollow;
+    return stop;
+  }
+
+  private stopWhenIdle(): void {
+    if (this.listeners.size > 0 || this.watchers.size > 0 || this.closed) return;
+    clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => this.stopRun(), this.options.idleStopMs);
+    this.idleTimer.unref();
   }
 
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.idleTimer);
     this.listeners.clear();
+    this.watchers.clear();
     await this.stopRun();
   }
 
@@ -131,9 +153,10 @@ export class JobLogFeed {
   }
 
   private deliver(event: StoredEvent): void {
+    // Watchers first: an event that ends a socket's access closes it before anything after it is sent.
     const set = this.listeners.get(event.streamId);
-    if (!set) return;
-    for (const listener of [...set]) {
+    if (!set && this.watchers.size === 0) return;
+    for (const listener of [...this.watchers, ...(set ?? [])]) {
       try {
         listener(event);
       } catch (error) {

@@ -6,11 +6,12 @@ import type { Socket as NetSocket } from 'node:net';
 import type { Logger } from 'pino';
 import { Server, type Socket } from 'socket.io';
 import { z } from 'zod';
-import type { OrganizationQueries } from '../../projections/organizations/organizationQueries';
-import type { ProjectQueries } from '../../projections/projects/projectQueries';
+import type { ReadModelSync } from '../../projections/projectionRunner';
 import type { EventStore } from '../../stores/eventstore/eventStore';
 import { JobFollower, type JobFollowerLimits } from './jobFollower';
 import { JobLogFeed } from './jobLogFeed';
+import type { SocketAccessDeps } from './socketAccess';
+import { SocketAccessGuard, type GuardedSocket, type Mark } from './socketAccessGuard';
 import { socketSink } from './socketSink';
 import type { SocketTokenClaims, SocketTokenService } from './socketTokens';
 
@@ -27,6 +28,10 @@ export interface JobSocketLimits extends JobFollowerLimits {
   maxFrameBytes: number;
   /** How long the log subscription outlives the last follower. */
   feedIdleStopMs: number;
+  /** How often every open socket's access is checked again, for ends no event announces. */
+  accessRecheckMs: number;
+  /** How long a socket whose access ended has to take its last message before it is cut off. */
+  endGraceMs: number;
 }
 
 export const DEFAULT_JOB_SOCKET_LIMITS: JobSocketLimits = {
@@ -36,6 +41,8 @@ export const DEFAULT_JOB_SOCKET_LIMITS: JobSocketLimits = {
   stallTimeoutMs: 30_000,
   maxFrameBytes: 16 * 1024,
   feedIdleStopMs: 30_000,
+  accessRecheckMs: 60_000,
+  endGraceMs: 5_000,
   pageSize: 64,
   highWaterBytes: 256 * 1024,
 };
@@ -43,9 +50,12 @@ export const DEFAULT_JOB_SOCKET_LIMITS: JobSocketLimits = {
 export interface JobSocketDeps {
   events: EventStore;
   tokens: SocketTokenService;
-  projects: ProjectQueries;
-  /** For organization tokens; without it they are refused. */
-  organizations?: Pick<OrganizationQueries, 'byId' | 'keysOf'>;
+  /** What a token's grant and scope are checked against: the read models REST reads. */
+  access: SocketAccessDeps;
+  /** The read models' progress: access checks wait for the endings the log already showed. */
+  sync?: ReadModelSync;
+  /** The most a check waits for the read models (SETTLE_TIMEOUT_MS). */
+  settleTimeoutMs?: number;
   log: Logger;
   limits?: Partial<JobSocketLimits>;
 }
@@ -65,8 +75,10 @@ const StartLogStream = z.object({
     .optional(),
 });
 
-/** The token's checks, plus what may have changed since it was issued: the project is gone, the user left it. */
-async function admit(req: IncomingMessage, deps: JobSocketDeps): Promise<SocketTokenClaims | { refused: string }> {
+type Admission = { claims: SocketTokenClaims; until: number; mark: Mark };
+
+/** The token's signature and time, then whether the grant behind it still reaches its project or organization. */
+async function admit(req: IncomingMessage, tokens: SocketTokenService, guard: SocketAccessGuard): Promise<Admission | { refused: string }> {
   let token: string | null;
   try {
     token = new URL(req.url ?? '', 'http://localhost').searchParams.get('token');
@@ -74,27 +86,27 @@ async function admit(req: IncomingMessage, deps: JobSocketDeps): Promise<SocketT
     token = null;
   }
   if (!token) return { refused: 'A socket token is required (GET /v1/api/{projectId}/socket-token)' };
-  const claims = await deps.tokens.verify(token);
+  const claims = await tokens.verify(token);
   if ('invalid' in claims) return { refused: claims.invalid };
-  if ('organizationId' in claims) {
-    const organization = await deps.organizations?.byId(claims.organizationId);
-    if (!organization) return { refused: 'The organization of this socket token no longer exists' };
-    const caller = claims.caller;
-    if (caller.kind === 'user' && !organization.members.some((m) => m.userId === caller.userId && m.role !== 'guest')) return { refused: 'You are no longer a member of this organization who may read its jobs' };
-    if (caller.kind === 'organizationKey' && !(await deps.organizations!.keysOf(organization.id)).some((k) => k.apiKeyId === caller.apiKeyId)) return { refused: 'The API key of this socket token was revoked' };
-    return claims;
-  }
-  const project = await deps.projects.byId(claims.projectId);
-  if (!project) return { refused: 'The project of this socket token no longer exists' };
-  if (claims.caller.kind === 'user' && !project.collaboratorIds.includes(claims.caller.userId)) return { refused: 'You are no longer a collaborator on this project' };
-  return claims;
+  const { standing, mark } = await guard.admit(claims);
+  return standing.holds ? { claims, until: standing.until, mark } : { refused: standing.reason };
 }
 
 export function attachJobSocket(server: HttpServer, deps: JobSocketDeps): JobSocketServer {
   const limits: JobSocketLimits = { ...DEFAULT_JOB_SOCKET_LIMITS, ...deps.limits };
   const log = deps.log;
   const feed = new JobLogFeed(deps.events, log, { idleStopMs: limits.feedIdleStopMs, retryDelayMs: 1_000 });
-  const admitted = new WeakMap<IncomingMessage, SocketTokenClaims>();
+  const guard = new SocketAccessGuard({
+    access: deps.access,
+    events: deps.events,
+    feed,
+    ...(deps.sync ? { sync: deps.sync } : {}),
+    settleTimeoutMs: deps.settleTimeoutMs ?? 5_000,
+    recheckMs: limits.accessRecheckMs,
+    releaseAfterMs: limits.feedIdleStopMs,
+    log,
+  });
+  const admitted = new WeakMap<IncomingMessage, Admission>();
   const connections = new Set<NetSocket>();
 
   const io = new Server(server, {
@@ -107,7 +119,7 @@ export function attachJobSocket(server: HttpServer, deps: JobSocketDeps): JobSoc
     maxHttpBufferSize: limits.maxFrameBytes,
     allowRequest(req, callback) {
       if (io.engine.clientsCount >= limits.maxSockets) return callback('Too many job websockets, try again later', false);
-      admit(req, deps).then(
+      admit(req, deps.tokens, guard).then(
         (result) => {
           if ('refused' in result) {
             log.debug({ reason: result.refused }, 'refused a job websocket');
@@ -131,29 +143,55 @@ export function attachJobSocket(server: HttpServer, deps: JobSocketDeps): JobSoc
   });
 
   io.on('connection', (socket: Socket) => {
-    const claims = admitted.get(socket.request);
-    if (!claims) {
+    const admission = admitted.get(socket.request);
+    if (!admission) {
       socket.disconnect(true);
       return;
     }
+    const { claims } = admission;
     const sink = socketSink(socket, limits.stallTimeoutMs, log);
     const followers = new Map<number, JobFollower>();
     let starts: number[] = [];
+    let ended = false;
+    // Requests are answered in order: each waits for the access check of the one before.
+    let queue = Promise.resolve();
 
-    socket.on('start-log-stream', (payload: unknown) => {
-      const now = Date.now();
-      starts = starts.filter((t) => now - t < 60_000);
-      starts.push(now);
-      if (starts.length > limits.startsPerMinute) {
-        sink.drop('too many start-log-stream requests');
-        return;
-      }
+    const stopFollowing = () => {
+      for (const follower of followers.values()) follower.stop();
+      followers.clear();
+    };
+    const guarded: GuardedSocket = {
+      claims,
+      end(reason) {
+        if (ended) return;
+        ended = true;
+        // Nothing more of any job, then the reason, then the close.
+        stopFollowing();
+        log.info({ socketId: socket.id, reason }, 'ended a job websocket whose access ended');
+        if (socket.connected) socket.emit('access-ended', { reason });
+        socket.disconnect(true);
+        // A client that does not read would hold the connection open past its access.
+        const tcp = socket.request.socket;
+        setTimeout(() => tcp.destroy(), limits.endGraceMs).unref();
+      },
+    };
+
+    const startLogStream = async (payload: unknown) => {
       const parsed = StartLogStream.safeParse(payload);
       if (!parsed.success) {
         socket.emit('job-error', { error: 'start-log-stream needs {jobId: number, lastReceivedTimestamp?: number}' });
         return;
       }
       const { jobId, lastReceivedTimestamp } = parsed.data;
+      let holds: boolean;
+      try {
+        holds = await guard.check(guarded);
+      } catch (error) {
+        log.warn({ err: error, jobId }, 'could not check the access of a job websocket');
+        socket.emit(`job-error-${jobId}`, { error: 'Could not check your access to the job, try again' });
+        return;
+      }
+      if (!holds || ended) return;
       // Asking again for a job restarts its stream from the new timestamp.
       followers.get(jobId)?.stop();
       followers.delete(jobId);
@@ -178,14 +216,29 @@ export function attachJobSocket(server: HttpServer, deps: JobSocketDeps): JobSoc
           socket.emit(`job-error-${jobId}`, { error: 'Could not read the job output, try again' });
         },
       );
+    };
+
+    socket.on('start-log-stream', (payload: unknown) => {
+      if (ended) return;
+      const now = Date.now();
+      starts = starts.filter((t) => now - t < 60_000);
+      starts.push(now);
+      if (starts.length > limits.startsPerMinute) {
+        sink.drop('too many start-log-stream requests');
+        return;
+      }
+      queue = queue
+        .then(() => (ended ? undefined : startLogStream(payload)))
+        .catch((error: unknown) => log.error({ err: error }, 'a start-log-stream request failed'));
     });
 
     socket.on('disconnect', () => {
-      for (const follower of followers.values()) follower.stop();
-      followers.clear();
+      guard.unregister(guarded);
+      stopFollowing();
     });
 
-    socket.emit('hello', { hello: { version: 1 } });
+    guard.register(guarded, admission.until, admission.mark);
+    if (!ended) socket.emit('hello', { hello: { version: 1 } });
   });
 
   return {
@@ -197,6 +250,7 @@ export function attachJobSocket(server: HttpServer, deps: JobSocketDeps): JobSoc
       // A client that does not answer the close handshake would keep the HTTP server from closing.
       for (const tcp of connections) tcp.destroy();
       connections.clear();
+      await guard.close();
       await feed.close();
     },
   };

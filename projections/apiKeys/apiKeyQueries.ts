@@ -22,7 +22,19 @@ export class ApiKeyQueries {
   /** The live key with this value, or null when unknown, revoked or expired. */
   async live(key: string, now: Date): Promise<ApiKeyDocument | null> {
     const doc = await this.keys.findOne({ _id: hashApiKey(key), revoked: false, projectDeleted: false });
-    if (!doc || (doc.expires !== null && Date.parse(doc.expires) <= now.getTime())) return null;
-    return doc;
+    return doc && isLive(doc, now) ? doc : null;
+  }
+
+  /** The key with this id, live or not (for a grant recorded by id: a socket token's). */
+  byId(apiKeyId: number): Promise<ApiKeyDocument | null> {
+    return this.keys.findOne({ apiKeyId });
   }
 }
+
+/** Whether the key works at `now`: not revoked, its project not deleted, not expired. */
+export function isLive(doc: ApiKeyDocument, now: Date): boolean {
+  return !doc.revoked && !doc.projectDeleted && !hasExpired(doc.expires, now);
+}
+
+/** A key's `expires` that has come (one that cannot be read counts as not come, as it always did). */
+export const hasExpired = (expires: string | null, now: Date): boolean => expires !== null && Date.parse(expires) <= now.getTime();

@@ -53,6 +53,6 @@ export const ORGANIZATION_API_KEYS = 'organizationApiKeys';
 /** A user's organizations: `memberIds` holds every member. */
 export const ORGANIZATION_INDEXES: readonly IndexDeclaration[] = [{ keys: { memberIds: 1 }, array: true }];
 
-/** An organization's keys, in the order they were made. */
-export const ORGANIZATION_API_KEY_INDEXES: readonly IndexDeclaration[] = [{ keys: { organizationId: 1, created: 1 } }];
+/** An organization's keys, in the order they were made; a key by its id (a socket token's grant). */
+export const ORGANIZATION_API_KEY_INDEXES: readonly IndexDeclaration[] = [{ keys: { organizationId: 1, created: 1 } }, { keys: { apiKeyId: 1 } }];
 

@@ -1,4 +1,5 @@
 import { hashApiKey } from '../../domain/project/apiKeys';
+import { hasExpired } from '../apiKeys/apiKeyQueries';
 import type { ReadStore } from '../../stores/readstore/readStore';
 import { ORGANIZATION_API_KEYS, ORGANIZATIONS, type OrganizationApiKeyDocument, type OrganizationDocument } from './organizationDocument';
 
@@ -36,7 +37,16 @@ export class OrganizationQueries {
   /** The live organization key with this value, or null when unknown, revoked, expired or of a deleted organization. */
   async liveKey(key: string, now: Date): Promise<OrganizationApiKeyDocument | null> {
     const doc = await this.keys.findOne({ _id: hashApiKey(key), revoked: false, organizationDeleted: false });
-    if (!doc || (doc.expires !== null && Date.parse(doc.expires) <= now.getTime())) return null;
-    return doc;
+    return doc && isLiveKey(doc, now) ? doc : null;
   }
+
+  /** The organization key with this id, live or not (for a grant recorded by id: a socket token's). */
+  keyById(apiKeyId: number): Promise<OrganizationApiKeyDocument | null> {
+    return this.keys.findOne({ apiKeyId });
+  }
+}
+
+/** Whether the key works at `now`: not revoked, its organization not deleted, not expired. */
+export function isLiveKey(doc: OrganizationApiKeyDocument, now: Date): boolean {
+  return !doc.revoked && !doc.organizationDeleted && !hasExpired(doc.expires, now);
 }

@@ -386,7 +386,7 @@ for (const setup of setups) describeOn(setup, 'organizations over HTTP', () => {
       const carols = await tokenFor(headers.member);
       expect(await handshake(carols)).toBe('accepted');
       expect((await call(service, 'POST', org(`/members/${ids.carol}/role`), { headers: headers.owner, body: { role: 'guest' } })).status).toBe(200);
-      expect(await handshake(carols)).toBe('You are no longer a member of this organization who may read its jobs');
+      expect(await handshake(carols)).toBe('Guests of an organization see only its information and their own datasets');
       expect((await call(service, 'POST', org(`/members/${ids.carol}/role`), { headers: headers.owner, body: { role: 'member' } })).status).toBe(200);
       const key = await call(service, 'POST', org('/apikeys'), { headers: headers.owner, body: { name: 'socket', role: 'member' } });
       const keys = await tokenFor({ 'x-api-key': String(key.body.apiKey) });

@@ -2,7 +2,6 @@
 // runJobUntilCompletion does (test/api/socketClient.ts). Jobs are simulated by appending the job
 // stream's events to the service's event store, as the worker will.
 import { spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,59 +10,21 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { TokenService } from '../../api/auth/tokens';
 import { attachJobSocket, type JobSocketServer } from '../../api/socket/jobSocketServer';
-import { jobStream, type JobOutputLine } from '../../domain/job/jobEvents';
+import { jobStream } from '../../domain/job/jobEvents';
+import { ApiKeyQueries } from '../../projections/apiKeys/apiKeyQueries';
+import { OrganizationQueries } from '../../projections/organizations/organizationQueries';
 import { ProjectQueries } from '../../projections/projects/projectQueries';
+import { UserQueries } from '../../projections/users/userQueries';
 import type { EventStore } from '../../stores/eventstore/eventStore';
 import { call, registerUser, startTestService, type TestService } from '../support/testService';
 import { SdkSocket, stalledClient } from './socketClient';
-
-const metadata = () => ({ actor: 'system:test', correlationId: 'socket-test', time: new Date().toISOString() });
-const event = (type: string, data: Record<string, unknown>) => ({ id: randomUUID(), type, data, metadata: metadata() });
-
-let nextJobId = 5000;
-
-// Category key 'simulated': no worker has a runner for it, so the service's own worker leaves these
-// jobs to the test (generate-features now has a real runner).
-async function requestJob(events: EventStore, projectId: number): Promise<number> {
-  const jobId = nextJobId++;
-  await events.appendToStream(
-    jobStream(jobId),
-    [
-      event('JobRequested', {
-        jobId,
-        projectId,
-        organizationId: null,
-        category: 'Generate features',
-        categoryKey: 'simulated',
-        key: '3',
-        parameters: {},
-        jobNotificationUids: [],
-        createdByUserId: null,
-        created: new Date().toISOString(),
-      }),
-    ],
-    'no_stream',
-  );
-  return jobId;
-}
-
-const line = (data: string, created = new Date()): JobOutputLine => ({ created: created.toISOString(), data, logLevel: 'info' });
-
-const writeOutput = (events: EventStore, jobId: number, lines: JobOutputLine[]) => events.appendToStream(jobStream(jobId), [event('JobOutputWritten', { jobId, lines })], 'stream_exists');
-
-const finish = (events: EventStore, jobId: number, finishedSuccessful: boolean) =>
-  events.appendToStream(
-    jobStream(jobId),
-    [event('JobFinished', { jobId, finishedSuccessful, reason: finishedSuccessful ? null : 'failed', cancelled: false, computeTimeMs: 12, finished: new Date().toISOString() })],
-    'stream_exists',
-  );
-
-const dataOf = (socket: SdkSocket, jobId: number) => socket.named(`job-data-${jobId}`).map((m) => m.payload.data);
+import { dataOf, finish, line, requestJob, unusedJobId, writeOutput } from './simulatedJobs';
 
 describe('the job websocket', () => {
   let service: TestService;
   let events: EventStore;
   let ada: { id: number; token: string };
+  let bob: { id: number; token: string };
   let projectId: number;
   let otherProjectId: number;
   let apiKey: string;
@@ -87,7 +48,7 @@ describe('the job websocket', () => {
     events = service.stores.events;
     await registerUser(service, 'staffer');
     ada = await registerUser(service, 'ada');
-    const bob = await registerUser(service, 'bob');
+    bob = await registerUser(service, 'bob');
     const created = await call(service, 'POST', '/api/projects/create', { headers: { 'x-jwt-token': ada.token }, body: { projectName: 'Followed' } });
     projectId = Number(created.body.id);
     apiKey = String(created.body.apiKey);
@@ -166,7 +127,7 @@ describe('the job websocket', () => {
   it("streams nothing of another project's job, and answers it exactly like an unknown job", async () => {
     const foreign = await requestJob(events, otherProjectId);
     await writeOutput(events, foreign, [line('secret output\n')]);
-    const unknown = nextJobId++;
+    const unknown = unusedJobId();
     const socket = await connect();
     socket.startLogStream(foreign);
     socket.startLogStream(unknown);
@@ -186,19 +147,24 @@ describe('the job websocket', () => {
       (error: Error) => error.message.replace(/^handshake refused: 400 /, ''),
     );
     const service_ = new TokenService(secret);
-    const expired = await service_.socket.issue({ kind: 'user', userId: ada.id }, projectId, new Date(Date.now() - 11 * 60_000));
-    const forged = await new TokenService('not-the-service-secret-but-long-enough-000').socket.issue({ kind: 'user', userId: ada.id }, projectId, new Date());
-    const stranger = await service_.socket.issue({ kind: 'user', userId: ada.id + 1000 }, projectId, new Date());
-    const noProject = await service_.socket.issue({ kind: 'user', userId: ada.id }, 999_999, new Date());
+    const expired = await service_.socket.issue({ kind: 'user', userId: ada.id, sessionVersion: 0 }, projectId, new Date(Date.now() - 11 * 60_000));
+    const forged = await new TokenService('not-the-service-secret-but-long-enough-000').socket.issue({ kind: 'user', userId: ada.id, sessionVersion: 0 }, projectId, new Date());
+    const stranger = await service_.socket.issue({ kind: 'user', userId: bob.id, sessionVersion: 0 }, projectId, new Date());
+    const nobody = await service_.socket.issue({ kind: 'user', userId: ada.id + 1000, sessionVersion: 0 }, projectId, new Date());
+    const oldSession = await service_.socket.issue({ kind: 'user', userId: ada.id, sessionVersion: 7 }, projectId, new Date());
+    const noProject = await service_.socket.issue({ kind: 'user', userId: ada.id, sessionVersion: 0 }, 999_999, new Date());
     // Engine.IO refuses an upgrade with 400 and the reason as the body.
     expect(await refusal(expired.socketToken)).toBe('Socket token has expired, get a new one');
     expect(await refusal(forged.socketToken)).toBe('Invalid socket token');
     expect(await refusal(ada.token)).toBe('Invalid socket token');
     expect(await refusal('')).toMatch(/^A socket token is required/);
     expect(await refusal('garbage')).toBe('Invalid socket token');
-    // Signed by the service, but for a user who is not (or no longer) a collaborator, or a project that is gone.
-    expect(await refusal(stranger.socketToken)).toBe('You are no longer a collaborator on this project');
-    expect(await refusal(noProject.socketToken)).toBe('The project of this socket token no longer exists');
+    // Signed by the service, but for a user who is not (or no longer) a collaborator, or a project
+    // that is gone, or a user who is not there, or a session that ended: REST's own refusals.
+    expect(await refusal(stranger.socketToken)).toBe(`You are not a collaborator on project ${projectId}`);
+    expect(await refusal(noProject.socketToken)).toBe('Project 999999 not found');
+    expect(await refusal(nobody.socketToken)).toBe('The user of this token no longer exists');
+    expect(await refusal(oldSession.socketToken)).toBe('This session has ended (the password was changed): log in again');
     // And the same service accepts a good one.
     expect(await refusal(await socketToken())).toBe('accepted');
   });
@@ -274,7 +240,7 @@ describe('the job websocket under load', () => {
   const open: SdkSocket[] = [];
 
   const connect = async () => {
-    const { socketToken } = await tokens.socket.issue({ kind: 'user', userId: ada.id }, projectId, new Date());
+    const { socketToken } = await tokens.socket.issue({ kind: 'user', userId: ada.id, sessionVersion: 0 }, projectId, new Date());
     const socket = await SdkSocket.open(url, socketToken);
     open.push(socket);
     await socket.until(() => socket.named('hello').length > 0, 'hello');
@@ -293,7 +259,13 @@ describe('the job websocket under load', () => {
     jobSocket = attachJobSocket(server, {
       events,
       tokens: tokens.socket,
-      projects: new ProjectQueries(service.stores.readStore),
+      access: {
+        users: new UserQueries(service.stores.readStore),
+        apiKeys: new ApiKeyQueries(service.stores.readStore),
+        projects: new ProjectQueries(service.stores.readStore),
+        organizations: new OrganizationQueries(service.stores.readStore),
+        settings: { staffUsernames: new Set() },
+      },
       log: pino({ level: 'silent' }),
       limits: { stallTimeoutMs: 1_000, highWaterBytes: 64 * 1024, pageSize: 16, feedIdleStopMs: 200, maxSockets: 300 },
     });
@@ -347,7 +319,7 @@ describe('the job websocket under load', () => {
     expect(jobSocket.io.engine.clientsCount).toBe(0);
 
     // A client that reads nothing.
-    const { socketToken } = await tokens.socket.issue({ kind: 'user', userId: ada.id }, projectId, new Date());
+    const { socketToken } = await tokens.socket.issue({ kind: 'user', userId: ada.id, sessionVersion: 0 }, projectId, new Date());
     const stalled = await stalledClient(url, socketToken, jobId);
     // What waits for it on the server: Engine.IO's write buffer and the TCP socket's.
     const pending = () => {

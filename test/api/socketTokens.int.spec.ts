@@ -15,12 +15,39 @@ describe('socket tokens', () => {
   const socket = tokens.socket;
 
   it('carry the caller and the project, and expire ten minutes after issue', async () => {
-    const issued = await socket.issue({ kind: 'user', userId: 7 }, 42, now);
+    const issued = await socket.issue({ kind: 'user', userId: 7, sessionVersion: 2 }, 42, now);
     expect(issued.expires.getTime() - now.getTime()).toBe(SOCKET_TOKEN_LIFETIME_SECONDS * 1000);
     expect(SOCKET_TOKEN_LIFETIME_SECONDS).toBe(600);
-    expect(await socket.verify(issued.socketToken, now)).toEqual({ caller: { kind: 'user', userId: 7 }, projectId: 42, expires: issued.expires });
+    expect(await socket.verify(issued.socketToken, now)).toEqual({ caller: { kind: 'user', userId: 7, sessionVersion: 2 }, projectId: 42, expires: issued.expires });
     const byKey = await socket.issue({ kind: 'apiKey', apiKeyId: 3 }, 9, now);
     expect(await socket.verify(byKey.socketToken, now)).toEqual({ caller: { kind: 'apiKey', apiKeyId: 3 }, projectId: 9, expires: byKey.expires });
+  });
+
+  it("carry a user's session version, and only a user's", async () => {
+    const issued = await socket.issue({ kind: 'user', userId: 7, sessionVersion: 2 }, 42, now);
+    expect(decodeJwt(issued.socketToken)).toMatchObject({ sub: 'user:7', sv: 2 });
+    expect(decodeJwt((await socket.issue({ kind: 'apiKey', apiKeyId: 3 }, 42, now)).socketToken).sv).toBeUndefined();
+    const sign = (subject: string, claims: Record<string, unknown>) =>
+      new SignJWT({ pid: 42, ...claims })
+        .setProtectedHeader({ alg: 'HS256', typ: 'socket+jwt' })
+        .setSubject(subject)
+        .setIssuer('edge-ml-service')
+        .setAudience('job-socket')
+        .setIssuedAt(now)
+        .setExpirationTime(new Date(now.getTime() + 60_000))
+        .sign(key);
+    // A user's token without its session (issued before sessions were recorded) holds no grant.
+    expect(await socket.verify(await sign('user:7', {}), now)).toEqual({ invalid: 'Invalid socket token' });
+    expect(await socket.verify(await sign('user:7', { sv: '2' }), now)).toEqual({ invalid: 'Invalid socket token' });
+    expect(await socket.verify(await sign('user:7', { sv: -1 }), now)).toEqual({ invalid: 'Invalid socket token' });
+    expect(await socket.verify(await sign('apikey:3', { sv: 0 }), now)).toEqual({ invalid: 'Invalid socket token' });
+  });
+
+  it('live as long as the service says (SOCKET_TOKEN_TTL_SECONDS)', async () => {
+    const short = new TokenService(SECRET, { socketTokenLifetimeSeconds: 5 }).socket;
+    const issued = await short.issue({ kind: 'apiKey', apiKeyId: 3 }, 42, now);
+    expect(issued.expires.getTime() - now.getTime()).toBe(5_000);
+    expect(await short.verify(issued.socketToken, new Date(now.getTime() + 6_000))).toEqual({ invalid: 'Socket token has expired, get a new one' });
   });
 
   it("carry an organization instead of a project for an organization's jobs, never both", async () => {
@@ -42,7 +69,7 @@ describe('socket tokens', () => {
   });
 
   it('are refused once expired', async () => {
-    const { socketToken } = await socket.issue({ kind: 'user', userId: 7 }, 42, now);
+    const { socketToken } = await socket.issue({ kind: 'user', userId: 7, sessionVersion: 2 }, 42, now);
     const justBefore = new Date(now.getTime() + SOCKET_TOKEN_LIFETIME_SECONDS * 1000 - 1000);
     expect(await socket.verify(socketToken, justBefore)).toHaveProperty('projectId', 42);
     const after = new Date(now.getTime() + SOCKET_TOKEN_LIFETIME_SECONDS * 1000 + 1000);
@@ -50,7 +77,7 @@ describe('socket tokens', () => {
   });
 
   it('are refused with a changed payload, a changed signature or another secret', async () => {
-    const { socketToken } = await socket.issue({ kind: 'user', userId: 7 }, 42, now);
+    const { socketToken } = await socket.issue({ kind: 'user', userId: 7, sessionVersion: 2 }, 42, now);
     const [header, payload, signature] = socketToken.split('.') as [string, string, string];
     // The same claims for another project, with the original signature.
     const otherProject = Buffer.from(JSON.stringify({ ...decodeJwt(socketToken), pid: 43 })).toString('base64url');
@@ -73,7 +100,7 @@ describe('socket tokens', () => {
     expect(await socket.verify(login)).toEqual({ invalid: 'Invalid socket token' });
     // A token with the socket type but another audience (or none), signed with the right secret.
     const sign = (audience: string | undefined) => {
-      const jwt = new SignJWT({ pid: 42 }).setProtectedHeader({ alg: 'HS256', typ: 'socket+jwt' }).setSubject('user:7').setIssuer('edge-ml-service').setIssuedAt(now).setExpirationTime(new Date(now.getTime() + 60_000));
+      const jwt = new SignJWT({ pid: 42, sv: 0 }).setProtectedHeader({ alg: 'HS256', typ: 'socket+jwt' }).setSubject('user:7').setIssuer('edge-ml-service').setIssuedAt(now).setExpirationTime(new Date(now.getTime() + 60_000));
       return (audience ? jwt.setAudience(audience) : jwt).sign(key);
     };
     expect(await socket.verify(await sign('job-socket'), now)).toHaveProperty('projectId', 42);
@@ -82,7 +109,7 @@ describe('socket tokens', () => {
   });
 
   it('are never accepted as a login token', async () => {
-    const { socketToken } = await socket.issue({ kind: 'user', userId: 7 }, 42, new Date());
+    const { socketToken } = await socket.issue({ kind: 'user', userId: 7, sessionVersion: 2 }, 42, new Date());
     expect(decodeProtectedHeader(socketToken).typ).toBe('socket+jwt');
     expect(decodeJwt(socketToken).aud).toBe('job-socket');
     expect(await tokens.verify(socketToken)).toEqual({ invalid: 'Invalid token' });
@@ -135,7 +162,7 @@ describe('GET /api/{projectId}/socket-token', () => {
     expect(lifetime).toBeGreaterThan(590_000);
     expect(lifetime).toBeLessThanOrEqual(601_000);
     const claims = decodeJwt(token.socketToken);
-    expect(claims).toMatchObject({ sub: `user:${ada.id}`, pid: projectId, aud: 'job-socket' });
+    expect(claims).toMatchObject({ sub: `user:${ada.id}`, sv: 0, pid: projectId, aud: 'job-socket' });
     // Signed with the service's own secret, not any other.
     expect(await verify(token.socketToken)).toEqual({ invalid: 'Invalid socket token' });
   });

@@ -42,6 +42,8 @@ describe('configuration from the environment', () => {
     [{ READ_STORE: 'postgres' }, /READ_STORE.*sqlite, memory, mongodb/],
     [{ READ_STORE: 'mongodb' }, /READ_STORE.*MONGO_URL/],
     [{ JOB_HEARTBEAT_MS: '10' }, /JOB_HEARTBEAT_MS/],
+    [{ SOCKET_TOKEN_TTL_SECONDS: '0' }, /SOCKET_TOKEN_TTL_SECONDS/],
+    [{ SOCKET_TOKEN_TTL_SECONDS: '86400' }, /SOCKET_TOKEN_TTL_SECONDS/],
     [{ JWT_SECRET: 'short' }, /JWT_SECRET/],
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
     [{ SIGNUP_ENABLED: 'maybe' }, /SIGNUP_ENABLED/],
