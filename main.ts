@@ -62,6 +62,7 @@ import { openStores, type Stores } from './service/composition';
 import { loadConfig, type Config } from './service/configuration';
 import { DataFolderBusyError, DataFolderLock } from './service/dataFolderLock';
 import { rebuildReadModels, removeRebuildLeftovers, verifyReadModels } from './service/rebuild';
+import { checkReadModelsAtStart } from './service/readModelsAtStart';
 import { SharedReadModelsCatchUp } from './service/sharedReadModelsCatchUp';
 import { SharedReadModelsWatch, type WatchOptions } from './service/sharedReadModelsWatch';
 import { StartingGate, startingApiApp, startingIngestionApp, type StartingState } from './service/startingGate';
@@ -161,6 +162,8 @@ export async function startService(config: Config, log: Logger = pino({ level: c
   const { signal } = options;
   // Shared with the other service processes on this folder; `npm run rebuild` waits for none of them.
   await mkdir(config.dataDir, { recursive: true });
+  // Before the shared lock: a rebuild it may need takes the folder's exclusive one.
+  await checkReadModelsAtStart(config, log);
   const lock = DataFolderLock.shared(config.dataDir);
   let stores: Stores;
   try {

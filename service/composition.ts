@@ -84,7 +84,8 @@ function sharedSqliteReadStore(file: string, log?: Logger): ReadStore {
     const onRelayout = (collection: string, rows: number) => {
       if (rows >= RELAYOUT_WORTH_SAYING) log?.info({ collection, rows }, 'laying out a read model\'s rows anew (once, after an upgrade); the service starts when done');
     };
-    entry = { store: SqliteReadStore.open(file, { indexes: readModelIndexes, groupCommitMs: READ_MODELS_GROUP_COMMIT_MS, onRelayout }), users: 0 };
+    const onCommitFailure = (error: Error) => log?.error({ err: error, file }, error.message);
+    entry = { store: SqliteReadStore.open(file, { indexes: readModelIndexes, groupCommitMs: READ_MODELS_GROUP_COMMIT_MS, onRelayout, onCommitFailure }), users: 0 };
     sqliteReadStores.set(file, entry);
   }
   entry.users++;
