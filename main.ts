@@ -28,6 +28,7 @@ import { JobWorker } from './commands/jobs/jobWorker';
 import { jobRunners } from './commands/jobs/jobRunners';
 import { ThreadPool } from './commands/jobs/threadPool';
 import { generateFeaturesRunner } from './commands/dsp/generateFeatures';
+import { removeStaleFeatureFolders } from './commands/dsp/featureScratchFolders';
 import { SagaRunner } from './commands/sagas/sagaRunner';
 import { runAudit } from './commands/audit/auditCli';
 import { reportCatchUp, type CatchUp } from './service/catchUpProgress';
@@ -60,8 +61,10 @@ import { UserQueries } from './projections/users/userQueries';
 
 import { openStores, type Stores } from './service/composition';
 import { loadConfig, type Config } from './service/configuration';
-import { DataFolderBusyError, DataFolderLock } from './service/dataFolderLock';
+import { DataFolderLock } from './service/dataFolderLock';
+import { operatorMessage } from './service/startFailure';
 import { rebuildReadModels, removeRebuildLeftovers, verifyReadModels } from './service/rebuild';
+import { checkReadModelsAtStart } from './service/readModelsAtStart';
 import { SharedReadModelsCatchUp } from './service/sharedReadModelsCatchUp';
 import { SharedReadModelsWatch, type WatchOptions } from './service/sharedReadModelsWatch';
 import { StartingGate, startingApiApp, startingIngestionApp, type StartingState } from './service/startingGate';
@@ -161,6 +164,8 @@ export async function startService(config: Config, log: Logger = pino({ level: c
   const { signal } = options;
   // Shared with the other service processes on this folder; `npm run rebuild` waits for none of them.
   await mkdir(config.dataDir, { recursive: true });
+  // Before the shared lock: a rebuild it may need takes the folder's exclusive one.
+  await checkReadModelsAtStart(config, log);
   const lock = DataFolderLock.shared(config.dataDir);
   let stores: Stores;
   try {
@@ -329,6 +334,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
       if (process.env.NODE_ENV === 'test' && process.env.EDGE_ML_TEST_JOB_RUNNERS === '1') await import('./test/support/testJobRunners');
       // The production runners: feature generation (commands/dsp/generateFeatures.ts).
       jobRunners.set('generate-features', generateFeaturesRunner({ events: stores.events, blobs: stores.blobs, impulses: new ImpulseQueries(stores.readStore), samples: new SampleQueries(stores.readStore) }));
+      await removeStaleFeatureFolders(log.child({ role: 'jobs' }));
       const pool = new ThreadPool();
       const worker = new JobWorker({ events: stores.events, jobs: new JobQueries(stores.readStore), runners: jobRunners, pool, log: log.child({ role: 'jobs' }), heartbeatMs: config.jobHeartbeatMs });
       const runner = new SagaRunner(stores.events, stores.readStore, worker.saga(), log.child({ role: 'jobs' }));
@@ -478,8 +484,8 @@ async function main(): Promise<void> {
 
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
   main().catch((error: unknown) => {
-    // A folder in use is the operator's situation to resolve, not a fault: its message says it all.
-    console.error(error instanceof DataFolderBusyError ? error.message : error);
+    // A folder in use, a port taken: the operator's situation to resolve, not a fault; the message says it all.
+    console.error(operatorMessage(error) ?? error);
     process.exit(1);
   });
 }

@@ -84,7 +84,8 @@ function sharedSqliteReadStore(file: string, log?: Logger): ReadStore {
     const onRelayout = (collection: string, rows: number) => {
       if (rows >= RELAYOUT_WORTH_SAYING) log?.info({ collection, rows }, 'laying out a read model\'s rows anew (once, after an upgrade); the service starts when done');
     };
-    entry = { store: SqliteReadStore.open(file, { indexes: readModelIndexes, groupCommitMs: READ_MODELS_GROUP_COMMIT_MS, onRelayout }), users: 0 };
+    const onCommitFailure = (error: Error) => log?.error({ err: error, file }, error.message);
+    entry = { store: SqliteReadStore.open(file, { indexes: readModelIndexes, groupCommitMs: READ_MODELS_GROUP_COMMIT_MS, onRelayout, onCommitFailure }), users: 0 };
     sqliteReadStores.set(file, entry);
   }
   entry.users++;
@@ -122,7 +123,7 @@ export interface OpenedLog {
 /** What locates the log and its keys: plain data, so a worker thread can open them too. */
 export type LogLocation = Pick<Config, 'dataDir' | 'eventStoreUrl' | 'mongoUrl' | 'mongoDb'>;
 
-export async function openLog(config: LogLocation): Promise<OpenedLog> {
+export async function openLog(config: LogLocation, log?: Logger): Promise<OpenedLog> {
   await mkdir(config.dataDir, { recursive: true });
   const rawEvents: EventStore = config.eventStoreUrl ? await EsdbEventStore.connect(config.eventStoreUrl) : SqliteEventStore.open(path.join(config.dataDir, EVENTS_FILE));
   let keys: KeyStore;
@@ -132,7 +133,13 @@ export async function openLog(config: LogLocation): Promise<OpenedLog> {
     await rawEvents.close();
     throw error;
   }
-  const events = new SealingEventStore(rawEvents, keys, sealedFieldsByEventType);
+  const events = new SealingEventStore(rawEvents, keys, sealedFieldsByEventType, (subject, event) =>
+    log?.error(
+      { subject, position: event.position.toString(), eventType: event.type },
+      `the sealing key of ${subject} does not open its sealed data (the key store lost its key and made another): that data reads as forgotten; restore the key store (keys.sqlite, or the _keys database) from a backup to read it again`,
+    ),
+    (subject) => log?.error({ subject }, `the sealing key of ${subject} is missing from the key store though the log holds data sealed with it: no new key is made, its personal data reads as forgotten and its writes of personal data fail; restore the key store from a backup (docs/recovery.md)`),
+  );
   return {
     events,
     keys,
@@ -146,7 +153,7 @@ export async function openStores(config: Config, log?: Logger): Promise<Stores> 
   const opened: { close(): Promise<void> }[] = [];
   const track = <T extends { close(): Promise<void> }>(store: T): T => (opened.push(store), store);
   try {
-    const { events, keys } = track(await openLog(config));
+    const { events, keys } = track(await openLog(config, log));
     const readStore = track(await openReadStore(config, log));
     const blobs: BlobStore = track(
       config.mongoUrl

@@ -139,6 +139,24 @@ function sagaProgress(liveFile: string, names: readonly string[], log: Logger): 
 }
 
 /**
+ * The sagas' progress as far as this log goes. A checkpoint past the log's last event (a log restored
+ * from a backup, or that lost its write-ahead log) comes back to that event: the log up to there is
+ * what the saga saw, so it neither reacts again to old events (e-mails sent twice) nor skips the new
+ * ones, which take the positions after it. A checkpoint of another log is dropped: every event of
+ * this one is new to the saga (its reactions are idempotent: e-mails check their stream first).
+ */
+async function sagaCheckpointsFor(events: EventStore, stored: ReadonlyMap<string, Checkpoint>): Promise<Map<string, Checkpoint>> {
+  const head = await events.headPosition();
+  const identity = await events.identity();
+  const kept = new Map<string, Checkpoint>();
+  for (const [name, checkpoint] of stored) {
+    if (head === undefined || (checkpoint.store !== undefined && checkpoint.store !== identity)) continue;
+    kept.set(name, checkpoint.position > head ? { position: head, store: identity } : checkpoint);
+  }
+  return kept;
+}
+
+/**
  * Drops the read models and replays the whole log into them. On the embedded store the new read
  * models are loaded into a file of their own that replaces the live one only once complete, so a
  * rebuild that fails or is cut short leaves the read models as they were (and costs no drop of
@@ -170,7 +188,7 @@ export async function rebuildReadModels(config: Config, log: Logger, output: Pro
         try {
           await target.dropAllForBulkLoad();
           result = complete(await replay(config, log, output, opened.events, target, { store: target, partFile: path.join(config.dataDir, REBUILD_PART_FILE), buildIndexes: true }));
-          for (const [name, checkpoint] of sagaCheckpoints) await target.setCheckpoint(name, checkpoint.position, checkpoint.store);
+          for (const [name, kept] of await sagaCheckpointsFor(opened.events, sagaCheckpoints)) await target.setCheckpoint(name, kept.position, kept.store);
         } finally {
           await target.close();
         }
@@ -182,13 +200,18 @@ export async function rebuildReadModels(config: Config, log: Logger, output: Pro
     } else {
       const stores = await openStores(config, log);
       try {
-        const sagaCheckpoints = await Promise.all(sagaCheckpointNames.map(async (name) => ({ name, checkpoint: await stores.readStore.readCheckpoint(name) })));
+        const stored = new Map<string, Checkpoint>();
+        for (const name of sagaCheckpointNames) {
+          const checkpoint = await stores.readStore.readCheckpoint(name);
+          if (checkpoint) stored.set(name, checkpoint);
+        }
+        const sagaCheckpoints = await sagaCheckpointsFor(stores.events, stored);
         await stores.readStore.dropAll();
         // Dropping a MongoDB collection drops its indexes.
         await createReadModelIndexes(config);
         const replayed = await replay(config, log, output, stores.events, stores.readStore, undefined);
         // Put back even when a projection failed: these read models were dropped, the sagas' progress was not.
-        for (const { name, checkpoint } of sagaCheckpoints) if (checkpoint) await stores.readStore.setCheckpoint(name, checkpoint.position, checkpoint.store);
+        for (const [name, kept] of sagaCheckpoints) await stores.readStore.setCheckpoint(name, kept.position, kept.store);
         result = complete(replayed);
       } finally {
         await stores.close();

@@ -1,5 +1,6 @@
 import type { Middleware } from 'koa';
 import { DomainError } from '../../domain/shared/errors';
+import { BlobNotFoundError } from '../../stores/blobstore/blobStore';
 import { isTransientStoreError, RETRY_AFTER_SECONDS } from '../../stores/transientErrors';
 
 /** Errors thrown by Koa's own machinery (body parsing, allowed methods) carry an HTTP status. */
@@ -41,6 +42,14 @@ export function jsonEnvelope(): Middleware {
       if (typeof status === 'number' && status >= 400 && status < 500) {
         ctx.status = status;
         ctx.body = { success: false, error: describeHttpError(error, status) };
+        return;
+      }
+      if (caught instanceof BlobNotFoundError) {
+        // Known to the read models, gone from the file store (a lost disk, a folder restored without
+        // it): nothing the caller can fix, but not a fault to hide behind a bare 500 either.
+        ctx.status = 410;
+        ctx.body = { success: false, error: `The file behind this item is missing from the service's file store; an operator can find it in the log (request id ${String(ctx.state.requestId)})` };
+        ctx.app.emit('error', caught, ctx);
         return;
       }
       if (isTransientStoreError(caught)) {

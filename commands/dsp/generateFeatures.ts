@@ -26,7 +26,6 @@
 //   UMAP and the forests run in the pool; each stored as one JSON blob named in the event.
 import { createReadStream } from 'node:fs';
 import { mkdtemp, open, rm, stat, writeFile, type FileHandle } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { classList, DspMetadataBuilder } from '../../domain/dsp/dspMetadata';
 import { dspFeaturesDecider } from '../../domain/dsp/dspFeaturesDecider';
@@ -47,6 +46,7 @@ import { handleCommand } from '../handleCommand';
 import type { JobRunContext, JobRunner } from '../jobs/jobRunners';
 import { serviceModule } from '../jobs/threadPool';
 import { dspTaskBlock, type SampleFeatures, type SampleFeaturesInput } from './dspPoolTasks';
+import { featureScratchPrefix } from './featureScratchFolders';
 
 /** The module of the DSP pool tasks (source or compiled), for this job and the DSP routes. */
 export const DSP_POOL_TASKS = serviceModule('commands/dsp/dspPoolTasks');
@@ -177,7 +177,7 @@ export function generateFeaturesRunner(deps: GenerateFeaturesDeps): JobRunner {
     let importanceSampler: ImportanceSampler | undefined;
     job.log(`Generating features for ${dsp.dspBlock.type} block ${dsp.dspBlock.id} ("${dsp.dspBlock.name}"): ${byCategory.training.length} training and ${byCategory.testing.length} testing samples, about ${expected} windows`);
 
-    const dir = await mkdtemp(path.join(tmpdir(), `features-${job.jobId}-`));
+    const dir = await mkdtemp(featureScratchPrefix(job.jobId));
     const temp = new TempFiles(dir);
     try {
       const skipped: number[] = [];

@@ -6,6 +6,9 @@ export interface KeyStore {
   getOrCreate(subject: string): Promise<Buffer>;
   /** The subject's key, or undefined when it never existed or was destroyed. */
   get(subject: string): Promise<Buffer | undefined>;
+  /** Destroys the key, remembering that it was destroyed on purpose (wasDestroyed). */
   destroy(subject: string): Promise<void>;
+  /** Whether the subject's key was destroyed on purpose (forgotten), rather than never made or lost. */
+  wasDestroyed(subject: string): Promise<boolean>;
   close(): Promise<void>;
 }

@@ -15,11 +15,13 @@ export class MongoKeyStore implements KeyStore {
   private constructor(
     private readonly client: MongoClient,
     private readonly keys: Collection<KeyDocument>,
+    private readonly destroyed: Collection<{ _id: string }>,
   ) {}
 
   static async connect(url: string, dbName = 'edge_ml_keys'): Promise<MongoKeyStore> {
     const client = await MongoClient.connect(url);
-    return new MongoKeyStore(client, client.db(dbName).collection<KeyDocument>('subject_keys'));
+    const db = client.db(dbName);
+    return new MongoKeyStore(client, db.collection<KeyDocument>('subject_keys'), db.collection<{ _id: string }>('destroyed_subjects'));
   }
 
   async getOrCreate(subject: string): Promise<Buffer> {
@@ -39,7 +41,12 @@ export class MongoKeyStore implements KeyStore {
   }
 
   async destroy(subject: string): Promise<void> {
+    await this.destroyed.updateOne({ _id: subject }, { $set: { _id: subject } }, { upsert: true });
     await this.keys.deleteOne({ _id: subject });
+  }
+
+  async wasDestroyed(subject: string): Promise<boolean> {
+    return (await this.destroyed.findOne({ _id: subject })) !== null;
   }
 
   async close(): Promise<void> {

@@ -11,6 +11,19 @@ export interface SealedFieldsSpec {
 const PREFIX = 'sealed:v1:';
 
 /**
+ * The subject's key is gone, yet the log holds data sealed with it, and it was not destroyed on purpose:
+ * the key store lost it (a lost keys.sqlite-wal, a restore). A new key would make that data unreadable
+ * for good, so none is made: its owner's writes of personal data fail until the key store is restored.
+ */
+export class SealingKeyLostError extends Error {
+  readonly code = 'SEALING_KEY_LOST';
+  constructor(readonly subject: string) {
+    super(`The sealing key of ${subject} is missing from the key store, though the log holds data sealed with it: no new key is made for it. Restore the key store (keys.sqlite, or the _keys database) from a backup; see docs/recovery.md`);
+    this.name = 'SealingKeyLostError';
+  }
+}
+
+/**
  * An event store decorator that seals the declared fields of each event (AES-256-GCM with the
  * subject's key) before they reach the log, and opens them when events are read. A field whose key
  * was destroyed reads as null. Nothing above the port sees sealed values.
@@ -19,10 +32,17 @@ export class SealingEventStore implements EventStore {
   private readonly keyCache = new Map<string, Buffer>();
   private readonly inFlight = new Map<string, Promise<Buffer | undefined>>();
 
+  /** Subjects whose key was found not to open their sealed fields, reported once each. */
+  private readonly unreadable = new Set<string>();
+
   constructor(
     private readonly inner: EventStore,
     private readonly keys: KeyStore,
     private readonly specs: Readonly<Record<string, SealedFieldsSpec>>,
+    /** Told once per subject whose key opens none of its sealed fields (see open). */
+    private readonly onUnreadable: (subject: string, event: StoredEvent) => void = () => {},
+    /** Told when a key is refused for a subject whose key was lost (SealingKeyLostError). */
+    private readonly onKeyLost: (subject: string) => void = () => {},
   ) {}
 
   async appendToStream(streamId: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
@@ -84,7 +104,9 @@ export class SealingEventStore implements EventStore {
   private async seal<E extends NewEvent>(event: E): Promise<E> {
     const spec = this.specs[event.type];
     if (!spec) return event;
-    const key = await this.key(spec.subject(event.data), true);
+    const subject = spec.subject(event.data);
+    if (!this.keyCache.has(subject) && (await this.keys.get(subject)) === undefined) await this.assertMayMakeKey(subject);
+    const key = await this.key(subject, true);
     const data: Record<string, unknown> = { ...event.data };
     for (const field of spec.fields) {
       if (data[field] === undefined || data[field] === null) continue;
@@ -94,6 +116,27 @@ export class SealingEventStore implements EventStore {
       data[field] = PREFIX + Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64');
     }
     return { ...event, data };
+  }
+
+  /**
+   * A key may be made for a subject that never had one, or whose key was destroyed on purpose; not
+   * for one whose stream (a subject is named as its stream: user-42, project-7) holds sealed data.
+   */
+  private async assertMayMakeKey(subject: string): Promise<void> {
+    if (await this.keys.wasDestroyed(subject)) return;
+    const events = await this.inner.readStream(subject);
+    const sealed = events.some((e) => this.specs[e.type]?.fields.some((f) => typeof e.data[f] === 'string' && (e.data[f] as string).startsWith(PREFIX)));
+    if (sealed) {
+      this.onKeyLost(subject);
+      throw new SealingKeyLostError(subject);
+    }
+  }
+
+  /** A subject read without its key, not destroyed on purpose: its key was lost; said once per subject. */
+  private async reportIfLost(subject: string): Promise<void> {
+    if (this.unreadable.has(subject)) return;
+    this.unreadable.add(subject);
+    if (!(await this.keys.wasDestroyed(subject))) this.onKeyLost(subject);
   }
 
   private async open(event: StoredEvent): Promise<StoredEvent> {
@@ -106,12 +149,24 @@ export class SealingEventStore implements EventStore {
       if (typeof value !== 'string' || !value.startsWith(PREFIX)) continue;
       if (!key) {
         data[field] = null;
+        await this.reportIfLost(spec.subject(event.data));
         continue;
       }
-      const raw = Buffer.from(value.slice(PREFIX.length), 'base64');
-      const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12));
-      decipher.setAuthTag(raw.subarray(12, 28));
-      data[field] = JSON.parse(Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8'));
+      try {
+        const raw = Buffer.from(value.slice(PREFIX.length), 'base64');
+        const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12));
+        decipher.setAuthTag(raw.subarray(12, 28));
+        data[field] = JSON.parse(Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8'));
+      } catch {
+        // Sealed with a key that is gone (a key store that lost it made a new one): as unreadable as a
+        // forgotten subject's, and read so, rather than stopping every read model at this event.
+        data[field] = null;
+        const subject = spec.subject(event.data);
+        if (!this.unreadable.has(subject)) {
+          this.unreadable.add(subject);
+          this.onUnreadable(subject, event);
+        }
+      }
     }
     return { ...event, data };
   }

@@ -11,6 +11,7 @@ export class SqliteKeyStore implements KeyStore {
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
     db.exec('CREATE TABLE IF NOT EXISTS subject_keys (subject TEXT PRIMARY KEY, key BLOB NOT NULL)');
+    db.exec('CREATE TABLE IF NOT EXISTS destroyed_subjects (subject TEXT PRIMARY KEY) WITHOUT ROWID');
     return new SqliteKeyStore(db);
   }
 
@@ -26,7 +27,14 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   async destroy(subject: string): Promise<void> {
-    this.db.prepare('DELETE FROM subject_keys WHERE subject = ?').run(subject);
+    this.db.transaction(() => {
+      this.db.prepare('INSERT OR IGNORE INTO destroyed_subjects (subject) VALUES (?)').run(subject);
+      this.db.prepare('DELETE FROM subject_keys WHERE subject = ?').run(subject);
+    })();
+  }
+
+  async wasDestroyed(subject: string): Promise<boolean> {
+    return this.db.prepare('SELECT 1 FROM destroyed_subjects WHERE subject = ?').get(subject) !== undefined;
   }
 
   async close(): Promise<void> {

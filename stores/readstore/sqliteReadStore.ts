@@ -518,6 +518,24 @@ export interface SqliteReadStoreOptions {
   scanSliceMs?: number;
   /** Rows a caller's walk reads here before it goes on apart (1,000; tests make it 0). */
   walkHereRows?: number;
+  /** Told when a group of writes could not be committed (see ReadModelsWriteError); the store refuses writes from then on. */
+  onCommitFailure?: (error: ReadModelsWriteError) => void;
+}
+
+/**
+ * A group of writes could not be committed (a damaged file, a failing disk): they are rolled back, and
+ * the store refuses every later write, for the projections already took those writes as done; their
+ * checkpoints, committed with them, were rolled back too, so a restart resumes before them.
+ */
+export class ReadModelsWriteError extends Error {
+  readonly code = 'READ_MODELS_WRITE_FAILED';
+  constructor(
+    readonly file: string,
+    cause: unknown,
+  ) {
+    super(`The read models in ${file} could not be written (${cause instanceof Error ? cause.message : String(cause)}); restart the service: it checks the file at start and rebuilds a damaged one from the log`, { cause });
+    this.name = 'ReadModelsWriteError';
+  }
 }
 
 export class SqliteReadStore implements ReadStore {
@@ -538,6 +556,10 @@ export class SqliteReadStore implements ReadStore {
   private readonly rowSql = new Map<string, RowSql>();
   /** During a bulk load: the collections whose declared indexes wait for its end, and those built early. */
   private bulk: BulkLoad | undefined;
+  /** Set by a commit that failed: every later write is refused with it. */
+  private failed: ReadModelsWriteError | undefined;
+  private file = ':memory:';
+  private onCommitFailure: ((error: ReadModelsWriteError) => void) | undefined;
 
   private constructor(
     private readonly db: Database.Database,
@@ -580,6 +602,8 @@ export class SqliteReadStore implements ReadStore {
       db.pragma('synchronous = NORMAL');
       db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? BUSY_TIMEOUT_MS}`);
       const store = new SqliteReadStore(db, indexes, options.groupCommitMs ?? 0, options.answerCache ?? true, options.onRelayout, options.busyTimeoutMs ?? BUSY_TIMEOUT_MS, options.scanSliceMs ?? SCAN_SLICE_MS, options.walkHereRows ?? WALK_HERE_ROWS);
+      store.file = file;
+      store.onCommitFailure = options.onCommitFailure;
       // Statistics for the planner (which index of two equalities is narrower), kept cheap by a limit.
       // After the tables are as wanted: it may write, and another process laying them out holds the lock.
       db.pragma('analysis_limit = 1000');
@@ -663,15 +687,22 @@ export class SqliteReadStore implements ReadStore {
     // catch-up of the whole log runs on promises alone, and timers wait for a pause): a write
     // arriving after the window's time commits it first, so a window never outgrows its time.
     // A rebuild's load widens the window of a store that groups commits; one that does not keeps not.
+    if (this.failed) throw this.failed;
     const windowMs = this.bulk?.unsynced && this.groupCommitMs > 0 ? BULK_GROUP_COMMIT_MS : this.groupCommitMs;
     if (this.depth === 0 && this.groupTimer && performance.now() - this.groupOpenedAt >= windowMs) this.commitGroup();
     if (!this.db.inTransaction) {
       if (windowMs <= 0 || options.group === false) return this.db.transaction(work).immediate();
       this.db.exec('BEGIN IMMEDIATE');
       this.groupOpenedAt = performance.now();
-      // A commit that fails (a full disk) is thrown from the timer and stops the process: the read
-      // models then resume from the checkpoints last committed, which the changes they cover went with.
-      this.groupTimer = setTimeout(() => this.commitGroup(), windowMs);
+      // From the timer, a failed commit has no caller to tell: it is reported (onCommitFailure), never
+      // thrown where it would stop the process (a damaged file then stopped it at every restart).
+      this.groupTimer = setTimeout(() => {
+        try {
+          this.commitGroup();
+        } catch {
+          // Reported and kept by commitGroup.
+        }
+      }, windowMs);
     }
     this.db.exec('SAVEPOINT write');
     this.depth += 1;
@@ -692,7 +723,22 @@ export class SqliteReadStore implements ReadStore {
   commitGroup(): void {
     if (this.groupTimer) clearTimeout(this.groupTimer);
     this.groupTimer = undefined;
-    if (this.db.open && this.db.inTransaction) this.db.exec('COMMIT');
+    if (!this.db.open || !this.db.inTransaction) return;
+    try {
+      this.db.exec('COMMIT');
+    } catch (error) {
+      if (this.db.inTransaction) {
+        try {
+          this.db.exec('ROLLBACK');
+        } catch {
+          // SQLite rolled back already, or cannot: either way nothing of the group is kept.
+        }
+      }
+      this.failed ??= new ReadModelsWriteError(this.file, error);
+      this.answers.clear();
+      this.onCommitFailure?.(this.failed);
+      throw this.failed;
+    }
   }
 
   /**
@@ -804,6 +850,8 @@ export class SqliteReadStore implements ReadStore {
           const table = this.ensure(name);
           const tables = [table, ...(this.layout(name).arrayPaths.size > 0 ? [keyTable(name)] : [])];
           for (const t of tables) {
+            // A collection the part never wrote (an empty log) has no table there: nothing to copy.
+            if (this.db.prepare(`SELECT 1 FROM part.sqlite_master WHERE type = 'table' AND name = ?`).get(t) === undefined) continue;
             if (this.db.prepare(`SELECT 1 FROM ${quote(t)} LIMIT 1`).get() !== undefined) throw new Error(`${t} is not empty: it cannot take the rows loaded apart`);
             const columns = (this.db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all(t) as string[]).map(quote).join(', ');
             this.db.exec(`INSERT INTO main.${quote(t)} (${columns}) SELECT ${columns} FROM part.${quote(t)}`);
@@ -1451,9 +1499,13 @@ export class SqliteReadStore implements ReadStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.commitGroup();
-    this.statements.clear();
-    this.db.pragma('optimize');
-    this.db.close();
+    try {
+      this.commitGroup();
+      this.db.pragma('optimize');
+    } finally {
+      // Closed even when the last commit failed (reported by commitGroup): no handle is left open.
+      this.statements.clear();
+      this.db.close();
+    }
   }
 }
