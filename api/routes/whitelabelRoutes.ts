@@ -70,6 +70,24 @@ export function whitelabelOperations(deps: ApiDeps): Operation[] {
     if (!whitelabel) throw new NotFoundError(`White label ${id} not found`, 'WHITELABEL_NOT_FOUND');
     return whitelabel;
   };
+  /**
+   * Who may read what a white label offers: staff, its owner organization (members and keys), and
+   * its projects (their collaborators and their keys). Another tenant's key learns nothing of it.
+   */
+  const readsWhitelabel = async (principal: Principal, whitelabel: WhitelabelDocument): Promise<boolean> => {
+    switch (principal.kind) {
+      case 'organizationKey':
+        return principal.organizationId === whitelabel.ownerOrganizationId;
+      case 'apiKey':
+        return principal.role !== 'ingestiononly' && (await deps.projects.byId(principal.projectId))?.whitelabelId === whitelabel.id;
+      case 'user': {
+        if (isStaff(principal.user, deps.settings.staffUsernames)) return true;
+        const owner = await deps.organizations.byId(whitelabel.ownerOrganizationId);
+        if (owner?.members.some((m) => m.userId === principal.user.id)) return true;
+        return (await deps.projects.forCollaborator(principal.user.id)).some((p) => p.whitelabelId === whitelabel.id);
+      }
+    }
+  };
   /** References to other things (organization, identity providers) are checked here; the decider checks the rest. */
   const checkReferences = async (s: Partial<WhitelabelSettings>) => {
     if (s.ownerOrganizationId !== undefined && !(await deps.organizations.byId(s.ownerOrganizationId))) {
@@ -199,9 +217,15 @@ export function whitelabelOperations(deps: ApiDeps): Operation[] {
       operationId: 'getAllImpulseBlocks',
       method: 'get',
       path: '/api/whitelabel/:whitelabelIdentifier/impulse/blocks',
-      summary: "The impulse blocks a white label's projects can use: the learn blocks it enables",
+      summary: "The impulse blocks a white label's projects can use: the learn blocks it enables (its organization, its projects, staff)",
       auth: 'any',
       acceptsOrganizationKey: true,
+      async authorize(principal, params) {
+        const whitelabel = await whitelabelOf(params);
+        if (!(await readsWhitelabel(principal, whitelabel))) {
+          throw new ForbiddenError(`White label ${whitelabel.id}'s blocks are for its organization, its projects and staff`);
+        }
+      },
       async handler({ params }) {
         return impulseBlocksFor(await whitelabelOf(params));
       },

@@ -59,6 +59,10 @@ for (const setup of setups) describeOn(setup, 'white label membership and switch
       const token = String((await onMain('POST', '/api-login', { body: { username: 'carol', password: PASSWORD } })).body.token);
       const { projects } = (await call(service, 'GET', '/api/projects', { headers: jwt(token) })).body as { projects: Record<string, unknown>[] };
       expect(projects).toEqual([expect.objectContaining({ whitelabelId, whitelabelName: 'Acme ML' })]);
+      // Her project is the white label's: she reads the blocks it offers, though no member of its organization.
+      const blocks = await call(service, 'GET', `/api/whitelabel/${whitelabelId}/impulse/blocks`, { headers: jwt(token) });
+      expect(blocks.status, JSON.stringify(blocks.body)).toBe(200);
+      expect((blocks.body.learnBlocks as { type: string }[]).map((b) => b.type)).toEqual(['keras']);
     });
 
     it('is refused on its domain with allowSignup off, naming the switch, and stays open on the main host', async () => {

@@ -142,7 +142,8 @@ for (const setup of setups) describeOn(setup, 'white labels and deployment targe
       { method: 'PUT', path: wl(), allowed: ['staff'], refused: { owner: 403, member: 403, outsider: 403, adminKey: 401, memberKey: 401, projectKey: 401 } },
       { method: 'DELETE', path: wl(), allowed: [], refused: { owner: 403, member: 403, outsider: 403, adminKey: 401, memberKey: 401, projectKey: 401 } },
       { method: 'POST', path: wl('/deploymentTargets'), allowed: ['staff', 'owner', 'adminKey'], refused: { member: 403, outsider: 403, memberKey: 403, projectKey: 403 } },
-      { method: 'GET', path: wl('/impulse/blocks'), allowed: ['staff', 'owner', 'member', 'outsider', 'adminKey', 'memberKey', 'projectKey'], refused: {} },
+      // Another tenant learns nothing of it: a project key of a project outside the white label neither.
+      { method: 'GET', path: wl('/impulse/blocks'), allowed: ['staff', 'owner', 'member', 'adminKey', 'memberKey'], refused: { outsider: 403, projectKey: 403 } },
       { method: 'GET', path: wl('/domain'), allowed: ['staff', 'owner', 'member', 'outsider', 'adminKey', 'memberKey', 'projectKey', 'nobody'], refused: {} },
       { method: 'GET', path: '/api/deployment/targets', allowed: ['staff', 'owner', 'member', 'outsider', 'adminKey', 'memberKey', 'projectKey'], refused: {} },
       { method: 'GET', path: `/api/${projectId}/deployment/targets`, allowed: ['owner', 'projectKey'], refused: { staff: 403, member: 403, outsider: 403, adminKey: 401, memberKey: 401 } },
