@@ -2,10 +2,10 @@
 // check reads every file under it (SQLite files with their -wal and -shm, blob files) as bytes, the
 // way someone holding a copy of the folder would, looking for each distinctive value in UTF-8 and
 // UTF-16, and for the user's sealing key: free pages and write-ahead logs count as much as rows.
-import { readdir, readFile, rm } from 'node:fs/promises';
-import path from 'node:path';
+import { rm } from 'node:fs/promises';
 import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { findInFolder, valuesIn } from '../support/bytesScan';
 import { dropMongoDatabases } from '../support/mongoTestDatabases';
 import { pngChunk, pngHeader, PNG_SIGNATURE } from '../support/images';
 import { call, describeOn, loginToken, setups, signup, startTestService, type TestService } from '../support/testService';
@@ -29,31 +29,6 @@ function markedPng(): Buffer {
     pngChunk('IDAT', deflateSync(Buffer.concat([row, row]))),
     pngChunk('IEND', Buffer.alloc(0)),
   ]);
-}
-
-async function filesUnder(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { withFileTypes: true, recursive: true });
-  return entries.filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
-}
-
-/** The needles in every form the bytes could hold them: UTF-8 (and lower case, as indexed), UTF-16 LE and BE. */
-function forms(value: string | Buffer): Buffer[] {
-  if (Buffer.isBuffer(value)) return [value, Buffer.from(value.toString('hex')), Buffer.from(value.toString('base64'))];
-  const le = (s: string) => Buffer.from(s, 'utf16le');
-  const be = (s: string) => Buffer.from(s, 'utf16le').swap16();
-  return [...new Set([value, value.toLowerCase()])].flatMap((s) => [Buffer.from(s, 'utf8'), le(s), be(s)]);
-}
-
-/** Every file under `dir` holding one of the values, with the value it holds. */
-async function findInFolder(dir: string, values: Record<string, string | Buffer>): Promise<string[]> {
-  const found: string[] = [];
-  for (const file of await filesUnder(dir)) {
-    const bytes = await readFile(file);
-    for (const [what, value] of Object.entries(values)) {
-      if (forms(value).some((needle) => bytes.includes(needle))) found.push(`${what} in ${path.relative(dir, file)}`);
-    }
-  }
-  return found;
 }
 
 for (const setup of setups) {
@@ -131,9 +106,7 @@ async function findInMongo(db: string, values: Record<string, string | Buffer>):
       for (const { name: collection } of await client.db(name).listCollections().toArray()) {
         for await (const doc of client.db(name).collection(collection).find()) {
           const bytes = Buffer.concat([Buffer.from(JSON.stringify(doc)), ...Object.values(doc).flatMap((v) => (v && typeof v === 'object' && 'buffer' in v ? [Buffer.from((v as { buffer: Uint8Array }).buffer)] : []))]);
-          for (const [what, value] of Object.entries(values)) {
-            if (forms(value).some((needle) => bytes.includes(needle))) found.push(`${what} in ${name}.${collection}`);
-          }
+          for (const what of valuesIn(bytes, values)) found.push(`${what} in ${name}.${collection}`);
         }
       }
     }
