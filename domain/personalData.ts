@@ -28,3 +28,10 @@ export const sealedFieldsByEventType: Readonly<Record<string, SealedFields>> = {
     fields: ['to', 'bodyText', 'bodyHTML'],
   },
 };
+
+/**
+ * Events that erase personal data from the read models: once a batch that applied one is committed,
+ * the read store leaves no copy of what was deleted in its files (free pages, write-ahead log).
+ * A project's full deletion takes its samples' metadata with it.
+ */
+export const erasingEventTypes: ReadonlySet<string> = new Set(['UserDeleted', 'ProjectFullyDeleted']);

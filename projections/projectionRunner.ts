@@ -5,6 +5,7 @@ import type { EventStore, Position } from '../stores/eventstore/eventStore';
 import type { ReadStore } from '../stores/readstore/readStore';
 import { SqliteReadStore } from '../stores/readstore/sqliteReadStore';
 import { WriteBuffer } from '../stores/readstore/writeBuffer';
+import { erasingEventTypes } from '../domain/personalData';
 import type { Projection } from './projection';
 import { clearFailure, lowestCheckpoint, storeFailure, StoredProjectionStatus, type ProjectionFailure, type ProjectionHealth } from './projectionStatus';
 
@@ -27,6 +28,16 @@ export function settler(sync: ReadModelSync, timeoutMs: number, log: Logger): (p
 }
 
 const SQLITE_BATCH_SIZE = 100;
+
+/** Removes every copy of what the committed writes deleted from the read store's files (see ReadStore.scrubDeleted). */
+type Scrub = () => Promise<void>;
+
+function scrubberOf(readStore: ReadStore, log: Logger): Scrub {
+  return async () => {
+    if (!readStore.scrubDeleted || (await readStore.scrubDeleted())) return;
+    log.warn("a forgotten user's data may remain in the read models' write-ahead log: readers kept it from being truncated; the next forget truncates it");
+  };
+}
 
 interface ProjectionSubscriber extends Subscriber {
   readonly projection: Projection;
@@ -58,7 +69,7 @@ export interface ProjectionRunnerOptions {
  * the lane applied before it (other members included, within the same event) is committed, so the
  * failure is reported, and retried, at its own event.
  */
-function bufferedApplier(readStore: ReadStore, projections: readonly Projection[]): LaneApplier<ProjectionSubscriber> {
+function bufferedApplier(readStore: ReadStore, projections: readonly Projection[], scrub: Scrub): LaneApplier<ProjectionSubscriber> {
   const writesOf = (name: string) => [...(projections.find((p) => p.name === name)?.writes ?? [])];
   return async (members, events, commit) => {
     // Its own collections and those of the projections it follows (samples: the project documents'
@@ -67,6 +78,7 @@ function bufferedApplier(readStore: ReadStore, projections: readonly Projection[
     const buffer = new WriteBuffer(readStore, owned, (ops) => commit(ops, []));
     const reached = members.map((m) => m.applied);
     let handled = false;
+    let erased = false;
     const positions = () => members.flatMap((m, i) => (reached[i] !== undefined && reached[i] !== m.applied ? [[m, reached[i]!] as const] : []));
     for (const event of events) {
       for (const [i, member] of members.entries()) {
@@ -80,8 +92,10 @@ function bufferedApplier(readStore: ReadStore, projections: readonly Projection[
           } catch (error) {
             buffer.rollback(savepoint);
             await commit(buffer.takeOps(), positions());
+            if (erased) await scrub();
             throw new HandlerFailed(i, event, error);
           }
+          erased ||= erasingEventTypes.has(event.type);
         }
         reached[i] = event.position;
       }
@@ -93,11 +107,13 @@ function bufferedApplier(readStore: ReadStore, projections: readonly Projection[
       return;
     }
     await commit(ops, positions());
+    // Before the runner counts the batch applied: an answer that waited for it finds the bytes gone.
+    if (erased) await scrub();
   };
 }
 
 /** Each handler writes to the store directly, each applied event's checkpoint stored right after it. */
-function directApplier(readStore: ReadStore): LaneApplier<ProjectionSubscriber> {
+function directApplier(readStore: ReadStore, scrub: Scrub): LaneApplier<ProjectionSubscriber> {
   return async (members, events, commit) => {
     for (const event of events) {
       for (const [i, member] of members.entries()) {
@@ -112,6 +128,7 @@ function directApplier(readStore: ReadStore): LaneApplier<ProjectionSubscriber> 
           throw new HandlerFailed(i, event, error);
         }
         await commit([], [[member, event.position]]);
+        if (erasingEventTypes.has(event.type)) await scrub();
       }
     }
   };
@@ -145,11 +162,12 @@ export class ProjectionRunner implements ReadModelSync, ProjectionHealth {
     maxRetryDelayMs = 60_000,
     options: ProjectionRunnerOptions = {},
   ) {
+    const scrub = scrubberOf(readStore, log);
     this.subscription = new CheckpointedSubscription({
       events,
       readStore,
       subscribers: projections.map(subscriberOf),
-      apply: options.buffered === false ? directApplier(readStore) : bufferedApplier(readStore, projections),
+      apply: options.buffered === false ? directApplier(readStore, scrub) : bufferedApplier(readStore, projections, scrub),
       log,
       kind: 'projection',
       retryDelayMs,

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { readFile, rm } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import Database from 'better-sqlite3';
+import { truncateWal, zeroWhatIsDeleted } from '../sqliteErasure';
 import { TurnBatcher } from '../turnBatcher';
 import { chunksOf } from './fileBlobStore';
 import { BlobNotFoundError, BlobTooLargeError, type BlobInfo, type BlobSource, type BlobStore } from './blobStore';
@@ -114,6 +115,8 @@ export class SqliteBlobStore implements BlobStore {
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = FULL');
       db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+      // A removed photo or sample is zeroed where it lay, not left in free pages (appends cost nothing more).
+      zeroWhatIsDeleted(db);
       return new SqliteBlobStore(db, options.onRelayout);
     } catch (error) {
       db.close();
@@ -165,9 +168,12 @@ export class SqliteBlobStore implements BlobStore {
     return row ? { sha256, size: row.size } : undefined;
   }
 
+  /** A single removal (a user's photo): the write-ahead log's earlier copies of the blob go with it. */
   async delete(sha256: string): Promise<boolean> {
     if (!SHA256.test(sha256)) return false;
-    return this.remove.run(sha256).changes > 0;
+    if (this.remove.run(sha256).changes === 0) return false;
+    await truncateWal(this.db);
+    return true;
   }
 
   async quarantine(sha256: string): Promise<boolean> {

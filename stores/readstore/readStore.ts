@@ -90,6 +90,13 @@ export interface ReadStore {
    * may or may not show.
    */
   walk(collection: string, pageSize: number): AsyncIterable<Document[]>;
+  /**
+   * Leaves no copy of what was deleted or replaced so far in the store's own files: SQLite zeroes
+   * deleted content as it goes (secure_delete), and here truncates its write-ahead log, which keeps
+   * earlier versions of the pages. Answers false when readers kept the log from being truncated.
+   * Absent where there is nothing to scrub (memory) or the files are the server's (MongoDB).
+   */
+  scrubDeleted?(): Promise<boolean>;
   /** Drops every collection and checkpoint, for a rebuild from the log. */
   dropAll(): Promise<void>;
   close(): Promise<void>;

@@ -24,6 +24,7 @@ import { jsonPrefilter } from './jsonPrefilter';
 import { applyPlainUpdate } from './plainUpdate';
 import { QueryCache } from './queryCache';
 import type { Checkpoint, CheckpointWrite, Collection, Document, DocumentId, Filter, FindOptions, ReadStore, Update, UpdateResult, WriteOp } from './readStore';
+import { truncateWal, zeroWhatIsDeleted } from '../sqliteErasure';
 
 type Statement = Database.Statement<unknown[], unknown>;
 interface Row {
@@ -601,11 +602,14 @@ export class SqliteReadStore implements ReadStore {
       // power cut may lose the last transactions, never half of one, and the runner replays them.
       db.pragma('synchronous = NORMAL');
       db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? BUSY_TIMEOUT_MS}`);
+      // Read models hold people's names and addresses: what a write deletes or replaces is zeroed, not left in free space.
+      zeroWhatIsDeleted(db);
       const store = new SqliteReadStore(db, indexes, options.groupCommitMs ?? 0, options.answerCache ?? true, options.onRelayout, options.busyTimeoutMs ?? BUSY_TIMEOUT_MS, options.scanSliceMs ?? SCAN_SLICE_MS, options.walkHereRows ?? WALK_HERE_ROWS);
       store.file = file;
       store.onCommitFailure = options.onCommitFailure;
       // Statistics for the planner (which index of two equalities is narrower), kept cheap by a limit.
       // After the tables are as wanted: it may write, and another process laying them out holds the lock.
+      // The limit also keeps sqlite_stat4 empty: no sample of an index's values (an e-mail) is copied there.
       db.pragma('analysis_limit = 1000');
       db.pragma('optimize = 0x10002');
       return store;
@@ -739,6 +743,17 @@ export class SqliteReadStore implements ReadStore {
       this.onCommitFailure?.(this.failed);
       throw this.failed;
     }
+  }
+
+  /**
+   * Commits the open group and truncates the write-ahead log (see ReadStore.scrubDeleted). Not
+   * during a rebuild's load: it holds the folder alone and replays the log, in which a forgotten
+   * user's data are unreadable.
+   */
+  async scrubDeleted(): Promise<boolean> {
+    if (this.closed) return false;
+    if (this.bulk?.unsynced) return true;
+    return truncateWal(this.db, () => this.commitGroup());
   }
 
   /**
