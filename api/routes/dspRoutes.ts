@@ -11,6 +11,7 @@ import { commonFrequency, DSP_POOL_TASKS, readAllBytes, windowSampleOf } from '.
 import { processingBlocks } from '../../domain/dsp/blocks';
 import { classList, type DspMetadata } from '../../domain/dsp/dspMetadata';
 import { expectedImageWindowCount, expectedWindowCount, sliceRange, timeSeriesWindowing, WindowingError } from '../../domain/dsp/windows';
+import { dspRunCheckerOn } from '../../commands/dsp/dspRunCheck';
 import { dspTaskBlock, type DspTaskOutcome, type DspWindowResult, type SliceFeatures, type SliceFeaturesInput } from '../../commands/dsp/dspPoolTasks';
 import { sampleView } from './rawDataRoutes';
 import { DSP_WINDOW_MAX_VALUES, resolveImpulseDsp, type ImpulseDsp } from '../../domain/dsp/impulseDsp';
@@ -60,6 +61,7 @@ const MAX_WAITING_SLICES = 16;
 
 export function dspOperations(deps: ApiDeps): Operation[] {
   const sliceAdmission = new Admission(deps.dspPool.size, MAX_WAITING_SLICES, 'DSP slice runs');
+  const commandDeps = { events: deps.events, runDspCheck: dspRunCheckerOn(deps.dspPool) };
   const featureLabelsOf = async (metadataSha: string): Promise<string[]> => {
     const chunks: Buffer[] = [];
     for await (const chunk of await deps.blobs.open(metadataSha)) chunks.push(chunk as Buffer);
@@ -138,7 +140,7 @@ export function dspOperations(deps: ApiDeps): Operation[] {
         const result = await runSlice(params, query, overrides);
         if (body.store && Object.keys(overrides).length > 0) {
           const position = await setDspConfig(
-            deps.events,
+            commandDeps,
             { projectId: intParam(params, 'projectId'), dspId: intParam(params, 'dspId'), changes: overrides },
             requestContext(principal, requestId),
           );
@@ -219,7 +221,7 @@ export function dspOperations(deps: ApiDeps): Operation[] {
       body: DspConfigRequest,
       async handler({ principal, params, body, requestId, settle }) {
         const position = await setDspConfig(
-          deps.events,
+          commandDeps,
           { projectId: intParam(params, 'projectId'), dspId: intParam(params, 'dspId'), changes: body.config },
           requestContext(principal, requestId),
         );

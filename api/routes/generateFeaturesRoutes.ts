@@ -4,9 +4,10 @@
 // block refuses, or an input block the job does not handle (time-series and image ones are handled).
 import { z } from 'zod';
 import { commonFrequency } from '../../commands/dsp/generateFeatures';
+import { dspRunCheckerOn } from '../../commands/dsp/dspRunCheck';
 import { requestJob } from '../../commands/jobs/requestJob';
 import { NORMALIZE_DATA } from '../../domain/dsp/dspFeaturesEvents';
-import { resolveImpulseDsp } from '../../domain/dsp/impulseDsp';
+import { impulseDspRunCheck, resolveImpulseDsp } from '../../domain/dsp/impulseDsp';
 import { DspConfigurationError } from '../../domain/dsp/processingBlock';
 import { imageWindowing, WindowingError } from '../../domain/dsp/windows';
 import { ValidationError } from '../../domain/shared/errors';
@@ -22,6 +23,7 @@ const GenerateFeaturesRequest = z.object({
 });
 
 export function generateFeaturesOperations(deps: ApiDeps): Operation[] {
+  const runDspCheck = dspRunCheckerOn(deps.dspPool);
   return [
     operation({
       operationId: 'generateFeaturesJob',
@@ -39,13 +41,17 @@ export function generateFeaturesOperations(deps: ApiDeps): Operation[] {
         if (samples === 0) throw new ValidationError('There is no training data: add samples before generating features', 'NO_TRAINING_DATA');
         try {
           // Without the input block's frequency the job takes the samples' most common one: so do
-          // the checks here, which include running the block once on a window of the input's size.
+          // the checks here, which include running the block once on a window of the input's size (in
+          // the DSP pool: it grows with the window and the parameters).
           const block = impulse.dspBlocks.find((b) => b.id === body.dspId);
           const input = impulse.inputBlocks.find((b) => b.id === block?.input);
           const frequency = input?.type === 'time-series' && input.frequencyHz === undefined
             ? commonFrequency([...(await deps.samples.ids(projectId, 'training')), ...(await deps.samples.ids(projectId, 'testing'))])
             : undefined;
-          const dsp = resolveImpulseDsp(impulse, body.dspId, {}, frequency, { checkByRunning: true });
+          const dsp = resolveImpulseDsp(impulse, body.dspId, {}, frequency);
+          const check = impulseDspRunCheck(dsp);
+          const refusals = check === undefined ? [] : await runDspCheck(check);
+          if (refusals.length > 0) throw new DspConfigurationError(refusals.join('; '));
           if (dsp.inputBlock.type === 'image') imageWindowing(dsp.inputBlock);
           else if (dsp.inputBlock.type !== 'time-series') {
             throw new DspConfigurationError(`input block ${dsp.inputBlock.id} is of type "${dsp.inputBlock.type}": this service generates features for time-series and image impulses`);

@@ -1,5 +1,5 @@
 import type { OrganizationApiKeyDocument, OrganizationDocument } from '../../projections/organizations/organizationDocument';
-import { readmeHtml } from '../../projections/projects/readmeHtml';
+import { organizationReadmeHtml } from './organizationReadme';
 import type { UserDocument } from '../../projections/users/userDocument';
 import type { WhitelabelQueries } from '../../projections/whitelabels/whitelabelQueries';
 import { collaboratorView } from './projectView';
@@ -82,7 +82,7 @@ export function organizationInfoView(o: OrganizationDocument, c: OrganizationInf
     datasets: [],
     defaultComputeLimits: { requestsCpu: 1, requestsMemory: 2048, limitsCpu: 2, limitsMemory: 4096 },
     experiments: o.experiments.map((type) => ({ type, title: type, enabled: true, showToUser: true })),
-    ...(o.readme ? { readme: { markdown: o.readme, html: readmeHtml(o.readme) } } : {}),
+    ...(o.readme ? { readme: { markdown: o.readme, html: organizationReadmeHtml(o.readme) } } : {}),
     cliLists: {
       objectDetectionLastLayerOptions: [],
       imageInputScalingOptions: [

@@ -1,5 +1,6 @@
 // The DSP work the thread pool runs (commands/jobs/threadPool.ts loads this module in its worker
-// threads): one window for the DSP run endpoints; for the generate-features job, all windows of one
+// threads): one window for the DSP run endpoints; a config's check by running, for its save and the
+// generate-features request; for the generate-features job, all windows of one
 // sample at a time, then the feature explorer and the feature importance.
 // Both go through domain/dsp/impulseDsp.ts, so they compute the same features for the same window.
 import { closeSync, fstatSync, ftruncateSync, openSync, writeSync } from 'node:fs';
@@ -10,6 +11,7 @@ import { runImpulseDsp, type ImpulseDsp } from '../../domain/dsp/impulseDsp';
 import { DspConfigurationError, type DspGraph, type DspResult, type OutputConfig } from '../../domain/dsp/processingBlock';
 import { AxesSelection } from '../../domain/dsp/axesSelection';
 import { imageWindow, imageWindowing, sampleWindows, sliceRowsToKeep, sliceWindow, WindowingError, type ImageWindowing, type SliceRange, type TimeSeriesWindowing, type WindowSample } from '../../domain/dsp/windows';
+import { dspRunRefusals, type DspRunCheck } from '../../domain/impulse/dspConfig';
 import { decodeValuesInto } from '../../domain/sample/formats/decodeValues';
 import type { SampleSource } from '../../domain/sample/formats/sampleFormat';
 import { readWavInto } from '../../domain/sample/formats/wavFormat';
@@ -262,4 +264,9 @@ export function explorerTask(input: { windows: ExplorerWindow[]; total: number; 
 /** One-vs-rest random forest importances over the sampled training windows: CPU work for the pool. */
 export function importanceTask(input: { rows: number[][]; ys: number[]; classes: string[]; featureLabels: string[]; seed: number }): FeatureImportanceResponse {
   return featureImportance(input.rows, input.ys, input.classes, input.featureLabels, input.seed);
+}
+
+/** A DSP config's check by running (dspRunCheck.ts): the refusals naming its parameters. */
+export function dspRunCheck(check: DspRunCheck): string[] {
+  return dspRunRefusals(check);
 }

@@ -1,5 +1,7 @@
 import type { ImpulseType } from '../../domain/impulse/blockCatalog';
-import type { DspConfigValues } from '../../domain/impulse/dspConfig';
+import { DspRunCheckNeeded, type DspConfigValues, type DspRunAnswer } from '../../domain/impulse/dspConfig';
+import { ConflictError } from '../../domain/shared/errors';
+import type { DspRunChecker } from '../dsp/dspRunCheck';
 import { impulseDecider, type ImpulseCommand } from '../../domain/impulse/impulseDecider';
 import { impulsesStream } from '../../domain/impulse/impulseEvents';
 import type { ImpulseBlocksRequest } from '../../domain/impulse/impulseValidation';
@@ -66,12 +68,30 @@ export async function issueBlockId(events: EventStore, projectId: number, ctx: C
   return { blockId: issued.data.blockId, position: handled.position };
 }
 
+/** Rounds of "the config changed while its check ran" before the caller is told to try again. */
+const MAX_CHECK_ROUNDS = 4;
+
+/**
+ * Sets the config, after its check by running (dspConfig.ts) made by `runDspCheck` off the event
+ * loop: the decider names the check the config it decides on needs, and the command is sent again
+ * with its answer. Another round is needed only when the saved config or the impulse changed between
+ * the two (each answer is kept for the config it was made for).
+ */
 export async function setDspConfig(
-  events: EventStore,
+  deps: { events: EventStore; runDspCheck: DspRunChecker },
   input: { projectId: number; dspId: number; changes: DspConfigValues },
   ctx: CommandContext,
 ): Promise<Position | undefined> {
-  return (await send(events, input.projectId, { type: 'SetDspConfig', data: { ...input, now: ctx.now } }, ctx)).position;
+  const runAnswers: DspRunAnswer[] = [];
+  for (let round = 1; ; round++) {
+    try {
+      return (await send(deps.events, input.projectId, { type: 'SetDspConfig', data: { ...input, runAnswers, now: ctx.now } }, ctx)).position;
+    } catch (error) {
+      if (!(error instanceof DspRunCheckNeeded)) throw error;
+      if (round >= MAX_CHECK_ROUNDS) throw new ConflictError(`DSP block ${input.dspId}'s config or impulse kept changing while the config was checked; try again`, 'DSP_CONFIG_CHANGING');
+      runAnswers.push({ check: error.check, refusals: await deps.runDspCheck(error.check) });
+    }
+  }
 }
 
 export async function clearDspBlock(events: EventStore, input: { projectId: number; dspId: number }, ctx: CommandContext): Promise<Position | undefined> {

@@ -3,7 +3,7 @@
 // overrides, checked by validateDspConfig) and build the DspInput for a window the same way, so a
 // window run through `POST dsp/{dspId}/run` gives the features the job writes for it.
 import { dspBlockDefinition } from '../impulse/blockCatalog';
-import { resolveDspConfig, validateDspConfig, type DspConfigValues } from '../impulse/dspConfig';
+import { dspRunCheckOf, resolveDspConfig, validateDspConfig, type DspConfigValues, type DspRunCheck } from '../impulse/dspConfig';
 import type { DspBlock, InputBlock } from '../impulse/impulseEvents';
 import { processingBlocks } from './blocks';
 import { DspConfigurationError, type DspInput, type DspResult, type ProcessingBlock } from './processingBlock';
@@ -31,7 +31,6 @@ export function resolveImpulseDsp(
   dspId: number,
   overrides: DspConfigValues = {},
   defaultFrequencyHz?: number,
-  options: { checkByRunning?: boolean } = {},
 ): ImpulseDsp {
   const dspBlock = impulse.dspBlocks.find((b) => b.id === dspId);
   if (!dspBlock) throw new DspConfigurationError(`DSP block ${dspId} is not part of this impulse`);
@@ -49,10 +48,18 @@ export function resolveImpulseDsp(
     implementationVersion: dspBlock.implementationVersion,
     ...(frequencyHz > 0 ? { frequencyHz } : {}),
     ...(inputBlock.windowSizeMs === undefined ? {} : { windowSizeMs: inputBlock.windowSizeMs }),
-    ...(options.checkByRunning ? { checkByRunning: true } : {}),
   });
   if (errors.length > 0) throw new DspConfigurationError(errors.join('; '));
   return { dspBlock, inputBlock, block, config, frequencyHz };
+}
+
+/** The check by running a resolved block's config needs (dspConfig.ts dspRunCheckOf), if any. */
+export function impulseDspRunCheck(dsp: ImpulseDsp): DspRunCheck | undefined {
+  return dspRunCheckOf(dspBlockDefinition(dsp.dspBlock.type)!, dsp.config, {
+    implementationVersion: dsp.dspBlock.implementationVersion,
+    ...(dsp.frequencyHz > 0 ? { frequencyHz: dsp.frequencyHz } : {}),
+    ...(dsp.inputBlock.windowSizeMs === undefined ? {} : { windowSizeMs: dsp.inputBlock.windowSizeMs }),
+  });
 }
 
 /**

@@ -1,6 +1,6 @@
 // A DSP block's config: parameter values as strings (DSPConfigRequest sends them so), checked
 // against the block's descriptors and the cross-field rules of dsp-reference.md.
-import type { DspBlockDefinition } from './blockCatalog';
+import { dspBlockDefinition, type DspBlockDefinition } from './blockCatalog';
 import type { DspGroupItem, DspParameter } from './dspParameters';
 import { processingBlocks } from '../dsp/blocks';
 import { DspConfigurationError } from '../dsp/processingBlock';
@@ -16,16 +16,49 @@ export interface DspConfigContext {
   frequencyHz?: number;
   windowSizeMs?: number;
   /**
-   * Also run the block once on a synthetic window of the input's size (when frequency and window are
-   * known) and report what it refuses by parameter: catches every refusal that depends on the
-   * parameters and the window's shape, not the data, when the config is saved or a job requested
-   * rather than when the job runs. Off for the run endpoints, which run the block anyway (in the pool).
+   * Also check by running (dspRunCheckOf) once the other rules pass: the refusals of that run, which
+   * the caller made (in the DSP pool, off the event loop) or may throw DspRunCheckNeeded to go and
+   * make. Catches every refusal that depends on the parameters and the window's shape, not the data,
+   * when the config is saved or a job requested rather than when the job runs. Absent for the run
+   * endpoints, which run the block anyway (in the pool).
    */
-  checkByRunning?: boolean;
+  runRefusals?: (check: DspRunCheck) => string[];
 }
 
-/** Rows above which the check by running is skipped (the job still refuses): bounds its work on the event loop. */
+/** Rows above which the check by running is skipped (the job still refuses): bounds its work. */
 const CHECK_RUN_MAX_ROWS = 100_000;
+
+/**
+ * The check by running: the block run once on a synthetic window of the input's size, with one whole
+ * config. Plain data, so that it runs in a pool thread, and that an answer can be matched to the
+ * config it was made for (sameDspRunCheck).
+ */
+export interface DspRunCheck {
+  type: string;
+  /** Every parameter (defaults filled in). */
+  config: DspConfigValues;
+  implementationVersion: number;
+  frequencyHz: number;
+  windowSizeMs: number;
+}
+
+/** A check by running and what the block refused in it (an empty list: nothing). */
+export interface DspRunAnswer {
+  check: DspRunCheck;
+  refusals: string[];
+}
+
+/**
+ * Thrown through a decider that needs the answer of a check by running it was not given: the command
+ * handler runs the check (in the DSP pool) and sends the command again with the answer, so the
+ * decider stays pure and the run stays off the event loop.
+ */
+export class DspRunCheckNeeded extends Error {
+  constructor(readonly check: DspRunCheck) {
+    super(`The ${check.type} config needs its check by running`);
+    this.name = 'DspRunCheckNeeded';
+  }
+}
 
 const parametersOf = (def: DspBlockDefinition): DspParameter[] => def.parameters.flatMap((g) => g.items);
 
@@ -73,24 +106,47 @@ export function validateDspConfig(def: DspBlockDefinition, config: DspConfigValu
   }
   if (errors.length > 0) return errors;
   const crossField = crossFieldErrors(def.info.type, config, numbers, context);
-  if (crossField.length > 0 || !context.checkByRunning) return crossField;
-  return runErrors(def.info.type, { ...defaultDspConfig(def), ...config }, new Set(descriptors.keys()), context);
+  if (crossField.length > 0 || !context.runRefusals) return crossField;
+  const check = dspRunCheckOf(def, config, context);
+  return check === undefined ? [] : context.runRefusals(check);
+}
+
+/**
+ * The check by running a config needs, if any: none without the input's frequency and window, for
+ * image blocks, for a version the block cannot run, or for a window above CHECK_RUN_MAX_ROWS rows.
+ */
+export function dspRunCheckOf(def: DspBlockDefinition, config: DspConfigValues, context: Omit<DspConfigContext, 'runRefusals'>): DspRunCheck | undefined {
+  const type = def.info.type;
+  const block = processingBlocks.get(type);
+  const fs = context.frequencyHz;
+  if (!block || fs === undefined || context.windowSizeMs === undefined || type === 'image') return undefined;
+  const rows = Math.max(1, Math.floor((context.windowSizeMs * fs) / 1000));
+  if (rows > CHECK_RUN_MAX_ROWS || !block.implementationVersions.includes(context.implementationVersion)) return undefined;
+  return { type, config: { ...defaultDspConfig(def), ...config }, implementationVersion: context.implementationVersion, frequencyHz: fs, windowSizeMs: context.windowSizeMs };
+}
+
+/** Whether an answer made for `a` is the answer for `b`. */
+export function sameDspRunCheck(a: DspRunCheck, b: DspRunCheck): boolean {
+  const keys = Object.keys(a.config);
+  return a.type === b.type && a.implementationVersion === b.implementationVersion && a.frequencyHz === b.frequencyHz && a.windowSizeMs === b.windowSizeMs
+    && keys.length === Object.keys(b.config).length && keys.every((k) => Object.hasOwn(b.config, k) && a.config[k] === b.config[k]);
 }
 
 /**
  * What the block refuses when run on a synthetic window of the input's size: a deterministic signal,
  * one axis (the parameters' rules do not depend on the axis count). Only refusals that name one of
- * the block's parameters count; those about the data or the axes are the job's to report.
+ * the block's parameters count; those about the data or the axes are the job's to report. CPU work
+ * that grows with the window and the parameters: the service runs it in the DSP pool.
  */
-function runErrors(type: string, config: DspConfigValues, params: ReadonlySet<string>, context: DspConfigContext): string[] {
-  const block = processingBlocks.get(type);
-  const fs = context.frequencyHz;
-  if (!block || fs === undefined || context.windowSizeMs === undefined || type === 'image') return [];
-  const rows = Math.max(1, Math.floor((context.windowSizeMs * fs) / 1000));
-  if (rows > CHECK_RUN_MAX_ROWS || !block.implementationVersions.includes(context.implementationVersion)) return [];
+export function dspRunRefusals(check: DspRunCheck): string[] {
+  const block = processingBlocks.get(check.type);
+  const def = dspBlockDefinition(check.type);
+  if (!block || !def) return [];
+  const params = new Set(parametersOf(def).map((p) => p.param));
+  const rows = Math.max(1, Math.floor((check.windowSizeMs * check.frequencyHz) / 1000));
   const values = Float64Array.from({ length: rows }, (_, i) => 100 * Math.sin(0.37 * i) + (i % 13));
   try {
-    block.run({ values, axes: ['x'], frequency: fs }, config, { implementationVersion: context.implementationVersion, drawGraphs: false });
+    block.run({ values, axes: ['x'], frequency: check.frequencyHz }, check.config, { implementationVersion: check.implementationVersion, drawGraphs: false });
     return [];
   } catch (error) {
     // Anything but a refusal is not the parameters' fault: the job reports it where it happens.

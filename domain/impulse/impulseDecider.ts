@@ -3,7 +3,7 @@ import { NotFoundError, ValidationError, assertNever } from '../shared/errors';
 import { jsonProblem } from '../shared/jsonRules';
 import { checkText } from '../shared/textRules';
 import { dspBlockDefinition, type ImpulseType } from './blockCatalog';
-import { resolveDspConfig, validateDspConfig, type DspConfigValues } from './dspConfig';
+import { DspRunCheckNeeded, resolveDspConfig, sameDspRunCheck, validateDspConfig, type DspConfigValues, type DspRunAnswer } from './dspConfig';
 import type { DspBlock, ImpulseBlocks, ImpulseEvent } from './impulseEvents';
 import { buildImpulseBlocks, type ImpulseBlocksRequest } from './impulseValidation';
 
@@ -33,7 +33,20 @@ export type ImpulseCommand =
   | { type: 'UpdateImpulse'; data: { projectId: number; impulseId: number | null; name?: string; tags?: string[]; impulseType?: ImpulseType; now: Date } }
   | { type: 'DeleteImpulse'; data: { projectId: number; impulseId: number | null; now: Date } }
   | { type: 'IssueBlockId'; data: { projectId: number; now: Date } }
-  | { type: 'SetDspConfig'; data: { projectId: number; dspId: number; changes: DspConfigValues; now: Date } }
+  | {
+      type: 'SetDspConfig';
+      data: {
+        projectId: number;
+        dspId: number;
+        changes: DspConfigValues;
+        /**
+         * Checks by running already made (in the DSP pool): when the config this decides on needs one
+         * that is not here, the decider throws DspRunCheckNeeded and the handler comes back with it.
+         */
+        runAnswers?: readonly DspRunAnswer[];
+        now: Date;
+      };
+    }
   | { type: 'ClearDspBlock'; data: { projectId: number; dspId: number; now: Date } };
 
 export interface ImpulseState {
@@ -171,7 +184,11 @@ export const impulseDecider: Decider<ImpulseCommand, ImpulseEvent, ImpulsesState
           implementationVersion: block.implementationVersion,
           ...(input?.frequencyHz === undefined ? {} : { frequencyHz: input.frequencyHz }),
           ...(input?.windowSizeMs === undefined ? {} : { windowSizeMs: input.windowSizeMs }),
-          checkByRunning: true,
+          runRefusals: (check) => {
+            const answer = c.runAnswers?.find((a) => sameDspRunCheck(a.check, check));
+            if (!answer) throw new DspRunCheckNeeded(check);
+            return answer.refusals;
+          },
         });
         if (errors.length > 0) throw new ValidationError(`Invalid DSP config for block ${block.id} (${block.type}): ${errors.join('; ')}`);
         const textProblem = jsonProblem(config, '"config"', { text: { max: DSP_VALUE_MAX, allowEmpty: true }, key: { max: 256 }, maxDepth: 1, maxChars: 4 * DSP_VALUE_MAX });

@@ -4,10 +4,12 @@ import type { ImpulseEvent } from '../../domain/impulse/impulseEvents';
 import type { ImpulseBlocksRequest } from '../../domain/impulse/impulseValidation';
 import { fold } from '../../domain/shared/decider';
 import { NotFoundError, ValidationError } from '../../domain/shared/errors';
+import { DspRunCheckNeeded, dspRunRefusals, type DspRunAnswer } from '../../domain/impulse/dspConfig';
 import { deciderSpecification } from '../support/deciderSpecification';
 import { motionImpulse } from '../support/impulseSampleLog';
+import { impulseDeciderAnswering } from '../support/dspRunAnswers';
 
-const spec = deciderSpecification(impulseDecider);
+const spec = deciderSpecification(impulseDeciderAnswering);
 const now = new Date('2026-11-25T10:00:00.000Z');
 const projectId = 5;
 
@@ -28,7 +30,7 @@ const setConfig = (dspId: number, changes: Record<string, string>): ImpulseComma
 /** Runs the commands one after the other, as the stream would record them. */
 function history(...commands: ImpulseCommand[]): ImpulseEvent[] {
   const events: ImpulseEvent[] = [];
-  for (const c of commands) events.push(...impulseDecider.decide(c, fold(impulseDecider, events)));
+  for (const c of commands) events.push(...impulseDeciderAnswering.decide(c, fold(impulseDecider, events)));
   return events;
 }
 const stateAfter = (...commands: ImpulseCommand[]): ImpulsesState => fold(impulseDecider, history(...commands));
@@ -208,6 +210,31 @@ describe('a DSP block config', () => {
     spec.given(given).when(setConfig(2, { 'filter-type': 'low', 'filter-order': '3' })).thenThrows(ValidationError, /"filter-order": must be 0 or an even number/);
     // 62.5 Hz: Nyquist is 31.25 Hz.
     spec.given(given).when(setConfig(2, { 'filter-type': 'high', 'filter-cutoff': '40' })).thenThrows(ValidationError, /"filter-cutoff": cut-off frequency is above Nyquist/);
+  });
+
+  it('asks for its check by running rather than running the block itself, and takes the answer made for its config only', () => {
+    const given = history(first);
+    const wavelet = { 'analysis-type': 'Wavelet', 'wavelet-level': '6' };
+    let needed: unknown;
+    try {
+      impulseDecider.decide(setConfig(2, wavelet), fold(impulseDecider, given));
+    } catch (error) {
+      needed = error;
+    }
+    expect(needed).toBeInstanceOf(DspRunCheckNeeded);
+    const check = (needed as DspRunCheckNeeded).check;
+    // The input's 62.5 Hz and 2 s window, the whole config, the block's version.
+    expect(check).toMatchObject({ type: 'spectral-analysis', frequencyHz: 62.5, windowSizeMs: 2000, implementationVersion: 4, config: { ...wavelet, 'fft-length': '16' } });
+    const refusal = dspRunRefusals(check);
+    expect(refusal).toEqual([expect.stringMatching(/^"wavelet-level": wavelet decomposition level is too high/)]);
+    const answered = (runAnswers: DspRunAnswer[]): ImpulseCommand => ({ type: 'SetDspConfig', data: { projectId, dspId: 2, changes: wavelet, runAnswers, now } });
+    spec.given(given).when(answered([{ check, refusals: refusal }])).thenThrows(ValidationError, /^Invalid DSP config for block 2 \(spectral-analysis\): "wavelet-level": wavelet decomposition level is too high/);
+    // An answer made for another config (the saved one changed meanwhile) is not this config's answer.
+    const other = { ...check, config: { ...check.config, 'wavelet-level': '1' } };
+    expect(() => impulseDecider.decide(answered([{ check: other, refusals: [] }]), fold(impulseDecider, given))).toThrow(DspRunCheckNeeded);
+    expect(impulseDecider.decide(answered([{ check: other, refusals: [] }, { check, refusals: [] }]), fold(impulseDecider, given))[0]!.type).toBe('DspConfigSet');
+    // Refused by the cheap rules: no run is asked for.
+    expect(() => impulseDecider.decide(setConfig(2, { 'fft-length': '100' }), fold(impulseDecider, given))).toThrow(ValidationError);
   });
 
   it('is cleared on request', () => {

@@ -3,14 +3,14 @@ import { describe, expect, it } from 'vitest';
 import { processingBlocks } from '../../domain/dsp/blocks';
 import { DspConfigurationError } from '../../domain/dsp/processingBlock';
 import { dspBlockDefinition } from '../../domain/impulse/blockCatalog';
-import { defaultDspConfig, validateDspConfig, type DspConfigValues } from '../../domain/impulse/dspConfig';
+import { defaultDspConfig, dspRunRefusals, validateDspConfig, type DspConfigValues } from '../../domain/impulse/dspConfig';
 
 // Parameters the blocks refuse when they run must be refused when they are saved (or a job
 // requested), naming the parameter; each case is also run through the block to show that it really
 // is refused there, so the save-time check is not stricter than the block.
 const def = (type: string) => dspBlockDefinition(type)!;
 const saved = (type: string, config: DspConfigValues, version: number, frequencyHz?: number, windowSizeMs?: number) =>
-  validateDspConfig(def(type), { ...defaultDspConfig(def(type)), ...config }, { implementationVersion: version, ...(frequencyHz === undefined ? {} : { frequencyHz }), ...(windowSizeMs === undefined ? {} : { windowSizeMs }), checkByRunning: true });
+  validateDspConfig(def(type), { ...defaultDspConfig(def(type)), ...config }, { implementationVersion: version, ...(frequencyHz === undefined ? {} : { frequencyHz }), ...(windowSizeMs === undefined ? {} : { windowSizeMs }), runRefusals: dspRunRefusals });
 const runRefusal = (type: string, config: DspConfigValues, version: number, frequencyHz: number, windowSizeMs: number): string | undefined => {
   const rows = Math.floor((windowSizeMs * frequencyHz) / 1000);
   const values = Array.from({ length: rows }, (_, i) => Math.sin(i / 3) * 50);

@@ -1,5 +1,6 @@
 import type { ImpulseBlocksRequest } from '../../domain/impulse/impulseValidation';
 import { impulseDecider, type ImpulseCommand } from '../../domain/impulse/impulseDecider';
+import { impulseDeciderAnswering } from './dspRunAnswers';
 import type { ImpulseEvent } from '../../domain/impulse/impulseEvents';
 
 /** An accelerometer impulse: time series, one DSP block of `dspType`, a classifier. */
@@ -31,7 +32,7 @@ export function impulseSampleEvents(projectId: number, now: Date): ImpulseEvent[
   let state = impulseDecider.initialState();
   const events: ImpulseEvent[] = [];
   for (const command of commands) {
-    for (const e of impulseDecider.decide(command, state)) {
+    for (const e of impulseDeciderAnswering.decide(command, state)) {
       events.push(e);
       state = impulseDecider.evolve(state, e);
     }
