@@ -21,6 +21,7 @@ export const sealedFieldsByEventType: Readonly<Record<string, SealedFields>> = {
   HmacKeyAdded: { subject: (d) => `project-${String(d.projectId)}`, fields: ['hmacKey'] },
   // What the inviter typed may be the invitee's e-mail address: theirs, shredded with their account.
   CollaboratorInvited: { subject: (d) => `user-${String(d.userId)}`, fields: ['invitedAs'] },
+  OrganizationMemberInvited: { subject: (d) => `user-${String(d.userId)}`, fields: ['invitedAs'] },
   // Mail to an address with no account (userId null, e.g. the support address) gets a key of its own.
   EmailQueued: {
     subject: (d) => (d.userId === null || d.userId === undefined ? `email-${String(d.emailId)}` : `user-${String(d.userId)}`),
