@@ -19,6 +19,7 @@ import { accountOperations } from './routes/accountRoutes';
 import { currentUserOperations } from './routes/currentUserRoutes';
 import { internalOperations } from './routes/internalRoutes';
 import { invitationOperations } from './routes/invitationRoutes';
+import { organizationInvitationOperations } from './routes/organizationInvitationRoutes';
 import { organizationOperations } from './routes/organizationRoutes';
 import { organizationJobOperations } from './routes/organizationJobRoutes';
 import { deploymentOperations } from './routes/deploymentRoutes';
@@ -57,6 +58,7 @@ export function allOperations(deps: ApiDeps): Operation[] {
     ...whitelabelOperations(deps),
     ...internalOperations(deps),
     ...invitationOperations(deps),
+    ...organizationInvitationOperations(deps),
     ...paymentOperations(deps),
     ...userPhotoOperations(deps),
     ...currentUserOperations(deps),

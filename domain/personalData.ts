@@ -22,6 +22,8 @@ export const sealedFieldsByEventType: Readonly<Record<string, SealedFields>> = {
   // What the inviter typed may be the invitee's e-mail address: theirs, shredded with their account.
   // A name that is nobody's account is the project's: shredded with it.
   CollaboratorInvited: { subject: (d) => (d.userId === null || d.userId === undefined ? `project-${String(d.projectId)}` : `user-${String(d.userId)}`), fields: ['invitedAs'] },
+  // A name with no account gets an id no account will have (see the organization decider): its own key.
+  OrganizationMemberInvited: { subject: (d) => `user-${String(d.userId)}`, fields: ['invitedAs'] },
   // Mail to an address with no account (userId null, e.g. the support address) gets a key of its own.
   EmailQueued: {
     subject: (d) => (d.userId === null || d.userId === undefined ? `email-${String(d.emailId)}` : `user-${String(d.userId)}`),

@@ -13,6 +13,8 @@ import { isStaff } from './staff';
 export type OrganizationNeed = 'guest' | 'read' | 'manage';
 
 const LEVEL: Record<OrganizationNeed, number> = { guest: 0, read: 1, manage: 2 };
+/** The level of those who manage the organization (admins, admin keys, staff). */
+export const MANAGE_LEVEL = LEVEL.manage;
 const ROLE_LEVEL: Record<OrganizationMemberRole, number> = { guest: 0, member: 1, admin: 2 };
 
 /** The caller's standing: its level, and the member it is (null for keys and staff who are not members). */

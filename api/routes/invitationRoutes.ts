@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { acceptInvitationsOnActivation } from '../../commands/organizations/organizationCommands';
 import { acceptCollaboratorInvitation, declineCollaboratorInvitation } from '../../commands/projects/projectCommands';
 import { activatePendingUser } from '../../commands/users/pendingUser';
 import { hashCode } from '../../commands/users/secrets';
@@ -62,12 +63,15 @@ export function invitationOperations(deps: ApiDeps): Operation[] {
         if (body.privacyPolicy === false) throw new ValidationError('The privacy policy must be accepted to create an account');
         const user = await pendingUser(body.activationCode, ctx);
         const now = new Date();
+        const command = { actor: `user:${user.id}`, correlationId: requestId, now };
         const { sessionVersion, position } = await activatePendingUser(
           deps,
           { userId: user.id, oldUsername: user.username, code: body.activationCode, username: body.username, name: body.name ?? null, password: body.password },
-          { actor: `user:${user.id}`, correlationId: requestId, now },
+          command,
         );
-        await settle(position);
+        // The code came with an organization's invitation: using it is the mailbox holder's consent to that one.
+        const accepted = await acceptInvitationsOnActivation(deps, user.id, command);
+        await settle(accepted !== undefined && accepted > position ? accepted : position);
         return { token: await deps.tokens.issue(user.id, sessionVersion, now) };
       },
     }),

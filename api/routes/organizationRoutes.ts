@@ -1,16 +1,16 @@
 // Organizations (sdk-reference 2.8): settings, members, API keys. Who may do what is decided by
 // `requireOrganization` before a body is read; the organization's jobs are in organizationJobRoutes.
 import { z } from 'zod';
-import { addOrganizationApiKey, inviteMember, runOrganizationCommand } from '../../commands/organizations/organizationCommands';
+import { addOrganizationApiKey, inviteMember, inviteMemberByName, runOrganizationCommand, withdrawMemberInvitation } from '../../commands/organizations/organizationCommands';
 import { createOrganization } from '../../commands/organizations/createOrganization';
 import { senderOf, supportRequestEmail } from '../../commands/users/accountMail';
 import { API_KEY_VALUE_MAX } from '../../domain/project/projectDecider';
-import { DATASET_NAME_MAX, DATASETS_MAX, ORGANIZATION_KEY_NAME_MAX, ORGANIZATION_NAME_MAX, ORGANIZATION_README_MAX } from '../../domain/organization/organizationDecider';
+import { DATASET_NAME_MAX, DATASETS_MAX, INVITED_AS_MAX, ORGANIZATION_KEY_NAME_MAX, ORGANIZATION_NAME_MAX, ORGANIZATION_README_MAX } from '../../domain/organization/organizationDecider';
 import { ORGANIZATION_API_KEY_ROLES, ORGANIZATION_MEMBER_ROLES } from '../../domain/organization/organizationEvents';
 import { ForbiddenError, NotFoundError, UnauthorizedError, ValidationError } from '../../domain/shared/errors';
 import type { Position } from '../../stores/eventstore/eventStore';
 import type { ApiDeps } from '../apiDeps';
-import { requireOrganization, type OrganizationCaller, type OrganizationNeed } from '../auth/organizationAccess';
+import { MANAGE_LEVEL, requireOrganization, type OrganizationCaller, type OrganizationNeed } from '../auth/organizationAccess';
 import { requestContext, type Principal } from '../auth/principal';
 import { isStaff } from '../auth/staff';
 import { authorizeSelfOrStaff, signedInUser, targetUser } from '../auth/userTarget';
@@ -38,7 +38,7 @@ const UpdateOrganizationRequest = z
     experiments: z.array(z.string().min(1).max(64)).max(32).optional(),
   })
   .strict();
-const AddMemberRequest = z.object({ usernameOrEmail: z.string().min(1).max(256), role, datasets }).strict();
+const AddMemberRequest = z.object({ usernameOrEmail: z.string().trim().min(1).max(INVITED_AS_MAX), role, datasets }).strict();
 const InviteMemberRequest = z.object({ email: z.email().max(256), role, datasets }).strict();
 const RemoveMemberRequest = z.object({ id: z.number().int().positive() }).strict();
 const SetMemberRoleRequest = z.object({ role }).strict();
@@ -162,8 +162,18 @@ export function organizationOperations(deps: ApiDeps): Operation[] {
       async handler({ caller }) {
         const o = caller.organization;
         const audience: OrganizationAudience = caller.isGuest ? { kind: 'guest', userId: caller.userId! } : caller.userId === null ? { kind: 'apiKey' } : { kind: 'full' };
-        const [users, whitelabels] = await Promise.all([usersByIds(o.memberIds), whitelabelsOfOrganizations(deps, [o.id])]);
-        return organizationInfoView(o, { users, staffUsernames: deps.settings.staffUsernames, publicUrl: deps.settings.publicUrl, audience, whitelabel: whitelabels.get(o.id) ?? null });
+        // Pending invitations to those who may withdraw them; never to keys, members or guests.
+        const showInvitations = caller.userId !== null && caller.level >= MANAGE_LEVEL;
+        const inviters = showInvitations ? (o.invitations ?? []).map((i) => i.invitedByUserId) : [];
+        const [users, whitelabels] = await Promise.all([usersByIds([...o.memberIds, ...inviters]), whitelabelsOfOrganizations(deps, [o.id])]);
+        return organizationInfoView(o, {
+          users,
+          staffUsernames: deps.settings.staffUsernames,
+          publicUrl: deps.settings.publicUrl,
+          audience,
+          whitelabel: whitelabels.get(o.id) ?? null,
+          showInvitations,
+        });
       },
     }),
     orgOp({
@@ -191,35 +201,33 @@ export function organizationOperations(deps: ApiDeps): Operation[] {
       operationId: 'addOrganizationMember',
       method: 'post',
       path: '/members/add',
-      summary: 'Add an existing user, by username or e-mail, as admin, member or guest (with the datasets a guest may see)',
+      summary:
+        'Invite a user, by username or e-mail, as admin, member or guest (with the datasets a guest may see); they become a member once they accept. Answers the invitation id, for any name typed',
       need: 'manage',
       usersOnly: true,
       body: AddMemberRequest,
       async handler(request) {
-        const user = await deps.users.byUsernameOrEmail(request.body.usernameOrEmail);
-        if (!user) throw new ValidationError(`No user "${request.body.usernameOrEmail}": add an existing user by username or e-mail, or invite them by e-mail (members/invite)`, 'USER_NOT_FOUND');
-        const ctx = ctxOf(request);
-        const position = await runOrganizationCommand(
-          deps.events,
-          request.caller.organization.id,
-          { type: 'AddMember', data: { userId: user.id, role: request.body.role, datasets: request.body.datasets, invited: false, addedByUserId: userIdOf(request.principal), now: ctx.now } },
-          ctx,
+        const { invitationId, position } = await inviteMemberByName(
+          deps,
+          { organizationId: request.caller.organization.id, usernameOrEmail: request.body.usernameOrEmail, role: request.body.role, datasets: request.body.datasets, invitedByUserId: signedInUser(request.principal).id },
+          ctxOf(request),
         );
         await request.settle(position);
-        return { id: user.id };
+        // The id of what was created: the invitation (the SDK's EntityCreatedResponse).
+        return { id: invitationId };
       },
     }),
     orgOp({
       operationId: 'inviteOrganizationMember',
       method: 'post',
       path: '/members/invite',
-      summary: 'Invite by e-mail: an existing account is added; otherwise an account is created pending and its activation code e-mailed',
+      summary: 'Invite by e-mail: an account with that address is invited; otherwise an account is created pending and its activation code e-mailed. Answers the invitation id either way',
       need: 'manage',
       usersOnly: true,
       body: InviteMemberRequest,
       async handler(request) {
         const inviter = signedInUser(request.principal);
-        const { position } = await inviteMember(
+        const { invitationId, position } = await inviteMember(
           deps,
           {
             organizationId: request.caller.organization.id,
@@ -227,10 +235,23 @@ export function organizationOperations(deps: ApiDeps): Operation[] {
             email: request.body.email,
             role: request.body.role,
             datasets: request.body.datasets,
-            invitedBy: { id: inviter.id, name: inviter.name ?? inviter.username },
+            invitedByUserId: inviter.id,
+            inviterName: inviter.name ?? inviter.username,
           },
           ctxOf(request),
         );
+        await request.settle(position);
+        return { id: invitationId };
+      },
+    }),
+    orgOp({
+      operationId: 'withdrawOrganizationMemberInvitation',
+      method: 'delete',
+      path: '/members/invitations/:invitationId',
+      summary: 'Withdraw an invitation the invitee has not answered (admins)',
+      need: 'manage',
+      async handler(request) {
+        const position = await withdrawMemberInvitation(deps.events, request.caller.organization.id, intParam(request.params, 'invitationId'), userIdOf(request.principal), ctxOf(request));
         return settled(request, position);
       },
     }),

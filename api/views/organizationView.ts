@@ -62,6 +62,20 @@ export interface OrganizationInfoContext {
   publicUrl: string;
   audience: OrganizationAudience;
   whitelabel: WhitelabelRef | null;
+  /** Pending invitations are shown to those who may withdraw them: signed-in admins and staff. */
+  showInvitations: boolean;
+}
+
+/**
+ * Invitations not answered yet: what the admin typed and offered, never the invitee's profile or
+ * id (an invitation to a name no account has reads the same). Forgotten names are left out.
+ */
+export function memberInvitationsView(o: OrganizationDocument, users: ReadonlyMap<number, UserDocument>): Record<string, unknown>[] {
+  return (o.invitations ?? []).flatMap((i) => {
+    if (i.invitedAs === null) return [];
+    const by = users.get(i.invitedByUserId);
+    return [{ id: i.invitationId, usernameOrEmail: i.invitedAs, role: i.role, datasets: i.datasets, invited: i.invited, ...(by ? { invitedBy: { id: by.id, username: by.username } } : {}) }];
+  });
 }
 
 /**
@@ -79,6 +93,7 @@ export function organizationInfoView(o: OrganizationDocument, c: OrganizationInf
   return {
     organization: { ...organizationView(o, null, c.whitelabel), users },
     ...(c.whitelabel ? { whitelabelId: c.whitelabel.id } : {}),
+    ...(c.showInvitations ? { memberInvitations: memberInvitationsView(o, c.users) } : {}),
     datasets: [],
     defaultComputeLimits: { requestsCpu: 1, requestsMemory: 2048, limitsCpu: 2, limitsMemory: 4096 },
     experiments: o.experiments.map((type) => ({ type, title: type, enabled: true, showToUser: true })),

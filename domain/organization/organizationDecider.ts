@@ -13,7 +13,24 @@ export type OrganizationCommand =
   | { type: 'CreateOrganization'; data: { organizationId: number; name: string; isDeveloperProfile: boolean; ownerUserId: number; trialId: number | null; now: Date } }
   | { type: 'UpdateOrganization'; data: { changes: OrganizationChanges; now: Date } }
   | { type: 'DeleteOrganization'; data: { now: Date } }
+  /** Membership without an invitation: no route sends it (a person joins by accepting); kept for fixtures and tools. */
   | { type: 'AddMember'; data: { userId: number; role: OrganizationMemberRole; datasets: string[]; invited: boolean; addedByUserId: number | null; now: Date } }
+  | {
+      type: 'InviteMember';
+      data: {
+        invitationId: number;
+        userId: number;
+        invitedAs: string;
+        role: OrganizationMemberRole;
+        datasets: string[];
+        invitedByUserId: number;
+        acceptedOnActivation: boolean;
+        now: Date;
+      };
+    }
+  | { type: 'AcceptMemberInvitation'; data: { invitationId: number; userId: number; now: Date } }
+  | { type: 'DeclineMemberInvitation'; data: { invitationId: number; userId: number; now: Date } }
+  | { type: 'WithdrawMemberInvitation'; data: { invitationId: number; withdrawnByUserId: number | null; now: Date } }
   | { type: 'RemoveMember'; data: { userId: number; now: Date } }
   | { type: 'SetMemberRole'; data: { userId: number; role: OrganizationMemberRole; now: Date } }
   | { type: 'SetMemberDatasets'; data: { userId: number; datasets: string[]; now: Date } }
@@ -28,6 +45,17 @@ export interface OrganizationMemberState {
   datasets: string[];
 }
 
+/** An invitation nobody answered yet. `typed`: what was typed, lower-cased (null once forgotten). */
+export interface OrganizationInvitationState {
+  userId: number;
+  typed: string | null;
+  role: OrganizationMemberRole;
+  datasets: string[];
+  invitedByUserId: number;
+}
+
+export const INVITED_AS_MAX = 256;
+
 export type OrganizationState =
   | { status: 'none' }
   | {
@@ -36,6 +64,8 @@ export type OrganizationState =
       ownerUserId: number;
       isDeveloperProfile: boolean;
       members: Readonly<Record<number, OrganizationMemberState>>;
+      /** Pending invitations by id: the invitee has no access until they accept. */
+      invitations: Readonly<Record<number, OrganizationInvitationState>>;
       /** Key ids that were added and not revoked. */
       liveApiKeyIds: readonly number[];
     }
@@ -53,6 +83,15 @@ function memberOf(state: Active, userId: number): OrganizationMemberState {
   if (!member) throw new ValidationError(`User ${userId} is not a member of this organization`, 'NOT_A_MEMBER');
   return member;
 }
+
+/** Refuses unless the invitation is pending and addressed to `userId`: an invitee answers only their own. */
+function invitationFor(state: Active, invitationId: number, userId: number): OrganizationInvitationState {
+  const invitation = state.invitations[invitationId];
+  if (invitation?.userId !== userId) throw new NotFoundError(`No pending invitation ${invitationId} for you in organization ${state.organizationId}`, 'INVITATION_NOT_FOUND');
+  return invitation;
+}
+
+const typedKey = (invitedAs: unknown): string | null => (typeof invitedAs === 'string' ? invitedAs.trim().toLowerCase() : null);
 
 const adminCount = (state: Active): number => Object.values(state.members).filter((m) => m.role === 'admin').length;
 
@@ -110,6 +149,67 @@ export const organizationDecider: Decider<OrganizationCommand, OrganizationEvent
           {
             type: 'OrganizationMemberAdded',
             data: { organizationId: org.organizationId, userId: c.userId, role: c.role, datasets: checkDatasets(c.datasets), invited: c.invited, addedByUserId: c.addedByUserId, added: at },
+          },
+        ];
+      }
+      case 'InviteMember': {
+        const org = active(state);
+        const c = command.data;
+        // A member's profile is already visible to the admins: saying so tells them nothing new.
+        if (org.members[c.userId]) throw new ValidationError('This user is already a member of the organization', 'ALREADY_A_MEMBER');
+        const invitedAs = checkText(c.invitedAs.trim(), '"usernameOrEmail"', { max: INVITED_AS_MAX });
+        // Duplicates are judged on the text typed, never on whom it names: refusing "bob@example.com"
+        // because "bob" is invited would tell the admin bob's address.
+        const typed = typedKey(invitedAs);
+        if (Object.values(org.invitations).some((i) => i.typed === typed)) {
+          throw new ConflictError(`"${invitedAs}" is already invited to the organization; the invitation waits for an answer`, 'ALREADY_INVITED');
+        }
+        if (org.invitations[c.invitationId]) throw new ConflictError(`Invitation ${c.invitationId} already exists`);
+        return [
+          {
+            type: 'OrganizationMemberInvited',
+            data: {
+              organizationId: org.organizationId,
+              invitationId: c.invitationId,
+              userId: c.userId,
+              invitedAs,
+              role: c.role,
+              datasets: checkDatasets(c.datasets),
+              invitedByUserId: c.invitedByUserId,
+              acceptedOnActivation: c.acceptedOnActivation,
+              invited: at,
+            },
+          },
+        ];
+      }
+      case 'AcceptMemberInvitation': {
+        const org = active(state);
+        const c = command.data;
+        const invitation = invitationFor(org, c.invitationId, c.userId);
+        return [
+          { type: 'OrganizationMemberInvitationAccepted', data: { organizationId: org.organizationId, invitationId: c.invitationId, userId: c.userId, accepted: at } },
+          // Membership itself is the event it always was, so every reader of members stays as it is.
+          {
+            type: 'OrganizationMemberAdded',
+            data: { organizationId: org.organizationId, userId: c.userId, role: invitation.role, datasets: invitation.datasets, invited: true, addedByUserId: invitation.invitedByUserId, added: at },
+          },
+        ];
+      }
+      case 'DeclineMemberInvitation': {
+        const org = active(state);
+        const c = command.data;
+        invitationFor(org, c.invitationId, c.userId);
+        return [{ type: 'OrganizationMemberInvitationDeclined', data: { organizationId: org.organizationId, invitationId: c.invitationId, userId: c.userId, declined: at } }];
+      }
+      case 'WithdrawMemberInvitation': {
+        const org = active(state);
+        const c = command.data;
+        const invitation = org.invitations[c.invitationId];
+        if (!invitation) throw new NotFoundError(`No pending invitation ${c.invitationId} in organization ${org.organizationId}`, 'INVITATION_NOT_FOUND');
+        return [
+          {
+            type: 'OrganizationMemberInvitationWithdrawn',
+            data: { organizationId: org.organizationId, invitationId: c.invitationId, userId: invitation.userId, withdrawnByUserId: c.withdrawnByUserId, withdrawn: at },
           },
         ];
       }
@@ -175,6 +275,7 @@ export const organizationDecider: Decider<OrganizationCommand, OrganizationEvent
           ownerUserId: event.data.ownerUserId,
           isDeveloperProfile: event.data.isDeveloperProfile,
           members: { [event.data.ownerUserId]: { role: 'admin', datasets: [] } },
+          invitations: {},
           liveApiKeyIds: [],
         };
       case 'OrganizationUpdated':
@@ -183,7 +284,24 @@ export const organizationDecider: Decider<OrganizationCommand, OrganizationEvent
         return { status: 'deleted', organizationId: event.data.organizationId };
       case 'OrganizationMemberAdded': {
         const org = active(state);
-        return { ...org, members: { ...org.members, [event.data.userId]: { role: event.data.role, datasets: event.data.datasets } } };
+        // A member has nothing left to answer: their other invitations (other names typed for them) close.
+        const invitations = Object.fromEntries(Object.entries(org.invitations).filter(([, i]) => i.userId !== event.data.userId));
+        return { ...org, members: { ...org.members, [event.data.userId]: { role: event.data.role, datasets: event.data.datasets } }, invitations };
+      }
+      case 'OrganizationMemberInvited': {
+        const org = active(state);
+        const d = event.data;
+        return {
+          ...org,
+          invitations: { ...org.invitations, [d.invitationId]: { userId: d.userId, typed: typedKey(d.invitedAs), role: d.role, datasets: d.datasets, invitedByUserId: d.invitedByUserId } },
+        };
+      }
+      case 'OrganizationMemberInvitationAccepted':
+      case 'OrganizationMemberInvitationDeclined':
+      case 'OrganizationMemberInvitationWithdrawn': {
+        const org = active(state);
+        const { [event.data.invitationId]: _answered, ...invitations } = org.invitations;
+        return { ...org, invitations };
       }
       case 'OrganizationMemberRemoved': {
         const org = active(state);

@@ -35,7 +35,10 @@ export type OrganizationUpdated = DomainEvent<'OrganizationUpdated', { organizat
 
 export type OrganizationDeleted = DomainEvent<'OrganizationDeleted', { organizationId: number; deletedDate: string }>;
 
-/** `invited`: added by an e-mail invitation (the user may still be pending); only ids, no personal data. */
+/**
+ * `invited`: added by an invitation (before invitations needed consent: an e-mail invitation, the user
+ * perhaps still pending; since: an accepted invitation). Only ids, no personal data.
+ */
 export type OrganizationMemberAdded = DomainEvent<
   'OrganizationMemberAdded',
   { organizationId: number; userId: number; role: OrganizationMemberRole; datasets: string[]; invited: boolean; addedByUserId: number | null; added: string }
@@ -46,6 +49,41 @@ export type OrganizationMemberRemoved = DomainEvent<'OrganizationMemberRemoved',
 export type OrganizationMemberRoleSet = DomainEvent<'OrganizationMemberRoleSet', { organizationId: number; userId: number; role: OrganizationMemberRole; updated: string }>;
 
 export type OrganizationMemberDatasetsSet = DomainEvent<'OrganizationMemberDatasetsSet', { organizationId: number; userId: number; datasets: string[]; updated: string }>;
+
+/**
+ * An admin invited someone by username or e-mail to be a member with this role and these datasets.
+ * Until they accept, the organization holds only what the admin typed (`invitedAs`, sealed with the
+ * invitee's key) and the invitee has no access. `userId`: the invitee; for a name that no account
+ * has, an id drawn from the users' own sequence that no account will ever have, so the invitation
+ * reads like any other (in the admin's own history too) and nobody can accept it.
+ * `acceptedOnActivation`: the invitee's account was created pending for this invitation, its
+ * activation code e-mailed to the address typed; activating the account with that code accepts it.
+ */
+export type OrganizationMemberInvited = DomainEvent<
+  'OrganizationMemberInvited',
+  {
+    organizationId: number;
+    invitationId: number;
+    userId: number;
+    invitedAs: string;
+    role: OrganizationMemberRole;
+    datasets: string[];
+    invitedByUserId: number;
+    acceptedOnActivation: boolean;
+    invited: string;
+  }
+>;
+
+/** The invitee accepted; an `OrganizationMemberAdded` with the invitation's role and datasets follows in the same append. */
+export type OrganizationMemberInvitationAccepted = DomainEvent<'OrganizationMemberInvitationAccepted', { organizationId: number; invitationId: number; userId: number; accepted: string }>;
+
+export type OrganizationMemberInvitationDeclined = DomainEvent<'OrganizationMemberInvitationDeclined', { organizationId: number; invitationId: number; userId: number; declined: string }>;
+
+/** Withdrawn by an admin (`withdrawnByUserId`) or an admin API key of the organization (null). */
+export type OrganizationMemberInvitationWithdrawn = DomainEvent<
+  'OrganizationMemberInvitationWithdrawn',
+  { organizationId: number; invitationId: number; userId: number; withdrawnByUserId: number | null; withdrawn: string }
+>;
 
 export type OrganizationApiKeyAdded = DomainEvent<
   'OrganizationApiKeyAdded',
@@ -74,5 +112,9 @@ export type OrganizationEvent =
   | OrganizationMemberRemoved
   | OrganizationMemberRoleSet
   | OrganizationMemberDatasetsSet
+  | OrganizationMemberInvited
+  | OrganizationMemberInvitationAccepted
+  | OrganizationMemberInvitationDeclined
+  | OrganizationMemberInvitationWithdrawn
   | OrganizationApiKeyAdded
   | OrganizationApiKeyRevoked;

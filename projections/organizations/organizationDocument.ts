@@ -11,6 +11,19 @@ export interface OrganizationMemberEntry {
   invited: boolean;
 }
 
+/** An invitation the invitee has not answered: what the admin typed and offered, never the invitee's profile. */
+export interface OrganizationInvitationEntry {
+  invitationId: number;
+  userId: number;
+  /** Sealed in the log with the invitee's key; null once their account was deleted and the log replayed. */
+  invitedAs: string | null;
+  role: OrganizationMemberRole;
+  datasets: string[];
+  invitedByUserId: number;
+  acceptedOnActivation: boolean;
+  invited: string;
+}
+
 /** The `organizations` read model. Deleted organizations stay, with `deletedDate`, out of every listing. */
 export interface OrganizationDocument {
   _id: number;
@@ -20,6 +33,10 @@ export interface OrganizationDocument {
   ownerUserId: number;
   members: OrganizationMemberEntry[];
   memberIds: number[];
+  /** Pending invitations (absent from documents built before invitations existed). */
+  invitations?: OrganizationInvitationEntry[];
+  /** For "which organizations invite this user" queries. */
+  invitedUserIds?: number[];
   trialId: number | null;
   readme: string;
   showHeaderImgMask: boolean;
@@ -50,8 +67,11 @@ export interface OrganizationApiKeyDocument {
 export const ORGANIZATIONS = 'organizations';
 export const ORGANIZATION_API_KEYS = 'organizationApiKeys';
 
-/** A user's organizations: `memberIds` holds every member. */
-export const ORGANIZATION_INDEXES: readonly IndexDeclaration[] = [{ keys: { memberIds: 1 }, array: true }];
+/** A user's organizations (`memberIds` holds every member) and invitations. */
+export const ORGANIZATION_INDEXES: readonly IndexDeclaration[] = [
+  { keys: { memberIds: 1 }, array: true },
+  { keys: { invitedUserIds: 1 }, array: true },
+];
 
 /** An organization's keys, in the order they were made; a key by its id (a socket token's grant). */
 export const ORGANIZATION_API_KEY_INDEXES: readonly IndexDeclaration[] = [{ keys: { organizationId: 1, created: 1 } }, { keys: { apiKeyId: 1 } }];

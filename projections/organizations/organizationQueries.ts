@@ -19,6 +19,11 @@ export class OrganizationQueries {
     return this.organizations.find({ memberIds: userId, deletedDate: null }, { sort: { created: 1, _id: 1 } });
   }
 
+  /** Live organizations with an invitation to this user that they have not answered. */
+  invitingUser(userId: number): Promise<OrganizationDocument[]> {
+    return this.organizations.find({ invitedUserIds: userId, deletedDate: null }, { sort: { _id: 1 } });
+  }
+
   /** The organization unless it does not exist or was deleted. */
   byId(organizationId: number): Promise<OrganizationDocument | null> {
     return this.organizations.findOne({ _id: organizationId, deletedDate: null });

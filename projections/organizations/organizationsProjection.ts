@@ -1,8 +1,16 @@
 import type { OrganizationEvent } from '../../domain/organization/organizationEvents';
+import type { UserDeleted } from '../../domain/user/userEvents';
 import type { StoredEvent } from '../../stores/eventstore/eventStore';
 import type { ReadStore } from '../../stores/readstore/readStore';
 import { defineProjection, insertOnce, positionKey, updateOnce } from '../projection';
-import { ORGANIZATION_API_KEYS, ORGANIZATIONS, type OrganizationApiKeyDocument, type OrganizationDocument, type OrganizationMemberEntry } from './organizationDocument';
+import {
+  ORGANIZATION_API_KEYS,
+  ORGANIZATIONS,
+  type OrganizationApiKeyDocument,
+  type OrganizationDocument,
+  type OrganizationInvitationEntry,
+  type OrganizationMemberEntry,
+} from './organizationDocument';
 
 const organizations = (store: ReadStore) => store.collection<OrganizationDocument>(ORGANIZATIONS);
 const keys = (store: ReadStore) => store.collection<OrganizationApiKeyDocument>(ORGANIZATION_API_KEYS);
@@ -15,7 +23,16 @@ async function updateMembers(store: ReadStore, event: StoredEvent, organizationI
   await updateOnce(organizations(store), organizationId, { $set: { members, memberIds: members.map((m) => m.userId) } }, event);
 }
 
-export const organizationsProjection = defineProjection<OrganizationEvent>('organizations', [ORGANIZATIONS, ORGANIZATION_API_KEYS], {
+const invitationFields = (invitations: OrganizationInvitationEntry[]) => ({ invitations, invitedUserIds: [...new Set(invitations.map((i) => i.userId))] });
+
+/** Rewrites the pending invitations at this event's position. */
+async function updateInvitations(store: ReadStore, event: StoredEvent, organizationId: number, change: (invitations: OrganizationInvitationEntry[]) => OrganizationInvitationEntry[]): Promise<void> {
+  const doc = await organizations(store).findOne({ _id: organizationId });
+  if (!doc || doc._position >= positionKey(event.position)) return;
+  await updateOnce(organizations(store), organizationId, { $set: invitationFields(change(doc.invitations ?? [])) }, event);
+}
+
+export const organizationsProjection = defineProjection<OrganizationEvent | UserDeleted>('organizations', [ORGANIZATIONS, ORGANIZATION_API_KEYS], {
   async OrganizationCreated(event, store) {
     const d = event.data;
     await insertOnce(
@@ -28,6 +45,8 @@ export const organizationsProjection = defineProjection<OrganizationEvent>('orga
         ownerUserId: d.ownerUserId,
         members: [{ userId: d.ownerUserId, role: 'admin', datasets: [], added: d.created, invited: false }],
         memberIds: [d.ownerUserId],
+        invitations: [],
+        invitedUserIds: [],
         trialId: d.trialId,
         readme: '',
         showHeaderImgMask: false,
@@ -53,7 +72,41 @@ export const organizationsProjection = defineProjection<OrganizationEvent>('orga
 
   async OrganizationMemberAdded(event, store) {
     const d = event.data;
-    await updateMembers(store, event, d.organizationId, (members) => [...members, { userId: d.userId, role: d.role, datasets: d.datasets, added: d.added, invited: d.invited }]);
+    const doc = await organizations(store).findOne({ _id: d.organizationId });
+    if (!doc || doc._position >= positionKey(event.position)) return;
+    // As in the decider: a member's other invitations (other names typed for them) close.
+    const members = [...doc.members, { userId: d.userId, role: d.role, datasets: d.datasets, added: d.added, invited: d.invited }];
+    const invitations = (doc.invitations ?? []).filter((i) => i.userId !== d.userId);
+    await updateOnce(organizations(store), d.organizationId, { $set: { members, memberIds: members.map((m) => m.userId), ...invitationFields(invitations) } }, event);
+  },
+
+  async OrganizationMemberInvited(event, store) {
+    const d = event.data;
+    const entry: OrganizationInvitationEntry = {
+      invitationId: d.invitationId,
+      userId: d.userId,
+      invitedAs: d.invitedAs,
+      role: d.role,
+      datasets: d.datasets,
+      invitedByUserId: d.invitedByUserId,
+      acceptedOnActivation: d.acceptedOnActivation,
+      invited: d.invited,
+    };
+    await updateInvitations(store, event, d.organizationId, (invitations) => [...invitations.filter((i) => i.invitationId !== d.invitationId), entry]);
+  },
+
+  // The OrganizationMemberAdded appended with it makes the invitee a member.
+  OrganizationMemberInvitationAccepted: (event, store) => invitationAnswered(store, event),
+  OrganizationMemberInvitationDeclined: (event, store) => invitationAnswered(store, event),
+  OrganizationMemberInvitationWithdrawn: (event, store) => invitationAnswered(store, event),
+
+  // What an admin typed may be the invitee's e-mail: a deleted user leaves none of it in the read side.
+  // Applied again, it removes nothing more.
+  async UserDeleted(event, store) {
+    const { userId } = event.data;
+    for (const doc of await organizations(store).find({ invitedUserIds: userId })) {
+      await updateInvitations(store, event, doc._id, (invitations) => invitations.filter((i) => i.userId !== userId));
+    }
   },
 
   async OrganizationMemberRemoved(event, store) {
@@ -97,3 +150,7 @@ export const organizationsProjection = defineProjection<OrganizationEvent>('orga
     await keys(store).updateMany({ apiKeyId: event.data.apiKeyId, _position: { $lt: position } }, { $set: { revoked: true, _position: position } });
   },
 });
+
+function invitationAnswered(store: ReadStore, event: StoredEvent<string, { organizationId: number; invitationId: number }>): Promise<void> {
+  return updateInvitations(store, event, event.data.organizationId, (invitations) => invitations.filter((i) => i.invitationId !== event.data.invitationId));
+}

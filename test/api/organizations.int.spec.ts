@@ -24,6 +24,7 @@ const NEEDS: Record<string, Need> = {
   removeOrganizationMember: 'memberUser',
   setOrganizationMemberRole: 'manageByUser',
   setOrganizationMemberDatasets: 'manageByUser',
+  withdrawOrganizationMemberInvitation: 'manage',
   listOrganizationApiKeys: 'manage',
   addOrganizationApiKey: 'manage',
   revokeOrganizationApiKey: 'manage',
@@ -79,9 +80,12 @@ for (const setup of setups) describeOn(setup, 'organizations over HTTP', () => {
     for (const [name, u] of Object.entries(users)) ids[name] = u.id;
     const trial = await call(service, 'POST', '/api/user/trial', { headers: jwt(users.ada!.token), body: { organizationName: 'Navy labs' } });
     organizationId = Number(trial.body.id);
-    const add = async (usernameOrEmail: string, role: string, datasets: string[] = []) => {
+    // Members join by accepting the invitation with their own JWT.
+    const add = async (usernameOrEmail: string, role: string, datasets: string[] = [], invitee = usernameOrEmail.replace(/@.*/, '')) => {
       const res = await call(service, 'POST', org('/members/add'), { headers: jwt(users.ada!.token), body: { usernameOrEmail, role, datasets } });
       expect(res.status, JSON.stringify(res.body)).toBe(200);
+      const accepted = await call(service, 'POST', `/api/user/organization-invitations/${Number(res.body.id)}/accept`, { headers: jwt(users[invitee]!.token) });
+      expect(accepted.status, JSON.stringify(accepted.body)).toBe(200);
       return res;
     };
     await add('bob', 'admin');
@@ -133,7 +137,7 @@ for (const setup of setups) describeOn(setup, 'organizations over HTTP', () => {
     });
 
     it('lets each caller through, or refuses them before the body is read, on every route; refusals append nothing', async () => {
-      const fill = (path: string) => path.replace('{organizationId}', String(organizationId)).replace('{memberId}', String(ids.carol)).replace('{apiKeyId}', '999999').replace('{jobId}', '999999');
+      const fill = (path: string) => path.replace('{organizationId}', String(organizationId)).replace('{memberId}', String(ids.carol)).replace('{apiKeyId}', '999999').replace('{jobId}', '999999').replace('{invitationId}', '999999');
       for (const { method, path, operationId } of routes.filter((r) => NEEDS[r.operationId])) {
         for (const actor of Object.keys(headers) as Actor[]) {
           const want = expected(actor, NEEDS[operationId]!);
@@ -197,14 +201,14 @@ for (const setup of setups) describeOn(setup, 'organizations over HTTP', () => {
       ]);
       const guest = await call(service, 'GET', org(), { headers: headers.guest });
       expect((guest.body.organization as { users: { username: string }[] }).users.map((u) => u.username)).toEqual(['dave']);
+      // Pending invitations (what admins typed) only to the signed-in admins who may withdraw them.
+      expect((await call(service, 'GET', org(), { headers: headers.admin })).body.memberInvitations).toEqual([]);
+      for (const body of [info.body, byKey.body, guest.body]) expect(body).not.toHaveProperty('memberInvitations');
     });
   });
 
   describe('members', () => {
-    it('refuses an unknown user and a user added twice with a 400 naming the problem', async () => {
-      const unknown = await call(service, 'POST', org('/members/add'), { headers: headers.owner, body: { usernameOrEmail: 'nobody', role: 'member', datasets: [] } });
-      expect(unknown.status).toBe(400);
-      expect(unknown.body.error).toMatch(/No user "nobody"/);
+    it('refuses a member added twice and a bad role with a 400 naming the problem (an unknown name is invited like any other: organizationInvitations)', async () => {
       const twice = await call(service, 'POST', org('/members/add'), { headers: headers.admin, body: { usernameOrEmail: 'carol', role: 'admin', datasets: [] } });
       expect(twice.status).toBe(400);
       expect(twice.body.error).toMatch(/already a member/);
@@ -232,7 +236,8 @@ for (const setup of setups) describeOn(setup, 'organizations over HTTP', () => {
       const leave = await call(service, 'POST', `${profile}/members/remove`, { headers: headers.outsider, body: { id: ids.eve } });
       expect(leave.status).toBe(400);
       expect(leave.body.error).toMatch(/only member/);
-      await call(service, 'POST', `${profile}/members/add`, { headers: headers.outsider, body: { usernameOrEmail: 'fay', role: 'member', datasets: [] } });
+      const invited = await call(service, 'POST', `${profile}/members/add`, { headers: headers.outsider, body: { usernameOrEmail: 'fay', role: 'member', datasets: [] } });
+      expect((await call(service, 'POST', `/api/user/organization-invitations/${Number(invited.body.id)}/accept`, { headers: jwt(await tokenOf('fay')) })).status).toBe(200);
       const leaveAgain = await call(service, 'POST', `${profile}/members/remove`, { headers: headers.outsider, body: { id: ids.eve } });
       expect(leaveAgain.status).toBe(400);
       expect(leaveAgain.body.error).toMatch(/last admin/);
@@ -245,9 +250,13 @@ for (const setup of setups) describeOn(setup, 'organizations over HTTP', () => {
       expect((await call(service, 'GET', '/api/user/organizations', { headers: jwt(await tokenOf('fay')) })).body.organizations).toEqual([]);
     });
 
-    it('invites by e-mail: an existing account is added, a new address gets a pending account and a code through the outbox', async () => {
+    it('invites by e-mail: an existing account is invited, a new address gets a pending account and a code through the outbox', async () => {
       const known = await call(service, 'POST', org('/members/invite'), { headers: headers.owner, body: { email: 'fay@example.com', role: 'member', datasets: [] } });
       expect(known.status, JSON.stringify(known.body)).toBe(200);
+      // Fay is not a member until she accepts.
+      expect((await call(service, 'GET', '/api/user/organizations', { headers: jwt(await tokenOf('fay')) })).body.organizations).toEqual([]);
+      expect((await call(service, 'POST', `/api/user/organization-invitations/${Number(known.body.id)}/accept`, { headers: jwt(await tokenOf('fay')) })).status).toBe(200);
+      expect((await call(service, 'GET', '/api/user/organizations', { headers: jwt(await tokenOf('fay')) })).body.organizations).toEqual([expect.objectContaining({ id: organizationId })]);
       const invited = await call(service, 'POST', org('/members/invite'), { headers: headers.admin, body: { email: 'grace@navy.test', role: 'guest', datasets: ['wrists'] } });
       expect(invited.status, JSON.stringify(invited.body)).toBe(200);
       const [mail] = await service.stores.readStore.collection<EmailDocument>(EMAILS).find({ to: 'grace@navy.test' });

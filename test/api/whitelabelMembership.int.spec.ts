@@ -40,7 +40,8 @@ for (const setup of setups) describeOn(setup, 'white label membership and switch
     h.bob = jwt((await registerUser(service, 'bob')).token);
     organizationId = Number((await call(service, 'POST', '/api/user/trial', { headers: h.ada, body: { organizationName: 'Acme' } })).body.id);
     otherOrganizationId = Number((await call(service, 'POST', '/api/user/create-developer-profile', { headers: h.ada })).body.organizationId);
-    await call(service, 'POST', `/api/organizations/${organizationId}/members/add`, { headers: h.ada, body: { usernameOrEmail: 'bob', role: 'guest', datasets: [] } });
+    const invited = await call(service, 'POST', `/api/organizations/${organizationId}/members/add`, { headers: h.ada, body: { usernameOrEmail: 'bob', role: 'guest', datasets: [] } });
+    expect((await call(service, 'POST', `/api/user/organization-invitations/${Number(invited.body.id)}/accept`, { headers: h.bob })).status).toBe(200);
     const created = await call(service, 'POST', '/api/whitelabels', {
       headers: h.staff,
       body: { name: 'Acme ML', domain: DOMAIN, ownerOrganizationId: organizationId, identityProviders: ['corp-idp'], deploymentTargets: ['zip', 'wasm'], learningBlocks: ['keras'] },

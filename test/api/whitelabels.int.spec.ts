@@ -39,7 +39,8 @@ for (const setup of setups) describeOn(setup, 'white labels and deployment targe
     h.member = jwt((await registerUser(service, 'bob')).token);
     h.outsider = jwt((await registerUser(service, 'eve')).token);
     organizationId = Number((await call(service, 'POST', '/api/user/trial', { headers: h.owner, body: { organizationName: 'Acme' } })).body.id);
-    await call(service, 'POST', `/api/organizations/${organizationId}/members/add`, { headers: h.owner, body: { usernameOrEmail: 'bob', role: 'member', datasets: [] } });
+    const invited = await call(service, 'POST', `/api/organizations/${organizationId}/members/add`, { headers: h.owner, body: { usernameOrEmail: 'bob', role: 'member', datasets: [] } });
+    expect((await call(service, 'POST', `/api/user/organization-invitations/${Number(invited.body.id)}/accept`, { headers: h.member })).status).toBe(200);
     h.adminKey = { 'x-api-key': String((await call(service, 'POST', `/api/organizations/${organizationId}/apikeys`, { headers: h.owner, body: { name: 'k', role: 'admin' } })).body.apiKey) };
     h.memberKey = { 'x-api-key': String((await call(service, 'POST', `/api/organizations/${organizationId}/apikeys`, { headers: h.owner, body: { name: 'k', role: 'member' } })).body.apiKey) };
     const project = await call(service, 'POST', '/api/projects/create', { headers: h.owner, body: { projectName: 'Gestures' } });

@@ -1,4 +1,4 @@
-import { describe, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { organizationDecider, type OrganizationCommand } from '../../domain/organization/organizationDecider';
 import { ConflictError, NotFoundError, ValidationError } from '../../domain/shared/errors';
 import { deciderSpecification } from '../support/deciderSpecification';
@@ -128,5 +128,91 @@ describe('a deleted organization', () => {
   it('takes no members or settings', () => {
     spec.given([created, deleted]).when(add(8, 'member')).thenThrows(NotFoundError, /not found/);
     spec.given([created, deleted]).when({ type: 'UpdateOrganization', data: { changes: { name: 'x' }, now } }).thenThrows(NotFoundError);
+  });
+});
+
+describe("an organization's invitations", () => {
+  const invite = (invitationId: number, userId: number, invitedAs: string, extra: Partial<{ role: 'admin' | 'member' | 'guest'; datasets: string[]; acceptedOnActivation: boolean }> = {}): OrganizationCommand => ({
+    type: 'InviteMember',
+    data: { invitationId, userId, invitedAs, role: extra.role ?? 'member', datasets: extra.datasets ?? [], invitedByUserId: 7, acceptedOnActivation: extra.acceptedOnActivation ?? false, now },
+  });
+  const invited = (invitationId: number, userId: number, invitedAs: string, role: 'admin' | 'member' | 'guest' = 'member', datasets: string[] = []) => ({
+    type: 'OrganizationMemberInvited' as const,
+    data: { organizationId: 4, invitationId, userId, invitedAs, role, datasets, invitedByUserId: 7, acceptedOnActivation: false, invited: now.toISOString() },
+  });
+  const accepted = (invitationId: number, userId: number) => ({ type: 'OrganizationMemberInvitationAccepted' as const, data: { organizationId: 4, invitationId, userId, accepted: now.toISOString() } });
+  const joined = (userId: number, role: 'admin' | 'member' | 'guest', datasets: string[] = []) => ({
+    type: 'OrganizationMemberAdded' as const,
+    data: { organizationId: 4, userId, role, datasets, invited: true, addedByUserId: 7, added: now.toISOString() },
+  });
+  const accept = (invitationId: number, userId: number): OrganizationCommand => ({ type: 'AcceptMemberInvitation', data: { invitationId, userId, now } });
+  const decline = (invitationId: number, userId: number): OrganizationCommand => ({ type: 'DeclineMemberInvitation', data: { invitationId, userId, now } });
+  const withdraw = (invitationId: number): OrganizationCommand => ({ type: 'WithdrawMemberInvitation', data: { invitationId, withdrawnByUserId: 7, now } });
+
+  it('records what was typed, trimmed, with the role and datasets offered; nobody becomes a member by it', () => {
+    spec.given([created]).when(invite(20, 8, ' bob ', { role: 'guest', datasets: [' wrists ', 'wrists'] })).then([invited(20, 8, 'bob', 'guest', ['wrists'])]);
+  });
+
+  it('makes the invitee a member only when they accept, with the role and datasets of the invitation', () => {
+    spec.given([created, invited(20, 8, 'bob', 'guest', ['wrists'])]).when(accept(20, 8)).then([accepted(20, 8), joined(8, 'guest', ['wrists'])]);
+    // Before accepting, the invitee is no member: member changes refuse them.
+    spec.given([created, invited(20, 8, 'bob')]).when({ type: 'SetMemberRole', data: { userId: 8, role: 'admin', now } }).thenThrows(ValidationError, /not a member/);
+  });
+
+  it('lets only the invitee answer, and only once', () => {
+    spec.given([created, invited(20, 8, 'bob')]).when(accept(20, 9)).thenThrows(NotFoundError, /No pending invitation 20/);
+    spec.given([created, invited(20, 8, 'bob'), accepted(20, 8), joined(8, 'member')]).when(accept(20, 8)).thenThrows(NotFoundError, /No pending invitation 20/);
+    spec.given([created, invited(20, 8, 'bob')]).when(decline(20, 9)).thenThrows(NotFoundError, /No pending invitation 20/);
+  });
+
+  it('is declined by the invitee, and withdrawn by an admin, and then cannot be accepted', () => {
+    const declined = { type: 'OrganizationMemberInvitationDeclined' as const, data: { organizationId: 4, invitationId: 20, userId: 8, declined: now.toISOString() } };
+    const withdrawn = { type: 'OrganizationMemberInvitationWithdrawn' as const, data: { organizationId: 4, invitationId: 20, userId: 8, withdrawnByUserId: 7, withdrawn: now.toISOString() } };
+    spec.given([created, invited(20, 8, 'bob')]).when(decline(20, 8)).then([declined]);
+    spec.given([created, invited(20, 8, 'bob')]).when(withdraw(20)).then([withdrawn]);
+    spec.given([created, invited(20, 8, 'bob'), declined]).when(accept(20, 8)).thenThrows(NotFoundError);
+    spec.given([created, invited(20, 8, 'bob'), withdrawn]).when(accept(20, 8)).thenThrows(NotFoundError);
+    spec.given([created, invited(20, 8, 'bob'), withdrawn]).when(withdraw(20)).thenThrows(NotFoundError, /No pending invitation 20/);
+  });
+
+  it('refuses the same name typed twice (in any case) while the first waits, whoever it names', () => {
+    spec.given([created, invited(20, 8, 'bob')]).when(invite(21, 8, 'BOB')).thenThrows(ConflictError, /already invited/);
+    // A name no account has (a user id no account will have) is refused alike.
+    spec.given([created, invited(20, 900, 'nobody')]).when(invite(21, 901, 'Nobody')).thenThrows(ConflictError, /already invited/);
+    spec.given([created, invited(20, 8, 'bob')]).when(invite(20, 9, 'carol')).thenThrows(ConflictError, /Invitation 20 already exists/);
+  });
+
+  it('takes another name for someone already invited, which tells nothing about who they are', () => {
+    spec.given([created, invited(20, 8, 'bob')]).when(invite(21, 8, 'bob@example.com')).then([invited(21, 8, 'bob@example.com')]);
+  });
+
+  it('closes every other invitation of a person who accepts one', () => {
+    const history = [created, invited(20, 8, 'bob'), invited(21, 8, 'bob@example.com'), accepted(20, 8), joined(8, 'member')];
+    spec.given(history).when(accept(21, 8)).thenThrows(NotFoundError, /No pending invitation 21/);
+    spec.given(history).when(withdraw(21)).thenThrows(NotFoundError);
+  });
+
+  it('refuses to invite a member, and a name typed again after its invitation was answered is a new invitation', () => {
+    spec.given([created, added(8, 'member')]).when(invite(20, 8, 'bob')).thenThrows(ValidationError, /already a member/);
+    const declined = { type: 'OrganizationMemberInvitationDeclined' as const, data: { organizationId: 4, invitationId: 20, userId: 8, declined: now.toISOString() } };
+    spec.given([created, invited(20, 8, 'bob'), declined]).when(invite(21, 8, 'bob')).then([invited(21, 8, 'bob')]);
+  });
+
+  it('refuses a typed name with a control character, an over-long one and bad datasets', () => {
+    spec.given([created]).when(invite(20, 8, 'bo\u0000b')).thenThrows(ValidationError, /usernameOrEmail/);
+    spec.given([created]).when(invite(20, 8, 'b'.repeat(257))).thenThrows(ValidationError, /usernameOrEmail/);
+    spec.given([created]).when(invite(20, 8, 'bob', { datasets: ['a\u0000b'] })).thenThrows(ValidationError, /datasets\.0/);
+  });
+
+  it('keeps an invitation whose typed name was forgotten (sealed, its key destroyed) answerable', () => {
+    const forgotten = { ...invited(20, 8, 'bob'), data: { ...invited(20, 8, 'bob').data, invitedAs: null as unknown as string } };
+    spec.given([created, forgotten]).when(invite(21, 9, 'bob')).then([invited(21, 9, 'bob')]);
+    spec.given([created, forgotten]).when(withdraw(20)).thenMatches((events) => expect(events.map((e) => e.type)).toEqual(['OrganizationMemberInvitationWithdrawn']));
+  });
+
+  it('takes no invitation or answer once deleted', () => {
+    const deleted = { type: 'OrganizationDeleted' as const, data: { organizationId: 4, deletedDate: now.toISOString() } };
+    spec.given([created, invited(20, 8, 'bob'), deleted]).when(accept(20, 8)).thenThrows(NotFoundError, /Organization not found/);
+    spec.given([created, deleted]).when(invite(20, 8, 'bob')).thenThrows(NotFoundError, /Organization not found/);
   });
 });

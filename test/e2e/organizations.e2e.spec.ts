@@ -16,6 +16,8 @@ describe('the official SDK organization, white label and deployment namespaces a
   let adaId: number;
   let organizationId: number;
   let organizationKey: string;
+  let adaToken: string;
+  let bob: { id: number; token: string };
 
   const sdk = async (auth: { method: 'jwtToken'; jwtToken: string } | { method: 'apiKey'; apiKey: string }) => {
     const api = new EdgeImpulseApi({ endpoint: service.apiUrl });
@@ -29,8 +31,14 @@ describe('the official SDK organization, white label and deployment namespaces a
     const user = await registerUser(service, 'ada');
     adaId = user.id;
     ada = await sdk({ method: 'jwtToken', jwtToken: user.token });
-    await registerUser(service, 'bob');
+    bob = await registerUser(service, 'bob');
+    adaToken = user.token;
   });
+  /** The invitee's answer: the SDK has no call for it, so plain HTTP with their JWT. */
+  const accept = async (invitationId: number, token: string) => {
+    const res = await fetch(`${service.apiUrl}/v1/api/user/organization-invitations/${invitationId}/accept`, { method: 'POST', headers: { 'x-jwt-token': token } });
+    expect(res.status, await res.clone().text()).toBe(200);
+  };
   afterAll(async () => {
     await service?.destroy();
   });
@@ -39,10 +47,14 @@ describe('the official SDK organization, white label and deployment namespaces a
     const created = await staff.organizations.createOrganization({ organizationName: 'Analytical Engines' });
     organizationId = created.id;
     expect(created.apiKey).toMatch(/^ei_/);
-    await staff.organizations.addOrganizationMember(organizationId, { usernameOrEmail: 'ada@example.com', role: 'admin', datasets: [] });
-    const added = await ada.organizations.addOrganizationMember(organizationId, { usernameOrEmail: 'bob', role: 'guest', datasets: ['wrists'] });
-    expect(added.id).toEqual(expect.any(Number));
+    // Each answer is an invitation id; the invitee becomes a member by accepting it.
+    await accept((await staff.organizations.addOrganizationMember(organizationId, { usernameOrEmail: 'ada@example.com', role: 'admin', datasets: [] })).id, adaToken);
+    const invitation = await ada.organizations.addOrganizationMember(organizationId, { usernameOrEmail: 'bob', role: 'guest', datasets: ['wrists'] });
+    expect(invitation.id).toEqual(expect.any(Number));
+    await expect(ada.organizations.addOrganizationMember(organizationId, { usernameOrEmail: 'bob', role: 'member', datasets: [] })).rejects.toThrow(/already invited/);
+    await accept(invitation.id, bob.token);
     await expect(ada.organizations.addOrganizationMember(organizationId, { usernameOrEmail: 'bob', role: 'member', datasets: [] })).rejects.toThrow(/already a member/);
+    const added = { id: bob.id };
     await ada.organizations.setOrganizationMemberDatasets(organizationId, added.id, { datasets: ['wrists', 'ankles'] });
     await ada.organizations.setOrganizationMemberRole(organizationId, added.id, { role: 'member' });
     await ada.organizations.updateOrganization(organizationId, { name: 'Engines', readme: '# Engines' });
@@ -55,7 +67,8 @@ describe('the official SDK organization, white label and deployment namespaces a
       ['bob', 'member', ['wrists', 'ankles']],
     ]);
     expect(info.organization.users[1]!.added).toBeInstanceOf(Date);
-    await ada.organizations.inviteOrganizationMember(organizationId, { email: 'carol@example.com', role: 'guest', datasets: [] });
+    const invited = await ada.organizations.inviteOrganizationMember(organizationId, { email: 'carol@example.com', role: 'guest', datasets: [] });
+    expect(invited.success).toBe(true);
     await ada.organizations.removeOrganizationMember(organizationId, { id: added.id } as never);
     expect((await ada.organizations.getOrganizationInfo(organizationId)).organization.users.map((u) => u.username)).not.toContain('bob');
   });

@@ -272,6 +272,23 @@ export const eventGenerators: Generators = {
   OrganizationMemberRemoved: (ids) => fc.record({ organizationId: fc.constant(ids.organizationId), userId: fc.constant(ids.otherUserId), removed: iso }),
   OrganizationMemberRoleSet: (ids) => fc.record({ organizationId: fc.constant(ids.organizationId), userId: fc.constantFrom(ids.userId, ids.otherUserId), role: fc.constantFrom(...ORGANIZATION_MEMBER_ROLES), updated: iso }),
   OrganizationMemberDatasetsSet: (ids) => fc.record({ organizationId: fc.constant(ids.organizationId), userId: fc.constantFrom(ids.userId, ids.otherUserId), datasets: fc.array(line(128), { maxLength: 3 }), updated: iso }),
+  // The invitee is the other user, or a user id no account has (a name no account had when typed).
+  OrganizationMemberInvited: (ids) =>
+    fc.record({
+      organizationId: fc.constant(ids.organizationId),
+      invitationId: fc.constantFrom(ids.id, ids.id + 1),
+      userId: fc.constantFrom(ids.otherUserId, 9999),
+      invitedAs: sealed(line(256)),
+      role: fc.constantFrom(...ORGANIZATION_MEMBER_ROLES),
+      datasets: fc.array(line(128), { maxLength: 3 }),
+      invitedByUserId: fc.constant(ids.userId),
+      acceptedOnActivation: fc.boolean(),
+      invited: iso,
+    }),
+  OrganizationMemberInvitationAccepted: (ids) => fc.record({ organizationId: fc.constant(ids.organizationId), invitationId: fc.constantFrom(ids.id, ids.id + 1), userId: fc.constant(ids.otherUserId), accepted: iso }),
+  OrganizationMemberInvitationDeclined: (ids) => fc.record({ organizationId: fc.constant(ids.organizationId), invitationId: fc.constantFrom(ids.id, ids.id + 1), userId: fc.constant(ids.otherUserId), declined: iso }),
+  OrganizationMemberInvitationWithdrawn: (ids) =>
+    fc.record({ organizationId: fc.constant(ids.organizationId), invitationId: fc.constantFrom(ids.id, ids.id + 1), userId: fc.constantFrom(ids.otherUserId, 9999), withdrawnByUserId: fc.constantFrom(ids.userId, null), withdrawn: iso }),
   OrganizationApiKeyAdded: (ids) =>
     fc.record({
       organizationId: fc.constant(ids.organizationId),

@@ -48,6 +48,10 @@ const ORGANIZATION_UPDATES: EventType[] = [
   'OrganizationMemberRemoved',
   'OrganizationMemberRoleSet',
   'OrganizationMemberDatasetsSet',
+  'OrganizationMemberInvited',
+  'OrganizationMemberInvitationAccepted',
+  'OrganizationMemberInvitationDeclined',
+  'OrganizationMemberInvitationWithdrawn',
   'OrganizationApiKeyAdded',
   'OrganizationApiKeyRevoked',
 ];

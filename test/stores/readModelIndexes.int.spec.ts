@@ -91,6 +91,7 @@ const hotQueries: [string, (store: ReadStore) => Promise<unknown>][] = [
   ['a user\'s trials', (s) => new UserQueries(s).trials(3)],
   ['subscriptions due to end', (s) => new UserQueries(s).endedSubscriptions(now)],
   ['a user\'s organizations', (s) => new OrganizationQueries(s).forMember(3)],
+  ['the organizations inviting a user', (s) => new OrganizationQueries(s).invitingUser(3)],
   ['a user\'s e-mails', (s) => new EmailQueries(s).forUser(3)],
   ['a project\'s history', (s) => new HistoryQueries(s).page({ kind: 'project', projectId: 7 }, { after: '00000000000000000100' }, 101)],
   ['a project\'s history of one type', (s) => new HistoryQueries(s).page({ kind: 'project', projectId: 7 }, { type: 'SampleIngested' }, 101)],

@@ -94,7 +94,13 @@ export function sampleLog(): StoredEvent[] {
     if (organizationId === 31) {
       commands.push(
         { type: 'UpdateOrganization', data: { changes: { name: 'Navy labs', readme: '# Labs', showHeaderImgMask: true }, now } },
-        { type: 'AddMember', data: { userId: 2, role: 'guest', datasets: ['wrists'], invited: false, addedByUserId: 1, now } },
+        // User 2 joins by accepting; a name no account has (a user id none will have) is declined by nobody and withdrawn.
+        { type: 'InviteMember', data: { invitationId: 311, userId: 2, invitedAs: 'bob', role: 'guest', datasets: ['wrists'], invitedByUserId: 1, acceptedOnActivation: false, now } },
+        { type: 'InviteMember', data: { invitationId: 312, userId: 2, invitedAs: 'bob@example.com', role: 'member', datasets: [], invitedByUserId: 1, acceptedOnActivation: false, now } },
+        { type: 'DeclineMemberInvitation', data: { invitationId: 312, userId: 2, now } },
+        { type: 'InviteMember', data: { invitationId: 313, userId: 9999, invitedAs: 'nobody', role: 'member', datasets: [], invitedByUserId: 1, acceptedOnActivation: false, now } },
+        { type: 'WithdrawMemberInvitation', data: { invitationId: 313, withdrawnByUserId: 1, now } },
+        { type: 'AcceptMemberInvitation', data: { invitationId: 311, userId: 2, now } },
         { type: 'SetMemberDatasets', data: { userId: 2, datasets: ['wrists', 'ankles'], now } },
         { type: 'SetMemberRole', data: { userId: 2, role: 'admin', now } },
         { type: 'RemoveMember', data: { userId: 2, now } },
