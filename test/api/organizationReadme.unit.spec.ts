@@ -14,7 +14,7 @@ const organization = (readme: string): OrganizationDocument => ({
   _id: 7, id: 7, name: 'Labs', isDeveloperProfile: false, ownerUserId: 1, members: [], memberIds: [], trialId: null,
   readme, showHeaderImgMask: false, experiments: [], created: '2026-01-01T00:00:00.000Z', deletedDate: null, _position: '1',
 });
-const context = { users: new Map(), staffUsernames: new Set<string>(), publicUrl: 'http://studio.test', audience: { kind: 'full' as const }, whitelabel: null };
+const context = { users: new Map(), staffUsernames: new Set<string>(), publicUrl: 'http://studio.test', audience: { kind: 'full' as const }, whitelabel: null, showInvitations: false };
 
 describe("an organization's readme in its information", () => {
   it('is rendered once per text and kept, not at every GET of the organization', () => {
