@@ -42,7 +42,16 @@ export async function readModelsAsOf(
   for await (const doc of historyUpTo(history, { userId: { $in: [...users] } }, asOf)) userDocs.push(doc);
   const userEvents = await eventsOf(events, userDocs);
 
-  const all = [...projectDocs, ...userDocs.filter((d) => d.projectId !== projectId)].sort((a, b) => (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
+  // A past view is shown with today's privacy: a person forgotten since is not brought back by it.
+  // Their sealed fields already read as null; their username (not sealed) would not, so none of their
+  // account's events are replayed, and the view holds no profile of theirs (collaborator entries
+  // without a profile are left out, as they are live for a deleted account).
+  const forgotten = new Set<number>();
+  for (const event of userEvents.values()) {
+    if (event.type === 'UserRegistered' && (await events.isForgotten(event))) forgotten.add(Number(event.data.userId));
+  }
+  const accountOfForgotten = (doc: HistoryDocument) => doc.userId !== null && forgotten.has(doc.userId);
+  const all = [...projectDocs, ...userDocs.filter((d) => d.projectId !== projectId && !accountOfForgotten(d))].sort((a, b) => (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
   const scratch = new MemoryReadStore();
   for (const doc of all) {
     const key = eventKey(doc);

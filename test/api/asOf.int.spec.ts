@@ -128,4 +128,16 @@ describe('asOf on project information and the raw-data listing', () => {
     // Bob collaborated then, and has left since.
     expect((await call(service, 'GET', `/api/${projectId}?asOf=${when}`, { headers: jwt(bob.token) })).status).toBe(403);
   });
+
+  // Runs last: it deletes Bob's account.
+  it('shows no trace of a person forgotten since, not even their username, in a past view', async () => {
+    const when = encodeURIComponent(moments[3]!.time);
+    const then = async () => (await call(service, 'GET', `/api/${projectId}?asOf=${when}`, { headers: jwt(ada.token) })).body;
+    expect(JSON.stringify(await then())).toContain('"bob"');
+    expect((await call(service, 'DELETE', '/api/user', { headers: jwt(bob.token), body: { password: 'correct horse battery' } })).status).toBe(200);
+    const after = await then();
+    expect(after.success).toBe(true);
+    expect(JSON.stringify(after)).not.toMatch(/"bob"|bob@example\.com/);
+    expect(((after.project as { collaborators?: unknown[] }).collaborators ?? (after as { collaborators?: unknown[] }).collaborators ?? []).length).toBeGreaterThan(0);
+  });
 });
