@@ -1,5 +1,6 @@
 import type { Decider } from '../shared/decider';
 import { ConflictError, NotFoundError, ValidationError, assertNever } from '../shared/errors';
+import { refuseDeepNesting } from '../shared/markdownNesting';
 import { checkText } from '../shared/textRules';
 import type { OrganizationApiKeyRole, OrganizationChanges, OrganizationEvent, OrganizationMemberRole } from './organizationEvents';
 
@@ -129,7 +130,7 @@ export const organizationDecider: Decider<OrganizationCommand, OrganizationEvent
         const c = command.data.changes;
         const changes: OrganizationChanges = {};
         if (c.name !== undefined) changes.name = checkName(c.name);
-        if (c.readme !== undefined) changes.readme = checkText(c.readme, 'Readme ("readme")', { max: ORGANIZATION_README_MAX, multiline: true, allowEmpty: true });
+        if (c.readme !== undefined) changes.readme = refuseDeepNesting(checkText(c.readme, 'Readme ("readme")', { max: ORGANIZATION_README_MAX, multiline: true, allowEmpty: true }), 'Readme ("readme")');
         if (c.showHeaderImgMask !== undefined) changes.showHeaderImgMask = c.showHeaderImgMask;
         if (c.experiments !== undefined) changes.experiments = [...new Set(c.experiments.map((e, i) => checkText(e, `Experiment ("experiments.${i}")`, { max: 64 })))];
         if (Object.keys(changes).length === 0) return [];

@@ -5,6 +5,7 @@
 import { ValidationError } from '../shared/errors';
 import { FREE_JSON_RULE, checkJsonValue, type JsonRule } from '../shared/jsonRules';
 import { checkNumber, type NumberRule } from '../shared/numberRules';
+import { refuseDeepNesting } from '../shared/markdownNesting';
 import { checkText } from '../shared/textRules';
 
 export const LABELING_METHODS = ['single_label', 'object_detection', 'label_map'] as const;
@@ -180,6 +181,7 @@ export function checkSettingsChange(change: ProjectSettingsChange, collaboratorI
   if (change.readme !== undefined && change.readme !== null && change.readme.length > README_MAX_CHARS) {
     throw new ValidationError(`"readme": at most ${README_MAX_CHARS} characters`);
   }
+  if (change.readme !== undefined && change.readme !== null) refuseDeepNesting(change.readme, '"readme"');
   for (const list of NOTIFICATION_LISTS) {
     const uids = change[list];
     if (uids === undefined) continue;

@@ -26,7 +26,7 @@ function usersNamedBy(doc: HistoryDocument, event: StoredEvent | undefined, into
  * `history` is the read store holding the history index; `projections` the live ones (history aside).
  */
 export async function readModelsAsOf(
-  events: EventStore,
+  events: EventStore & { isForgotten(event: StoredEvent): Promise<boolean> },
   history: ReadStore,
   projections: readonly Projection[],
   projectId: number,

@@ -8,6 +8,9 @@
 // (no referrer), give it no hold on our page (no opener) and no ranking (nofollow).
 import { marked } from 'marked';
 import sanitizeHtml from 'sanitize-html';
+import { tooDeeplyNestedLine } from '../../domain/shared/markdownNesting';
+
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 const INLINE_IMAGE = /^data:image\//i;
 
@@ -31,6 +34,8 @@ const ALLOWED: sanitizeHtml.IOptions = {
 };
 
 export function readmeHtml(markdown: string): string {
+  // Stored before nesting was bounded: shown as the text it is, the same on every thread and run.
+  if (tooDeeplyNestedLine(markdown) !== null) return sanitizeHtml(`<pre>${escapeHtml(markdown)}</pre>`, ALLOWED);
   const html = marked.parse(markdown, { async: false, gfm: true });
   return sanitizeHtml(html, ALLOWED);
 }
