@@ -60,6 +60,7 @@ import { UserQueries } from './projections/users/userQueries';
 
 import { openStores, type Stores } from './service/composition';
 import { loadConfig, type Config } from './service/configuration';
+import { closeServers } from './service/closeServers';
 import { DataFolderBusyError, DataFolderLock } from './service/dataFolderLock';
 import { rebuildReadModels, removeRebuildLeftovers, verifyReadModels } from './service/rebuild';
 import { SharedReadModelsCatchUp } from './service/sharedReadModelsCatchUp';
@@ -187,8 +188,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
   const stop = async () => {
     // Websockets first: an open one would keep its server from closing.
     await jobSocket?.close();
-    await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
-    for (const s of servers) s.closeAllConnections();
+    await closeServers(servers, config.shutdownGraceMs, log);
     await parser?.close();
     await jobWorker?.runner.stop();
     await jobWorker?.worker.stop();
@@ -401,6 +401,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
         sync,
         health,
         settleTimeoutMs: config.settleTimeoutMs,
+        uploadIdleTimeoutMs: config.uploadIdleTimeoutMs,
         tmpDir: incoming,
         log: log.child({ role: 'ingestion' }),
       });
@@ -414,6 +415,9 @@ export async function startService(config: Config, log: Logger = pino({ level: c
     throw error;
   }
 }
+
+/** After the shutdown grace, how long the rest of a stop (projections, sagas, stores) may take. */
+const STOP_MARGIN_MS = 10_000;
 
 async function main(): Promise<void> {
   let config: Config;
@@ -450,6 +454,8 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, 'stopping');
+    // Past the grace and a margin for the rest of the stop, nothing that still runs is worth the wait.
+    setTimeout(() => stopped(new Error(`the stop did not end within ${config.shutdownGraceMs + STOP_MARGIN_MS} ms`)), config.shutdownGraceMs + STOP_MARGIN_MS).unref();
     if (service) service.stop().then(() => stopped(), stopped);
     else starting.abort();
   };

@@ -24,6 +24,7 @@ import { ensureMongoIndexes } from '../stores/readstore/mongoIndexes';
 import { MongoReadStore } from '../stores/readstore/mongoReadStore';
 import type { ReadStore } from '../stores/readstore/readStore';
 import { SqliteReadStore } from '../stores/readstore/sqliteReadStore';
+import { watchStorageFolder } from '../stores/storageFull';
 import type { Config } from './configuration';
 
 /** The embedded read models' file, beside the log. */
@@ -124,6 +125,8 @@ export type LogLocation = Pick<Config, 'dataDir' | 'eventStoreUrl' | 'mongoUrl' 
 
 export async function openLog(config: LogLocation): Promise<OpenedLog> {
   await mkdir(config.dataDir, { recursive: true });
+  // Whatever the stores, uploads are received in this folder first: its free space is watched.
+  watchStorageFolder(path.resolve(config.dataDir));
   const rawEvents: EventStore = config.eventStoreUrl ? await EsdbEventStore.connect(config.eventStoreUrl) : SqliteEventStore.open(path.join(config.dataDir, EVENTS_FILE));
   let keys: KeyStore;
   try {

@@ -51,6 +51,10 @@ export interface Config {
   jobHeartbeatMs: number;
   /** How often the sagas role records the log's running hash (commands/audit/logCheckpointer.ts). */
   auditCheckpointMs: number;
+  /** On SIGTERM, how long requests in progress may finish before their connections are cut. */
+  shutdownGraceMs: number;
+  /** How long an upload's body may send nothing before it is answered 408 and its connection closed. */
+  uploadIdleTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -130,6 +134,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const heartbeat = text('JOB_HEARTBEAT_MS') ?? '10000';
   if (!/^\d+$/.test(heartbeat) || Number(heartbeat) < 100 || Number(heartbeat) > 3_600_000) throw new ConfigError('JOB_HEARTBEAT_MS', `must be a number of milliseconds from 100 to 3600000, got "${heartbeat}"`);
 
+  const grace = text('SHUTDOWN_GRACE_MS') ?? '10000';
+  if (!/^\d+$/.test(grace) || Number(grace) > 600_000) throw new ConfigError('SHUTDOWN_GRACE_MS', `must be a number of milliseconds from 0 to 600000, got "${grace}"`);
+  const uploadIdle = text('UPLOAD_IDLE_TIMEOUT_MS') ?? '30000';
+  if (!/^\d+$/.test(uploadIdle) || Number(uploadIdle) < 100 || Number(uploadIdle) > 600_000) throw new ConfigError('UPLOAD_IDLE_TIMEOUT_MS', `must be a number of milliseconds from 100 to 600000, got "${uploadIdle}"`);
+
   const mongoDb = text('MONGO_DB') ?? 'edge_ml';
   if (!/^[A-Za-z0-9_-]{1,38}$/.test(mongoDb)) throw new ConfigError('MONGO_DB', 'must be a database name of letters, digits, "_" or "-"');
 
@@ -189,5 +198,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustedProxyHops: Number(hops),
     jobHeartbeatMs: Number(heartbeat),
     auditCheckpointMs: Number(auditEvery),
+    shutdownGraceMs: Number(grace),
+    uploadIdleTimeoutMs: Number(uploadIdle),
   };
 }

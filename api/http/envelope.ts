@@ -1,5 +1,6 @@
 import type { Middleware } from 'koa';
 import { DomainError } from '../../domain/shared/errors';
+import { noteStorageFailure, STORAGE_FULL_MESSAGE, STORAGE_FULL_RETRY_AFTER_SECONDS } from '../../stores/storageFull';
 import { isTransientStoreError, RETRY_AFTER_SECONDS } from '../../stores/transientErrors';
 
 /** Errors thrown by Koa's own machinery (body parsing, allowed methods) carry an HTTP status. */
@@ -41,6 +42,13 @@ export function jsonEnvelope(): Middleware {
       if (typeof status === 'number' && status >= 400 && status < 500) {
         ctx.status = status;
         ctx.body = { success: false, error: describeHttpError(error, status) };
+        return;
+      }
+      if (noteStorageFailure(caught)) {
+        ctx.status = 507;
+        ctx.set('Retry-After', String(STORAGE_FULL_RETRY_AFTER_SECONDS));
+        ctx.body = { success: false, error: `${STORAGE_FULL_MESSAGE} (request id ${String(ctx.state.requestId)})` };
+        ctx.app.emit('error', caught, ctx);
         return;
       }
       if (isTransientStoreError(caught)) {

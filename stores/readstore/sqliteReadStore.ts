@@ -23,7 +23,8 @@ import { assertCollectionName, checkedUpdate, buildUpsertDoc, copyDoc, Duplicate
 import { jsonPrefilter } from './jsonPrefilter';
 import { applyPlainUpdate } from './plainUpdate';
 import { QueryCache } from './queryCache';
-import type { Checkpoint, CheckpointWrite, Collection, Document, DocumentId, Filter, FindOptions, ReadStore, Update, UpdateResult, WriteOp } from './readStore';
+import type { Checkpoint, CheckpointWrite, Collection, CommitLostListener, Document, DocumentId, Filter, FindOptions, ReadStore, Update, UpdateResult, WriteOp } from './readStore';
+import { noteStorageFailure } from '../storageFull';
 
 type Statement = Database.Statement<unknown[], unknown>;
 interface Row {
@@ -536,6 +537,7 @@ export class SqliteReadStore implements ReadStore {
   private groupOpenedAt = 0;
   private depth = 0;
   private readonly rowSql = new Map<string, RowSql>();
+  private readonly lossListeners = new Set<CommitLostListener>();
   /** During a bulk load: the collections whose declared indexes wait for its end, and those built early. */
   private bulk: BulkLoad | undefined;
 
@@ -669,9 +671,15 @@ export class SqliteReadStore implements ReadStore {
       if (windowMs <= 0 || options.group === false) return this.db.transaction(work).immediate();
       this.db.exec('BEGIN IMMEDIATE');
       this.groupOpenedAt = performance.now();
-      // A commit that fails (a full disk) is thrown from the timer and stops the process: the read
-      // models then resume from the checkpoints last committed, which the changes they cover went with.
-      this.groupTimer = setTimeout(() => this.commitGroup(), windowMs);
+      // A commit that fails (a full disk) loses the window's writes (see lose()); the timer's caller
+      // has nobody to throw to, so the listeners are told instead.
+      this.groupTimer = setTimeout(() => {
+        try {
+          this.commitGroup();
+        } catch {
+          // reported by lose()
+        }
+      }, windowMs);
     }
     this.db.exec('SAVEPOINT write');
     this.depth += 1;
@@ -680,6 +688,12 @@ export class SqliteReadStore implements ReadStore {
       this.db.exec('RELEASE write');
       return result;
     } catch (error) {
+      // SQLite may roll the whole transaction back on its own (SQLITE_FULL, an I/O error): then the
+      // window's earlier writes went with it.
+      if (!this.db.inTransaction) {
+        if (this.groupTimer) this.lose(error);
+        throw error;
+      }
       this.db.exec('ROLLBACK TO write');
       this.db.exec('RELEASE write');
       throw error;
@@ -692,7 +706,47 @@ export class SqliteReadStore implements ReadStore {
   commitGroup(): void {
     if (this.groupTimer) clearTimeout(this.groupTimer);
     this.groupTimer = undefined;
-    if (this.db.open && this.db.inTransaction) this.db.exec('COMMIT');
+    if (!this.db.open || !this.db.inTransaction) return;
+    try {
+      this.db.exec('COMMIT');
+    } catch (error) {
+      this.lose(error);
+      throw error;
+    }
+  }
+
+  onCommitLost(listener: CommitLostListener): () => void {
+    this.lossListeners.add(listener);
+    return () => this.lossListeners.delete(listener);
+  }
+
+  /**
+   * The open window's writes are lost (its commit failed): rolled back, what this connection knew
+   * of its tables forgotten (a table the window made is gone), and the listeners told which
+   * checkpoints are durable, so that the projections apply again what went with the window.
+   */
+  private lose(error: unknown): void {
+    if (this.groupTimer) clearTimeout(this.groupTimer);
+    this.groupTimer = undefined;
+    if (this.db.open && this.db.inTransaction) {
+      try {
+        this.db.exec('ROLLBACK');
+      } catch {
+        // SQLite rolled it back already
+      }
+    }
+    this.ready.clear();
+    this.irregular.clear();
+    this.answers.clear();
+    this.statements.clear();
+    noteStorageFailure(error);
+    const durable = new Map<string, bigint>();
+    try {
+      for (const row of this.db.prepare('SELECT name, position FROM checkpoints').all() as { name: string; position: string }[]) durable.set(row.name, BigInt(row.position));
+    } catch {
+      // Unreadable: no checkpoint is taken for durable, so the listeners start over from the log.
+    }
+    for (const listener of this.lossListeners) listener(error, durable);
   }
 
   /**
@@ -1451,7 +1505,11 @@ export class SqliteReadStore implements ReadStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.commitGroup();
+    try {
+      this.commitGroup();
+    } catch {
+      // Lost (a full disk): the projections apply it again at the next start, from the checkpoints.
+    }
     this.statements.clear();
     this.db.pragma('optimize');
     this.db.close();
