@@ -69,12 +69,12 @@ const INGESTION_NEEDS: ReadonlySet<string> = new Set(['apiKeys', 'projects']);
 const declaredTypeOf = (value: string | null | undefined): string | null => value?.split(';')[0]?.trim().toLowerCase() || null;
 
 /** A file's failure as the answer states it: its status and a text that names the problem. */
-function failureOf(error: unknown): { status: number; message: string } | undefined {
+function failureOf(error: unknown): { status: number; message: string; retryAfterSeconds?: number } | undefined {
   if (error instanceof SampleFormatError) return { status: 400, message: error.message };
   if (error instanceof DomainError) return { status: error.status, message: error.message };
   if (error instanceof FileTooLargeError) return { status: 413, message: error.message };
   // The files before it were stored and are listed so; this one and those after it were not.
-  if (noteStorageFailure(error)) return { status: 507, message: STORAGE_FULL_MESSAGE };
+  if (noteStorageFailure(error)) return { status: 507, message: STORAGE_FULL_MESSAGE, retryAfterSeconds: STORAGE_FULL_RETRY_AFTER_SECONDS };
   return undefined;
 }
 
@@ -125,6 +125,7 @@ export function createIngestionApp(deps: IngestionDeps): Koa {
       const failure = failureOf(error);
       if (!failure) throw error;
       ctx.status = failure.status;
+      if (failure.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(failure.retryAfterSeconds));
       ctx.type = 'text/plain';
       ctx.body = failure.message;
     } finally {
@@ -163,12 +164,12 @@ export function createIngestionApp(deps: IngestionDeps): Koa {
           const failure = failureOf(error);
           if (!failure) throw error;
           firstFailure ??= failure.status;
+          if (failure.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(failure.retryAfterSeconds));
           results.push({ success: false, fileName: part.fileName, error: failure.message });
         }
       }
       if (stored > 0) await deps.apiKeyUsage?.note(target.projectId, target.apiKeyId);
       ctx.status = firstFailure ?? 200;
-      if (firstFailure === 507) ctx.set('Retry-After', String(STORAGE_FULL_RETRY_AFTER_SECONDS));
       ctx.type = 'text/plain';
       ctx.body = JSON.stringify({
         success: firstFailure === undefined,

@@ -1511,7 +1511,11 @@ export class SqliteReadStore implements ReadStore {
       // Lost (a full disk): the projections apply it again at the next start, from the checkpoints.
     }
     this.statements.clear();
-    this.db.pragma('optimize');
+    try {
+      this.db.pragma('optimize');
+    } catch {
+      // Statistics only (a full disk cannot take them): the file is closed all the same.
+    }
     this.db.close();
   }
 }
