@@ -94,13 +94,15 @@ describe.skipIf(skipReason !== undefined)(`a full disk under the running service
         agent: false,
         headers: { 'x-api-key': apiKey, 'content-type': 'application/json', 'x-file-name': name, 'content-length': Buffer.byteLength(body) },
       });
+      let answered = false;
       request.on('response', (response) => {
+        answered = true;
         let text = '';
         response.on('data', (chunk) => (text += String(chunk)));
         response.on('end', () => resolve({ status: response.statusCode!, headers: new Headers(response.headers as Record<string, string>), text }));
       });
       // The answer may come before the whole body was sent; the rest then goes nowhere.
-      request.on('error', (error) => (request.res ? undefined : reject(error)));
+      request.on('error', (error) => (answered ? undefined : reject(error)));
       request.end(body);
     });
   };
