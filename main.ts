@@ -61,6 +61,7 @@ import { UserQueries } from './projections/users/userQueries';
 import { openStores, type Stores } from './service/composition';
 import { loadConfig, type Config } from './service/configuration';
 import { closeServers } from './service/closeServers';
+import { storageFullLine } from './stores/storageFull';
 import { DataFolderBusyError, DataFolderLock } from './service/dataFolderLock';
 import { rebuildReadModels, removeRebuildLeftovers, verifyReadModels } from './service/rebuild';
 import { SharedReadModelsCatchUp } from './service/sharedReadModelsCatchUp';
@@ -473,8 +474,8 @@ async function main(): Promise<void> {
 
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
   main().catch((error: unknown) => {
-    // A folder in use is the operator's situation to resolve, not a fault: its message says it all.
-    console.error(error instanceof DataFolderBusyError ? error.message : error);
+    // A folder in use, or a full disk, is the operator's situation to resolve, not a fault: its message says it all.
+    console.error(error instanceof DataFolderBusyError ? error.message : (storageFullLine(error) ?? error));
     process.exit(1);
   });
 }

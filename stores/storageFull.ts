@@ -82,3 +82,31 @@ export function storageFullness(now = Date.now()): string | undefined {
 
 /** The message a refused write answers with. */
 export const STORAGE_FULL_MESSAGE = 'The service has no storage space left (disk full): nothing was stored; try again once space is freed';
+
+/** A store's file that could not be opened for want of space: the start says which, in one line. */
+export class StorageFullError extends Error {
+  constructor(
+    readonly file: string,
+    override readonly cause: unknown,
+  ) {
+    const code = (cause as { code?: unknown } | null)?.code;
+    super(`disk full: cannot open ${file}${typeof code === 'string' ? ` (${code})` : ''}; free space on its disk and start the service again`);
+    this.name = 'StorageFullError';
+  }
+}
+
+/** Opens a store's file, a failure for want of space named with the file. */
+export async function openingFile<T>(file: string, open: () => T | Promise<T>): Promise<T> {
+  try {
+    return await open();
+  } catch (error) {
+    throw isStorageFullError(error) ? new StorageFullError(file, error) : error;
+  }
+}
+
+/** The one line a start that failed for want of space prints instead of a stack; undefined for other failures. */
+export function storageFullLine(error: unknown): string | undefined {
+  if (error instanceof StorageFullError) return error.message;
+  if (!isStorageFullError(error)) return undefined;
+  return `disk full: ${error instanceof Error ? error.message : String(error)}; free space in the data folder and start the service again`;
+}

@@ -3,14 +3,14 @@
 // Retry-After, never 500; /health on both ports must say why; reads go on; the process must not
 // exit (a read-model group commit failing from its timer used to end it); once the filler is gone,
 // uploads succeed again without a restart, and nothing acknowledged is lost.
-import { execFileSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { mkdirSync, openSync, writeSync, closeSync, rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { killAll, startServiceProcess, type ServiceProcess } from '../support/serviceProcess';
+import { exitOf, killAll, startServiceProcess, type ServiceProcess } from '../support/serviceProcess';
 import { signedSample } from '../support/signedSample';
 import { call, registerUser, signup } from '../support/testService';
 
@@ -59,6 +59,7 @@ describe.skipIf(skipReason !== undefined)(`a full disk under the running service
   let token: string;
   let projectId: number;
   let apiKey: string;
+  let acknowledgedSoFar: string[] = [];
 
   beforeAll(async () => {
     const dataDir = path.join(dir, 'data');
@@ -174,5 +175,31 @@ describe.skipIf(skipReason !== undefined)(`a full disk under the running service
     // Every sample acknowledged is there, while full and after (the read models caught up without a restart).
     for (const name of [...acknowledged, 'after2.json']) expect(names).toContain(name);
     expect(service.child.exitCode).toBeNull();
+    acknowledgedSoFar = [...acknowledged, 'after2.json'];
   }, 150_000);
+
+  it('refuses a start on a still-full disk with one line naming the file, exits non-zero, and starts once space is freed', async () => {
+    service.child.kill('SIGTERM');
+    await exitOf(service.child);
+    fill(filler);
+    const child = spawn(process.execPath, ['--import', 'tsx', 'main.ts'], {
+      cwd: path.resolve(__dirname, '../..'),
+      env: { ...process.env, API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', HOST: '127.0.0.1', DATA_DIR: path.join(dir, 'data'), LOG_LEVEL: 'silent', MONGO_URL: '', EVENTSTORE_URL: '', ROLES: '' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    children.push(child);
+    let stderr = '';
+    child.stderr!.on('data', (chunk) => (stderr += String(chunk)));
+    await exitOf(child);
+    expect(child.exitCode).toBe(1);
+    const lines = stderr.trim().split('\n');
+    expect(lines, stderr).toHaveLength(1);
+    expect(lines[0]).toMatch(/^disk full: /);
+    expect(lines[0]).toContain(path.join(dir, 'data'));
+
+    rmSync(filler);
+    service = await startServiceProcess(path.join(dir, 'data'), children, { LOG_LEVEL: 'info' });
+    const names = await sampleNames();
+    for (const name of acknowledgedSoFar) expect(names).toContain(name);
+  }, 120_000);
 });
