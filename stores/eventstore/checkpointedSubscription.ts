@@ -497,7 +497,16 @@ export class CheckpointedSubscription<S extends Subscriber> {
         m.stored = at;
       }
     }
-    this.sharedPosition = undefined;
+    // The shared subscription starts again from the lowest of them (not from the log's start when
+    // every lane is retrying on its own).
+    let lowest: Position | undefined;
+    let fromStart = false;
+    for (const lane of this.lanes) {
+      const applied = laneApplied(lane);
+      if (applied === undefined) fromStart = true;
+      else if (lowest === undefined || applied < lowest) lowest = applied;
+    }
+    this.sharedPosition = fromStart ? undefined : lowest;
     this.log.error({ err: error, retryInMs: this.loss.delay }, `the read store lost its last writes; the ${this.options.kind}s go back to their stored checkpoints and apply the log again from there`);
     void this.subscription?.close().catch(() => undefined);
   }
