@@ -26,7 +26,7 @@ const MONGO_OUT_OF_DISK = 14031;
 const FULL_TEXT = /SQLITE_FULL|database or disk is full|no space left on device|ENOSPC|EDQUOT|disk quota exceeded/i;
 
 const watched = new Set<string>();
-let lastFailure: { at: number; error: string } | undefined;
+let lastFailure: { at: number } | undefined;
 
 /** A folder whose free space tells a full disk from a failing one (the embedded stores' data folder). */
 export function watchStorageFolder(dir: string): void {
@@ -68,15 +68,18 @@ export function isStorageFullError(error: unknown): boolean {
 /** Records a storage-full failure for /health; answers whether `error` was one. */
 export function noteStorageFailure(error: unknown): boolean {
   if (!isStorageFullError(error)) return false;
-  lastFailure = { at: Date.now(), error: error instanceof Error ? error.message : String(error) };
+  lastFailure = { at: Date.now() };
   return true;
 }
 
-/** What /health says about the storage: undefined while there is space. */
+/**
+ * What /health says about the storage: undefined while there is space. Public, so no path and no
+ * driver message: the log has those (every refused write is logged with its error).
+ */
 export function storageFullness(now = Date.now()): string | undefined {
   const short = shortOfSpace();
-  if (short) return `storage full: ${short.dir} has ${Math.floor(short.available / 1024)} KiB left; writes are refused (507) until space is freed, reads are served`;
-  if (lastFailure && now - lastFailure.at < RECENT_MS) return `storage full: a write failed ${Math.round((now - lastFailure.at) / 1000)} s ago (${lastFailure.error}); writes are refused (507) until space is freed, reads are served`;
+  if (short) return `storage full: the data folder has ${Math.floor(short.available / 1024)} KiB left; writes are refused (507) until space is freed, reads are served`;
+  if (lastFailure && now - lastFailure.at < RECENT_MS) return `storage full: a write failed for want of space ${Math.round((now - lastFailure.at) / 1000)} s ago; writes are refused (507) until space is freed, reads are served`;
   return undefined;
 }
 

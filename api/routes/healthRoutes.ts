@@ -3,6 +3,16 @@ import type { Logger } from 'pino';
 import { STORAGE_FULL_RETRY_AFTER_SECONDS, storageFullness } from '../../stores/storageFull';
 import { describeProjectionFailure, describeStall, type ProjectionFailure, type ProjectionHealth } from '../../projections/projectionStatus';
 
+/** Which failures make a port's /health 503. */
+export interface HealthScope {
+  /**
+   * The projections whose failure stops this port's work (the ingestion port: API keys and projects,
+   * to know an upload's key). Another's failure answers 200 `degraded`, naming it: a load balancer
+   * must not take a port out of service for a read model it never reads. Undefined: every projection.
+   */
+  needs?: ReadonlySet<string>;
+}
+
 /**
  * `GET /health`, for operators and load balancers, on both APIs: 200 `{ status: "ok" }` while every
  * projection applies the log; 503 naming each failed projection, the event it is stuck on and the
@@ -15,15 +25,6 @@ import { describeProjectionFailure, describeStall, type ProjectionFailure, type 
  * While a start catches up, before this route exists, service/startingGate.ts answers in the same
  * shape with 503 and `status: "starting"`.
  */
-export interface HealthScope {
-  /**
-   * The projections whose failure stops this port's work (the ingestion port: API keys and projects,
-   * to know an upload's key). Another's failure answers 200 `degraded`, naming it: a load balancer
-   * must not take a port out of service for a read model it never reads. Undefined: every projection.
-   */
-  needs?: ReadonlySet<string>;
-}
-
 export function healthRoute(health: ProjectionHealth, log: Logger, scope: HealthScope = {}): Middleware {
   return async (ctx) => {
     ctx.set('cache-control', 'no-store');
