@@ -63,6 +63,8 @@ import { openStores, type Stores } from './service/composition';
 import { loadConfig, type Config } from './service/configuration';
 import { DataFolderLock } from './service/dataFolderLock';
 import { operatorMessage } from './service/startFailure';
+import { closeServers } from './service/closeServers';
+import { storageFullLine, watchStorageFolder } from './stores/storageFull';
 import { rebuildReadModels, removeRebuildLeftovers, verifyReadModels } from './service/rebuild';
 import { checkReadModelsAtStart } from './service/readModelsAtStart';
 import { SharedReadModelsCatchUp } from './service/sharedReadModelsCatchUp';
@@ -164,6 +166,8 @@ export async function startService(config: Config, log: Logger = pino({ level: c
   const { signal } = options;
   // Shared with the other service processes on this folder; `npm run rebuild` waits for none of them.
   await mkdir(config.dataDir, { recursive: true });
+  // Its free space tells a full disk from a failing one, from the first file opened on.
+  watchStorageFolder(path.resolve(config.dataDir));
   // Before the shared lock: a rebuild it may need takes the folder's exclusive one.
   await checkReadModelsAtStart(config, log);
   const lock = DataFolderLock.shared(config.dataDir);
@@ -192,8 +196,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
   const stop = async () => {
     // Websockets first: an open one would keep its server from closing.
     await jobSocket?.close();
-    await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
-    for (const s of servers) s.closeAllConnections();
+    await closeServers(servers, config.shutdownGraceMs, log);
     await parser?.close();
     await jobWorker?.runner.stop();
     await jobWorker?.worker.stop();
@@ -418,6 +421,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
         sync,
         health,
         settleTimeoutMs: config.settleTimeoutMs,
+        uploadIdleTimeoutMs: config.uploadIdleTimeoutMs,
         tmpDir: incoming,
         log: log.child({ role: 'ingestion' }),
       });
@@ -431,6 +435,9 @@ export async function startService(config: Config, log: Logger = pino({ level: c
     throw error;
   }
 }
+
+/** After the shutdown grace, how long the rest of a stop (projections, sagas, stores) may take. */
+const STOP_MARGIN_MS = 10_000;
 
 async function main(): Promise<void> {
   let config: Config;
@@ -467,6 +474,8 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, 'stopping');
+    // Past the grace and a margin for the rest of the stop, nothing that still runs is worth the wait.
+    setTimeout(() => stopped(new Error(`the stop did not end within ${config.shutdownGraceMs + STOP_MARGIN_MS} ms`)), config.shutdownGraceMs + STOP_MARGIN_MS).unref();
     if (service) service.stop().then(() => stopped(), stopped);
     else starting.abort();
   };
@@ -484,8 +493,8 @@ async function main(): Promise<void> {
 
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
   main().catch((error: unknown) => {
-    // A folder in use, a port taken: the operator's situation to resolve, not a fault; the message says it all.
-    console.error(operatorMessage(error) ?? error);
+    // A folder in use, a port taken, a full disk: the operator's situation to resolve, not a fault; the message says it all.
+    console.error(operatorMessage(error) ?? storageFullLine(error) ?? error);
     process.exit(1);
   });
 }

@@ -25,7 +25,9 @@ import { KeyedLock } from './keyedLock';
 import { UniquenessReservations } from '../commands/uniqueness';
 import type { SampleParser } from './sampleParser';
 import type { ApiKeyUsageRecorder } from '../commands/projects/projectCommands';
+import { noteStorageFailure, STORAGE_FULL_MESSAGE, STORAGE_FULL_RETRY_AFTER_SECONDS } from '../stores/storageFull';
 import { textErrors } from './textErrors';
+import { bodyIdleTimeout } from './bodyIdleTimeout';
 import { MissingHeaderError, uploadOptions } from './uploadHeaders';
 import { uploadTarget } from './uploadTarget';
 
@@ -41,6 +43,8 @@ export interface IngestionDeps {
   /** Only for `x-disallow-duplicates`, whose check reads the sample read model: see ingestFile. */
   sync: ReadModelSync;
   settleTimeoutMs: number;
+  /** How long an upload's body may send nothing before it is answered 408 (default DEFAULT_UPLOAD_IDLE_TIMEOUT_MS). */
+  uploadIdleTimeoutMs?: number;
   /** What `GET /health` reports: the projections that failed on an event. */
   health: ProjectionHealth;
   /** Where uploads are received before they are checked and stored; made by the caller. */
@@ -53,14 +57,24 @@ export interface IngestionDeps {
 }
 
 export const MAX_FILES_PER_REQUEST = 1000;
+export const DEFAULT_UPLOAD_IDLE_TIMEOUT_MS = 30_000;
+
+/**
+ * The read models an upload reads to know its key and project (uploadTarget): only their failure
+ * makes this port's /health 503. The others' (samples included: the duplicates check asks the log's
+ * reservations first) leave it accepting, and /health says `degraded`.
+ */
+const INGESTION_NEEDS: ReadonlySet<string> = new Set(['apiKeys', 'projects']);
 
 const declaredTypeOf = (value: string | null | undefined): string | null => value?.split(';')[0]?.trim().toLowerCase() || null;
 
 /** A file's failure as the answer states it: its status and a text that names the problem. */
-function failureOf(error: unknown): { status: number; message: string } | undefined {
+function failureOf(error: unknown): { status: number; message: string; retryAfterSeconds?: number } | undefined {
   if (error instanceof SampleFormatError) return { status: 400, message: error.message };
   if (error instanceof DomainError) return { status: error.status, message: error.message };
   if (error instanceof FileTooLargeError) return { status: 413, message: error.message };
+  // The files before it were stored and are listed so; this one and those after it were not.
+  if (noteStorageFailure(error)) return { status: 507, message: STORAGE_FULL_MESSAGE, retryAfterSeconds: STORAGE_FULL_RETRY_AFTER_SECONDS };
   return undefined;
 }
 
@@ -77,7 +91,7 @@ export function createIngestionApp(deps: IngestionDeps): Koa {
   const ingest = { ...deps, contentLocks: new KeyedLock(), reservations: new UniquenessReservations(deps.events, deps.keys) };
 
   // JSON, as on the management API: it is for operators' probes, not for devices.
-  router.get('/health', healthRoute(deps.health, deps.log));
+  router.get('/health', healthRoute(deps.health, deps.log, { needs: INGESTION_NEEDS }));
 
   router.post('/api/:category/data', async (ctx) => {
     const target = await uploadTarget(ctx, deps, ctx.params.category ?? '');
@@ -111,6 +125,7 @@ export function createIngestionApp(deps: IngestionDeps): Koa {
       const failure = failureOf(error);
       if (!failure) throw error;
       ctx.status = failure.status;
+      if (failure.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(failure.retryAfterSeconds));
       ctx.type = 'text/plain';
       ctx.body = failure.message;
     } finally {
@@ -149,6 +164,7 @@ export function createIngestionApp(deps: IngestionDeps): Koa {
           const failure = failureOf(error);
           if (!failure) throw error;
           firstFailure ??= failure.status;
+          if (failure.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(failure.retryAfterSeconds));
           results.push({ success: false, fileName: part.fileName, error: failure.message });
         }
       }
@@ -171,6 +187,7 @@ export function createIngestionApp(deps: IngestionDeps): Koa {
   app.use(requestId());
   app.use(accessLog(deps.log));
   app.use(textErrors());
+  app.use(bodyIdleTimeout(deps.uploadIdleTimeoutMs ?? DEFAULT_UPLOAD_IDLE_TIMEOUT_MS));
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: true, notImplemented: unknownMethod }));
   return app;

@@ -1,5 +1,6 @@
 import type { Middleware } from 'koa';
 import { DomainError } from '../domain/shared/errors';
+import { noteStorageFailure, STORAGE_FULL_MESSAGE, STORAGE_FULL_RETRY_AFTER_SECONDS } from '../stores/storageFull';
 import { isTransientStoreError, RETRY_AFTER_SECONDS } from '../stores/transientErrors';
 
 /**
@@ -28,6 +29,13 @@ export function textErrors(): Middleware {
       if (typeof status === 'number' && status >= 400 && status < 500) {
         ctx.status = status;
         ctx.body = (caught as { expose?: boolean }).expose ? (caught as Error).message : 'Bad request';
+        return;
+      }
+      if (noteStorageFailure(caught)) {
+        ctx.status = 507;
+        ctx.set('Retry-After', String(STORAGE_FULL_RETRY_AFTER_SECONDS));
+        ctx.body = `${STORAGE_FULL_MESSAGE}; the sample was not recorded (request id ${String(ctx.state.requestId)})`;
+        ctx.app.emit('error', caught, ctx);
         return;
       }
       if (isTransientStoreError(caught)) {

@@ -24,6 +24,7 @@ import { ensureMongoIndexes } from '../stores/readstore/mongoIndexes';
 import { MongoReadStore } from '../stores/readstore/mongoReadStore';
 import type { ReadStore } from '../stores/readstore/readStore';
 import { SqliteReadStore } from '../stores/readstore/sqliteReadStore';
+import { openingFile, watchStorageFolder } from '../stores/storageFull';
 import type { Config } from './configuration';
 
 /** The embedded read models' file, beside the log. */
@@ -49,7 +50,7 @@ export interface Stores {
 export async function openReadStore(config: Config, log?: Logger): Promise<ReadStore> {
   switch (config.readStore) {
     case 'sqlite':
-      return sharedSqliteReadStore(path.resolve(config.dataDir, READ_MODELS_FILE), log);
+      return openingFile(path.resolve(config.dataDir, READ_MODELS_FILE), () => sharedSqliteReadStore(path.resolve(config.dataDir, READ_MODELS_FILE), log));
     case 'memory':
       return new MemoryReadStore();
     case 'mongodb': {
@@ -125,10 +126,14 @@ export type LogLocation = Pick<Config, 'dataDir' | 'eventStoreUrl' | 'mongoUrl' 
 
 export async function openLog(config: LogLocation, log?: Logger): Promise<OpenedLog> {
   await mkdir(config.dataDir, { recursive: true });
-  const rawEvents: EventStore = config.eventStoreUrl ? await EsdbEventStore.connect(config.eventStoreUrl) : SqliteEventStore.open(path.join(config.dataDir, EVENTS_FILE));
+  // Whatever the stores, uploads are received in this folder first: its free space is watched.
+  watchStorageFolder(path.resolve(config.dataDir));
+  const eventsFile = path.join(config.dataDir, EVENTS_FILE);
+  const rawEvents: EventStore = config.eventStoreUrl ? await EsdbEventStore.connect(config.eventStoreUrl) : await openingFile(eventsFile, () => SqliteEventStore.open(eventsFile));
   let keys: KeyStore;
   try {
-    keys = config.mongoUrl ? await MongoKeyStore.connect(config.mongoUrl, `${config.mongoDb}_keys`) : SqliteKeyStore.open(path.join(config.dataDir, KEYS_FILE));
+    const keysFile = path.join(config.dataDir, KEYS_FILE);
+    keys = config.mongoUrl ? await MongoKeyStore.connect(config.mongoUrl, `${config.mongoDb}_keys`) : await openingFile(keysFile, () => SqliteKeyStore.open(keysFile));
   } catch (error) {
     await rawEvents.close();
     throw error;
@@ -159,8 +164,10 @@ export async function openStores(config: Config, log?: Logger): Promise<Stores> 
       config.mongoUrl
         ? await GridFsBlobStore.connect(config.mongoUrl, `${config.mongoDb}_blobs`)
         : new TieredBlobStore(
-            SqliteBlobStore.open(path.join(config.dataDir, 'blobs.sqlite'), { onRelayout: () => log?.info("laying out the small sample files' table anew (once, after an upgrade); the service starts when done") }),
-            await FileBlobStore.open(path.join(config.dataDir, 'blobs')),
+            await openingFile(path.join(config.dataDir, 'blobs.sqlite'), () =>
+              SqliteBlobStore.open(path.join(config.dataDir, 'blobs.sqlite'), { onRelayout: () => log?.info("laying out the small sample files' table anew (once, after an upgrade); the service starts when done") }),
+            ),
+            await openingFile(path.join(config.dataDir, 'blobs'), () => FileBlobStore.open(path.join(config.dataDir, 'blobs'))),
           ),
     );
     return {

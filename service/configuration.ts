@@ -53,6 +53,10 @@ export interface Config {
   auditCheckpointMs: number;
   /** How long a job websocket token lives; a socket opened with it is closed when it expires. */
   socketTokenTtlSeconds: number;
+  /** On SIGTERM, how long requests in progress may finish before their connections are cut. */
+  shutdownGraceMs: number;
+  /** How long an upload's body may send nothing before it is answered 408 and its connection closed. */
+  uploadIdleTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -134,6 +138,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
   const socketTtl = text('SOCKET_TOKEN_TTL_SECONDS') ?? '600';
   if (!/^\d+$/.test(socketTtl) || Number(socketTtl) < 1 || Number(socketTtl) > 3600) throw new ConfigError('SOCKET_TOKEN_TTL_SECONDS', `must be a number of seconds from 1 to 3600, got "${socketTtl}"`);
+  const grace = text('SHUTDOWN_GRACE_MS') ?? '10000';
+  if (!/^\d+$/.test(grace) || Number(grace) > 600_000) throw new ConfigError('SHUTDOWN_GRACE_MS', `must be a number of milliseconds from 0 to 600000, got "${grace}"`);
+  const uploadIdle = text('UPLOAD_IDLE_TIMEOUT_MS') ?? '30000';
+  if (!/^\d+$/.test(uploadIdle) || Number(uploadIdle) < 100 || Number(uploadIdle) > 600_000) throw new ConfigError('UPLOAD_IDLE_TIMEOUT_MS', `must be a number of milliseconds from 100 to 600000, got "${uploadIdle}"`);
 
   const mongoDb = text('MONGO_DB') ?? 'edge_ml';
   if (!/^[A-Za-z0-9_-]{1,38}$/.test(mongoDb)) throw new ConfigError('MONGO_DB', 'must be a database name of letters, digits, "_" or "-"');
@@ -195,5 +203,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     jobHeartbeatMs: Number(heartbeat),
     socketTokenTtlSeconds: Number(socketTtl),
     auditCheckpointMs: Number(auditEvery),
+    shutdownGraceMs: Number(grace),
+    uploadIdleTimeoutMs: Number(uploadIdle),
   };
 }

@@ -4,6 +4,7 @@
 // at positions below them, acknowledged uploads included. A damaged read-models file would kill the
 // start, or the process at its first write. The embedded read models are disposable: rebuilt from
 // the log here; read models in MongoDB (shared, other hosts may use them) are refused, saying why.
+import { isStorageFullError, StorageFullError } from '../stores/storageFull';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -49,7 +50,8 @@ export function damageOf(file: string): string | undefined {
     return verdict === 'ok' ? undefined : (verdict ?? 'quick_check gave no answer');
   } catch (error) {
     if (SQLITE_DAMAGE.has((error as { code?: string }).code ?? '')) return (error as Error).message;
-    throw error;
+    // Not damage: a full disk (SQLite cannot even map its shared memory) is said in one line.
+    throw isStorageFullError(error) ? new StorageFullError(file, error) : error;
   } finally {
     db?.close();
   }

@@ -1,6 +1,7 @@
 import type { Middleware } from 'koa';
 import { DomainError } from '../../domain/shared/errors';
 import { BlobNotFoundError } from '../../stores/blobstore/blobStore';
+import { noteStorageFailure, STORAGE_FULL_MESSAGE, STORAGE_FULL_RETRY_AFTER_SECONDS } from '../../stores/storageFull';
 import { isTransientStoreError, RETRY_AFTER_SECONDS } from '../../stores/transientErrors';
 
 /** Errors thrown by Koa's own machinery (body parsing, allowed methods) carry an HTTP status. */
@@ -49,6 +50,13 @@ export function jsonEnvelope(): Middleware {
         // it): nothing the caller can fix, but not a fault to hide behind a bare 500 either.
         ctx.status = 410;
         ctx.body = { success: false, error: `The file behind this item is missing from the service's file store; an operator can find it in the log (request id ${String(ctx.state.requestId)})` };
+        ctx.app.emit('error', caught, ctx);
+        return;
+      }
+      if (noteStorageFailure(caught)) {
+        ctx.status = 507;
+        ctx.set('Retry-After', String(STORAGE_FULL_RETRY_AFTER_SECONDS));
+        ctx.body = { success: false, error: `${STORAGE_FULL_MESSAGE} (request id ${String(ctx.state.requestId)})` };
         ctx.app.emit('error', caught, ctx);
         return;
       }

@@ -43,6 +43,17 @@ export class HandlerFailed extends Error {
   }
 }
 
+/**
+ * The read store lost writes it had taken (a group commit that failed on a full disk): this batch's
+ * are refused, and the lane applies the log again from the checkpoints that are durable.
+ */
+export class ReadStoreWritesLost extends Error {
+  constructor(override readonly cause: unknown) {
+    super(`the read store lost its last writes (${messageOf(cause)}); they are applied again from the stored checkpoints`);
+    this.name = 'ReadStoreWritesLost';
+  }
+}
+
 /** Stores ops and checkpoints, one commit at a time, so a checkpoint never moves backwards. */
 export interface LaneCommit {
   /**
@@ -124,6 +135,8 @@ interface Lane<S extends Subscriber> {
   stale: Map<string, Position>;
 }
 
+const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
 const CHECKPOINT_FLUSH_MS = 100;
 /** How often a lane held back by one it follows looks whether it may go on. */
 const FOLLOW_POLL_MS = 50;
@@ -173,7 +186,6 @@ const laneApplied = <S extends Subscriber>(lane: Lane<S>): Position | undefined 
   return lowest;
 };
 
-const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 /**
  * Feeds subscribers from one subscription to the whole log, each with its own checkpoint.
@@ -208,6 +220,13 @@ export class CheckpointedSubscription<S extends Subscriber> {
   /** Checkpoint and status writes, one at a time and in order. */
   private writes: Promise<void> = Promise.resolve();
   private identity: string | undefined;
+  /** Bumped when the read store lost writes and the positions went back to the durable checkpoints. */
+  private epoch = 0;
+  private lastLoss: unknown;
+  private lossPending = false;
+  /** When writes were last lost, and how long the shared subscription waits before it tries again. */
+  private loss = { at: 0, delay: 0 };
+  private stopListening: (() => void) | undefined;
   private readonly retryDelayMs: number;
   private readonly maxRetryDelayMs: number;
   private readonly batchSize: number;
@@ -242,6 +261,7 @@ export class CheckpointedSubscription<S extends Subscriber> {
       throw error;
     }
     for (const lane of this.lanes) this.shared.add(lane);
+    this.stopListening = readStore.onCommitLost?.((error, durable) => this.writesLost(error, durable));
     await this.loadStoredFailures();
     this.loop = this.followSharedUntilStopped();
   }
@@ -253,6 +273,7 @@ export class CheckpointedSubscription<S extends Subscriber> {
     await this.loop;
     await Promise.all([...this.retries]);
     await this.flushCheckpoints();
+    this.stopListening?.();
     for (const w of this.waiters) w.resolve(false);
     this.waiters = [];
   }
@@ -334,9 +355,15 @@ export class CheckpointedSubscription<S extends Subscriber> {
         await this.followShared();
       } catch (error) {
         if (this.stopped) break;
+        await this.subscription?.close().catch(() => undefined);
+        if (this.lossPending) {
+          // Said by writesLost(), with its own backoff: a disk still full loses the next try too.
+          this.lossPending = false;
+          await this.pause(this.loss.delay);
+          continue;
+        }
         if (this.sharedPosition !== before) delay = this.retryDelayMs;
         this.log.error({ err: error, retryInMs: delay }, `the ${this.options.kind}s' subscription to the log failed; subscribing again from the checkpoints`);
-        await this.subscription?.close().catch(() => undefined);
         await this.pause(delay);
         delay = Math.min(delay * 2, this.maxRetryDelayMs);
       }
@@ -344,6 +371,7 @@ export class CheckpointedSubscription<S extends Subscriber> {
   }
 
   private async followShared(): Promise<void> {
+    const epoch = this.epoch;
     let from: Position | undefined = this.sharedPosition;
     let fromStart = false;
     for (const lane of this.shared) {
@@ -361,6 +389,8 @@ export class CheckpointedSubscription<S extends Subscriber> {
       // In the lanes' order, whichever are on the shared subscription when their turn comes: a lane
       // rejoins only once it has applied the whole batch in progress (see catchUp).
       for (const lane of this.lanes) {
+        // The positions went back: this batch no longer follows them; subscribe again from them.
+        if (this.epoch !== epoch) throw new ReadStoreWritesLost(this.lastLoss);
         if (!this.shared.has(lane)) continue;
         const outcome = await this.applyToLane(lane, batch);
         if (outcome !== 'applied') {
@@ -396,8 +426,10 @@ export class CheckpointedSubscription<S extends Subscriber> {
     }
     if (waitAt >= 0) events = events.slice(0, waitAt);
     if (events.length > 0) {
+      // Taken with the positions the events were chosen by: a commit after they went back is refused.
+      const epoch = this.epoch;
       try {
-        await this.oneLaneAtATime(() => this.options.apply(lane.members, events, this.commit));
+        await this.oneLaneAtATime(() => this.options.apply(lane.members, events, (ops, positions) => this.commit(ops, positions, epoch)));
       } catch (error) {
         const failure = error instanceof HandlerFailed ? error : this.blame(lane, events, error);
         this.failed(lane, lane.members[failure.member]!, failure.event, failure.cause);
@@ -429,9 +461,11 @@ export class CheckpointedSubscription<S extends Subscriber> {
     return new HandlerFailed(0, events[0]!, error);
   }
 
-  private readonly commit: LaneCommit = (ops, positions) => {
+  private commit(ops: readonly WriteOp[], positions: readonly (readonly [LaneMember<Subscriber>, Position])[], epoch: number): Promise<void> {
     const checkpoints: CheckpointWrite[] = positions.map(([m, position]) => ({ name: m.subscriber.checkpoint, position, store: this.identity }));
     const write = this.writes.then(async () => {
+      // Checked in the same turn as the commit: a loss cannot come in between.
+      if (this.epoch !== epoch) throw new ReadStoreWritesLost(this.lastLoss);
       await this.options.readStore.commit(ops, checkpoints);
       for (const [m, position] of positions) {
         if (m.applied === undefined || m.applied < position) m.applied = position;
@@ -440,7 +474,42 @@ export class CheckpointedSubscription<S extends Subscriber> {
     });
     this.writes = write.catch(() => undefined);
     return write;
-  };
+  }
+
+  /**
+   * The read store lost writes it had taken: every member goes back to its durable checkpoint, at
+   * once (a flush must not store the positions it had reached), and the shared subscription starts
+   * again from them. Applies in progress are refused their commit (see commit), and fail their lane
+   * with this error, which is retried with backoff like a handler's: they resume once there is room.
+   */
+  private writesLost(error: unknown, durable: ReadonlyMap<string, Position>): void {
+    this.epoch += 1;
+    this.lastLoss = error;
+    this.lossPending = true;
+    const now = Date.now();
+    const again = now - this.loss.at < 2 * this.maxRetryDelayMs;
+    this.loss = { at: now, delay: again ? Math.min(Math.max(this.loss.delay * 2, this.retryDelayMs), this.maxRetryDelayMs) : this.retryDelayMs };
+    this.sharedInProgress = undefined;
+    for (const lane of this.lanes) {
+      for (const m of lane.members) {
+        const at = durable.get(m.subscriber.checkpoint);
+        m.applied = at;
+        m.stored = at;
+      }
+    }
+    // The shared subscription starts again from the lowest of them (not from the log's start when
+    // every lane is retrying on its own).
+    let lowest: Position | undefined;
+    let fromStart = false;
+    for (const lane of this.lanes) {
+      const applied = laneApplied(lane);
+      if (applied === undefined) fromStart = true;
+      else if (lowest === undefined || applied < lowest) lowest = applied;
+    }
+    this.sharedPosition = fromStart ? undefined : lowest;
+    this.log.error({ err: error, retryInMs: this.loss.delay }, `the read store lost its last writes; the ${this.options.kind}s go back to their stored checkpoints and apply the log again from there`);
+    void this.subscription?.close().catch(() => undefined);
+  }
 
   private failed(lane: Lane<S>, member: LaneMember<S>, event: StoredEvent, error: unknown): void {
     const { kind } = this.options;
@@ -533,11 +602,14 @@ export class CheckpointedSubscription<S extends Subscriber> {
   private async catchUp(lane: Lane<S>): Promise<'rejoined' | 'failed' | 'waiting'> {
     for (;;) {
       if (lane.follows.some((l) => this.stalled(l))) return 'waiting';
+      const epoch = this.epoch;
       const after = laneApplied(lane);
       let waiting = false;
       const source = this.options.events.readAll(after === undefined ? {} : { after });
       for await (const batch of eventBatches(source, this.batchSize)) {
         if (this.stopped) return 'failed';
+        // The positions went back (see writesLost): read again from them.
+        if (this.epoch !== epoch) break;
         const outcome = await this.applyToLane(lane, batch);
         if (outcome === 'failed') return 'failed';
         this.releaseWaiters();
@@ -547,6 +619,7 @@ export class CheckpointedSubscription<S extends Subscriber> {
         }
       }
       if (this.stopped) return 'failed';
+      if (this.epoch !== epoch) continue;
       this.scheduleFlush();
       // No await between this check and the hand-over: the shared subscription brings the lane
       // every event after the batch in progress, and the lane skips those it has applied already.

@@ -61,6 +61,9 @@ export interface CheckpointWrite {
   store?: string;
 }
 
+/** Told that the writes since the last durable commit are gone, and which checkpoints remain. */
+export type CommitLostListener = (error: unknown, durable: ReadonlyMap<string, bigint>) => void;
+
 export interface ReadStore {
   collection<T extends Document = Document>(name: string): Collection<T>;
   /** The last log position a projection (or saga) has fully applied; undefined before its first event. */
@@ -83,6 +86,12 @@ export interface ReadStore {
    * processes write unseen).
    */
   changeMark?(): number;
+  /**
+   * Where writes that succeeded can still be lost (SQLite's group commit: a commit at the window's
+   * end that fails, on a full disk): calls `listener` once they are, with the checkpoints that are
+   * durable, so that a subscription goes back to them; answers the call that stops listening.
+   */
+  onCommitLost?(listener: CommitLostListener): () => void;
   /**
    * Every document of a collection, a page of at most `pageSize` at a time, in an order the store
    * chooses (its cheapest), each page costing about its own size whatever the collection's: for

@@ -23,8 +23,9 @@ import { assertCollectionName, checkedUpdate, buildUpsertDoc, copyDoc, Duplicate
 import { jsonPrefilter } from './jsonPrefilter';
 import { applyPlainUpdate } from './plainUpdate';
 import { QueryCache } from './queryCache';
-import type { Checkpoint, CheckpointWrite, Collection, Document, DocumentId, Filter, FindOptions, ReadStore, Update, UpdateResult, WriteOp } from './readStore';
+import type { Checkpoint, CheckpointWrite, Collection, CommitLostListener, Document, DocumentId, Filter, FindOptions, ReadStore, Update, UpdateResult, WriteOp } from './readStore';
 import { truncateWal, zeroWhatIsDeleted } from '../sqliteErasure';
+import { noteStorageFailure } from '../storageFull';
 
 type Statement = Database.Statement<unknown[], unknown>;
 interface Row {
@@ -555,6 +556,7 @@ export class SqliteReadStore implements ReadStore {
   private groupOpenedAt = 0;
   private depth = 0;
   private readonly rowSql = new Map<string, RowSql>();
+  private readonly lossListeners = new Set<CommitLostListener>();
   /** During a bulk load: the collections whose declared indexes wait for its end, and those built early. */
   private bulk: BulkLoad | undefined;
   /** Set by a commit that failed: every later write is refused with it. */
@@ -698,13 +700,13 @@ export class SqliteReadStore implements ReadStore {
       if (windowMs <= 0 || options.group === false) return this.db.transaction(work).immediate();
       this.db.exec('BEGIN IMMEDIATE');
       this.groupOpenedAt = performance.now();
-      // From the timer, a failed commit has no caller to tell: it is reported (onCommitFailure), never
-      // thrown where it would stop the process (a damaged file then stopped it at every restart).
+      // From the timer, a failed commit has no caller to tell: it is reported (onCommitFailure) and the
+      // window's writes are lost (see lose()), never thrown where it would stop the process.
       this.groupTimer = setTimeout(() => {
         try {
           this.commitGroup();
         } catch {
-          // Reported and kept by commitGroup.
+          // Reported by commitGroup.
         }
       }, windowMs);
     }
@@ -715,6 +717,12 @@ export class SqliteReadStore implements ReadStore {
       this.db.exec('RELEASE write');
       return result;
     } catch (error) {
+      // SQLite may roll the whole transaction back on its own (SQLITE_FULL, an I/O error): then the
+      // window's earlier writes went with it.
+      if (!this.db.inTransaction) {
+        if (this.groupTimer) this.lose(error);
+        throw error;
+      }
       this.db.exec('ROLLBACK TO write');
       this.db.exec('RELEASE write');
       throw error;
@@ -731,17 +739,13 @@ export class SqliteReadStore implements ReadStore {
     try {
       this.db.exec('COMMIT');
     } catch (error) {
-      if (this.db.inTransaction) {
-        try {
-          this.db.exec('ROLLBACK');
-        } catch {
-          // SQLite rolled back already, or cannot: either way nothing of the group is kept.
-        }
-      }
-      this.failed ??= new ReadModelsWriteError(this.file, error);
-      this.answers.clear();
-      this.onCommitFailure?.(this.failed);
-      throw this.failed;
+      const storageFull = this.lose(error);
+      const failure = new ReadModelsWriteError(this.file, error);
+      // A full disk passes: the projections apply the window again once there is room. Anything else
+      // (a damaged file) refuses every later write: the start's check rebuilds the file.
+      if (!storageFull) this.failed ??= failure;
+      this.onCommitFailure?.(failure);
+      throw storageFull ? error : (this.failed ?? failure);
     }
   }
 
@@ -754,6 +758,42 @@ export class SqliteReadStore implements ReadStore {
     if (this.closed) return false;
     if (this.bulk?.unsynced) return true;
     return truncateWal(this.db, () => this.commitGroup());
+  }
+
+  onCommitLost(listener: CommitLostListener): () => void {
+    this.lossListeners.add(listener);
+    return () => this.lossListeners.delete(listener);
+  }
+
+  /**
+   * The open window's writes are lost (its commit failed): rolled back, what this connection knew
+   * of its tables forgotten (a table the window made is gone), and the listeners told which
+   * checkpoints are durable, so that the projections apply again what went with the window.
+   * Answers whether the failure was for want of space.
+   */
+  private lose(error: unknown): boolean {
+    if (this.groupTimer) clearTimeout(this.groupTimer);
+    this.groupTimer = undefined;
+    if (this.db.open && this.db.inTransaction) {
+      try {
+        this.db.exec('ROLLBACK');
+      } catch {
+        // SQLite rolled it back already
+      }
+    }
+    this.ready.clear();
+    this.irregular.clear();
+    this.answers.clear();
+    this.statements.clear();
+    const storageFull = noteStorageFailure(error);
+    const durable = new Map<string, bigint>();
+    try {
+      for (const row of this.db.prepare('SELECT name, position FROM checkpoints').all() as { name: string; position: string }[]) durable.set(row.name, BigInt(row.position));
+    } catch {
+      // Unreadable: no checkpoint is taken for durable, so the listeners start over from the log.
+    }
+    for (const listener of this.lossListeners) listener(error, durable);
+    return storageFull;
   }
 
   /**
@@ -1516,11 +1556,15 @@ export class SqliteReadStore implements ReadStore {
     this.closed = true;
     try {
       this.commitGroup();
-      this.db.pragma('optimize');
-    } finally {
-      // Closed even when the last commit failed (reported by commitGroup): no handle is left open.
-      this.statements.clear();
-      this.db.close();
+    } catch {
+      // Lost (a full disk) or reported (a damaged file): the projections apply it again at the next start, from the checkpoints.
     }
+    this.statements.clear();
+    try {
+      this.db.pragma('optimize');
+    } catch {
+      // Statistics only (a full disk cannot take them): the file is closed all the same.
+    }
+    this.db.close();
   }
 }

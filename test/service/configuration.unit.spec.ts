@@ -4,7 +4,7 @@ import { ConfigError, loadConfig } from '../../service/configuration';
 describe('configuration from the environment', () => {
   it('has a default for everything', () => {
     const c = loadConfig({});
-    expect(c).toMatchObject({ apiPort: 4800, ingestionPort: 4810, ingestionTlsPort: 4811, eventStoreUrl: undefined, mongoUrl: undefined, readStore: 'sqlite', jwtSecret: undefined, logLevel: 'info', signupEnabled: true });
+    expect(c).toMatchObject({ apiPort: 4800, ingestionPort: 4810, ingestionTlsPort: 4811, eventStoreUrl: undefined, mongoUrl: undefined, readStore: 'sqlite', jwtSecret: undefined, logLevel: 'info', signupEnabled: true, shutdownGraceMs: 10_000, uploadIdleTimeoutMs: 30_000 });
     expect(c.dataDir).toMatch(/\/data$/);
     expect([...c.roles]).toEqual(['api', 'ingestion', 'projections', 'sagas', 'jobs']);
   });
@@ -13,7 +13,9 @@ describe('configuration from the environment', () => {
     const c = loadConfig({
       API_PORT: '5000', INGESTION_PORT: '5010', INGESTION_TLS_PORT: '5011', DATA_DIR: '/tmp/x', EVENTSTORE_URL: 'esdb://localhost:2113?tls=false',
       MONGO_URL: 'mongodb://localhost:27017', ROLES: 'api, ingestion', JWT_SECRET: 'x'.repeat(32), LOG_LEVEL: 'warn', SIGNUP_ENABLED: 'false',
+      SHUTDOWN_GRACE_MS: '2500', UPLOAD_IDLE_TIMEOUT_MS: '45000',
     });
+    expect(c).toMatchObject({ shutdownGraceMs: 2500, uploadIdleTimeoutMs: 45_000 });
     expect(c).toMatchObject({ apiPort: 5000, ingestionPort: 5010, ingestionTlsPort: 5011, dataDir: '/tmp/x', eventStoreUrl: 'esdb://localhost:2113?tls=false', mongoUrl: 'mongodb://localhost:27017', readStore: 'mongodb', logLevel: 'warn', signupEnabled: false });
     expect([...c.roles]).toEqual(['api', 'ingestion']);
   });
@@ -44,6 +46,9 @@ describe('configuration from the environment', () => {
     [{ JOB_HEARTBEAT_MS: '10' }, /JOB_HEARTBEAT_MS/],
     [{ SOCKET_TOKEN_TTL_SECONDS: '0' }, /SOCKET_TOKEN_TTL_SECONDS/],
     [{ SOCKET_TOKEN_TTL_SECONDS: '86400' }, /SOCKET_TOKEN_TTL_SECONDS/],
+    [{ SHUTDOWN_GRACE_MS: 'soon' }, /SHUTDOWN_GRACE_MS/],
+    [{ SHUTDOWN_GRACE_MS: '900000' }, /SHUTDOWN_GRACE_MS/],
+    [{ UPLOAD_IDLE_TIMEOUT_MS: '10' }, /UPLOAD_IDLE_TIMEOUT_MS/],
     [{ JWT_SECRET: 'short' }, /JWT_SECRET/],
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
     [{ SIGNUP_ENABLED: 'maybe' }, /SIGNUP_ENABLED/],
