@@ -4,7 +4,6 @@
 // at positions below them, acknowledged uploads included. A damaged read-models file would kill the
 // start, or the process at its first write. The embedded read models are disposable: rebuilt from
 // the log here; read models in MongoDB (shared, other hosts may use them) are refused, saying why.
-import { isStorageFullError, StorageFullError } from '../stores/storageFull';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -14,6 +13,7 @@ import { sagaCheckpointName } from '../commands/sagas/sagaRunner';
 import { allProjections } from '../projections';
 import type { Position } from '../stores/eventstore/eventStore';
 import { MongoReadStore } from '../stores/readstore/mongoReadStore';
+import { isStorageFullError, StorageFullError } from '../stores/storageFull';
 import type { Checkpoint } from '../stores/readstore/readStore';
 import { SqliteReadStore } from '../stores/readstore/sqliteReadStore';
 import { openLog, READ_MODELS_FILE } from './composition';
