@@ -1,5 +1,5 @@
 // The service's configuration, read from environment variables: every value checked once, at
-// start, and a bad one named with its variable (the README's Configuration table lists them all).
+// start, and a bad one named with its variable (docs/configuration.md lists them all).
 import path from 'node:path';
 import { z } from 'zod';
 import { IdentityProviderConfig } from '../api/auth/identityProviders';

@@ -78,7 +78,7 @@ export const GUESS_FAILURES: ReadonlySet<string> = new Set([
  * account only; everyone else trying that account waits a growing, bounded delay; an address that
  * failed on many accounts is slowed at a much higher threshold and never refused. Guesses still in
  * flight count toward the cap, so a burst of parallel guesses cannot overshoot it before they fail.
- * In memory: each API process keeps its own counts (see the README for what that means).
+ * In memory: each API process keeps its own counts (see docs/login-throttling.md for what that means).
  */
 export class LoginThrottle {
   private readonly pairs: WindowedCounts;

@@ -12,7 +12,7 @@ export interface WindowedCount {
 /**
  * Counts per key over a fixed window that starts at the key's first count, in a map that never holds
  * more than `maxEntries` keys: a spray of random names or addresses evicts the keys touched longest
- * ago instead of growing the process. The price, documented in the README, is that an evicted key
+ * ago instead of growing the process. The price, documented in docs/login-throttling.md, is that an evicted key
  * starts again from zero.
  */
 export class WindowedCounts {
