@@ -23,13 +23,21 @@ export class SealingKeyLostError extends Error {
   }
 }
 
+/** How long a key read from the key store is used without reading it again (see keyCache). */
+export const KEY_CACHE_MS = 5_000;
+const KEY_CACHE_ENTRIES = 10_000;
+
 /**
  * An event store decorator that seals the declared fields of each event (AES-256-GCM with the
  * subject's key) before they reach the log, and opens them when events are read. A field whose key
  * was destroyed reads as null. Nothing above the port sees sealed values.
  */
 export class SealingEventStore implements EventStore {
-  private readonly keyCache = new Map<string, Buffer>();
+  /**
+   * Keys read lately, each for `keyCacheMs`: another process (a split deployment) may destroy one,
+   * and a forgotten subject must read as forgotten here too within that time, not until a restart.
+   */
+  private readonly keyCache = new Map<string, { key: Buffer; until: number }>();
   private readonly inFlight = new Map<string, Promise<Buffer | undefined>>();
 
   /** Subjects whose key was found not to open their sealed fields, reported once each. */
@@ -43,7 +51,23 @@ export class SealingEventStore implements EventStore {
     private readonly onUnreadable: (subject: string, event: StoredEvent) => void = () => {},
     /** Told when a key is refused for a subject whose key was lost (SealingKeyLostError). */
     private readonly onKeyLost: (subject: string) => void = () => {},
+    private readonly keyCacheMs = KEY_CACHE_MS,
   ) {}
+
+  private cachedKey(subject: string): Buffer | undefined {
+    const entry = this.keyCache.get(subject);
+    if (!entry) return undefined;
+    if (entry.until > Date.now()) return entry.key;
+    this.keyCache.delete(subject);
+    return undefined;
+  }
+
+  private cacheKey(subject: string, key: Buffer): void {
+    this.keyCache.delete(subject);
+    // Oldest first (insertion order): a replay over many subjects keeps a bounded set.
+    if (this.keyCache.size >= KEY_CACHE_ENTRIES) this.keyCache.delete(this.keyCache.keys().next().value!);
+    this.keyCache.set(subject, { key, until: Date.now() + this.keyCacheMs });
+  }
 
   async appendToStream(streamId: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     const sealed = await Promise.all(events.map((e) => this.seal(e)));
@@ -105,7 +129,7 @@ export class SealingEventStore implements EventStore {
     const spec = this.specs[event.type];
     if (!spec) return event;
     const subject = spec.subject(event.data);
-    if (!this.keyCache.has(subject) && (await this.keys.get(subject)) === undefined) await this.assertMayMakeKey(subject);
+    if (this.cachedKey(subject) === undefined && (await this.keys.get(subject)) === undefined) await this.assertMayMakeKey(subject);
     const key = await this.key(subject, true);
     const data: Record<string, unknown> = { ...event.data };
     for (const field of spec.fields) {
@@ -172,7 +196,7 @@ export class SealingEventStore implements EventStore {
   }
 
   private key(subject: string, create: boolean): Promise<Buffer | undefined> {
-    const cached = this.keyCache.get(subject);
+    const cached = this.cachedKey(subject);
     if (cached) return Promise.resolve(cached);
     // Events of one batch share a subject: one lookup serves them all.
     const flight = `${create}:${subject}`;
@@ -180,7 +204,7 @@ export class SealingEventStore implements EventStore {
     if (!pending) {
       pending = (create ? this.keys.getOrCreate(subject) : this.keys.get(subject))
         .then((key) => {
-          if (key) this.keyCache.set(subject, key);
+          if (key) this.cacheKey(subject, key);
           return key;
         })
         .finally(() => this.inFlight.delete(flight));

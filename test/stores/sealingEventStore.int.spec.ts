@@ -43,6 +43,19 @@ describe('sealing personal data in the log', () => {
     expect((await fresh.readStream('user-1'))[0]!.data.email).toBeNull();
   });
 
+  it('forgets a subject in another process that read its key, within the key cache time, without a restart', async () => {
+    const raw = SqliteEventStore.open(':memory:');
+    const keys = SqliteKeyStore.open(':memory:');
+    const here = new SealingEventStore(raw, keys, sealedFieldsByEventType, () => {}, () => {}, 50);
+    const elsewhere = new SealingEventStore(raw, keys, sealedFieldsByEventType, () => {}, () => {}, 50);
+    await here.appendToStream('user-1', [registered(1, 'ada@example.com')], 'no_stream');
+    expect((await elsewhere.readStream('user-1'))[0]!.data.email).toBe('ada@example.com');
+    await here.destroySubject('user-1');
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect((await elsewhere.readStream('user-1'))[0]!.data.email).toBeNull();
+    expect(await elsewhere.isForgotten((await elsewhere.readStream('user-1'))[0]!)).toBe(true);
+  });
+
   it('opens events on a live subscription too', async () => {
     const store = new SealingEventStore(SqliteEventStore.open(':memory:'), SqliteKeyStore.open(':memory:'), sealedFieldsByEventType);
     const sub = store.subscribeToAll();
