@@ -231,6 +231,16 @@ for (const setup of setups) describeOn(setup, 'organization invitations over HTT
       expect((info.body.organization as { users: { username: string; role: string; datasets: string[] }[] }).users.find((u) => u.username === 'grace')).toMatchObject({ role: 'guest', datasets: ['wrists'] });
     });
   });
+
+  it("drops a deleted account's invitation from the list, and its name can be invited again", async () => {
+    const gone = await registerUser(service, 'gone');
+    expect((await add('gone')).status).toBe(200);
+    expect((await call(service, 'DELETE', '/api/user', { headers: jwt(gone.token), body: { password: 'correct horse battery' } })).status).toBe(200);
+    expect((await pendingOf()).map((i) => i.usernameOrEmail)).not.toContain('gone');
+    const again = await add('gone');
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
+    expect((await pendingOf()).map((i) => i.usernameOrEmail)).toContain('gone');
+  });
 });
 
 function userCountOf(body: Record<string, unknown>): number {

@@ -242,6 +242,20 @@ for (const setup of setups) {
       expect((await remove('frank')).status).toBe(200);
     });
 
+    it("drops a deleted account's invitation from the list, and its name can be invited again (its typed name was sealed with the account)", async () => {
+      const henry = await registerUser(service, 'henry');
+      const add = (usernameOrEmail: string) => call(service, 'POST', `/api/${projectId}/collaborators/add`, { headers: jwt(ada.token), body: { usernameOrEmail } });
+      expect((await add('henry')).status).toBe(200);
+      expect((await call(service, 'DELETE', '/api/user', { headers: jwt(henry.token), body: { password: 'correct horse battery' } })).status).toBe(200);
+      const listed = () => call(service, 'GET', `/api/${projectId}`, { headers: jwt(ada.token) }).then((r) => (r.body.collaboratorInvitations as Json[]).map((i) => i.usernameOrEmail));
+      expect(await listed()).not.toContain('henry');
+      // The same name again is a new invitation (to nobody now), which the project lists and can withdraw.
+      expect((await add('henry')).status).toBe(200);
+      expect(await listed()).toContain('henry');
+      expect((await call(service, 'POST', `/api/${projectId}/collaborators/remove`, { headers: jwt(ada.token), body: { usernameOrEmail: 'henry' } })).status).toBe(200);
+      expect(await listed()).not.toContain('henry');
+    });
+
     it('lets no API key invite, and a key revoked later never mattered', async () => {
       const erin = await registerUser(service, 'erin');
       const before = await head();
