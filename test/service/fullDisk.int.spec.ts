@@ -3,50 +3,18 @@
 // Retry-After, never 500; /health on both ports must say why; reads go on; the process must not
 // exit (a read-model group commit failing from its timer used to end it); once the filler is gone,
 // uploads succeed again without a restart, and nothing acknowledged is lost.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
-import { mkdirSync, openSync, writeSync, closeSync, rmSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exitOf, killAll, startServiceProcess, type ServiceProcess } from '../support/serviceProcess';
 import { signedSample } from '../support/signedSample';
+import { fill, smallDisk, unmount } from '../support/smallDisk';
 import { call, registerUser, signup } from '../support/testService';
 
 /** Mounts a tmpfs of `size` on a new folder; undefined (with the reason) where mounting is not permitted. */
-async function smallDisk(size: string): Promise<{ dir: string } | { skip: string }> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'edge-ml-full-disk-'));
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir], { stdio: 'pipe' });
-    return { dir };
-  } catch (error) {
-    await rm(dir, { recursive: true, force: true });
-    return { skip: `mounting a tmpfs is not permitted here (${String((error as { stderr?: Buffer }).stderr ?? error).trim()})` };
-  }
-}
 
-/** Writes zeros into `file` until the disk refuses more. */
-function fill(file: string): void {
-  const fd = openSync(file, 'w');
-  const chunk = Buffer.alloc(64 * 1024);
-  try {
-    for (;;) writeSync(fd, chunk);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
-  } finally {
-    closeSync(fd);
-  }
-  // The last partial blocks too.
-  const tail = openSync(file, 'a');
-  try {
-    for (;;) writeSync(tail, Buffer.alloc(512));
-  } catch {
-    // full
-  } finally {
-    closeSync(tail);
-  }
-}
 
 const mounted = await smallDisk('24m');
 const skipReason = 'skip' in mounted ? mounted.skip : undefined;
@@ -74,12 +42,7 @@ describe.skipIf(skipReason !== undefined)(`a full disk under the running service
     await killAll(children);
     if (dir) {
       rmSync(filler, { force: true });
-      try {
-        execFileSync('umount', [dir], { stdio: 'pipe' });
-      } catch {
-        execFileSync('umount', ['-l', dir], { stdio: 'pipe' });
-      }
-      await rm(dir, { recursive: true, force: true });
+      await unmount(dir);
     }
   });
 

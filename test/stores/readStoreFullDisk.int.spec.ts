@@ -3,9 +3,8 @@
 // uploads in flight). Now the window is rolled back, the projections go back to the checkpoints
 // that are durable, retry with backoff, and catch up once space is freed, without a restart.
 // On a real full disk: a small tmpfs, filled.
-import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,32 +14,9 @@ import { defineProjection } from '../../projections/projection';
 import { ProjectionRunner } from '../../projections/projectionRunner';
 import { SqliteEventStore } from '../../stores/eventstore/sqliteEventStore';
 import { SqliteReadStore } from '../../stores/readstore/sqliteReadStore';
+import { fill, smallDisk, unmount } from '../support/smallDisk';
 
-async function smallDisk(size: string): Promise<{ dir: string } | { skip: string }> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'edge-ml-full-read-store-'));
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir], { stdio: 'pipe' });
-    return { dir };
-  } catch (error) {
-    await rm(dir, { recursive: true, force: true });
-    return { skip: `mounting a tmpfs is not permitted here (${String((error as { stderr?: Buffer }).stderr ?? error).trim()})` };
-  }
-}
 
-function fill(file: string): void {
-  const fd = openSync(file, 'w');
-  try {
-    for (const size of [64 * 1024, 512]) {
-      try {
-        for (;;) writeSync(fd, Buffer.alloc(size));
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
-      }
-    }
-  } finally {
-    closeSync(fd);
-  }
-}
 
 type NoteWritten = { type: 'NoteWritten'; data: { id: number; text: string } };
 const notes = defineProjection<NoteWritten>('notes', ['notes'], {
@@ -61,9 +37,7 @@ describe.skipIf(skipReason !== undefined)(`projections into SQLite read models o
     if (dir) rmSync(filler, { force: true });
     for (const store of opened.reverse()) await store.close().catch(() => undefined);
     if (logDir) await rm(logDir, { recursive: true, force: true });
-    if (!dir) return;
-    execFileSync('umount', [dir], { stdio: 'pipe' });
-    await rm(dir, { recursive: true, force: true });
+    if (dir) await unmount(dir);
   });
 
   it('survives a group commit that fails in its timer, and catches up once space is freed', async () => {
