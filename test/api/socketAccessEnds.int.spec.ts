@@ -200,7 +200,10 @@ describe('the job websocket when access ends', () => {
 
   it('ends for a member who leaves the organization', async () => {
     const erin = await registerUser(service, 'erin');
-    expect((await call(service, 'POST', `/api/organizations/${organizationId}/members/add`, { headers: jwt(staff.token), body: { usernameOrEmail: 'erin', role: 'member', datasets: [] } })).status).toBe(200);
+    const invited = await call(service, 'POST', `/api/organizations/${organizationId}/members/add`, { headers: jwt(staff.token), body: { usernameOrEmail: 'erin', role: 'member', datasets: [] } });
+    expect(invited.status).toBe(200);
+    // Membership takes her consent.
+    expect((await call(service, 'POST', `/api/user/organization-invitations/${String(invited.body.id)}/accept`, { headers: jwt(erin.token) })).status).toBe(200);
     const scope = { organizationId };
     const grant = { token: await socketToken(service, scope, jwt(erin.token)), scope };
     await expectAccessToEnd(
