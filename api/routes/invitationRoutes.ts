@@ -3,16 +3,14 @@ import { acceptInvitationsOnActivation } from '../../commands/organizations/orga
 import { acceptCollaboratorInvitation, declineCollaboratorInvitation } from '../../commands/projects/projectCommands';
 import { activatePendingUser } from '../../commands/users/pendingUser';
 import { hashCode } from '../../commands/users/secrets';
-import { NotFoundError, ValidationError } from '../../domain/shared/errors';
-import type { ProjectDocument, ProjectInvitationEntry } from '../../projections/projects/projectDocument';
+import { ValidationError } from '../../domain/shared/errors';
 import type { ApiDeps } from '../apiDeps';
 import { clientAddress, type ClientRequest } from '../auth/throttleKeys';
 import { refusedWithRetryAfter } from '../auth/throttleAnswers';
-import { requestContext } from '../auth/principal';
-import { signedInUser } from '../auth/userTarget';
-import { intParam, operation, type Operation } from '../http/operation';
+import { operation, type Operation } from '../http/operation';
 import { getUserView } from '../views/userView';
 import { Password } from './accountRoutes';
+import { inviteeOperations } from './inviteeOperations';
 
 const INVALID = 'Invalid activation code';
 
@@ -84,67 +82,18 @@ export function invitationOperations(deps: ApiDeps): Operation[] {
  * lists and they have no access to it.
  */
 function projectInvitationOperations(deps: ApiDeps): Operation[] {
-  const pendingFor = async (userId: number): Promise<{ project: ProjectDocument; invitation: ProjectInvitationEntry }[]> =>
-    (await deps.projects.invitingUser(userId)).flatMap((project) =>
-      (project.invitations ?? []).filter((i) => i.userId === userId).map((invitation) => ({ project, invitation })),
-    );
-  const invitationOf = async (userId: number, params: Record<string, string>) => {
-    const invitationId = intParam(params, 'invitationId');
-    const found = (await pendingFor(userId)).find((p) => p.invitation.invitationId === invitationId);
-    if (!found) throw new NotFoundError(`No pending invitation ${invitationId} for you`, 'INVITATION_NOT_FOUND');
-    return found;
-  };
-  return [
-    operation({
-      operationId: 'listCurrentUserProjectInvitations',
-      method: 'get',
-      path: '/api/user/invitations',
-      summary: 'Invitations to collaborate on projects that wait for your answer (JWT only)',
-      auth: 'jwt',
-      async handler({ principal }) {
-        const pending = await pendingFor(signedInUser(principal).id);
-        const inviters = new Map((await deps.users.byIds([...new Set(pending.map((p) => p.invitation.invitedByUserId))])).map((u) => [u.id, u]));
-        return {
-          invitations: pending.map(({ project, invitation }) => {
-            const by = inviters.get(invitation.invitedByUserId);
-            return {
-              id: invitation.invitationId,
-              projectId: project.id,
-              projectName: project.name,
-              invited: invitation.invited,
-              invitedBy: by ? { id: by.id, username: by.username, name: by.name ?? by.username } : null,
-            };
-          }),
-        };
-      },
-    }),
-    operation({
-      operationId: 'acceptCurrentUserProjectInvitation',
-      method: 'post',
-      path: '/api/user/invitations/:invitationId/accept',
-      summary: 'Accept an invitation: you become a collaborator of the project (JWT only)',
-      auth: 'jwt',
-      async handler({ principal, params, requestId, settle }) {
-        const me = signedInUser(principal);
-        const { project, invitation } = await invitationOf(me.id, params);
-        const position = await acceptCollaboratorInvitation(deps, project.id, invitation.invitationId, me.id, requestContext(principal, requestId));
-        await settle(position);
-        return { projectId: project.id };
-      },
-    }),
-    operation({
-      operationId: 'declineCurrentUserProjectInvitation',
-      method: 'post',
-      path: '/api/user/invitations/:invitationId/decline',
-      summary: 'Decline an invitation: the project learns nothing more about you (JWT only)',
-      auth: 'jwt',
-      async handler({ principal, params, requestId, settle }) {
-        const me = signedInUser(principal);
-        const { project, invitation } = await invitationOf(me.id, params);
-        const position = await declineCollaboratorInvitation(deps, project.id, invitation.invitationId, me.id, requestContext(principal, requestId));
-        await settle(position);
-        return {};
-      },
-    }),
-  ];
+  return inviteeOperations(deps, {
+    path: '/api/user/invitations',
+    ids: { list: 'listCurrentUserProjectInvitations', accept: 'acceptCurrentUserProjectInvitation', decline: 'declineCurrentUserProjectInvitation' },
+    summaries: {
+      list: 'Invitations to collaborate on projects that wait for your answer (JWT only)',
+      accept: 'Accept an invitation: you become a collaborator of the project (JWT only)',
+      decline: 'Decline an invitation: the project learns nothing more about you (JWT only)',
+    },
+    invitingUser: (userId) => deps.projects.invitingUser(userId),
+    view: (project, invitation) => ({ projectId: project.id, projectName: project.name, invited: invitation.invited }),
+    accept: (projectId, invitationId, userId, ctx) => acceptCollaboratorInvitation(deps, projectId, invitationId, userId, ctx),
+    accepted: (projectId) => ({ projectId }),
+    decline: (projectId, invitationId, userId, ctx) => declineCollaboratorInvitation(deps, projectId, invitationId, userId, ctx),
+  });
 }
