@@ -26,6 +26,8 @@ import { IdAllocator } from './commands/idAllocator';
 import { startSagas, type RunningSagas } from './commands/sagas';
 import { JobWorker } from './commands/jobs/jobWorker';
 import { jobRunners } from './commands/jobs/jobRunners';
+import { anomalyTrainingRunner, TRAIN_ANOMALY } from './commands/training/anomalyTraining';
+import { AnomalyModelQueries } from './projections/anomalyModels/anomalyModelQueries';
 import { ThreadPool } from './commands/jobs/threadPool';
 import { generateFeaturesRunner } from './commands/dsp/generateFeatures';
 import { removeStaleFeatureFolders } from './commands/dsp/featureScratchFolders';
@@ -337,6 +339,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
       if (process.env.NODE_ENV === 'test' && process.env.EDGE_ML_TEST_JOB_RUNNERS === '1') await import('./test/support/testJobRunners');
       // The production runners: feature generation (commands/dsp/generateFeatures.ts).
       jobRunners.set('generate-features', generateFeaturesRunner({ events: stores.events, blobs: stores.blobs, impulses: new ImpulseQueries(stores.readStore), samples: new SampleQueries(stores.readStore) }));
+      jobRunners.set(TRAIN_ANOMALY, anomalyTrainingRunner({ events: stores.events, blobs: stores.blobs, impulses: new ImpulseQueries(stores.readStore), dspFeatures: new DspFeaturesQueries(stores.readStore) }));
       await removeStaleFeatureFolders(log.child({ role: 'jobs' }));
       const pool = new ThreadPool();
       const worker = new JobWorker({ events: stores.events, jobs: new JobQueries(stores.readStore), runners: jobRunners, pool, log: log.child({ role: 'jobs' }), heartbeatMs: config.jobHeartbeatMs });
@@ -367,6 +370,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
         samples: new SampleQueries(stores.readStore),
         jobs: new JobQueries(stores.readStore),
         dspFeatures: new DspFeaturesQueries(stores.readStore),
+        anomalyModels: new AnomalyModelQueries(stores.readStore),
         history: new HistoryQueries(stores.readStore),
         changeMark: stores.readStore.changeMark?.bind(stores.readStore),
         pointInTime: (projectId, asOf) => readModelsAsOf(stores.events, stores.readStore, allProjections.filter((p) => p !== historyProjection), projectId, asOf),

@@ -35,6 +35,7 @@ import { impulseOperations } from './routes/impulseRoutes';
 import { dspOperations } from './routes/dspRoutes';
 import { generateFeaturesOperations } from './routes/generateFeaturesRoutes';
 import { dspFeaturesOperations } from './routes/dspFeaturesRoutes';
+import { anomalyTrainingOperations } from './routes/anomalyTrainingRoutes';
 import { historyOperations } from './routes/historyRoutes';
 import { socketTokenOperations } from './routes/socketTokenRoutes';
 import { jobOperations } from './routes/jobRoutes';
@@ -70,6 +71,7 @@ export function allOperations(deps: ApiDeps): Operation[] {
     ...dspOperations(deps),
     ...generateFeaturesOperations(deps),
     ...dspFeaturesOperations(deps),
+    ...anomalyTrainingOperations(deps),
     ...socketTokenOperations(deps),
     ...historyOperations(deps),
     ...rawDataOperations(deps),

@@ -5,6 +5,7 @@ import type { ThreadPool } from '../commands/jobs/threadPool';
 import type { SendEmail } from '../commands/users/accountMail';
 import type { ApiKeyQueries } from '../projections/apiKeys/apiKeyQueries';
 import type { DeviceQueries } from '../projections/devices/deviceQueries';
+import type { AnomalyModelQueries } from '../projections/anomalyModels/anomalyModelQueries';
 import type { DspFeaturesQueries } from '../projections/dspFeatures/dspFeaturesQueries';
 import type { HistoryQueries } from '../projections/history/historyQueries';
 import type { ImpulseQueries } from '../projections/impulses/impulseQueries';
@@ -65,6 +66,7 @@ export interface ApiDeps {
   samples: SampleQueries;
   jobs: JobQueries;
   dspFeatures: DspFeaturesQueries;
+  anomalyModels: AnomalyModelQueries;
   /** The auditors' index of the log (issue 13). */
   history: HistoryQueries;
   /** The project's read models as of a time, replayed from the log (undefined: no event by then). */

@@ -1,3 +1,4 @@
+import { anomalyModelsProjection } from './anomalyModels/anomalyModelsProjection';
 import { apiKeysProjection } from './apiKeys/apiKeysProjection';
 import { devicesProjection } from './devices/devicesProjection';
 import { dspFeaturesProjection } from './dspFeatures/dspFeaturesProjection';
@@ -13,4 +14,4 @@ import { usersProjection } from './users/usersProjection';
 import { whitelabelsProjection } from './whitelabels/whitelabelsProjection';
 
 /** Every read model the API serves from. */
-export const allProjections: readonly Projection[] = [usersProjection, projectsProjection, apiKeysProjection, emailsProjection, organizationsProjection, samplesProjection, devicesProjection, impulsesProjection, jobsProjection, dspFeaturesProjection, whitelabelsProjection, historyProjection];
+export const allProjections: readonly Projection[] = [usersProjection, projectsProjection, apiKeysProjection, emailsProjection, organizationsProjection, samplesProjection, devicesProjection, impulsesProjection, jobsProjection, dspFeaturesProjection, anomalyModelsProjection, whitelabelsProjection, historyProjection];

@@ -10,6 +10,7 @@ import type { DeviceEvent } from '../../domain/device/deviceEvents';
 import { DEPLOYMENT_TARGET_FORMATS } from '../../domain/deployment/deploymentTargets';
 import type { WhitelabelEvent, WhitelabelSettings } from '../../domain/whitelabel/whitelabelEvents';
 import { NORMALIZE_DATA, type DspFeaturesEvent } from '../../domain/dsp/dspFeaturesEvents';
+import type { AnomalyEvent } from '../../domain/learn/anomalyEvents';
 import type { EmailEvent } from '../../domain/email/emailEvents';
 import { IMPULSE_TYPES, INPUT_BLOCK_TYPES, LEARN_BLOCK_TYPES } from '../../domain/impulse/blockCatalog';
 import type { ImpulseBlocks, ImpulseEvent } from '../../domain/impulse/impulseEvents';
@@ -23,7 +24,7 @@ import { textProblem, type TextRule } from '../../domain/shared/textRules';
 import { PROJECTS_SORT_ORDERS, type UserEvent } from '../../domain/user/userEvents';
 import { EULAS, USER_EXPERIMENTS, USER_NOTIFICATIONS } from '../../api/views/userView';
 
-export type AnyEvent = UserEvent | ProjectEvent | ApiKeyUsed | SampleEvent | DeviceEvent | EmailEvent | ImpulseEvent | OrganizationEvent | JobEvent | DspFeaturesEvent | WhitelabelEvent | AuditEvent;
+export type AnyEvent = UserEvent | ProjectEvent | ApiKeyUsed | SampleEvent | DeviceEvent | EmailEvent | ImpulseEvent | OrganizationEvent | JobEvent | DspFeaturesEvent | AnomalyEvent | WhitelabelEvent | AuditEvent;
 export type EventType = AnyEvent['type'];
 type DataOf<T extends EventType> = Extract<AnyEvent, { type: T }>['data'];
 
@@ -416,6 +417,32 @@ export const eventGenerators: Generators = {
         impulseFingerprint: hash,
         generated: iso,
       }, { requiredKeys: ['projectId', 'impulseId', 'dspId', 'jobId', 'parameters', 'dspConfig', 'implementationVersion', 'categories', 'metadata', 'explorer', 'importance', 'featureCount', 'windowCount', 'classes', 'skippedSampleIds', 'sourcePosition', 'scaler', 'generated'] }),
+    ),
+  // anomaly-{projectId}-{learnId}
+  AnomalySettingsChanged: (ids) =>
+    fc.record({
+      projectId: fc.constant(ids.projectId),
+      learnId: fc.constant(ids.id),
+      axes: fc.uniqueArray(between(0, 10_000_000, { integer: true }), { minLength: 1, maxLength: 5 }),
+      clusterCount: between(1, 1000, { integer: true }),
+      minimumConfidenceRating: between(-1e6, 1e6),
+      changed: iso,
+    }, { requiredKeys: ['projectId', 'learnId', 'changed'] }),
+  AnomalyModelTrained: (ids) =>
+    between(1, 1000, { integer: true }).chain((clusterCount) =>
+      fc.record({
+        projectId: fc.constant(ids.projectId),
+        learnId: fc.constant(ids.id),
+        impulseId: between(1, Number.MAX_SAFE_INTEGER, { integer: true }),
+        jobId: between(1, Number.MAX_SAFE_INTEGER, { integer: true }),
+        model: hash,
+        features: fc.array(fc.record({ dspId: between(1, Number.MAX_SAFE_INTEGER, { integer: true }), x: hash, windowCount: between(1, 1e9, { integer: true }), featureCount: between(1, 10_000_000, { integer: true }), sourcePosition: line(1024) }), { minLength: 1, maxLength: 3 }),
+        settings: fc.record({ axes: fc.uniqueArray(between(0, 10_000_000, { integer: true }), { minLength: 1, maxLength: 5 }), clusterCount: fc.constant(clusterCount), minimumConfidenceRating: between(-1e6, 1e6) }),
+        seed: between(0, 2 ** 32 - 1, { integer: true }),
+        clusterCount: between(1, clusterCount, { integer: true }),
+        iterations: between(0, 1e9, { integer: true }),
+        trained: iso,
+      }),
     ),
   EmailQueued: (ids) =>
     fc.record({
