@@ -49,6 +49,7 @@ import { ApiKeyQueries } from './projections/apiKeys/apiKeyQueries';
 import { DeviceQueries } from './projections/devices/deviceQueries';
 import { ImpulseQueries } from './projections/impulses/impulseQueries';
 import { DspFeaturesQueries } from './projections/dspFeatures/dspFeaturesQueries';
+import { KerasModelQueries } from './projections/kerasModels/kerasModelQueries';
 import { EmailQueries } from './projections/emails/emailQueries';
 import { SampleQueries } from './projections/samples/sampleQueries';
 import { OrganizationQueries } from './projections/organizations/organizationQueries';
@@ -367,6 +368,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
         samples: new SampleQueries(stores.readStore),
         jobs: new JobQueries(stores.readStore),
         dspFeatures: new DspFeaturesQueries(stores.readStore),
+        kerasModels: new KerasModelQueries(stores.readStore),
         history: new HistoryQueries(stores.readStore),
         changeMark: stores.readStore.changeMark?.bind(stores.readStore),
         pointInTime: (projectId, asOf) => readModelsAsOf(stores.events, stores.readStore, allProjections.filter((p) => p !== historyProjection), projectId, asOf),

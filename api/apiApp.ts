@@ -34,6 +34,7 @@ import { rawDataOperations } from './routes/rawDataRoutes';
 import { impulseOperations } from './routes/impulseRoutes';
 import { dspOperations } from './routes/dspRoutes';
 import { generateFeaturesOperations } from './routes/generateFeaturesRoutes';
+import { kerasTrainingOperations } from './routes/kerasTrainingRoutes';
 import { dspFeaturesOperations } from './routes/dspFeaturesRoutes';
 import { historyOperations } from './routes/historyRoutes';
 import { socketTokenOperations } from './routes/socketTokenRoutes';
@@ -69,6 +70,7 @@ export function allOperations(deps: ApiDeps): Operation[] {
     ...impulseOperations(deps),
     ...dspOperations(deps),
     ...generateFeaturesOperations(deps),
+    ...kerasTrainingOperations(deps),
     ...dspFeaturesOperations(deps),
     ...socketTokenOperations(deps),
     ...historyOperations(deps),

@@ -9,6 +9,7 @@ import type { DspFeaturesQueries } from '../projections/dspFeatures/dspFeaturesQ
 import type { HistoryQueries } from '../projections/history/historyQueries';
 import type { ImpulseQueries } from '../projections/impulses/impulseQueries';
 import type { JobQueries } from '../projections/jobs/jobQueries';
+import type { KerasModelQueries } from '../projections/kerasModels/kerasModelQueries';
 import type { SampleQueries } from '../projections/samples/sampleQueries';
 import type { EmailQueries } from '../projections/emails/emailQueries';
 import type { OrganizationQueries } from '../projections/organizations/organizationQueries';
@@ -65,6 +66,7 @@ export interface ApiDeps {
   samples: SampleQueries;
   jobs: JobQueries;
   dspFeatures: DspFeaturesQueries;
+  kerasModels: KerasModelQueries;
   /** The auditors' index of the log (issue 13). */
   history: HistoryQueries;
   /** The project's read models as of a time, replayed from the log (undefined: no event by then). */

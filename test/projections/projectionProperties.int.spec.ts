@@ -137,6 +137,9 @@ const scenario: fc.Arbitrary<{ creations: Step[][]; streams: Step[][] }> = fc.tu
     const dspIds = { ...base, id: projectId * 10_000 + 3 };
     const features = `dsp-features-${projectId}-${dspIds.id}`;
     streams.push(sequence([ev('DspFeaturesGenerated', dspIds, features)], ev('DspFeaturesGenerated', dspIds, features), [], 2));
+    const kerasIds = { ...base, id: projectId * 10_000 + 4 };
+    const keras = `keras-${projectId}-${kerasIds.id}`;
+    streams.push(sequence([], oneOf(['KerasSettingsSet', 'KerasModelTrained'], kerasIds, keras), [], 3));
     const emailIds = { ...base, id: 50_000 + projectId };
     streams.push(sequence([ev('EmailQueued', emailIds, `email-${emailIds.id}`)], oneOf(['EmailSent', 'EmailNotSent'], emailIds, `email-${emailIds.id}`), [], 2));
   }
