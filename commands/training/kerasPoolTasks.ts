@@ -33,22 +33,34 @@ export interface KerasTrainingResult {
   backend: string;
 }
 
-let tfReady: Promise<typeof TF> | undefined;
+let tfLoaded: Promise<{ tf: typeof TF; wasm: boolean }> | undefined;
 
-/** TensorFlow.js once per thread, on wasm when it starts (faster than the cpu backend here). */
-function tensorflow(): Promise<typeof TF> {
-  tfReady ??= (async () => {
+/** TensorFlow.js once per thread, with its wasm backend registered when it starts. */
+function loadTensorflow(): Promise<{ tf: typeof TF; wasm: boolean }> {
+  tfLoaded ??= (async () => {
     const tf = await import('@tensorflow/tfjs');
     try {
       await import('@tensorflow/tfjs-backend-wasm');
-      if (!(await tf.setBackend('wasm'))) await tf.setBackend('cpu');
+      return { tf, wasm: await tf.setBackend('wasm') };
     } catch {
-      await tf.setBackend('cpu');
+      return { tf, wasm: false };
     }
-    await tf.ready();
-    return tf;
   })();
-  return tfReady;
+  return tfLoaded;
+}
+
+/**
+ * TensorFlow.js on the backend for this plan: wasm (faster than cpu here) for dense stacks; cpu for
+ * stacks with convolutions, whose gradients (Conv2DBackpropFilter) the wasm backend does not have.
+ * A backend gives the same weights for the same seed; the event's model hash names the result.
+ */
+async function tensorflow(plan?: NetworkPlan): Promise<typeof TF> {
+  const { tf, wasm } = await loadTensorflow();
+  const convolutions = plan?.layers.some((l) => l.layer.kind.startsWith('conv') || l.layer.kind.startsWith('maxPooling')) ?? false;
+  const backend = wasm && !convolutions ? 'wasm' : 'cpu';
+  if (tf.getBackend() !== backend) await tf.setBackend(backend);
+  await tf.ready();
+  return tf;
 }
 
 /** mulberry32: a small seeded generator, uniform in [0, 1). */
@@ -71,8 +83,9 @@ function shuffle(indexes: number[], random: () => number): number[] {
   return indexes;
 }
 
-function buildLayer(tf: typeof TF, layer: PlannedLayer, seed: number, inputShape: number[] | undefined): TF.layers.Layer {
-  const first = inputShape ? { inputShape } : {};
+function buildLayer(tf: typeof TF, layer: PlannedLayer, name: string, seed: number, inputShape: number[] | undefined): TF.layers.Layer {
+  // Named by place: TensorFlow.js otherwise numbers layers per thread, and the saved model would differ run to run.
+  const first = { name, ...(inputShape ? { inputShape } : {}) };
   const kernelInitializer = tf.initializers.glorotUniform({ seed });
   switch (layer.kind) {
     case 'dense':
@@ -96,16 +109,16 @@ function buildLayer(tf: typeof TF, layer: PlannedLayer, seed: number, inputShape
 
 /** The model of a plan, its weights drawn from the seed (one seed per layer). */
 export async function buildKerasModel(plan: NetworkPlan, seed: number): Promise<TF.Sequential> {
-  const tf = await tensorflow();
-  const model = tf.sequential();
-  plan.layers.forEach((l, i) => model.add(buildLayer(tf, l.layer, (seed + 7919 * (i + 1)) >>> 0, i === 0 ? plan.inputShape : undefined)));
+  const tf = await tensorflow(plan);
+  const model = tf.sequential({ name: 'sequential' });
+  plan.layers.forEach((l, i) => model.add(buildLayer(tf, l.layer, `${l.layer.kind}_${i + 1}`, (seed + 7919 * (i + 1)) >>> 0, i === 0 ? plan.inputShape : undefined)));
   return model;
 }
 
 const fixed = (v: number | undefined) => (v === undefined ? 'n/a' : Number.isFinite(v) ? v.toFixed(4) : String(v));
 
 export async function trainKeras(input: KerasTrainingInput): Promise<KerasTrainingResult> {
-  const tf = await tensorflow();
+  const tf = await tensorflow(input.plan);
   const { plan, settings, classes } = input;
   const random = seededRandom(input.seed);
   const rows = input.y.length;
