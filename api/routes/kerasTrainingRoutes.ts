@@ -8,7 +8,7 @@ import { setKerasSettings } from '../../commands/training/kerasCommands';
 import { requestJob } from '../../commands/jobs/requestJob';
 import { planNetwork } from '../../domain/learn/kerasNetwork';
 import { kerasPerformance } from '../../domain/learn/kerasPerformance';
-import { DEFAULT_BATCH_SIZE, DEFAULT_KERAS_SETTINGS, MAX_LAYERS, type KerasLayerType, type KerasSettings, type KerasSettingsChange } from '../../domain/learn/kerasSettings';
+import { applyKerasChange, DEFAULT_BATCH_SIZE, DEFAULT_KERAS_SETTINGS, MAX_LAYERS, type KerasLayerType, type KerasSettings, type KerasSettingsChange } from '../../domain/learn/kerasSettings';
 import type { LearnBlock } from '../../domain/impulse/impulseEvents';
 import { NotFoundError, ValidationError } from '../../domain/shared/errors';
 import type { DspFeaturesDocument } from '../../projections/dspFeatures/dspFeaturesDocument';
@@ -156,7 +156,8 @@ export function kerasTrainingOperations(deps: ApiDeps): Operation[] {
         const features = await featuresOf(projectId, block);
         const ctx = requestContext(principal, requestId);
         const change = changeOf(body);
-        const settings = hasChange(change) ? (await setKerasSettings(deps.events, projectId, learnId, change, ctx)).state.settings : await settingsOf(projectId, learnId);
+        // Everything is checked on the settings the job would use before anything is saved: a refused request changes nothing.
+        const settings = applyKerasChange(await settingsOf(projectId, learnId), change);
         const [first] = features;
         for (const f of features.slice(1)) {
           if (f.categories.training.windowCount !== first!.categories.training.windowCount || f.classes.join('\n') !== first!.classes.join('\n')) {
@@ -168,6 +169,7 @@ export function kerasTrainingOperations(deps: ApiDeps): Operation[] {
           throw new ValidationError(`The features have ${first!.classes.length === 1 ? `one class ("${first!.classes[0]}")` : 'no class'}: a classifier needs at least two, add data of another class and generate features again`, 'ONE_CLASS');
         }
         planNetwork(settings.visualLayers, features.reduce((n, f) => n + f.featureCount, 0), first!.classes.length);
+        if (hasChange(change)) await setKerasSettings(deps.events, projectId, learnId, change, ctx);
         const { jobId, position } = await requestJob(
           { events: deps.events, ids: deps.ids, projects: deps.projects },
           {

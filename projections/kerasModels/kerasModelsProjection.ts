@@ -8,14 +8,15 @@ export const kerasModelsProjection = defineProjection<KerasEvent>('kerasModels',
     const { projectId, learnId, settings } = event.data;
     const collection = store.collection<KerasModelDocument>(KERAS_MODELS);
     const _id = kerasModelId(projectId, learnId);
-    await insertOnce(collection, { _id, projectId, learnId, settings: null, model: null, _position: '' }, event);
+    // The first event creates the document with its fields; a later one updates them.
+    await insertOnce(collection, { _id, projectId, learnId, settings, model: null, _position: '' }, event);
     await updateOnce(collection, _id, { $set: { settings } }, event);
   },
   async KerasModelTrained(event, store) {
     const { projectId, learnId } = event.data;
     const collection = store.collection<KerasModelDocument>(KERAS_MODELS);
     const _id = kerasModelId(projectId, learnId);
-    await insertOnce(collection, { _id, projectId, learnId, settings: null, model: null, _position: '' }, event);
+    await insertOnce(collection, { _id, projectId, learnId, settings: null, model: event.data, _position: '' }, event);
     await updateOnce(collection, _id, { $set: { model: event.data } }, event);
   },
 });
