@@ -12,6 +12,7 @@ import { applyKerasChange, DEFAULT_BATCH_SIZE, DEFAULT_KERAS_SETTINGS, MAX_LAYER
 import type { LearnBlock } from '../../domain/impulse/impulseEvents';
 import { NotFoundError, ValidationError } from '../../domain/shared/errors';
 import type { DspFeaturesDocument } from '../../projections/dspFeatures/dspFeaturesDocument';
+import { kerasModelOf } from '../../projections/kerasModels/kerasModelDocument';
 import type { ApiDeps } from '../apiDeps';
 import { requestContext } from '../auth/principal';
 import { intParam, operation, type Operation } from '../http/operation';
@@ -200,7 +201,7 @@ export function kerasTrainingOperations(deps: ApiDeps): Operation[] {
         const doc = await deps.kerasModels.byLearnBlock(project.id, learnId);
         const settings = doc?.settings ?? DEFAULT_KERAS_SETTINGS;
         const common = { availableModelTypes: ['float32'], recommendedModelType: 'float32', mode: 'classification', imageInputScaling: '0..1', thresholds: [minimumConfidenceThreshold(settings)] };
-        const model = doc?.model;
+        const model = doc?.model ? kerasModelOf(doc.model) : null;
         if (!model) return { created: new Date(0).toISOString(), layers: [], classNames: [], labels: [], modelValidationMetrics: [], hasTrainedModel: false, ...common };
         const inputSize = model.inputShape.reduce((a, b) => a * b, 1);
         const v = model.validation;

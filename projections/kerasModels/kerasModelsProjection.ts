@@ -1,6 +1,6 @@
 import type { KerasEvent } from '../../domain/learn/kerasEvents';
 import { defineProjection, insertOnce, updateOnce } from '../projection';
-import { KERAS_MODELS, kerasModelId, type KerasModelDocument } from './kerasModelDocument';
+import { KERAS_MODELS, kerasModelId, storedKerasModel, type KerasModelDocument } from './kerasModelDocument';
 
 /** Each keras block's settings and latest model; guarded by position, so a replay changes nothing. */
 export const kerasModelsProjection = defineProjection<KerasEvent>('kerasModels', [KERAS_MODELS], {
@@ -14,9 +14,10 @@ export const kerasModelsProjection = defineProjection<KerasEvent>('kerasModels',
   },
   async KerasModelTrained(event, store) {
     const { projectId, learnId } = event.data;
+    const model = storedKerasModel(event.data);
     const collection = store.collection<KerasModelDocument>(KERAS_MODELS);
     const _id = kerasModelId(projectId, learnId);
-    await insertOnce(collection, { _id, projectId, learnId, settings: null, model: event.data, _position: '' }, event);
-    await updateOnce(collection, _id, { $set: { model: event.data } }, event);
+    await insertOnce(collection, { _id, projectId, learnId, settings: null, model, _position: '' }, event);
+    await updateOnce(collection, _id, { $set: { model } }, event);
   },
 });
