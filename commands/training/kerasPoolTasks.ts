@@ -39,6 +39,8 @@ let tfLoaded: Promise<{ tf: typeof TF; wasm: boolean }> | undefined;
 function loadTensorflow(): Promise<{ tf: typeof TF; wasm: boolean }> {
   tfLoaded ??= (async () => {
     const tf = await import('@tensorflow/tfjs');
+    // Production mode: no per-operation debug checks, and no console banner on the service's output.
+    tf.enableProdMode();
     try {
       await import('@tensorflow/tfjs-backend-wasm');
       return { tf, wasm: await tf.setBackend('wasm') };

@@ -87,6 +87,7 @@ describe('training a keras network in the pool task', () => {
     { requiredKeys: ['type'] },
   );
   it('every accepted visual layer stack trains one epoch without throwing', async () => {
+    const runs = Number(process.env.KERAS_STACK_RUNS ?? 100);
     let trained = 0;
     await fc.assert(
       fc.asyncProperty(fc.array(layer, { maxLength: 6 }), fc.integer({ min: 2, max: 4 }), async (raw, classCount) => {
@@ -104,8 +105,9 @@ describe('training a keras network in the pool task', () => {
         expect(result.validation.confusionMatrix).toHaveLength(classCount);
         trained += 1;
       }),
-      { numRuns: 60 },
+      { numRuns: runs },
     );
-    expect(trained).toBeGreaterThan(20);
+    // About half the drawn stacks are accepted (52 of 100 on average): a quarter is far from chance.
+    expect(trained).toBeGreaterThanOrEqual(runs / 4);
   }, 300_000);
 });
