@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { jobStream } from '../../domain/job/jobEvents';
 import { kerasStream, type KerasModelTrained } from '../../domain/learn/kerasEvents';
 import { unpackKerasModel } from '../../domain/learn/kerasModelBlob';
 import { signedSample } from '../support/signedSample';
@@ -182,5 +183,25 @@ for (const setup of setups) {
       expect(job.finishedSuccessful).toBe(false);
       expect(await models()).toHaveLength(2);
     });
+
+    it('a project deleted during training stops its job, which ends failed saying why, and records no model', async () => {
+      const res = await post('/jobs/train/keras/3', { trainingCycles: 10_000 });
+      const jobId = Number(res.body.id);
+      const end = Date.now() + 60_000;
+      while (!/Epoch 1\/10000/.test(await stdout(jobId))) {
+        if (Date.now() > end) throw new Error('no epoch line');
+        await sleep(100);
+      }
+      expect((await call(service, 'DELETE', `/api/${projectId}`, { headers: ada })).status).toBe(200);
+      // The project's routes are gone with it: the job's own stream says how it ended.
+      const finishedEvent = async () => (await service.stores.events.readStream(jobStream(jobId))).find((e) => e.type === 'JobFinished');
+      const until = Date.now() + 30_000;
+      while (!(await finishedEvent())) {
+        if (Date.now() > until) throw new Error('the job of the deleted project is still running');
+        await sleep(100);
+      }
+      expect((await finishedEvent())!.data).toMatchObject({ finishedSuccessful: false, reason: expect.stringMatching(/project was deleted/) });
+      expect(await models()).toHaveLength(2);
+    }, 60_000);
   });
 }
