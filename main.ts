@@ -30,6 +30,7 @@ import { anomalyTrainingRunner, TRAIN_ANOMALY } from './commands/training/anomal
 import { AnomalyModelQueries } from './projections/anomalyModels/anomalyModelQueries';
 import { ThreadPool } from './commands/jobs/threadPool';
 import { generateFeaturesRunner } from './commands/dsp/generateFeatures';
+import { kerasTrainingRunner } from './commands/training/kerasTraining';
 import { removeStaleFeatureFolders } from './commands/dsp/featureScratchFolders';
 import { SagaRunner } from './commands/sagas/sagaRunner';
 import { runAudit } from './commands/audit/auditCli';
@@ -51,6 +52,7 @@ import { ApiKeyQueries } from './projections/apiKeys/apiKeyQueries';
 import { DeviceQueries } from './projections/devices/deviceQueries';
 import { ImpulseQueries } from './projections/impulses/impulseQueries';
 import { DspFeaturesQueries } from './projections/dspFeatures/dspFeaturesQueries';
+import { KerasModelQueries } from './projections/kerasModels/kerasModelQueries';
 import { EmailQueries } from './projections/emails/emailQueries';
 import { SampleQueries } from './projections/samples/sampleQueries';
 import { OrganizationQueries } from './projections/organizations/organizationQueries';
@@ -340,6 +342,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
       // The production runners: feature generation (commands/dsp/generateFeatures.ts).
       jobRunners.set('generate-features', generateFeaturesRunner({ events: stores.events, blobs: stores.blobs, impulses: new ImpulseQueries(stores.readStore), samples: new SampleQueries(stores.readStore) }));
       jobRunners.set(TRAIN_ANOMALY, anomalyTrainingRunner({ events: stores.events, blobs: stores.blobs, impulses: new ImpulseQueries(stores.readStore), dspFeatures: new DspFeaturesQueries(stores.readStore) }));
+      jobRunners.set('train-keras', kerasTrainingRunner({ events: stores.events, blobs: stores.blobs, impulses: new ImpulseQueries(stores.readStore), dspFeatures: new DspFeaturesQueries(stores.readStore), projects: new ProjectQueries(stores.readStore) }));
       await removeStaleFeatureFolders(log.child({ role: 'jobs' }));
       const pool = new ThreadPool();
       const worker = new JobWorker({ events: stores.events, jobs: new JobQueries(stores.readStore), runners: jobRunners, pool, log: log.child({ role: 'jobs' }), heartbeatMs: config.jobHeartbeatMs });
@@ -371,6 +374,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
         jobs: new JobQueries(stores.readStore),
         dspFeatures: new DspFeaturesQueries(stores.readStore),
         anomalyModels: new AnomalyModelQueries(stores.readStore),
+        kerasModels: new KerasModelQueries(stores.readStore),
         history: new HistoryQueries(stores.readStore),
         changeMark: stores.readStore.changeMark?.bind(stores.readStore),
         pointInTime: (projectId, asOf) => readModelsAsOf(stores.events, stores.readStore, allProjections.filter((p) => p !== historyProjection), projectId, asOf),

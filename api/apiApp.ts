@@ -34,6 +34,7 @@ import { rawDataOperations } from './routes/rawDataRoutes';
 import { impulseOperations } from './routes/impulseRoutes';
 import { dspOperations } from './routes/dspRoutes';
 import { generateFeaturesOperations } from './routes/generateFeaturesRoutes';
+import { kerasTrainingOperations } from './routes/kerasTrainingRoutes';
 import { dspFeaturesOperations } from './routes/dspFeaturesRoutes';
 import { anomalyTrainingOperations } from './routes/anomalyTrainingRoutes';
 import { historyOperations } from './routes/historyRoutes';
@@ -70,6 +71,7 @@ export function allOperations(deps: ApiDeps): Operation[] {
     ...impulseOperations(deps),
     ...dspOperations(deps),
     ...generateFeaturesOperations(deps),
+    ...kerasTrainingOperations(deps),
     ...dspFeaturesOperations(deps),
     ...anomalyTrainingOperations(deps),
     ...socketTokenOperations(deps),

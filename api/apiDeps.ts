@@ -10,6 +10,7 @@ import type { DspFeaturesQueries } from '../projections/dspFeatures/dspFeaturesQ
 import type { HistoryQueries } from '../projections/history/historyQueries';
 import type { ImpulseQueries } from '../projections/impulses/impulseQueries';
 import type { JobQueries } from '../projections/jobs/jobQueries';
+import type { KerasModelQueries } from '../projections/kerasModels/kerasModelQueries';
 import type { SampleQueries } from '../projections/samples/sampleQueries';
 import type { EmailQueries } from '../projections/emails/emailQueries';
 import type { OrganizationQueries } from '../projections/organizations/organizationQueries';
@@ -67,6 +68,7 @@ export interface ApiDeps {
   jobs: JobQueries;
   dspFeatures: DspFeaturesQueries;
   anomalyModels: AnomalyModelQueries;
+  kerasModels: KerasModelQueries;
   /** The auditors' index of the log (issue 13). */
   history: HistoryQueries;
   /** The project's read models as of a time, replayed from the log (undefined: no event by then). */

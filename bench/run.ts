@@ -8,6 +8,7 @@ import { benchDspSpectral } from './dspSpectral';
 import { benchEventStoreAppend } from './eventStoreAppend';
 import { benchFeatureJob } from './featureJob';
 import { benchIngestion } from './ingestion';
+import { benchKerasTraining } from './kerasTraining';
 import { benchLargeUploads } from './largeUploads';
 import { benchProjectInfo } from './projectInfo';
 import { benchProjectionBatch } from './projectionBatch';
@@ -25,6 +26,7 @@ const benchmarks: Record<string, () => Promise<BenchResult>> = {
   dspSpectral: benchDspSpectral,
   dspAudio: benchDspAudio,
   featureJob: benchFeatureJob,
+  kerasTraining: benchKerasTraining,
   restart: benchRestart,
   auditLog: benchAuditLog,
   projectionBatch: benchProjectionBatch,

@@ -4,6 +4,8 @@ import { z } from 'zod';
 import { NotFoundError } from '../../domain/shared/errors';
 import { DeviceQueries } from '../../projections/devices/deviceQueries';
 import { DspFeaturesQueries } from '../../projections/dspFeatures/dspFeaturesQueries';
+import { KerasModelQueries } from '../../projections/kerasModels/kerasModelQueries';
+import { AnomalyModelQueries } from '../../projections/anomalyModels/anomalyModelQueries';
 import { ImpulseQueries } from '../../projections/impulses/impulseQueries';
 import { JobQueries } from '../../projections/jobs/jobQueries';
 import type { ProjectDocument } from '../../projections/projects/projectDocument';
@@ -37,6 +39,8 @@ export async function asOf(deps: ApiDeps, projectId: number, time: string): Prom
       samples: new SampleQueries(store),
       jobs: new JobQueries(store),
       dspFeatures: new DspFeaturesQueries(store),
+      kerasModels: new KerasModelQueries(store),
+      anomalyModels: new AnomalyModelQueries(store),
     },
     project,
     now: new Date(time),

@@ -11,6 +11,8 @@ import { DEPLOYMENT_TARGET_FORMATS } from '../../domain/deployment/deploymentTar
 import type { WhitelabelEvent, WhitelabelSettings } from '../../domain/whitelabel/whitelabelEvents';
 import { NORMALIZE_DATA, type DspFeaturesEvent } from '../../domain/dsp/dspFeaturesEvents';
 import type { AnomalyEvent } from '../../domain/learn/anomalyEvents';
+import type { KerasEvent } from '../../domain/learn/kerasEvents';
+import { KERAS_LAYER_TYPES, type KerasSettings } from '../../domain/learn/kerasSettings';
 import type { EmailEvent } from '../../domain/email/emailEvents';
 import { IMPULSE_TYPES, INPUT_BLOCK_TYPES, LEARN_BLOCK_TYPES } from '../../domain/impulse/blockCatalog';
 import type { ImpulseBlocks, ImpulseEvent } from '../../domain/impulse/impulseEvents';
@@ -24,7 +26,7 @@ import { textProblem, type TextRule } from '../../domain/shared/textRules';
 import { PROJECTS_SORT_ORDERS, type UserEvent } from '../../domain/user/userEvents';
 import { EULAS, USER_EXPERIMENTS, USER_NOTIFICATIONS } from '../../api/views/userView';
 
-export type AnyEvent = UserEvent | ProjectEvent | ApiKeyUsed | SampleEvent | DeviceEvent | EmailEvent | ImpulseEvent | OrganizationEvent | JobEvent | DspFeaturesEvent | AnomalyEvent | WhitelabelEvent | AuditEvent;
+export type AnyEvent = UserEvent | ProjectEvent | ApiKeyUsed | SampleEvent | DeviceEvent | EmailEvent | ImpulseEvent | OrganizationEvent | JobEvent | DspFeaturesEvent | AnomalyEvent | KerasEvent | WhitelabelEvent | AuditEvent;
 export type EventType = AnyEvent['type'];
 type DataOf<T extends EventType> = Extract<AnyEvent, { type: T }>['data'];
 
@@ -80,6 +82,19 @@ const opt = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined });
 
 const range = fc.record({ minimum: between(0, 1e12), maximum: between(0, 1e12) }, { requiredKeys: [] });
 const memory = fc.record({ ram: fc.record({ fastBytes: range, slowBytes: range }, { requiredKeys: [] }), rom: fc.record({ fastBytes: range, slowBytes: range }, { requiredKeys: [] }) }, { requiredKeys: [] });
+
+const kerasSettings: fc.Arbitrary<KerasSettings> = fc.record({
+  visualLayers: fc.array(
+    fc.record({ type: fc.constantFrom(...KERAS_LAYER_TYPES), neurons: between(1, 4096, { integer: true }), kernelSize: between(1, 64, { integer: true }), stack: between(1, 8, { integer: true }), dropoutRate: between(0, 0.95), columns: between(1, 1e6, { integer: true }), enabled: fc.constant(false) }, { requiredKeys: ['type'] }),
+    { maxLength: 4 },
+  ),
+  trainingCycles: between(1, 10_000, { integer: true }),
+  learningRate: between(1e-6, 10),
+  batchSize: between(1, 65_536, { integer: true }),
+  trainTestSplit: between(0, 0.9),
+  autoClassWeights: fc.boolean(),
+  minimumConfidenceRating: between(0, 1),
+});
 
 const settingsChange = (ids: Ids): fc.Arbitrary<ProjectSettingsChange> => fc.record(
   {
@@ -441,6 +456,33 @@ export const eventGenerators: Generators = {
         seed: between(0, 2 ** 32 - 1, { integer: true }),
         clusterCount: between(1, clusterCount, { integer: true }),
         iterations: between(0, 1e9, { integer: true }),
+        trained: iso,
+      }),
+    ),
+  // keras-{projectId}-{learnId}
+  KerasSettingsSet: (ids) => fc.record({ projectId: fc.constant(ids.projectId), learnId: fc.constant(ids.id), settings: kerasSettings, set: iso }),
+  KerasModelTrained: (ids) =>
+    fc.integer({ min: 2, max: 4 }).chain((classCount) =>
+      fc.record({
+        projectId: fc.constant(ids.projectId),
+        learnId: fc.constant(ids.id),
+        jobId: between(1, Number.MAX_SAFE_INTEGER, { integer: true }),
+        model: hash,
+        seed: between(0, 2 ** 32 - 1, { integer: true }),
+        settings: kerasSettings,
+        features: fc.array(fc.record({ dspId: between(1, Number.MAX_SAFE_INTEGER, { integer: true }), x: hash, y: hash, position: line(64), sourcePosition: line(64) }), { minLength: 1, maxLength: 2 }),
+        classes: fc.array(line(256, true), { minLength: classCount, maxLength: classCount }),
+        inputShape: fc.array(between(1, 1e9, { integer: true }), { minLength: 1, maxLength: 3 }),
+        parameterCount: between(0, 1e9, { integer: true }),
+        operations: between(0, 1e15, { integer: true }),
+        trainingWindowCount: between(0, 1e9, { integer: true }),
+        validation: fc.record({
+          loss: fc.option(between(0, 3.4e38), { nil: null }),
+          accuracy: fc.option(between(0, 1), { nil: null }),
+          confusionMatrix: fc.array(fc.array(between(0, 1e9, { integer: true }), { minLength: classCount + 1, maxLength: classCount + 1 }), { minLength: classCount, maxLength: classCount }),
+          report: fc.dictionary(line(256, true), fc.record({ precision: between(0, 1), recall: between(0, 1), 'f1-score': between(0, 1), support: between(0, 1e9, { integer: true }) }), { maxKeys: 3 }),
+          windowCount: between(0, 1e9, { integer: true }),
+        }),
         trained: iso,
       }),
     ),

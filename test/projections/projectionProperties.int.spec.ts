@@ -139,6 +139,9 @@ const scenario: fc.Arbitrary<{ creations: Step[][]; streams: Step[][] }> = fc.tu
     streams.push(sequence([ev('DspFeaturesGenerated', dspIds, features)], ev('DspFeaturesGenerated', dspIds, features), [], 2));
     const anomalyIds = { ...base, id: projectId * 10_000 + 4 };
     streams.push(sequence([], oneOf(['AnomalySettingsChanged', 'AnomalyModelTrained'], anomalyIds, `anomaly-${projectId}-${anomalyIds.id}`), [], 3));
+    const kerasIds = { ...base, id: projectId * 10_000 + 5 };
+    const keras = `keras-${projectId}-${kerasIds.id}`;
+    streams.push(sequence([], oneOf(['KerasSettingsSet', 'KerasModelTrained'], kerasIds, keras), [], 3));
     const emailIds = { ...base, id: 50_000 + projectId };
     streams.push(sequence([ev('EmailQueued', emailIds, `email-${emailIds.id}`)], oneOf(['EmailSent', 'EmailNotSent'], emailIds, `email-${emailIds.id}`), [], 2));
   }
