@@ -19,6 +19,10 @@ import { whitelabelSettings } from './whitelabelSettings';
 import { dspFeaturesDecider, type DspFeaturesCommand } from '../../domain/dsp/dspFeaturesDecider';
 import { dspFeaturesStream } from '../../domain/dsp/dspFeaturesEvents';
 import { DSP_FEATURES } from '../../projections/dspFeatures/dspFeaturesDocument';
+import { ANOMALY_MODELS } from '../../projections/anomalyModels/anomalyModelDocument';
+import { KERAS_MODELS } from '../../projections/kerasModels/kerasModelDocument';
+import fc from 'fast-check';
+import { eventGenerators, type Ids } from '../projections/eventArbitraries';
 import { impulsesStream } from '../../domain/impulse/impulseEvents';
 import { IMPULSES } from '../../projections/impulses/impulseDocument';
 import { API_KEYS } from '../../projections/apiKeys/apiKeyDocument';
@@ -34,7 +38,7 @@ import { jobStream } from '../../domain/job/jobEvents';
 import { JOB_CATEGORY_COUNTS, JOB_COMPUTE_TIME, JOB_OUTPUT, JOBS } from '../../projections/jobs/jobDocument';
 
 /** Every collection the projections write, for snapshots. */
-export const READ_MODEL_COLLECTIONS = [USERS, TRIALS, PROJECTS, API_KEYS, EMAILS, ORGANIZATIONS, SAMPLES, DEVICES, IMPULSES, JOBS, JOB_OUTPUT, JOB_COMPUTE_TIME, JOB_CATEGORY_COUNTS, DSP_FEATURES];
+export const READ_MODEL_COLLECTIONS = [USERS, TRIALS, PROJECTS, API_KEYS, EMAILS, ORGANIZATIONS, SAMPLES, DEVICES, IMPULSES, JOBS, JOB_OUTPUT, JOB_COMPUTE_TIME, JOB_CATEGORY_COUNTS, DSP_FEATURES, ANOMALY_MODELS, KERAS_MODELS];
 
 /** A small but complete log, made by the deciders: it holds every event type a projection handles. */
 export function sampleLog(): StoredEvent[] {
@@ -296,6 +300,15 @@ export function sampleLog(): StoredEvent[] {
     }
   }
   batches.push([dspFeaturesStream(10, 2), featureEvents]);
+  // Learn blocks 4 (anomaly) and 5 (keras) of project 10: settings, then a trained model. Drawn from
+  // the projection property tests' generators with a fixed seed (the same events every run).
+  const learnIds: Ids = { userId: 1, projectId: 10, organizationId: 30, id: 4, otherUserId: 2, deviceId: 'dev-1' };
+  const drawn = (type: keyof typeof eventGenerators, id: number): DomainEvent => {
+    const generator = eventGenerators[type] as unknown as (ids: Ids) => fc.Arbitrary<Record<string, unknown>>;
+    return { type, data: fc.sample(generator({ ...learnIds, id }), { numRuns: 1, seed: 22 })[0]! } as DomainEvent;
+  };
+  batches.push(['anomaly-10-4', [drawn('AnomalySettingsChanged', 4), drawn('AnomalyModelTrained', 4)]]);
+  batches.push(['keras-10-5', [drawn('KerasSettingsSet', 5), drawn('KerasModelTrained', 5)]]);
   let position = 0n;
   const log: StoredEvent[] = [];
   for (const [streamId, events] of batches) {
