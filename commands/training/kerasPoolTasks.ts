@@ -11,6 +11,7 @@ import type { KerasValidationMetrics } from '../../domain/learn/kerasEvents';
 import { packKerasModel, WEIGHTS_FILE } from '../../domain/learn/kerasModelBlob';
 import type { NetworkPlan, PlannedLayer } from '../../domain/learn/kerasNetwork';
 import type { KerasSettings } from '../../domain/learn/kerasSettings';
+import { seededRandom } from '../../domain/shared/seededRandom';
 
 export interface KerasTrainingInput {
   plan: NetworkPlan;
@@ -65,17 +66,6 @@ async function tensorflow(plan?: NetworkPlan): Promise<typeof TF> {
   return tf;
 }
 
-/** mulberry32: a small seeded generator, uniform in [0, 1). */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function shuffle(indexes: number[], random: () => number): number[] {
   for (let i = indexes.length - 1; i > 0; i--) {

@@ -15,6 +15,7 @@
 //   2) and each requested feature f at key f + 2; for the others (flatten) X holds the requested
 //   feature indices themselves, for the user's 3-D scatter (featureAx1/2/3).
 import { UMAP } from 'umap-js';
+import { seededRandom } from '../shared/seededRandom';
 
 /** Most windows a category's explorer holds and reduces. */
 export const EXPLORER_MAX_WINDOWS = 2000;
@@ -28,17 +29,6 @@ export function explorerCapacity(featureCount: number): number {
 
 export const UMAP_SETTINGS = { nComponents: 2, nNeighbors: 15, minDist: 0.1, nEpochs: 200 } as const;
 
-/** A small seeded generator (mulberry32): uniform in [0, 1), the same sequence for the same seed. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * A uniform sample of at most `capacity` of the items offered, in one pass (reservoir sampling,

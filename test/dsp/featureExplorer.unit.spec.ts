@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { buildFeatureExplorer, explorerCapacity, EXPLORER_MAX_WINDOWS, featureExplorerResponse, seededRandom, WindowReservoir, type ExplorerWindow } from '../../domain/dsp/featureExplorer';
+import { buildFeatureExplorer, explorerCapacity, EXPLORER_MAX_WINDOWS, featureExplorerResponse, WindowReservoir, type ExplorerWindow } from '../../domain/dsp/featureExplorer';
+import { seededRandom } from '../../domain/shared/seededRandom';
 
 /** Two classes far apart in 12 dimensions, with noise from a seeded generator. */
 function clusters(n: number, seed: number): ExplorerWindow[] {

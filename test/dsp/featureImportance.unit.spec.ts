@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { seededRandom } from '../../domain/dsp/featureExplorer';
+import { seededRandom } from '../../domain/shared/seededRandom';
 import { featureImportance, IMPORTANCE_MAX_WINDOWS, ImportanceSampler, oneVsRestImportance } from '../../domain/dsp/featureImportance';
 import { oracleSkipReason, runOracle } from './numpyOracle';
 
