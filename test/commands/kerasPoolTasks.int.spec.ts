@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
+import { kerasModelToTflite } from '../../domain/learn/tfliteExport';
 import { trainKeras, type KerasTrainingInput } from '../../commands/training/kerasPoolTasks';
 import { unpackKerasModel } from '../../domain/learn/kerasModelBlob';
 import { planNetwork } from '../../domain/learn/kerasNetwork';
@@ -86,7 +87,7 @@ describe('training a keras network in the pool task', () => {
     },
     { requiredKeys: ['type'] },
   );
-  it('every accepted visual layer stack trains one epoch without throwing', async () => {
+  it('every accepted visual layer stack trains one epoch without throwing, and exports to .tflite', async () => {
     const runs = Number(process.env.KERAS_STACK_RUNS ?? 100);
     let trained = 0;
     await fc.assert(
@@ -103,6 +104,8 @@ describe('training a keras network in the pool task', () => {
         const data = separable(4, 12, classCount);
         const result = await trainKeras(input({ visualLayers: layers, trainingCycles: 1, batchSize: 4 }, 5, data, ['a', 'b', 'c', 'd'].slice(0, classCount)));
         expect(result.validation.confusionMatrix).toHaveLength(classCount);
+        // The interpreter's check of the exported scores is test/domain/tfliteExport.unit.spec.ts's.
+        expect(kerasModelToTflite(unpackKerasModel(result.model)).length).toBeGreaterThan(0);
         trained += 1;
       }),
       { numRuns: runs },
