@@ -1,3 +1,4 @@
+import { fold, type Decider, type DomainEvent } from '../../domain/shared/decider';
 import { chainHash, GENESIS_HASH } from '../../stores/eventstore/eventChain';
 import type { EventStore, Position, StoredEvent, Subscription } from '../../stores/eventstore/eventStore';
 
@@ -50,4 +51,24 @@ export function fixedLog(events: readonly StoredEvent[], identity = 'fixed-log')
     },
     async close() {},
   };
+}
+
+/** The events a decider appends for `commands` given in turn, each decided on the state of those before. */
+export function decided<Command, Event extends DomainEvent, State>(decider: Decider<Command, Event, State>, ...commands: Command[]): Event[] {
+  const events: Event[] = [];
+  for (const c of commands) events.push(...decider.decide(c, fold(decider, events)));
+  return events;
+}
+
+/** Events as stored one after another (positions 1, 2, ...), recorded at `time`, on `streamId` unless `streamOf` names each one's. */
+export function storedLog(events: readonly DomainEvent[], time: Date, streamOf: (e: DomainEvent) => string = () => 'test'): StoredEvent[] {
+  return events.map((e, i) => ({
+    id: `00000000-0000-4000-8000-${String(i + 1).padStart(12, '0')}`,
+    type: e.type,
+    data: { ...e.data },
+    metadata: { actor: 'system:test', correlationId: 'test', time: time.toISOString() },
+    streamId: streamOf(e),
+    revision: BigInt(i),
+    position: BigInt(i + 1),
+  }));
 }

@@ -7,8 +7,8 @@ import { fold, type DomainEvent } from '../../domain/shared/decider';
 import { organizationsProjection } from '../../projections/organizations/organizationsProjection';
 import { ORGANIZATIONS, type OrganizationDocument } from '../../projections/organizations/organizationDocument';
 import { OrganizationQueries } from '../../projections/organizations/organizationQueries';
-import type { StoredEvent } from '../../stores/eventstore/eventStore';
 import { MemoryReadStore } from '../../stores/readstore/memoryReadStore';
+import { decided, storedLog } from './fixedLog';
 
 const now = new Date('2026-11-25T12:00:00.000Z');
 const ADMIN = 1;
@@ -16,23 +16,8 @@ const BOB = 2;
 /** A user id no account has: a name typed that named nobody. */
 const NOBODY = 900;
 
-function organizationEvents(...commands: OrganizationCommand[]): DomainEvent[] {
-  const events: DomainEvent[] = [];
-  for (const c of commands) events.push(...organizationDecider.decide(c, fold(organizationDecider, events as never)));
-  return events;
-}
-
-function stored(events: DomainEvent[]): StoredEvent[] {
-  return events.map((e, i) => ({
-    id: `00000000-0000-4000-8000-${String(i + 1).padStart(12, '0')}`,
-    type: e.type,
-    data: { ...e.data },
-    metadata: { actor: 'system:test', correlationId: 'test', time: now.toISOString() },
-    streamId: 'test',
-    revision: BigInt(i),
-    position: BigInt(i + 1),
-  }));
-}
+const organizationEvents = (...commands: OrganizationCommand[]) => decided(organizationDecider, ...commands);
+const stored = (events: DomainEvent[]) => storedLog(events, now);
 
 const invite = (invitationId: number, userId: number, invitedAs: string): OrganizationCommand => ({
   type: 'InviteMember',

@@ -3,7 +3,7 @@
 // the read model once.
 import { describe, expect, it } from 'vitest';
 import { projectDecider, type ProjectCommand } from '../../domain/project/projectDecider';
-import { fold, type DomainEvent } from '../../domain/shared/decider';
+import type { DomainEvent } from '../../domain/shared/decider';
 import { projectsProjection } from '../../projections/projects/projectsProjection';
 import { PROJECTS, type ProjectDocument } from '../../projections/projects/projectDocument';
 import type { StoredEvent } from '../../stores/eventstore/eventStore';
@@ -12,28 +12,13 @@ import pino from 'pino';
 import { allProjections } from '../../projections';
 import { ProjectionRunner } from '../../projections/projectionRunner';
 import { sampleLog } from '../support/sampleLog';
-import { fixedLog } from './fixedLog';
+import { decided, fixedLog, storedLog } from './fixedLog';
 
 const now = new Date('2026-11-25T12:00:00.000Z');
 const OWNER = 1;
 
-function projectEvents(...commands: ProjectCommand[]): DomainEvent[] {
-  const events: DomainEvent[] = [];
-  for (const c of commands) events.push(...projectDecider.decide(c, fold(projectDecider, events as never)));
-  return events;
-}
-
-function stored(events: DomainEvent[]): StoredEvent[] {
-  return events.map((e, i) => ({
-    id: `00000000-0000-4000-8000-${String(i + 1).padStart(12, '0')}`,
-    type: e.type,
-    data: { ...e.data },
-    metadata: { actor: 'system:test', correlationId: 'test', time: now.toISOString() },
-    streamId: 'test',
-    revision: BigInt(i),
-    position: BigInt(i + 1),
-  }));
-}
+const projectEvents = (...commands: ProjectCommand[]) => decided(projectDecider, ...commands);
+const stored = (events: DomainEvent[]) => storedLog(events, now);
 
 const create: ProjectCommand = {
   type: 'CreateProject',
