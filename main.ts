@@ -53,6 +53,7 @@ import { DeviceQueries } from './projections/devices/deviceQueries';
 import { ImpulseQueries } from './projections/impulses/impulseQueries';
 import { DspFeaturesQueries } from './projections/dspFeatures/dspFeaturesQueries';
 import { KerasModelQueries } from './projections/kerasModels/kerasModelQueries';
+import { DeploymentQueries } from './projections/deployments/deploymentQueries';
 import { EmailQueries } from './projections/emails/emailQueries';
 import { SampleQueries } from './projections/samples/sampleQueries';
 import { OrganizationQueries } from './projections/organizations/organizationQueries';
@@ -375,6 +376,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
         dspFeatures: new DspFeaturesQueries(stores.readStore),
         anomalyModels: new AnomalyModelQueries(stores.readStore),
         kerasModels: new KerasModelQueries(stores.readStore),
+        deployments: new DeploymentQueries(stores.readStore),
         history: new HistoryQueries(stores.readStore),
         changeMark: stores.readStore.changeMark?.bind(stores.readStore),
         pointInTime: (projectId, asOf) => readModelsAsOf(stores.events, stores.readStore, allProjections.filter((p) => p !== historyProjection), projectId, asOf),
