@@ -1,7 +1,7 @@
 // Issue 23's keras benchmark, two parts in one run:
 // 1. The same network (the defaults: dense 20, dense 10, softmax) on the same features, trained by
-//    this service's pool task (TensorFlow.js, wasm backend) and, when `python3 -c 'import tensorflow'`
-//    works, by TensorFlow/Keras from PyPI (tensorflow-cpu), same epochs, batch size, optimizer and
+//    this service's pool task (TensorFlow.js, wasm backend) and, when `$KERAS_PYTHON -c 'import tensorflow'`
+//    works (KERAS_PYTHON: a Python with tensorflow-cpu from PyPI; default python3), same epochs, batch size, optimizer and
 //    validation windows: time per epoch (after a first, warm-up epoch) and validation accuracy. Aim:
 //    ours at most 1.5 x Keras's time per epoch, accuracy within 2 points. Without TensorFlow that
 //    part says it skipped and why.
@@ -30,6 +30,7 @@ const EPOCHS = 10;
 const SETTINGS = { ...DEFAULT_KERAS_SETTINGS, trainingCycles: EPOCHS, learningRate: 0.005, trainTestSplit: 0 };
 const AIM_RATIO = 1.5;
 const AIM_P99_MS = 50;
+const PYTHON = process.env.KERAS_PYTHON ?? 'python3';
 
 /** Four overlapping classes in 33 features (a seeded draw): not separable, so accuracy says something. */
 function features(): { x: Float32Array; y: Int32Array } {
@@ -71,9 +72,9 @@ async function compareWithKeras(): Promise<string[]> {
   const lines = [`data: ${ROWS} windows x ${COLUMNS} features, ${CLASSES} overlapping classes; ${train} training, ${ROWS - train} validation; dense 20, dense 10, softmax; Adam 0.005, batch 32, ${EPOCHS} epochs`];
   lines.push(`  ours (TensorFlow.js, ${held.backend} backend): ${ours.toFixed(0)} ms/epoch, validation accuracy ${(100 * held.accuracy).toFixed(1)}%`);
   try {
-    execFileSync('python3', ['-c', 'import tensorflow'], { stdio: 'ignore' });
+    execFileSync(PYTHON, ['-c', 'import tensorflow'], { stdio: 'ignore' });
   } catch {
-    lines.push('  TensorFlow/Keras: skipped, `python3 -c "import tensorflow"` fails here (install tensorflow-cpu from PyPI to compare)');
+    lines.push(`  TensorFlow/Keras: skipped, \`${PYTHON} -c "import tensorflow"\` fails here (install tensorflow-cpu from PyPI and set KERAS_PYTHON to compare)`);
     return lines;
   }
   const dir = mkdtempSync(path.join(tmpdir(), 'bench-keras-'));
@@ -83,7 +84,7 @@ async function compareWithKeras(): Promise<string[]> {
       writeFileSync(file, Buffer.concat([npyHeader(dtype, shape), Buffer.from(data.buffer, data.byteOffset, data.byteLength)]));
       return file;
     };
-    const out = execFileSync('python3', ['-c', KERAS_SCRIPT, npy('x.npy', '<f4', [ROWS, COLUMNS], x), npy('y.npy', '<i4', [ROWS], y), String(train), String(EPOCHS)], { encoding: 'utf8' });
+    const out = execFileSync(PYTHON, ['-c', KERAS_SCRIPT, npy('x.npy', '<f4', [ROWS, COLUMNS], x), npy('y.npy', '<i4', [ROWS], y), String(train), String(EPOCHS)], { encoding: 'utf8' });
     const keras = JSON.parse(out.trim().split('\n').at(-1)!) as { msPerEpoch: number; accuracy: number };
     const ratio = ours / keras.msPerEpoch;
     const points = 100 * Math.abs(held.accuracy - keras.accuracy);
