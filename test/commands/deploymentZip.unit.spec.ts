@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -20,6 +20,7 @@ const entries = [
   { name: 'lib/model.weights.bin', data: binary },
   { name: 'empty.txt', data: '' },
   { name: 'ünïcode-é.txt', data: 'ß' },
+  { name: 'bin/run', data: '#!/bin/sh\necho hi\n', executable: true },
 ];
 
 it('writes an archive that unzip tests and extracts byte for byte', async () => {
@@ -30,6 +31,8 @@ it('writes an archive that unzip tests and extracts byte for byte', async () => 
   expect(await readFile(path.join(dir, 'out', 'README.md'), 'utf8')).toBe('# Hello\n'.repeat(100));
   expect(new Uint8Array(await readFile(path.join(dir, 'out', 'lib', 'model.weights.bin')))).toEqual(binary);
   expect(await readFile(path.join(dir, 'out', 'empty.txt'), 'utf8')).toBe('');
+  expect((await stat(path.join(dir, 'out', 'bin', 'run'))).mode & 0o777).toBe(0o755);
+  expect((await stat(path.join(dir, 'out', 'README.md'))).mode & 0o777).toBe(0o644);
 });
 
 it('is read by Python zipfile with the names in UTF-8 and the same bytes, and is the same for the same entries', async () => {
