@@ -8,6 +8,8 @@ import type { InputBlock } from '../impulse/impulseEvents';
 /** What the .eim reads of the impulse's runtime spec (domain/learn/impulseRuntime.ts ImpulseRuntimeSpec). */
 export interface EimSpecView {
   inputBlock: Pick<InputBlock, 'type' | 'axes' | 'windowSizeMs' | 'frequencyHz' | 'imageWidth' | 'imageHeight' | 'resizeMode'>;
+  /** The image block's `channels` config says how many channels the model takes from each pixel. */
+  dspBlocks?: readonly { dspBlock: { type: string }; config: Record<string, unknown> }[];
   learnBlocks: readonly { type: string; id: number; minimumConfidenceRating: number }[];
 }
 
@@ -40,6 +42,7 @@ export function eimModelParameters(spec: EimSpecView, runner: Pick<EimRunner, 'r
   const frequency = isImage ? 0 : (input.frequencyHz ?? 0);
   const sensor = isImage ? SENSOR.camera : axes === 1 && frequency >= MICROPHONE_HZ ? SENSOR.microphone : frequency > 0 ? SENSOR.accelerometer : SENSOR.unknown;
   const anomaly = spec.learnBlocks.find((b) => b.type === 'anomaly');
+  const grayscale = spec.dspBlocks?.some((b) => b.dspBlock.type === 'image' && b.config.channels === 'Grayscale') ?? false;
   return {
     axis_count: axes,
     frequency,
@@ -48,7 +51,7 @@ export function eimModelParameters(spec: EimSpecView, runner: Pick<EimRunner, 'r
     image_input_height: isImage ? (input.imageHeight ?? 0) : 0,
     image_input_width: isImage ? (input.imageWidth ?? 0) : 0,
     image_input_frames: isImage ? 1 : 0,
-    image_channel_count: isImage ? 3 : 0,
+    image_channel_count: isImage ? (grayscale ? 1 : 3) : 0,
     ...(isImage ? { image_resize_mode: input.resizeMode === 'fit-short' ? 'fit-shortest' : input.resizeMode === 'fit-long' ? 'fit-longest' : input.resizeMode === 'squash' ? 'squash' : 'none' } : {}),
     interval_ms: frequency > 0 ? 1000 / frequency : 0,
     label_count: runner.labels.length,
