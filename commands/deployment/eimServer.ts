@@ -3,7 +3,7 @@
 // into the .eim by esbuild (eimMain.ts); the service never runs it itself but in tests.
 import { rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
-import { answerEimLine, type EimProject, type EimRunner, type EimSpecView } from '../../domain/deployment/eimProtocol';
+import { answerEimLine, eimLine, type EimProject, type EimRunner, type EimSpecView } from '../../domain/deployment/eimProtocol';
 
 /** A line longer than this is refused unread: a window of millions of values is no window of ours. */
 export const MAX_LINE_BYTES = 64 * 1024 * 1024;
@@ -16,7 +16,7 @@ function serveConnection(socket: Socket, answer: (line: string) => Promise<Recor
   const reply = (line: string) => {
     queue = queue.then(async () => {
       const response = await answer(line);
-      if (!socket.destroyed) socket.write(`${JSON.stringify(response)}\n`);
+      if (!socket.destroyed) socket.write(eimLine(response));
     });
   };
   socket.setEncoding('utf8');
@@ -36,7 +36,7 @@ function serveConnection(socket: Socket, answer: (line: string) => Promise<Recor
       if (!skipping) {
         skipping = true;
         queue = queue.then(() => {
-          if (!socket.destroyed) socket.write(`${JSON.stringify({ success: false, error: `A line of more than ${MAX_LINE_BYTES} bytes: refused` })}\n`);
+          if (!socket.destroyed) socket.write(eimLine({ success: false, error: `A line of more than ${MAX_LINE_BYTES} bytes: refused` }));
         });
       }
     }

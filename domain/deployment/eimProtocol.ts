@@ -75,6 +75,15 @@ export function eimHello(spec: EimSpecView, runner: Pick<EimRunner, 'rawValueCou
   };
 }
 
+/**
+ * One answer line. Braces inside strings (a label "open{", an echoed message) are written as
+ * \u007b and \u007d: the official runner splits its input into answers by counting braces, quoted
+ * or not, and would cut an answer there.
+ */
+export function eimLine(answer: Record<string, unknown>): string {
+  return `${JSON.stringify(answer).replace(/"(?:[^"\\]|\\.)*"/g, (quoted) => quoted.replace(/\{/g, '\\u007b').replace(/\}/g, '\\u007d'))}\n`;
+}
+
 const failure = (id: unknown, error: string) => ({ ...(typeof id === 'number' || typeof id === 'string' ? { id } : {}), success: false, error });
 
 /** The answer to one line a client sent. */

@@ -57,7 +57,32 @@ function exchange(text: string, count = 1): Promise<Record<string, unknown>[]> {
   });
 }
 
+/** Sends raw text; resolves with the next answer line as sent. */
+function rawExchange(text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(socketPath);
+    let received = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => {
+      received += chunk;
+      if (received.endsWith('\n')) {
+        socket.end();
+        resolve(received);
+      }
+    });
+    socket.on('error', reject);
+    socket.write(text);
+  });
+}
+
 describe('the .eim protocol server', () => {
+  it('escapes braces inside strings: the official runner splits answers by counting braces, quoted or not', async () => {
+    const line = await rawExchange('{"mystery{":1,"id":9}\n');
+    expect(line).not.toMatch(/"[^"]*[{}][^"]*"/);
+    expect(line.split('{').length).toBe(line.split('}').length);
+    expect(JSON.parse(line)).toMatchObject({ id: 9, success: false, error: expect.stringContaining('Unknown message "mystery{"') });
+  });
+
   it('answers hello with the model parameters and project the Linux runner reads', async () => {
     const [hello] = await exchange('{"hello":1,"id":1}\n');
     expect(hello).toEqual({
