@@ -36,7 +36,7 @@ export function learnModelDownloadOperations(deps: ApiDeps): Operation[] {
           const model = (await deps.kerasModels.byLearnBlock(project.id, learnId))?.model;
           if (!model) throw untrained();
           const files = unpackKerasModel(await readAllBytes(await deps.blobs.open(model.model)));
-          const zip = zipArchive([
+          const zip = await zipArchive([
             { name: 'model.json', data: JSON.stringify(files.modelJson) },
             { name: WEIGHTS_FILE, data: files.weights },
           ]);

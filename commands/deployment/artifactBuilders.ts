@@ -22,7 +22,7 @@ export function artifactBuilders(bundles: Bundles): Record<string, ArtifactBuild
     },
     async wasm({ spec, project }) {
       const deployment = { spec: spec as DeployedImpulse['spec'], project };
-      return zipArchive([
+      return await zipArchive([
         { name: 'impulse.mjs', data: `${prelude(deployment)}${await bundles('wasm')}` },
         { name: 'README.md', data: wasmReadme(deployment) },
         { name: 'example.mjs', data: wasmExample(deployment) },
