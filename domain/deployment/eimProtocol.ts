@@ -96,6 +96,15 @@ export async function answerEimLine(line: string, spec: EimSpecView, runner: Eim
   }
   if (message === null || typeof message !== 'object' || Array.isArray(message)) return failure(undefined, 'Send a JSON object, such as {"hello":1,"id":1}');
   const m = message as Record<string, unknown>;
+  try {
+    return await answerMessage(m, spec, runner, project);
+  } catch (error) {
+    // Whatever goes wrong is this message's answer: the runner must go on serving the next one.
+    return failure(m.id, error instanceof Error ? error.message : String(error));
+  }
+}
+
+async function answerMessage(m: Record<string, unknown>, spec: EimSpecView, runner: EimRunner, project: EimProject): Promise<Record<string, unknown>> {
   const id = m.id;
   if ('hello' in m) return { id, ...eimHello(spec, runner, project) };
   if ('classify' in m) {

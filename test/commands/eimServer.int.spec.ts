@@ -130,4 +130,36 @@ describe('the .eim protocol server', () => {
     expect(answers[6]).toMatchObject({ id: 5, success: false, error: 'classify failed: the model broke' });
     expect(answers[7]).toMatchObject({ id: 6, success: true });
   });
+
+  it('answers an unexpected failure with an error and goes on serving the next lines', async () => {
+    const brokenPath = path.join(dir, 'broken.sock');
+    const broken: EimRunner = {
+      ...runner,
+      get labels(): string[] {
+        throw new Error('labels unreadable');
+      },
+    };
+    const server2 = await serveEim(brokenPath, spec, broken, project);
+    try {
+      const answers = await new Promise<Record<string, unknown>[]>((resolve, reject) => {
+        const socket = connect(brokenPath);
+        let received = '';
+        socket.setEncoding('utf8');
+        socket.on('data', (chunk: string) => {
+          received += chunk;
+          const lines = received.split('\n').filter((l) => l !== '');
+          if (lines.length === 2) {
+            socket.end();
+            resolve(lines.map((l) => JSON.parse(l) as Record<string, unknown>));
+          }
+        });
+        socket.on('error', reject);
+        socket.write(`{"hello":1,"id":1}\n{"classify":[0.5${',0'.repeat(99)}],"id":2}\n`);
+      });
+      expect(answers[0]).toEqual({ id: 1, success: false, error: 'labels unreadable' });
+      expect(answers[1]).toMatchObject({ id: 2, success: true });
+    } finally {
+      await new Promise((resolve) => server2.close(resolve));
+    }
+  });
 });

@@ -192,6 +192,17 @@ describe('deployments run by the official Linux runner and in Node', () => {
     expect(answer.modelParameters).toMatchObject({ input_features_count: 100, labels: ['idle', 'wave'], has_anomaly: 1 });
     const want = await serviceClassifications();
     answer.results.forEach((got, i) => expectSame(got, want[i]!));
+    // As in a browser, as far as Node can play one: no process, Buffer, require or module globals,
+    // a window and a document (no real browser is installed here to run it in).
+    const browserLike = `globalThis.window = globalThis; globalThis.document = {}; globalThis.navigator ??= { userAgent: 'browser-like' };
+      const windows = JSON.parse(process.argv[1]);
+      delete globalThis.process; delete globalThis.Buffer; delete globalThis.global; delete globalThis.setImmediate;
+      const { classify } = await import(${JSON.stringify(path.join(out, 'impulse.mjs'))});
+      const results = [];
+      for (const w of windows) results.push(await classify(w));
+      console.log(JSON.stringify(results));`;
+    const inBrowserLike = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', browserLike, JSON.stringify(windows)], { cwd: out }).toString()) as ImpulseClassification[];
+    inBrowserLike.forEach((got, i) => expectSame(got, want[i]!));
     const example = JSON.parse(execFileSync(process.execPath, ['example.mjs'], { cwd: out }).toString()) as { labels: string[]; classification: Record<string, number> };
     expect(example.labels).toEqual(['idle', 'wave']);
     expect(Object.keys(example.classification)).toEqual(['idle', 'wave']);
