@@ -23,6 +23,7 @@ import { organizationInvitationOperations } from './routes/organizationInvitatio
 import { organizationOperations } from './routes/organizationRoutes';
 import { organizationJobOperations } from './routes/organizationJobRoutes';
 import { deploymentOperations } from './routes/deploymentRoutes';
+import { learnModelDownloadOperations } from './routes/learnModelDownloadRoutes';
 import { paymentOperations } from './routes/paymentRoutes';
 import { ssoOperations } from './routes/ssoRoutes';
 import { whitelabelOperations } from './routes/whitelabelRoutes';
@@ -67,6 +68,7 @@ export function allOperations(deps: ApiDeps): Operation[] {
     ...organizationOperations(deps),
     ...organizationJobOperations(deps),
     ...deploymentOperations(deps),
+    ...learnModelDownloadOperations(deps),
     ...deviceOperations(deps),
     ...impulseOperations(deps),
     ...dspOperations(deps),

@@ -4,6 +4,7 @@ import type { UniquenessReservations } from '../commands/uniqueness';
 import type { ThreadPool } from '../commands/jobs/threadPool';
 import type { SendEmail } from '../commands/users/accountMail';
 import type { ApiKeyQueries } from '../projections/apiKeys/apiKeyQueries';
+import type { DeploymentQueries } from '../projections/deployments/deploymentQueries';
 import type { DeviceQueries } from '../projections/devices/deviceQueries';
 import type { AnomalyModelQueries } from '../projections/anomalyModels/anomalyModelQueries';
 import type { DspFeaturesQueries } from '../projections/dspFeatures/dspFeaturesQueries';
@@ -69,6 +70,7 @@ export interface ApiDeps {
   dspFeatures: DspFeaturesQueries;
   anomalyModels: AnomalyModelQueries;
   kerasModels: KerasModelQueries;
+  deployments: DeploymentQueries;
   /** The auditors' index of the log (issue 13). */
   history: HistoryQueries;
   /** The project's read models as of a time, replayed from the log (undefined: no event by then). */

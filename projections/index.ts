@@ -1,5 +1,6 @@
 import { anomalyModelsProjection } from './anomalyModels/anomalyModelsProjection';
 import { apiKeysProjection } from './apiKeys/apiKeysProjection';
+import { deploymentsProjection } from './deployments/deploymentsProjection';
 import { devicesProjection } from './devices/devicesProjection';
 import { dspFeaturesProjection } from './dspFeatures/dspFeaturesProjection';
 import { emailsProjection } from './emails/emailsProjection';
@@ -15,4 +16,4 @@ import { usersProjection } from './users/usersProjection';
 import { whitelabelsProjection } from './whitelabels/whitelabelsProjection';
 
 /** Every read model the API serves from. */
-export const allProjections: readonly Projection[] = [usersProjection, projectsProjection, apiKeysProjection, emailsProjection, organizationsProjection, samplesProjection, devicesProjection, impulsesProjection, jobsProjection, dspFeaturesProjection, anomalyModelsProjection, kerasModelsProjection, whitelabelsProjection, historyProjection];
+export const allProjections: readonly Projection[] = [usersProjection, projectsProjection, apiKeysProjection, emailsProjection, organizationsProjection, samplesProjection, devicesProjection, impulsesProjection, jobsProjection, dspFeaturesProjection, anomalyModelsProjection, kerasModelsProjection, deploymentsProjection, whitelabelsProjection, historyProjection];

@@ -6,6 +6,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
+import { buildRuntimeBundle, RUNTIME_BUNDLES, type RuntimeBundleKind } from '../commands/deployment/runtimeBundles';
 
 const SERVICE_ROOT = fileURLToPath(new URL('../', import.meta.url));
 
@@ -50,6 +51,11 @@ export async function buildService(outDir: string): Promise<ServiceBuild> {
   // The output is ES modules with .js names: it says so itself, wherever it is copied.
   await mkdir(outDir, { recursive: true });
   await writeFile(path.join(outDir, 'package.json'), `${JSON.stringify({ type: 'module' }, null, 2)}\n`);
+  // The deployments' runtime bundles, prebuilt: the compiled service has no esbuild (commands/deployment/runtimeBundles.ts).
+  for (const [kind, recipe] of Object.entries(RUNTIME_BUNDLES) as [RuntimeBundleKind, (typeof RUNTIME_BUNDLES)[RuntimeBundleKind]][]) {
+    await mkdir(path.dirname(path.join(outDir, recipe.asset)), { recursive: true });
+    await writeFile(path.join(outDir, recipe.asset), await buildRuntimeBundle(kind, SERVICE_ROOT));
+  }
   const imported = Object.values(result.metafile.outputs).flatMap((output) => output.imports.filter((i) => i.external).map((i) => i.path));
   const packages = new Set(imported.filter((p) => !p.startsWith('node:')).map((p) => p.split('/').slice(0, p.startsWith('@') ? 2 : 1).join('/')));
   return { packages: [...packages].sort() };

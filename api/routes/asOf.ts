@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { NotFoundError } from '../../domain/shared/errors';
 import { DeviceQueries } from '../../projections/devices/deviceQueries';
 import { DspFeaturesQueries } from '../../projections/dspFeatures/dspFeaturesQueries';
+import { DeploymentQueries } from '../../projections/deployments/deploymentQueries';
 import { KerasModelQueries } from '../../projections/kerasModels/kerasModelQueries';
 import { AnomalyModelQueries } from '../../projections/anomalyModels/anomalyModelQueries';
 import { ImpulseQueries } from '../../projections/impulses/impulseQueries';
@@ -40,6 +41,7 @@ export async function asOf(deps: ApiDeps, projectId: number, time: string): Prom
       jobs: new JobQueries(store),
       dspFeatures: new DspFeaturesQueries(store),
       kerasModels: new KerasModelQueries(store),
+      deployments: new DeploymentQueries(store),
       anomalyModels: new AnomalyModelQueries(store),
     },
     project,

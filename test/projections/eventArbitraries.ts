@@ -12,6 +12,7 @@ import type { WhitelabelEvent, WhitelabelSettings } from '../../domain/whitelabe
 import { NORMALIZE_DATA, type DspFeaturesEvent } from '../../domain/dsp/dspFeaturesEvents';
 import type { AnomalyEvent } from '../../domain/learn/anomalyEvents';
 import type { KerasEvent } from '../../domain/learn/kerasEvents';
+import type { DeploymentEvent } from '../../domain/deployment/deploymentEvents';
 import { KERAS_LAYER_TYPES, type KerasSettings } from '../../domain/learn/kerasSettings';
 import type { EmailEvent } from '../../domain/email/emailEvents';
 import { IMPULSE_TYPES, INPUT_BLOCK_TYPES, LEARN_BLOCK_TYPES } from '../../domain/impulse/blockCatalog';
@@ -26,7 +27,7 @@ import { textProblem, type TextRule } from '../../domain/shared/textRules';
 import { PROJECTS_SORT_ORDERS, type UserEvent } from '../../domain/user/userEvents';
 import { EULAS, USER_EXPERIMENTS, USER_NOTIFICATIONS } from '../../api/views/userView';
 
-export type AnyEvent = UserEvent | ProjectEvent | ApiKeyUsed | SampleEvent | DeviceEvent | EmailEvent | ImpulseEvent | OrganizationEvent | JobEvent | DspFeaturesEvent | AnomalyEvent | KerasEvent | WhitelabelEvent | AuditEvent;
+export type AnyEvent = UserEvent | ProjectEvent | ApiKeyUsed | SampleEvent | DeviceEvent | EmailEvent | ImpulseEvent | OrganizationEvent | JobEvent | DspFeaturesEvent | AnomalyEvent | KerasEvent | DeploymentEvent | WhitelabelEvent | AuditEvent;
 export type EventType = AnyEvent['type'];
 type DataOf<T extends EventType> = Extract<AnyEvent, { type: T }>['data'];
 
@@ -486,6 +487,21 @@ export const eventGenerators: Generators = {
         trained: iso,
       }),
     ),
+  // deployment-{projectId}
+  DeploymentBuilt: (ids) =>
+    fc.record({
+      projectId: fc.constant(ids.projectId),
+      impulseId: between(1, Number.MAX_SAFE_INTEGER, { integer: true }),
+      jobId: between(1, Number.MAX_SAFE_INTEGER, { integer: true }),
+      version: between(1, Number.MAX_SAFE_INTEGER, { integer: true }),
+      type: fc.constantFrom('runner-linux-x86_64', 'wasm'),
+      engine: fc.constant('tflite'),
+      artifact: hash,
+      size: between(0, 2 ** 31, { integer: true }),
+      fileName: line(256).filter((n) => !/[/\\"]/.test(n)),
+      models: fc.array(fc.record({ learnId: between(1, Number.MAX_SAFE_INTEGER, { integer: true }), type: fc.constantFrom('keras' as const, 'anomaly' as const), model: hash }), { minLength: 1, maxLength: 3 }),
+      built: iso,
+    }),
   EmailQueued: (ids) =>
     fc.record({
       emailId: fc.constant(ids.id),
