@@ -100,7 +100,7 @@ function transpose(data: Float32Array, shape: number[], axes: number[]): Float32
 function buildGraph(files: KerasModelFiles): { tensors: TensorDef[]; buffers: Uint8Array[]; operators: OperatorDef[]; input: number; output: number } {
   const topology = files.modelJson.modelTopology as { class_name?: string; config?: { layers?: LayerConfig[] } } | undefined;
   const layers = topology?.config?.layers;
-  if (topology?.class_name !== 'Sequential' || !Array.isArray(layers) || layers.length === 0) throw new TfliteExportError('only Sequential models are exported');
+  if (topology?.class_name !== 'Sequential' || !Array.isArray(layers) || layers.length === 0) throw new TfliteExportError('only Sequential models with layers are exported');
   const weights = weightsByName(files);
   const tensors: TensorDef[] = [];
   const buffers: Uint8Array[] = [new Uint8Array()];

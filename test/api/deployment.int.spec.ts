@@ -162,7 +162,11 @@ for (const setup of setups) {
       const anomaly = await raw('/learn-data/4/model/anomaly-model');
       expect(anomaly.status).toBe(200);
       expect(await anomaly.json()).toEqual(anomalyModel);
-      expect((await get('/learn-data/3/model/anomaly-model')).body.error).toMatch(/its model is downloaded as "tfjs"/);
+      expect((await get('/learn-data/3/model/anomaly-model')).body.error).toMatch(/its model is downloaded as "tfjs" or "tflite-float32"/);
+      // This stored model has no layers: nothing a TensorFlow Lite file can hold (the export of real ones: tfliteExport.unit.spec.ts, kerasTraining.int.spec.ts).
+      const tflite = await get('/learn-data/3/model/tflite-float32');
+      expect(tflite.status).toBe(400);
+      expect(tflite.body.error).toMatch(/only Sequential models with layers/);
       expect((await get('/learn-data/4/model/tfjs')).status).toBe(404);
       expect((await get('/learn-data/99/model/tfjs')).status).toBe(404);
       expect((await get('/learn-data/abc/model/tfjs')).status).toBe(400);

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { jobStream } from '../../domain/job/jobEvents';
 import { kerasStream, type KerasModelTrained } from '../../domain/learn/kerasEvents';
 import { unpackKerasModel } from '../../domain/learn/kerasModelBlob';
+import { kerasModelToTflite } from '../../domain/learn/tfliteExport';
 import { signedSample } from '../support/signedSample';
 import { call, describeOn, setups, startTestService, type TestService, adaWithProject, blobBytes } from '../support/testService';
 import { readModelsCaughtUp } from '../support/readModels';
@@ -152,6 +153,10 @@ for (const setup of setups) {
       expect(d.validation.windowCount).toBe(6);
       const blob = await blobBytes(service, d.model);
       expect(unpackKerasModel(blob).modelJson.format).toBe('layers-model');
+      const tflite = await fetch(`${service.apiUrl}/v1/api/${projectId}/learn-data/3/model/tflite-float32`, { headers: ada });
+      expect(tflite.status).toBe(200);
+      expect(tflite.headers.get('content-disposition')).toMatch(/-float32\.tflite"$/);
+      expect(new Uint8Array(await tflite.arrayBuffer())).toEqual(kerasModelToTflite(unpackKerasModel(blob)));
 
       const meta = await get('/training/keras/3/metadata');
       expect(meta.body).toMatchObject({ success: true, hasTrainedModel: true, classNames: ['idle', 'wave'], labels: ['idle', 'wave'], mode: 'classification', recommendedModelType: 'float32' });
