@@ -15,6 +15,7 @@ import type { DspFeaturesDocument } from '../../projections/dspFeatures/dspFeatu
 import { kerasModelOf } from '../../projections/kerasModels/kerasModelDocument';
 import type { ApiDeps } from '../apiDeps';
 import { requestContext } from '../auth/principal';
+import { modelTypes } from '../views/learnModelTypes';
 import { intParam, operation, type Operation } from '../http/operation';
 
 const number = z.number();
@@ -200,8 +201,9 @@ export function kerasTrainingOperations(deps: ApiDeps): Operation[] {
         await kerasBlock(project.id, learnId);
         const doc = await deps.kerasModels.byLearnBlock(project.id, learnId);
         const settings = doc?.settings ?? DEFAULT_KERAS_SETTINGS;
-        const common = { availableModelTypes: ['float32'], recommendedModelType: 'float32', mode: 'classification', imageInputScaling: '0..1', thresholds: [minimumConfidenceThreshold(settings)] };
         const model = doc?.model ? kerasModelOf(doc.model) : null;
+        const stale = model !== null && !(await deps.impulses.learnBlockTrained(project.id, learnId));
+        const common = { ...modelTypes(stale), mode: 'classification', imageInputScaling: '0..1', thresholds: [minimumConfidenceThreshold(settings)] };
         if (!model) return { created: new Date(0).toISOString(), layers: [], classNames: [], labels: [], modelValidationMetrics: [], hasTrainedModel: false, ...common };
         const inputSize = model.inputShape.reduce((a, b) => a * b, 1);
         const v = model.validation;

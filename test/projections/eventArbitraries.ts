@@ -451,7 +451,7 @@ export const eventGenerators: Generators = {
         impulseId: between(1, Number.MAX_SAFE_INTEGER, { integer: true }),
         jobId: between(1, Number.MAX_SAFE_INTEGER, { integer: true }),
         model: hash,
-        features: fc.array(fc.record({ dspId: between(1, Number.MAX_SAFE_INTEGER, { integer: true }), x: hash, windowCount: between(1, 1e9, { integer: true }), featureCount: between(1, 10_000_000, { integer: true }), sourcePosition: line(1024) }), { minLength: 1, maxLength: 3 }),
+        features: fc.array(fc.record({ dspId: between(1, Number.MAX_SAFE_INTEGER, { integer: true }), x: hash, windowCount: between(1, 1e9, { integer: true }), featureCount: between(1, 10_000_000, { integer: true }), sourcePosition: line(1024), position: line(64) }, { requiredKeys: ['dspId', 'x', 'windowCount', 'featureCount', 'sourcePosition'] }), { minLength: 1, maxLength: 3 }),
         settings: fc.record({ axes: fc.uniqueArray(between(0, 10_000_000, { integer: true }), { minLength: 1, maxLength: 5 }), clusterCount: fc.constant(clusterCount), minimumConfidenceRating: between(-1e6, 1e6) }),
         seed: between(0, 2 ** 32 - 1, { integer: true }),
         clusterCount: between(1, clusterCount, { integer: true }),
