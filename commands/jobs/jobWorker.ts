@@ -5,6 +5,7 @@ import { JOB_REASON_RULE } from '../../domain/job/jobDecider';
 import { jobStream, type JobEvent, type JobRequested } from '../../domain/job/jobEvents';
 import { DomainError } from '../../domain/shared/errors';
 import { cleanText } from '../../domain/shared/textRules';
+import type { ProjectDeleted } from '../../domain/project/projectEvents';
 import type { EventStore, StoredEvent } from '../../stores/eventstore/eventStore';
 import type { CommandContext } from '../commandContext';
 import { startPeriodic, type Periodic } from '../sagas/periodic';
@@ -49,6 +50,7 @@ export interface JobWorkerDeps {
 
 interface RunningJob {
   jobId: number;
+  projectId: number | null;
   attempt: number;
   controller: AbortController;
   /** Why it was stopped, once it was. */
@@ -85,7 +87,7 @@ export class JobWorker {
   saga(): Saga {
     return {
       name: JOB_WORKER_SAGA,
-      handles: new Set(['JobRequested', 'JobCancelRequested', 'JobFinished']),
+      handles: new Set(['JobRequested', 'JobCancelRequested', 'JobFinished', 'ProjectDeleted']),
       react: (event) => this.react(event),
     };
   }
@@ -112,9 +114,10 @@ export class JobWorker {
   }
 
   private async react(event: StoredEvent): Promise<void> {
-    const actions = workerReaction(event as unknown as JobEvent, {
+    const actions = workerReaction(event as unknown as JobEvent | ProjectDeleted, {
       hasRunner: (key) => this.deps.runners.has(key),
       runsHere: (jobId) => this.running.has(jobId),
+      runningFor: (projectId) => [...this.running.values()].filter((j) => j.projectId === projectId).map((j) => j.jobId),
     });
     for (const action of actions) {
       if (action.kind === 'claim') await this.claim(action.jobId, event.data as JobRequested['data']);
@@ -209,6 +212,7 @@ export class JobWorker {
     if (!runner) return;
     const job: RunningJob = {
       jobId: request.jobId,
+      projectId: request.projectId,
       attempt,
       controller: new AbortController(),
       stopReason: undefined,

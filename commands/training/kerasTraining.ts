@@ -32,12 +32,7 @@ export interface KerasTrainingDeps {
   blobs: BlobStore;
   impulses: { forProject(projectId: number): Promise<ImpulseDocument[]> };
   dspFeatures: { current(projectId: number, dspId: number): Promise<DspFeaturesDocument | null> };
-  /** Live projects (null once deleted): a training whose project is deleted stops. */
-  projects: { byId(projectId: number): Promise<unknown> };
 }
-
-/** How often a running training checks that its project still exists. */
-const PROJECT_CHECK_MS = 1000;
 
 /** Follows a file appended to by another thread, handing each complete line to `line`. */
 function followLines(file: string, line: (text: string) => void): { stop(): Promise<void> } {
@@ -122,22 +117,14 @@ export function kerasTrainingRunner(deps: KerasTrainingDeps): JobRunner {
       await writeFile(progressPath, '');
       const follower = followLines(progressPath, (l) => job.log(l));
       const input: KerasTrainingInput = { plan, x, y, classes, settings, seed, progressPath };
-      // A deleted project's training is stopped here: the job worker knows nothing of projects.
-      const projectGone = new AbortController();
-      const watch = setInterval(() => {
-        deps.projects.byId(projectId).then((p) => p === null && projectGone.abort(), () => undefined);
-      }, PROJECT_CHECK_MS);
+      // A deleted project's training is stopped by the job worker (job.signal), as any job of it.
       let result: KerasTrainingResult;
       try {
         result = await job.pool.run<KerasTrainingResult>(
           { module: KERAS_POOL_TASKS, name: 'trainKeras', input, transfer: [x.buffer as ArrayBuffer, y.buffer as ArrayBuffer] },
-          { signal: AbortSignal.any([job.signal, projectGone.signal]) },
+          { signal: job.signal },
         );
-      } catch (error) {
-        if (projectGone.signal.aborted && !job.signal.aborted) throw new Error(`The project was deleted during training: stopped`);
-        throw error;
       } finally {
-        clearInterval(watch);
         await follower.stop();
       }
       job.signal.throwIfAborted();
