@@ -100,6 +100,7 @@ export class ImpulseQueries {
   private async modelFeatures(projectId: number, block: LearnBlock): Promise<readonly TrainedOn[] | null> {
     switch (block.type) {
       case 'keras':
+      case 'keras-regression':
         return (await this.store.collection<KerasModelDocument>(KERAS_MODELS).findOne({ _id: kerasModelId(projectId, block.id) }))?.model?.features ?? null;
       case 'anomaly':
         return (await this.store.collection<AnomalyModelDocument>(ANOMALY_MODELS).findOne({ _id: anomalyModelId(projectId, block.id) }))?.model?.features ?? null;

@@ -482,9 +482,11 @@ export const eventGenerators: Generators = {
           confusionMatrix: fc.array(fc.array(between(0, 1e9, { integer: true }), { minLength: classCount + 1, maxLength: classCount + 1 }), { minLength: classCount, maxLength: classCount }),
           report: fc.dictionary(line(256, true), fc.record({ precision: between(0, 1), recall: between(0, 1), 'f1-score': between(0, 1), support: between(0, 1e9, { integer: true }) }), { maxKeys: 3 }),
           windowCount: between(0, 1e9, { integer: true }),
-        }),
+          regression: fc.record({ meanSquaredError: fc.option(between(0, 3.4e38), { nil: null }), meanAbsoluteError: fc.option(between(0, 3.4e38), { nil: null }), explainedVariance: fc.option(between(-3.4e38, 1), { nil: null }) }),
+        }, { requiredKeys: ['loss', 'accuracy', 'confusionMatrix', 'report', 'windowCount'] }),
+        mode: fc.constant('regression' as const),
         trained: iso,
-      }),
+      }, { requiredKeys: ['projectId', 'learnId', 'jobId', 'model', 'seed', 'settings', 'features', 'classes', 'inputShape', 'parameterCount', 'operations', 'trainingWindowCount', 'validation', 'trained'] }),
     ),
   EmailQueued: (ids) =>
     fc.record({
