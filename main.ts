@@ -345,7 +345,8 @@ export async function startService(config: Config, log: Logger = pino({ level: c
       jobRunners.set('train-keras', kerasTrainingRunner({ events: stores.events, blobs: stores.blobs, impulses: new ImpulseQueries(stores.readStore), dspFeatures: new DspFeaturesQueries(stores.readStore) }));
       await removeStaleFeatureFolders(log.child({ role: 'jobs' }));
       const pool = new ThreadPool();
-      const worker = new JobWorker({ events: stores.events, jobs: new JobQueries(stores.readStore), runners: jobRunners, pool, log: log.child({ role: 'jobs' }), heartbeatMs: config.jobHeartbeatMs });
+      const projectsOfJobs = new ProjectQueries(stores.readStore);
+      const worker = new JobWorker({ events: stores.events, jobs: new JobQueries(stores.readStore), runners: jobRunners, pool, log: log.child({ role: 'jobs' }), heartbeatMs: config.jobHeartbeatMs, projectDeleted: (id) => projectsOfJobs.isDeleted(id) });
       const runner = new SagaRunner(stores.events, stores.readStore, worker.saga(), log.child({ role: 'jobs' }));
       runner.start();
       worker.start();

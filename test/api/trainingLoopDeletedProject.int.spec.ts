@@ -1,13 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { IdAllocator } from '../../commands/idAllocator';
+import { jobRunners } from '../../commands/jobs/jobRunners';
 import { requestJob } from '../../commands/jobs/requestJob';
 import { jobStream, type JobFinished } from '../../domain/job/jobEvents';
 import { dspFeaturesStream } from '../../domain/dsp/dspFeaturesEvents';
 import { ProjectQueries } from '../../projections/projects/projectQueries';
 import { readModelsCaughtUp } from '../support/readModels';
 import { signedSample } from '../support/signedSample';
-import { registerTestJobRunners } from '../support/testJobRunners';
+import { linesRunner, registerTestJobRunners } from '../support/testJobRunners';
 import { adaWithProject, call, describeOn, setups, startTestService, type TestService } from '../support/testService';
 
 registerTestJobRunners();
@@ -21,6 +22,8 @@ const impulse = {
   learnBlocks: [],
 };
 const rows = (f: number, n: number) => Array.from({ length: n }, (_, i) => [Math.sin((2 * Math.PI * f * i) / 100), Math.cos((2 * Math.PI * f * i) / 100)]);
+/** A kind of job no worker can run until a test registers its runner. */
+const LATE = 'test-late-runner';
 /** How soon after the deletion the job must have ended. */
 const ENDS_WITHIN_MS = 5000;
 
@@ -29,9 +32,11 @@ for (const setup of setups) {
     let service: TestService;
 
     beforeAll(async () => {
-      service = await startTestService({ mongo: setup.mongo });
+      // Workers look for waiting jobs every heartbeat.
+      service = await startTestService({ mongo: setup.mongo, env: { JOB_HEARTBEAT_MS: '300' } });
     });
     afterAll(async () => {
+      jobRunners.delete(LATE);
       await service?.destroy();
     });
 
@@ -85,12 +90,28 @@ for (const setup of setups) {
       expect(end).toMatchObject({ finishedSuccessful: false, reason: expect.stringMatching(/project was deleted/) });
     }, 60_000);
 
-    /** A `test-lines` job of a minute, requested as the job endpoints do. */
-    async function requestTestJob(projectId: number): Promise<number> {
+    it('ends a job of a deleted project that a worker claims only after the deletion, without running it', async () => {
+      const { ada, projectId } = await project('Late');
+      const jobId = await requestTestJob(projectId, LATE);
+      expect((await call(service, 'DELETE', `/api/${projectId}`, { headers: ada })).status).toBe(200);
+      await service.projections!.waitFor((await service.stores.events.headPosition())!, 5000);
+      // A worker that can run it appears: it claims the waiting job and ends it at once.
+      jobRunners.set(LATE, linesRunner);
+      const until = Date.now() + 10_000;
+      while (!(await ended(jobId))) {
+        if (Date.now() > until) throw new Error('the waiting job of the deleted project was not ended');
+        await sleep(50);
+      }
+      expect((await ended(jobId))!.data).toMatchObject({ finishedSuccessful: false, reason: expect.stringMatching(/project was deleted/) });
+      expect(await output(jobId)).toBe(0);
+    }, 60_000);
+
+    /** A `test-lines` job of a minute (or a job of `categoryKey`), requested as the job endpoints do. */
+    async function requestTestJob(projectId: number, categoryKey = 'test-lines'): Promise<number> {
       const deps = { events: service.stores.events, ids: new IdAllocator(service.stores.events), projects: new ProjectQueries(service.stores.readStore) };
       const { jobId, position } = await requestJob(
         deps,
-        { projectId, category: 'Test job', categoryKey: 'test-lines', key: 'k', parameters: { lines: 600, delayMs: 100 }, notificationList: null, createdByUserId: null },
+        { projectId, category: 'Test job', categoryKey, key: 'k', parameters: { lines: 600, delayMs: 100 }, notificationList: null, createdByUserId: null },
         { actor: 'system:test', correlationId: 'test', now: new Date() },
       );
       await service.projections!.waitFor(position, 5000);
