@@ -345,11 +345,12 @@ export async function startService(config: Config, log: Logger = pino({ level: c
       // The production runners: feature generation (commands/dsp/generateFeatures.ts).
       jobRunners.set('generate-features', generateFeaturesRunner({ events: stores.events, blobs: stores.blobs, impulses: new ImpulseQueries(stores.readStore), samples: new SampleQueries(stores.readStore) }));
       jobRunners.set(TRAIN_ANOMALY, anomalyTrainingRunner({ events: stores.events, blobs: stores.blobs, impulses: new ImpulseQueries(stores.readStore), dspFeatures: new DspFeaturesQueries(stores.readStore) }));
-      jobRunners.set('train-keras', kerasTrainingRunner({ events: stores.events, blobs: stores.blobs, impulses: new ImpulseQueries(stores.readStore), dspFeatures: new DspFeaturesQueries(stores.readStore), projects: new ProjectQueries(stores.readStore) }));
+      jobRunners.set('train-keras', kerasTrainingRunner({ events: stores.events, blobs: stores.blobs, impulses: new ImpulseQueries(stores.readStore), dspFeatures: new DspFeaturesQueries(stores.readStore) }));
       jobRunners.set(BUILD_ONDEVICE_MODEL, deploymentBuildRunnerFor(stores.events, stores.blobs, stores.readStore));
       await removeStaleFeatureFolders(log.child({ role: 'jobs' }));
       const pool = new ThreadPool();
-      const worker = new JobWorker({ events: stores.events, jobs: new JobQueries(stores.readStore), runners: jobRunners, pool, log: log.child({ role: 'jobs' }), heartbeatMs: config.jobHeartbeatMs });
+      const projectsOfJobs = new ProjectQueries(stores.readStore);
+      const worker = new JobWorker({ events: stores.events, jobs: new JobQueries(stores.readStore), runners: jobRunners, pool, log: log.child({ role: 'jobs' }), heartbeatMs: config.jobHeartbeatMs, projectDeleted: (id) => projectsOfJobs.isDeleted(id) });
       const runner = new SagaRunner(stores.events, stores.readStore, worker.saga(), log.child({ role: 'jobs' }));
       runner.start();
       worker.start();

@@ -16,6 +16,7 @@ import type { DspFeaturesDocument } from '../../projections/dspFeatures/dspFeatu
 import { handleCommand } from '../../commands/handleCommand';
 import type { ApiDeps } from '../apiDeps';
 import { requestContext } from '../auth/principal';
+import { modelTypes } from '../views/learnModelTypes';
 import { intParam, operation, type Operation } from '../http/operation';
 
 const confidence = z.number().finite().min(CONFIDENCE_RULE.min).max(CONFIDENCE_RULE.max);
@@ -161,6 +162,7 @@ export function anomalyTrainingOperations(deps: ApiDeps): Operation[] {
           axes: model.axes,
           defaultMinimumConfidenceRating: doc.model.settings.minimumConfidenceRating,
           hasTrainedModel: true,
+          ...modelTypes(!(await deps.impulses.learnBlockTrained(projectId, learnId))),
           thresholds: [threshold(minimumConfidenceRating)],
           // Not in the SDK: what made the model, as recorded (content hashes, log positions, seed).
           trainedFrom: { model: doc.model.model, jobId: doc.model.jobId, features: doc.model.features, settings: doc.model.settings, seed: doc.model.seed },

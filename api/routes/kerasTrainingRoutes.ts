@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { setKerasSettings } from '../../commands/training/kerasCommands';
 import { requestJob } from '../../commands/jobs/requestJob';
 import { planNetwork } from '../../domain/learn/kerasNetwork';
+import { kerasModeOf, regressionTargets, type KerasMode, type RegressionMetrics } from '../../domain/learn/kerasRegression';
 import { kerasPerformance } from '../../domain/learn/kerasPerformance';
 import { applyKerasChange, DEFAULT_BATCH_SIZE, DEFAULT_KERAS_SETTINGS, MAX_LAYERS, type KerasLayerType, type KerasSettings, type KerasSettingsChange } from '../../domain/learn/kerasSettings';
 import type { LearnBlock } from '../../domain/impulse/impulseEvents';
@@ -15,6 +16,7 @@ import type { DspFeaturesDocument } from '../../projections/dspFeatures/dspFeatu
 import { kerasModelOf } from '../../projections/kerasModels/kerasModelDocument';
 import type { ApiDeps } from '../apiDeps';
 import { requestContext } from '../auth/principal';
+import { modelTypes } from '../views/learnModelTypes';
 import { intParam, operation, type Operation } from '../http/operation';
 
 const number = z.number();
@@ -57,11 +59,12 @@ const changeOf = (body: SetKerasBody): KerasSettingsChange => {
 const hasChange = (change: KerasSettingsChange) => Object.values(change).some((v) => v !== undefined);
 
 export function kerasTrainingOperations(deps: ApiDeps): Operation[] {
-  /** The project's keras block `learnId`: a 404 when no live impulse has one. */
-  const kerasBlock = async (projectId: number, learnId: number): Promise<LearnBlock> => {
+  /** The project's keras (or keras-regression) block `learnId` and its mode: a 404 when no live impulse has one. */
+  const kerasBlock = async (projectId: number, learnId: number): Promise<LearnBlock & { mode: KerasMode }> => {
     for (const impulse of await deps.impulses.forProject(projectId)) {
       const block = impulse.learnBlocks.find((b) => b.id === learnId);
-      if (block?.type === 'keras') return block;
+      const mode = block && kerasModeOf(block.type);
+      if (block && mode) return { ...block, mode };
     }
     throw new NotFoundError(`No keras learn block ${learnId} in this project's impulses`, 'LEARN_BLOCK_NOT_FOUND');
   };
@@ -104,7 +107,7 @@ export function kerasTrainingOperations(deps: ApiDeps): Operation[] {
           },
           trained: doc?.model !== null && doc?.model !== undefined,
           name: block.name,
-          type: 'keras',
+          type: block.type,
           script: '',
           minimumConfidenceRating: settings.minimumConfidenceRating,
           selectedModelType: 'float32',
@@ -166,10 +169,14 @@ export function kerasTrainingOperations(deps: ApiDeps): Operation[] {
           }
         }
         if (first!.categories.training.windowCount < 2) throw new ValidationError(`There are ${first!.categories.training.windowCount} training windows in the features: add training data and generate features again`, 'NO_TRAINING_DATA');
-        if (first!.classes.length < 2) {
+        if (block.mode === 'regression') {
+          const targets = regressionTargets(first!.classes);
+          if ('notANumber' in targets) throw new ValidationError(`The label "${targets.notANumber}" is not a number: a regression block learns numbers, so every label must be one (relabel the samples and generate features again)`, 'LABEL_NOT_A_NUMBER');
+          if (first!.classes.length < 2) throw new ValidationError('The features hold one label value: a regression needs at least two, add data with another value and generate features again', 'ONE_CLASS');
+        } else if (first!.classes.length < 2) {
           throw new ValidationError(`The features have ${first!.classes.length === 1 ? `one class ("${first!.classes[0]}")` : 'no class'}: a classifier needs at least two, add data of another class and generate features again`, 'ONE_CLASS');
         }
-        planNetwork(settings.visualLayers, features.reduce((n, f) => n + f.featureCount, 0), first!.classes.length);
+        planNetwork(settings.visualLayers, features.reduce((n, f) => n + f.featureCount, 0), first!.classes.length, block.mode);
         if (hasChange(change)) await setKerasSettings(deps.events, projectId, learnId, change, ctx);
         const { jobId, position } = await requestJob(
           { events: deps.events, ids: deps.ids, projects: deps.projects },
@@ -197,17 +204,18 @@ export function kerasTrainingOperations(deps: ApiDeps): Operation[] {
       auth: 'any',
       async handler({ params, project }) {
         const learnId = intParam(params, 'learnId');
-        await kerasBlock(project.id, learnId);
+        const block = await kerasBlock(project.id, learnId);
         const doc = await deps.kerasModels.byLearnBlock(project.id, learnId);
         const settings = doc?.settings ?? DEFAULT_KERAS_SETTINGS;
-        const common = { availableModelTypes: ['float32'], recommendedModelType: 'float32', mode: 'classification', imageInputScaling: '0..1', thresholds: [minimumConfidenceThreshold(settings)] };
         const model = doc?.model ? kerasModelOf(doc.model) : null;
+        const stale = model !== null && !(await deps.impulses.learnBlockTrained(project.id, learnId));
+        const common = { ...modelTypes(stale), mode: block.mode, imageInputScaling: '0..1', thresholds: [minimumConfidenceThreshold(settings)] };
         if (!model) return { created: new Date(0).toISOString(), layers: [], classNames: [], labels: [], modelValidationMetrics: [], hasTrainedModel: false, ...common };
         const inputSize = model.inputShape.reduce((a, b) => a * b, 1);
         const v = model.validation;
         return {
           created: model.trained,
-          layers: [{ input: { shape: inputSize, name: 'x_input:0', type: "<dtype: 'float32'>" }, output: { shape: model.classes.length, name: 'Identity:0', type: "<dtype: 'float32'>" } }],
+          layers: [{ input: { shape: inputSize, name: 'x_input:0', type: "<dtype: 'float32'>" }, output: { shape: model.mode === 'regression' ? 1 : model.classes.length, name: 'Identity:0', type: "<dtype: 'float32'>" } }],
           classNames: model.classes,
           labels: model.classes,
           modelValidationMetrics: [
@@ -220,7 +228,7 @@ export function kerasTrainingOperations(deps: ApiDeps): Operation[] {
               onDevicePerformance: kerasPerformance(model, project.settings?.latencyDevice),
               visualization: 'none',
               isSupportedOnMcu: true,
-              additionalMetrics: [],
+              additionalMetrics: v.regression ? regressionAdditionalMetrics(v.regression) : [],
             },
           ],
           hasTrainedModel: true,
@@ -229,6 +237,16 @@ export function kerasTrainingOperations(deps: ApiDeps): Operation[] {
       },
     }),
   ];
+}
+
+/** A regression model's measures as the SDK's AdditionalMetric list (a measure that was not finite is left out). */
+function regressionAdditionalMetrics(m: RegressionMetrics): { name: string; value: string; fullPrecisionValue: number; tooltipText: string }[] {
+  const metrics: [string, number | null, string][] = [
+    ['Mean squared error', m.meanSquaredError, 'The mean of the squared differences between predicted and actual values, on the validation windows'],
+    ['Mean absolute error', m.meanAbsoluteError, 'The mean of the absolute differences between predicted and actual values, on the validation windows'],
+    ['Explained variance score', m.explainedVariance, "The share of the actual values' variance the predictions explain (1 is best)"],
+  ];
+  return metrics.filter((e): e is [string, number, string] => e[1] !== null).map(([name, value, tooltipText]) => ({ name, value: value.toFixed(4), fullPrecisionValue: value, tooltipText }));
 }
 
 function minimumConfidenceThreshold(settings: KerasSettings) {

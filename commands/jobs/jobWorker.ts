@@ -5,6 +5,7 @@ import { JOB_REASON_RULE } from '../../domain/job/jobDecider';
 import { jobStream, type JobEvent, type JobRequested } from '../../domain/job/jobEvents';
 import { DomainError } from '../../domain/shared/errors';
 import { cleanText } from '../../domain/shared/textRules';
+import type { ProjectDeleted } from '../../domain/project/projectEvents';
 import type { EventStore, StoredEvent } from '../../stores/eventstore/eventStore';
 import type { CommandContext } from '../commandContext';
 import { startPeriodic, type Periodic } from '../sagas/periodic';
@@ -13,7 +14,7 @@ import { runJobCommand } from './jobCommands';
 import type { JobRunner } from './jobRunners';
 import { OutputBatcher } from './outputBatcher';
 import type { ThreadPool } from './threadPool';
-import { workerReaction } from './jobWorkerReaction';
+import { PROJECT_DELETED_REASON, workerReaction } from './jobWorkerReaction';
 
 export const JOB_WORKER_SAGA = 'job-worker';
 
@@ -42,6 +43,12 @@ export interface JobWorkerDeps {
   leaseMs?: number;
   /** Runs of a job whose worker died: the first and one retry by default; then it fails. */
   maxAttempts?: number;
+  /**
+   * Whether a project was deleted (the projects read model). A job claimed after its project's
+   * deletion passed this worker's saga (requested while no worker could run it) ends at once, failed;
+   * one running at the deletion is stopped by the saga. Without it, only the latter holds.
+   */
+  projectDeleted?(projectId: number): Promise<boolean>;
   /** Output is appended every `flushMs` or `flushLines` lines, whichever comes first. */
   flushMs?: number;
   flushLines?: number;
@@ -49,6 +56,7 @@ export interface JobWorkerDeps {
 
 interface RunningJob {
   jobId: number;
+  projectId: number | null;
   attempt: number;
   controller: AbortController;
   /** Why it was stopped, once it was. */
@@ -85,7 +93,7 @@ export class JobWorker {
   saga(): Saga {
     return {
       name: JOB_WORKER_SAGA,
-      handles: new Set(['JobRequested', 'JobCancelRequested', 'JobFinished']),
+      handles: new Set(['JobRequested', 'JobCancelRequested', 'JobFinished', 'ProjectDeleted']),
       react: (event) => this.react(event),
     };
   }
@@ -112,9 +120,10 @@ export class JobWorker {
   }
 
   private async react(event: StoredEvent): Promise<void> {
-    const actions = workerReaction(event as unknown as JobEvent, {
+    const actions = workerReaction(event as unknown as JobEvent | ProjectDeleted, {
       hasRunner: (key) => this.deps.runners.has(key),
       runsHere: (jobId) => this.running.has(jobId),
+      runningFor: (projectId) => [...this.running.values()].filter((j) => j.projectId === projectId).map((j) => j.jobId),
     });
     for (const action of actions) {
       if (action.kind === 'claim') await this.claim(action.jobId, event.data as JobRequested['data']);
@@ -204,11 +213,23 @@ export class JobWorker {
     else this.deps.log.warn({ err: error, jobId: job.jobId }, 'could not append for a running job; trying again later');
   }
 
+  /** Whether the job's project is known to be deleted; a failed look-up is no reason to fail the job. */
+  private async projectDeleted(projectId: number | null): Promise<boolean> {
+    if (projectId === null || !this.deps.projectDeleted) return false;
+    try {
+      return await this.deps.projectDeleted(projectId);
+    } catch (error) {
+      this.deps.log.warn({ err: error, projectId }, 'could not tell whether a job\'s project was deleted; running the job');
+      return false;
+    }
+  }
+
   private run(request: JobRequested['data'], attempt: number): void {
     const runner = this.deps.runners.get(request.categoryKey);
     if (!runner) return;
     const job: RunningJob = {
       jobId: request.jobId,
+      projectId: request.projectId,
       attempt,
       controller: new AbortController(),
       stopReason: undefined,
@@ -234,7 +255,8 @@ export class JobWorker {
       let successful = false;
       let reason: string | null = null;
       try {
-        await runner({
+        if (await this.projectDeleted(request.projectId)) this.stopRun(job, PROJECT_DELETED_REASON, false);
+        else await runner({
           jobId: job.jobId,
           projectId: request.projectId,
           organizationId: request.organizationId,

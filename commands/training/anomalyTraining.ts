@@ -77,7 +77,7 @@ export function anomalyTrainingRunner(deps: AnomalyTrainingDeps): JobRunner {
     const blob = await deps.blobs.put(Buffer.from(JSON.stringify(model)));
     job.signal.throwIfAborted();
     const now = new Date();
-    const trainedOn: AnomalyTrainingFeatures[] = features.map((f) => ({ dspId: f.dspId, x: f.categories.training.x, windowCount: f.categories.training.windowCount, featureCount: f.featureCount, sourcePosition: f.sourcePosition }));
+    const trainedOn: AnomalyTrainingFeatures[] = features.map((f) => ({ dspId: f.dspId, x: f.categories.training.x, windowCount: f.categories.training.windowCount, featureCount: f.featureCount, sourcePosition: f.sourcePosition, position: f._position }));
     await handleCommand(
       deps.events,
       anomalyStream(projectId, p.learnId),

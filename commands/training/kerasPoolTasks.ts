@@ -10,6 +10,7 @@ import type * as TF from '@tensorflow/tfjs';
 import type { KerasValidationMetrics } from '../../domain/learn/kerasEvents';
 import { packKerasModel, WEIGHTS_FILE } from '../../domain/learn/kerasModelBlob';
 import type { NetworkPlan, PlannedLayer } from '../../domain/learn/kerasNetwork';
+import { regressionMetrics } from '../../domain/learn/kerasRegression';
 import type { KerasSettings } from '../../domain/learn/kerasSettings';
 import { seededRandom } from '../../domain/shared/seededRandom';
 
@@ -20,6 +21,8 @@ export interface KerasTrainingInput {
   /** Each row's class, 0-based. */
   y: Int32Array;
   classes: string[];
+  /** A regression: each class's number (the target of its rows), and one linear output trained on mean squared error. */
+  regressionTargets?: number[];
   settings: KerasSettings;
   seed: number;
   /** A file each epoch's line is appended to; none: no lines. */
@@ -120,18 +123,20 @@ export async function trainKeras(input: KerasTrainingInput): Promise<KerasTraini
   const validationRows = order.slice(0, validationCount).sort((a, b) => a - b);
   const trainingRows = order.slice(validationCount).sort((a, b) => a - b);
 
+  const targets = input.regressionTargets;
   const model = await buildKerasModel(plan, input.seed);
-  model.compile({ optimizer: tf.train.adam(settings.learningRate), loss: 'categoricalCrossentropy', metrics: ['accuracy'] });
+  if (targets) model.compile({ optimizer: tf.train.adam(settings.learningRate), loss: 'meanSquaredError' });
+  else model.compile({ optimizer: tf.train.adam(settings.learningRate), loss: 'categoricalCrossentropy', metrics: ['accuracy'] });
   const dropouts = model.layers.filter((l) => l.getClassName() === 'Dropout');
 
   const all = tf.tensor2d(input.x, [rows, columns]);
-  const labels = tf.oneHot(tf.tensor1d(input.y, 'int32'), classes.length).toFloat();
+  const labels = targets ? tf.tensor2d(Float32Array.from(input.y, (c) => targets[c]!), [rows, 1]) : tf.oneHot(tf.tensor1d(input.y, 'int32'), classes.length).toFloat();
   const xValidation = tf.gather(all, validationRows);
   const yValidation = tf.gather(labels, validationRows);
   const counts = new Array<number>(classes.length).fill(0);
   for (const r of trainingRows) counts[input.y[r]!]! += 1;
   const present = counts.filter((n) => n > 0).length;
-  const classWeight = settings.autoClassWeights ? Object.fromEntries(counts.map((n, c) => [c, n > 0 ? trainingRows.length / (present * n) : 1])) : undefined;
+  const classWeight = settings.autoClassWeights && !targets ? Object.fromEntries(counts.map((n, c) => [c, n > 0 ? trainingRows.length / (present * n) : 1])) : undefined;
 
   try {
     for (let epoch = 1; epoch <= settings.trainingCycles; epoch++) {
@@ -159,11 +164,17 @@ export async function trainKeras(input: KerasTrainingInput): Promise<KerasTraini
     }
     // Measured on the validation windows, or on the training windows when none were held out.
     const [xm, ym, measuredRows] = validationCount > 0 ? [xValidation, yValidation, validationRows] : [all, labels, Array.from({ length: rows }, (_, i) => i)];
-    const probabilities = tf.tidy(() => model.predict(xm) as TF.Tensor2D);
-    const loss = tf.tidy(() => tf.metrics.categoricalCrossentropy(ym, probabilities).mean().dataSync()[0]!);
-    const p = (await probabilities.array()) as number[][];
-    probabilities.dispose();
-    const validation = validationMetrics(p, measuredRows.map((r) => input.y[r]!), classes, settings.minimumConfidenceRating, loss);
+    const outputs = tf.tidy(() => model.predict(xm) as TF.Tensor2D);
+    let validation: KerasValidationMetrics;
+    if (targets) {
+      const predicted = Array.from(await outputs.data());
+      const measures = regressionMetrics(predicted, measuredRows.map((r) => targets[input.y[r]!]!));
+      validation = { loss: measures.meanSquaredError, accuracy: null, confusionMatrix: [], report: {}, windowCount: measuredRows.length, regression: measures };
+    } else {
+      const loss = tf.tidy(() => tf.metrics.categoricalCrossentropy(ym, outputs).mean().dataSync()[0]!);
+      validation = validationMetrics((await outputs.array()) as number[][], measuredRows.map((r) => input.y[r]!), classes, settings.minimumConfidenceRating, loss);
+    }
+    outputs.dispose();
     const model1 = await saveModel(tf, model);
     return { model: model1, validation, trainingWindowCount: trainingRows.length, backend: tf.getBackend() };
   } finally {

@@ -13,6 +13,7 @@ import { decodeNpy } from '../../domain/dsp/npy';
 import { kerasDecider } from '../../domain/learn/kerasDecider';
 import { kerasStream } from '../../domain/learn/kerasEvents';
 import { planNetwork } from '../../domain/learn/kerasNetwork';
+import { kerasModeOf, regressionTargets as regressionTargetsOf } from '../../domain/learn/kerasRegression';
 import { applyKerasChange, DEFAULT_KERAS_SETTINGS, type KerasSettings } from '../../domain/learn/kerasSettings';
 import type { BlobStore } from '../../stores/blobstore/blobStore';
 import type { EventStore } from '../../stores/eventstore/eventStore';
@@ -32,12 +33,7 @@ export interface KerasTrainingDeps {
   blobs: BlobStore;
   impulses: { forProject(projectId: number): Promise<ImpulseDocument[]> };
   dspFeatures: { current(projectId: number, dspId: number): Promise<DspFeaturesDocument | null> };
-  /** Live projects (null once deleted): a training whose project is deleted stops. */
-  projects: { byId(projectId: number): Promise<unknown> };
 }
-
-/** How often a running training checks that its project still exists. */
-const PROJECT_CHECK_MS = 1000;
 
 /** Follows a file appended to by another thread, handing each complete line to `line`. */
 function followLines(file: string, line: (text: string) => void): { stop(): Promise<void> } {
@@ -99,8 +95,9 @@ export function kerasTrainingRunner(deps: KerasTrainingDeps): JobRunner {
     const learnId = Number(job.parameters.learnId);
     // Checked when requested; checked again as any stored input is.
     const settings: KerasSettings = applyKerasChange(DEFAULT_KERAS_SETTINGS, (job.parameters.settings ?? {}) as Partial<KerasSettings>);
-    const block = (await deps.impulses.forProject(projectId)).flatMap((i) => i.learnBlocks).find((b) => b.id === learnId && b.type === 'keras');
+    const block = (await deps.impulses.forProject(projectId)).flatMap((i) => i.learnBlocks).find((b) => b.id === learnId && kerasModeOf(b.type) !== undefined);
     if (!block) throw new Error(`Keras learn block ${learnId} is no longer part of an impulse of this project`);
+    const mode = kerasModeOf(block.type)!;
     const features: DspFeaturesDocument[] = [];
     for (const dspId of block.dsp) {
       const f = await deps.dspFeatures.current(projectId, dspId);
@@ -111,33 +108,32 @@ export function kerasTrainingRunner(deps: KerasTrainingDeps): JobRunner {
     const classes = features[0]!.classes;
     const { x, y, columns } = await trainingRows(deps, features);
     const present = new Set(y).size;
-    if (present < 2) throw new Error(`The training windows hold ${present} class: a classifier needs at least two`);
-    const plan = planNetwork(settings.visualLayers, columns, classes.length);
+    if (present < 2) throw new Error(`The training windows hold ${present} ${mode === 'regression' ? 'label value: a regression' : 'class: a classifier'} needs at least two`);
+    let regressionTargets: number[] | undefined;
+    if (mode === 'regression') {
+      const targets = regressionTargetsOf(classes);
+      if ('notANumber' in targets) throw new Error(`The label "${targets.notANumber}" is not a number: a regression learns numbers`);
+      regressionTargets = targets.values;
+    }
+    const plan = planNetwork(settings.visualLayers, columns, classes.length, mode);
     const seed = learnId;
-    job.log(`Training a network of ${plan.parameterCount} parameters on ${y.length} windows of ${columns} features (${classes.length} classes), ${settings.trainingCycles} training cycles, seed ${seed}`);
+    const what = mode === 'regression' ? `${classes.length} label values, one linear output` : `${classes.length} classes`;
+    job.log(`Training a network of ${plan.parameterCount} parameters on ${y.length} windows of ${columns} features (${what}), ${settings.trainingCycles} training cycles, seed ${seed}`);
 
     const dir = await mkdtemp(featureScratchPrefix(job.jobId));
     try {
       const progressPath = path.join(dir, 'progress.log');
       await writeFile(progressPath, '');
       const follower = followLines(progressPath, (l) => job.log(l));
-      const input: KerasTrainingInput = { plan, x, y, classes, settings, seed, progressPath };
-      // A deleted project's training is stopped here: the job worker knows nothing of projects.
-      const projectGone = new AbortController();
-      const watch = setInterval(() => {
-        deps.projects.byId(projectId).then((p) => p === null && projectGone.abort(), () => undefined);
-      }, PROJECT_CHECK_MS);
+      const input: KerasTrainingInput = { plan, x, y, classes, settings, seed, progressPath, ...(regressionTargets ? { regressionTargets } : {}) };
+      // A deleted project's training is stopped by the job worker (job.signal), as any job of it.
       let result: KerasTrainingResult;
       try {
         result = await job.pool.run<KerasTrainingResult>(
           { module: KERAS_POOL_TASKS, name: 'trainKeras', input, transfer: [x.buffer as ArrayBuffer, y.buffer as ArrayBuffer] },
-          { signal: AbortSignal.any([job.signal, projectGone.signal]) },
+          { signal: job.signal },
         );
-      } catch (error) {
-        if (projectGone.signal.aborted && !job.signal.aborted) throw new Error(`The project was deleted during training: stopped`);
-        throw error;
       } finally {
-        clearInterval(watch);
         await follower.stop();
       }
       job.signal.throwIfAborted();
@@ -153,6 +149,7 @@ export function kerasTrainingRunner(deps: KerasTrainingDeps): JobRunner {
             projectId,
             learnId,
             jobId: job.jobId,
+            ...(mode === 'regression' ? { mode } : {}),
             model: model.sha256,
             seed,
             settings,
@@ -169,7 +166,8 @@ export function kerasTrainingRunner(deps: KerasTrainingDeps): JobRunner {
         systemContext('train-keras', now),
       );
       const v = result.validation;
-      job.log(`Model trained (${result.backend} backend): validation accuracy ${v.accuracy === null ? 'n/a' : (100 * v.accuracy).toFixed(1) + '%'}, loss ${v.loss === null ? 'n/a' : v.loss.toFixed(4)} on ${v.windowCount} windows; model ${model.sha256}`);
+      const measured = v.regression ? `mean absolute error ${v.regression.meanAbsoluteError === null ? 'n/a' : v.regression.meanAbsoluteError.toFixed(4)}` : `accuracy ${v.accuracy === null ? 'n/a' : (100 * v.accuracy).toFixed(1) + '%'}`;
+      job.log(`Model trained (${result.backend} backend): validation ${measured}, loss ${v.loss === null ? 'n/a' : v.loss.toFixed(4)} on ${v.windowCount} windows; model ${model.sha256}`);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -59,12 +59,14 @@ function checkModel(d: AnomalyModelTrained['data']): AnomalyModelTrained['data']
   const features = d.features.map((f, i) => {
     if (typeof f.x !== 'string' || !SHA256.test(f.x)) throw new ValidationError(`features[${i}].x must be a SHA-256 in hex`);
     checkText(f.sourcePosition, `features[${i}].sourcePosition`, TOKEN_RULE);
+    if (f.position !== undefined) checkText(f.position, `features[${i}].position`, TOKEN_RULE);
     return {
       dspId: checkId(f.dspId, `features[${i}].dspId`),
       x: f.x,
       windowCount: checkNumber(f.windowCount, `features[${i}].windowCount`, { min: 1, max: 1e9, integer: true }),
       featureCount: checkNumber(f.featureCount, `features[${i}].featureCount`, { min: 1, max: MAX_AXIS_INDEX, integer: true }),
       sourcePosition: f.sourcePosition,
+      ...(f.position !== undefined ? { position: f.position } : {}),
     };
   });
   const settings = checkSettings(d.settings, 'settings');

@@ -38,6 +38,12 @@ export interface AnomalyTrainingFeatures {
   featureCount: number;
   /** The DspFeaturesGenerated record's sourcePosition: the log prefix the features came from. */
   sourcePosition: string;
+  /**
+   * The features' read-model position (`_position` of their DspFeaturesDocument), which a regeneration
+   * changes even when it gives the same X: the model is current while it matches. Absent from models
+   * recorded before it was kept; those count as needing training again.
+   */
+  position?: string;
 }
 
 export type AnomalyModelTrained = DomainEvent<

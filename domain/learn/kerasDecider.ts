@@ -51,7 +51,15 @@ function checkRecord(d: KerasModelTrained['data']): KerasModelTrained['data'] {
   const loss = v.loss === null ? null : checkNumber(v.loss, 'validation.loss', { min: 0, max: 3.4e38 });
   const accuracy = unitOrNull(v.accuracy, 'validation.accuracy');
   checkNumber(v.windowCount, 'validation.windowCount', COUNT);
-  if (v.confusionMatrix.length !== d.classes.length) throw new ValidationError('validation.confusionMatrix must have a row per class');
+  if (d.mode !== undefined && d.mode !== 'regression') throw new ValidationError('mode must be "regression" when given');
+  const regression = d.mode === 'regression';
+  if (v.confusionMatrix.length !== (regression ? 0 : d.classes.length)) throw new ValidationError(regression ? 'validation.confusionMatrix must be empty for a regression model' : 'validation.confusionMatrix must have a row per class');
+  if ((v.regression !== undefined) !== regression) throw new ValidationError('validation.regression is given for a regression model, and only then');
+  const measures = v.regression && {
+    meanSquaredError: v.regression.meanSquaredError === null ? null : checkNumber(v.regression.meanSquaredError, 'validation.regression.meanSquaredError', { min: 0, max: 3.4e38 }),
+    meanAbsoluteError: v.regression.meanAbsoluteError === null ? null : checkNumber(v.regression.meanAbsoluteError, 'validation.regression.meanAbsoluteError', { min: 0, max: 3.4e38 }),
+    explainedVariance: v.regression.explainedVariance === null ? null : checkNumber(v.regression.explainedVariance, 'validation.regression.explainedVariance', { min: -3.4e38, max: 1 }),
+  };
   v.confusionMatrix.forEach((row, i) => {
     if (row.length !== d.classes.length + 1) throw new ValidationError(`validation.confusionMatrix[${i}] must have a column per class and one for uncertain`);
     row.forEach((n, j) => checkNumber(n, `validation.confusionMatrix[${i}][${j}]`, COUNT));
@@ -62,7 +70,7 @@ function checkRecord(d: KerasModelTrained['data']): KerasModelTrained['data'] {
     checkNumber(r.support, `validation.report.${name}.support`, COUNT);
   }
   checkIsoTimestamp(d.trained, 'trained');
-  return { ...d, settings, validation: { ...v, loss, accuracy } };
+  return { ...d, settings, validation: { ...v, loss, accuracy, ...(measures ? { regression: measures } : {}) } };
 }
 
 export const kerasDecider: Decider<KerasCommand, KerasEvent, KerasState> = {

@@ -1,4 +1,5 @@
 import type { DomainEvent } from '../shared/decider';
+import type { RegressionMetrics } from './kerasRegression';
 import type { KerasSettings } from './kerasSettings';
 
 // One stream per keras learn block of a project: its settings as set (each event holds the whole
@@ -30,6 +31,8 @@ export interface KerasValidationMetrics {
   /** Per class: precision, recall, F1 and support, as scikit-learn's classification report. */
   report: Record<string, { precision: number; recall: number; 'f1-score': number; support: number }>;
   windowCount: number;
+  /** A regression model's measures (its loss is the mean squared error; accuracy null, no matrix or report). */
+  regression?: RegressionMetrics;
 }
 
 export type KerasModelTrained = DomainEvent<
@@ -38,6 +41,8 @@ export type KerasModelTrained = DomainEvent<
     projectId: number;
     learnId: number;
     jobId: number;
+    /** A keras-regression block's model (one linear output; `classes` are the labels, numbers); absent: a classifier. */
+    mode?: 'regression';
     /** SHA-256 of the model blob (kerasModelBlob.ts: TensorFlow.js layers model.json and weights in one blob). */
     model: string;
     seed: number;

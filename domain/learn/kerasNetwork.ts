@@ -4,12 +4,14 @@
 // with a 400 naming the layer before any job runs, and the pool task builds exactly this plan.
 // As the real service's visual mode: ReLU after dense and convolution layers, convolutions with "same"
 // padding each followed by a max pooling of 2 (stride 2, "same"), and a softmax dense layer of one
-// unit per class at the end (with a flatten before it when the stack leaves more than one axis).
+// unit per class at the end (with a flatten before it when the stack leaves more than one axis); a
+// regression network ends in one linear unit instead.
 import { ValidationError } from '../shared/errors';
+import type { KerasMode } from './kerasRegression';
 import type { KerasLayer } from './kerasSettings';
 
 export type PlannedLayer =
-  | { kind: 'dense'; units: number; activation: 'relu' | 'softmax' }
+  | { kind: 'dense'; units: number; activation: 'relu' | 'softmax' | 'linear' }
   | { kind: 'dropout'; rate: number }
   | { kind: 'flatten' }
   | { kind: 'reshape'; targetShape: number[] }
@@ -33,8 +35,8 @@ const MAX_ACTIVATIONS = 10_000_000;
 const size = (shape: readonly number[]) => shape.reduce((a, b) => a * b, 1);
 const half = (n: number) => Math.ceil(n / 2);
 
-/** The plan of `layers` on `featureCount` flat features with `classCount` outputs; a ValidationError naming the layer otherwise. */
-export function planNetwork(layers: readonly KerasLayer[], featureCount: number, classCount: number): NetworkPlan {
+/** The plan of `layers` on `featureCount` flat features with `classCount` outputs (one for regression); a ValidationError naming the layer otherwise. */
+export function planNetwork(layers: readonly KerasLayer[], featureCount: number, classCount: number, mode: KerasMode = 'classification'): NetworkPlan {
   if (featureCount < 1) throw new ValidationError('the features have no column: generate features first', 'NO_FEATURES');
   const plan: NetworkPlan = { inputShape: [featureCount], layers: [], parameterCount: 0, operations: 0 };
   let shape = [featureCount];
@@ -94,6 +96,7 @@ export function planNetwork(layers: readonly KerasLayer[], featureCount: number,
     }
   });
   if (shape.length > 1) add({ kind: 'flatten' }, [size(shape)], 0, 0, 'the output layer');
-  add({ kind: 'dense', units: classCount, activation: 'softmax' }, [classCount], (shape[0]! + 1) * classCount, shape[0]! * classCount, 'the output layer');
+  const [units, activation] = mode === 'regression' ? [1, 'linear' as const] : [classCount, 'softmax' as const];
+  add({ kind: 'dense', units, activation }, [units], (shape[0]! + 1) * units, shape[0]! * units, 'the output layer');
   return plan;
 }

@@ -24,9 +24,9 @@ const PER_LAYER_BYTES = 512;
 const TFLITE = { rom: 30_000, ram: 4_000 };
 const EON = { rom: 10_000, ram: 1_000 };
 
-export function kerasPerformance(model: Pick<KerasModelTrained['data'], 'settings' | 'inputShape' | 'classes'>, latencyDevice: string | undefined) {
+export function kerasPerformance(model: Pick<KerasModelTrained['data'], 'settings' | 'inputShape' | 'classes' | 'mode'>, latencyDevice: string | undefined) {
   const device = DEVICES[latencyDevice ?? ''] ?? DEVICES[DEFAULT_LATENCY_DEVICE]!;
-  const plan = planNetwork(model.settings.visualLayers, model.inputShape.reduce((a, b) => a * b, 1), model.classes.length);
+  const plan = planNetwork(model.settings.visualLayers, model.inputShape.reduce((a, b) => a * b, 1), model.classes.length, model.mode === 'regression' ? 'regression' : 'classification');
   const modelSize = plan.parameterCount * 4 + PER_LAYER_BYTES * plan.layers.length;
   let previous = plan.inputShape.reduce((a, b) => a * b, 1);
   let arenaSize = 0;

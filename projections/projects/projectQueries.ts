@@ -24,6 +24,11 @@ export class ProjectQueries {
     return project && readable(project);
   }
 
+  /** Whether the project was deleted (false for one that never existed). */
+  async isDeleted(id: number): Promise<boolean> {
+    return (await this.projects.findOne({ _id: id, deleted: true })) !== null;
+  }
+
   /** Deleted projects whose full deletion is due by `now` and not done. */
   dueForFullDeletion(now: Date): Promise<ProjectDocument[]> {
     return this.projects.find({ deleted: true, fullDeletionDate: null, scheduledFullDeletionDate: { $lte: now.toISOString() } }, { sort: { _id: 1 } });

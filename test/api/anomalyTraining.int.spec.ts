@@ -4,6 +4,7 @@ import { dspFeaturesStream, type DspFeaturesGenerated } from '../../domain/dsp/d
 import { decodeNpy } from '../../domain/dsp/npy';
 import { anomalyStream, type AnomalyEvent, type AnomalyModelTrained } from '../../domain/learn/anomalyEvents';
 import { anomalyScore, type AnomalyModel } from '../../domain/learn/anomalyKmeans';
+import { DspFeaturesQueries } from '../../projections/dspFeatures/dspFeaturesQueries';
 import { readModelsCaughtUp } from '../support/readModels';
 import { signedSample } from '../support/signedSample';
 import { adaWithProject, blobBytes, call, describeOn, setups, startTestService, type TestService } from '../support/testService';
@@ -136,7 +137,7 @@ for (const setup of setups) {
       const [first] = await trained();
       const d = first!.data;
       expect(d).toMatchObject({ projectId, learnId: 3, jobId, seed: 1, settings: { axes, clusterCount: 3, minimumConfidenceRating: 0.25 } });
-      expect(d.features).toEqual([{ dspId: 2, x: g.categories.training.x, windowCount: 21, featureCount: g.featureCount, sourcePosition: g.sourcePosition }]);
+      expect(d.features).toEqual([{ dspId: 2, x: g.categories.training.x, windowCount: 21, featureCount: g.featureCount, sourcePosition: g.sourcePosition, position: (await new DspFeaturesQueries(service.stores.readStore).current(projectId, 2))!._position }]);
       const model = JSON.parse((await blobBytes(service, d.model)).toString('utf8')) as AnomalyModel;
       expect(model.axes).toEqual(axes);
       expect(model.clusters).toHaveLength(d.clusterCount);

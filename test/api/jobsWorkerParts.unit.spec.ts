@@ -1,7 +1,7 @@
 // The pure parts of the job sagas (their decisions and the e-mail they write) and the output batcher.
 import { describe, expect, it } from 'vitest';
 import { jobEndedEmail } from '../../commands/jobs/jobNotificationSaga';
-import { workerReaction } from '../../commands/jobs/jobWorkerReaction';
+import { PROJECT_DELETED_REASON, workerReaction } from '../../commands/jobs/jobWorkerReaction';
 import { OutputBatcher } from '../../commands/jobs/outputBatcher';
 import { jobDecider } from '../../domain/job/jobDecider';
 import type { JobOutputLine, JobRequested } from '../../domain/job/jobEvents';
@@ -14,7 +14,7 @@ const requested: JobRequested = {
 };
 
 describe('the job worker saga decision', () => {
-  const facts = (runner: boolean, here: boolean) => ({ hasRunner: () => runner, runsHere: () => here });
+  const facts = (runner: boolean, here: boolean, ofProject: Record<number, number[]> = {}) => ({ hasRunner: () => runner, runsHere: () => here, runningFor: (projectId: number) => ofProject[projectId] ?? [] });
 
   it('claims a requested job it has a runner for, and only then', () => {
     expect(workerReaction(requested, facts(true, false))).toEqual([{ kind: 'claim', jobId: 9 }]);
@@ -30,6 +30,16 @@ describe('the job worker saga decision', () => {
     expect(workerReaction(ended, facts(true, true))).toEqual([{ kind: 'stop', jobId: 9, reason: 'Cancelled (forced)', endedElsewhere: true }]);
     expect(workerReaction(cancel, facts(true, false))).toEqual([]);
     expect(workerReaction(ended, facts(true, false))).toEqual([]);
+  });
+
+  it("stops every job of a deleted project running here, saying why; others' jobs run on", () => {
+    const deleted = { type: 'ProjectDeleted', data: { projectId: 4, deletedDate: '2026-11-25T10:00:03.000Z', scheduledFullDeletionDate: '2026-12-25T10:00:03.000Z' } } as const;
+    expect(workerReaction(deleted, facts(true, true, { 4: [9, 11], 5: [12] }))).toEqual([
+      { kind: 'stop', jobId: 9, reason: PROJECT_DELETED_REASON, endedElsewhere: false },
+      { kind: 'stop', jobId: 11, reason: PROJECT_DELETED_REASON, endedElsewhere: false },
+    ]);
+    expect(PROJECT_DELETED_REASON).toMatch(/project was deleted/);
+    expect(workerReaction(deleted, facts(true, false, { 5: [12] }))).toEqual([]);
   });
 });
 

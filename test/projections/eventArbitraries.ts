@@ -452,7 +452,7 @@ export const eventGenerators: Generators = {
         impulseId: between(1, Number.MAX_SAFE_INTEGER, { integer: true }),
         jobId: between(1, Number.MAX_SAFE_INTEGER, { integer: true }),
         model: hash,
-        features: fc.array(fc.record({ dspId: between(1, Number.MAX_SAFE_INTEGER, { integer: true }), x: hash, windowCount: between(1, 1e9, { integer: true }), featureCount: between(1, 10_000_000, { integer: true }), sourcePosition: line(1024) }), { minLength: 1, maxLength: 3 }),
+        features: fc.array(fc.record({ dspId: between(1, Number.MAX_SAFE_INTEGER, { integer: true }), x: hash, windowCount: between(1, 1e9, { integer: true }), featureCount: between(1, 10_000_000, { integer: true }), sourcePosition: line(1024), position: line(64) }, { requiredKeys: ['dspId', 'x', 'windowCount', 'featureCount', 'sourcePosition'] }), { minLength: 1, maxLength: 3 }),
         settings: fc.record({ axes: fc.uniqueArray(between(0, 10_000_000, { integer: true }), { minLength: 1, maxLength: 5 }), clusterCount: fc.constant(clusterCount), minimumConfidenceRating: between(-1e6, 1e6) }),
         seed: between(0, 2 ** 32 - 1, { integer: true }),
         clusterCount: between(1, clusterCount, { integer: true }),
@@ -483,9 +483,11 @@ export const eventGenerators: Generators = {
           confusionMatrix: fc.array(fc.array(between(0, 1e9, { integer: true }), { minLength: classCount + 1, maxLength: classCount + 1 }), { minLength: classCount, maxLength: classCount }),
           report: fc.dictionary(line(256, true), fc.record({ precision: between(0, 1), recall: between(0, 1), 'f1-score': between(0, 1), support: between(0, 1e9, { integer: true }) }), { maxKeys: 3 }),
           windowCount: between(0, 1e9, { integer: true }),
-        }),
+          regression: fc.record({ meanSquaredError: fc.option(between(0, 3.4e38), { nil: null }), meanAbsoluteError: fc.option(between(0, 3.4e38), { nil: null }), explainedVariance: fc.option(between(-3.4e38, 1), { nil: null }) }),
+        }, { requiredKeys: ['loss', 'accuracy', 'confusionMatrix', 'report', 'windowCount'] }),
+        mode: fc.constant('regression' as const),
         trained: iso,
-      }),
+      }, { requiredKeys: ['projectId', 'learnId', 'jobId', 'model', 'seed', 'settings', 'features', 'classes', 'inputShape', 'parameterCount', 'operations', 'trainingWindowCount', 'validation', 'trained'] }),
     ),
   // deployment-{projectId}
   DeploymentBuilt: (ids) =>
