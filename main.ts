@@ -53,6 +53,8 @@ import { DeviceQueries } from './projections/devices/deviceQueries';
 import { ImpulseQueries } from './projections/impulses/impulseQueries';
 import { DspFeaturesQueries } from './projections/dspFeatures/dspFeaturesQueries';
 import { KerasModelQueries } from './projections/kerasModels/kerasModelQueries';
+import { ModelTestingQueries } from './projections/modelTesting/modelTestingQueries';
+import { MODEL_TESTING, modelTestingRunner } from './commands/classify/modelTesting';
 import { EmailQueries } from './projections/emails/emailQueries';
 import { SampleQueries } from './projections/samples/sampleQueries';
 import { OrganizationQueries } from './projections/organizations/organizationQueries';
@@ -343,6 +345,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
       jobRunners.set('generate-features', generateFeaturesRunner({ events: stores.events, blobs: stores.blobs, impulses: new ImpulseQueries(stores.readStore), samples: new SampleQueries(stores.readStore) }));
       jobRunners.set(TRAIN_ANOMALY, anomalyTrainingRunner({ events: stores.events, blobs: stores.blobs, impulses: new ImpulseQueries(stores.readStore), dspFeatures: new DspFeaturesQueries(stores.readStore) }));
       jobRunners.set('train-keras', kerasTrainingRunner({ events: stores.events, blobs: stores.blobs, impulses: new ImpulseQueries(stores.readStore), dspFeatures: new DspFeaturesQueries(stores.readStore), projects: new ProjectQueries(stores.readStore) }));
+      jobRunners.set(MODEL_TESTING, modelTestingRunner({ events: stores.events, blobs: stores.blobs, projects: new ProjectQueries(stores.readStore), impulses: new ImpulseQueries(stores.readStore), samples: new SampleQueries(stores.readStore), dspFeatures: new DspFeaturesQueries(stores.readStore), kerasModels: new KerasModelQueries(stores.readStore), anomalyModels: new AnomalyModelQueries(stores.readStore) }));
       await removeStaleFeatureFolders(log.child({ role: 'jobs' }));
       const pool = new ThreadPool();
       const worker = new JobWorker({ events: stores.events, jobs: new JobQueries(stores.readStore), runners: jobRunners, pool, log: log.child({ role: 'jobs' }), heartbeatMs: config.jobHeartbeatMs });
@@ -375,6 +378,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
         dspFeatures: new DspFeaturesQueries(stores.readStore),
         anomalyModels: new AnomalyModelQueries(stores.readStore),
         kerasModels: new KerasModelQueries(stores.readStore),
+        modelTesting: new ModelTestingQueries(stores.readStore),
         history: new HistoryQueries(stores.readStore),
         changeMark: stores.readStore.changeMark?.bind(stores.readStore),
         pointInTime: (projectId, asOf) => readModelsAsOf(stores.events, stores.readStore, allProjections.filter((p) => p !== historyProjection), projectId, asOf),

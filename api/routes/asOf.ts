@@ -6,6 +6,7 @@ import { DeviceQueries } from '../../projections/devices/deviceQueries';
 import { DspFeaturesQueries } from '../../projections/dspFeatures/dspFeaturesQueries';
 import { KerasModelQueries } from '../../projections/kerasModels/kerasModelQueries';
 import { AnomalyModelQueries } from '../../projections/anomalyModels/anomalyModelQueries';
+import { ModelTestingQueries } from '../../projections/modelTesting/modelTestingQueries';
 import { ImpulseQueries } from '../../projections/impulses/impulseQueries';
 import { JobQueries } from '../../projections/jobs/jobQueries';
 import type { ProjectDocument } from '../../projections/projects/projectDocument';
@@ -41,6 +42,7 @@ export async function asOf(deps: ApiDeps, projectId: number, time: string): Prom
       dspFeatures: new DspFeaturesQueries(store),
       kerasModels: new KerasModelQueries(store),
       anomalyModels: new AnomalyModelQueries(store),
+      modelTesting: new ModelTestingQueries(store),
     },
     project,
     now: new Date(time),

@@ -6,7 +6,7 @@
 // structured labels index them; none for an unlabelled sample.
 import type { LearnBlock } from '../../domain/impulse/impulseEvents';
 import type { ImpulseRuntimeSpec } from '../../domain/learn/impulseRuntime';
-import type { ClassifiedWindow } from './classifyPoolTasks';
+import type { TestedWindow } from '../../domain/learn/modelTestingResults';
 
 export interface ClassificationAnswer {
   learnBlock: LearnBlock;
@@ -27,11 +27,14 @@ function rowsOf(w: { startMs: number; endMs: number }, sample: { frequency: numb
   return { startIndex, endIndex };
 }
 
+/** What the answers need of the spec (a model testing run keeps just this). */
+export type AnsweredBlocks = { learnBlocks: readonly Pick<ImpulseRuntimeSpec['learnBlocks'][number], 'id' | 'type' | 'minimumConfidenceRating'>[]; frequencyHz: number };
+
 export function classificationAnswers(
-  spec: ImpulseRuntimeSpec,
+  spec: AnsweredBlocks,
   learnBlocks: readonly LearnBlock[],
   sample: { frequency: number; valuesCount: number; intervalMs: number },
-  windows: readonly ClassifiedWindow[],
+  windows: readonly TestedWindow[],
 ): ClassificationAnswer[] {
   const expectedLabels = windows.flatMap((w) => (w.label === null ? [] : [{ ...rowsOf(w, sample), label: w.label }]));
   return spec.learnBlocks.map((block) => {

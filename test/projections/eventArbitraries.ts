@@ -12,6 +12,7 @@ import type { WhitelabelEvent, WhitelabelSettings } from '../../domain/whitelabe
 import { NORMALIZE_DATA, type DspFeaturesEvent } from '../../domain/dsp/dspFeaturesEvents';
 import type { AnomalyEvent } from '../../domain/learn/anomalyEvents';
 import type { KerasEvent } from '../../domain/learn/kerasEvents';
+import type { ModelTestingEvent } from '../../domain/learn/modelTestingEvents';
 import { KERAS_LAYER_TYPES, type KerasSettings } from '../../domain/learn/kerasSettings';
 import type { EmailEvent } from '../../domain/email/emailEvents';
 import { IMPULSE_TYPES, INPUT_BLOCK_TYPES, LEARN_BLOCK_TYPES } from '../../domain/impulse/blockCatalog';
@@ -26,7 +27,7 @@ import { textProblem, type TextRule } from '../../domain/shared/textRules';
 import { PROJECTS_SORT_ORDERS, type UserEvent } from '../../domain/user/userEvents';
 import { EULAS, USER_EXPERIMENTS, USER_NOTIFICATIONS } from '../../api/views/userView';
 
-export type AnyEvent = UserEvent | ProjectEvent | ApiKeyUsed | SampleEvent | DeviceEvent | EmailEvent | ImpulseEvent | OrganizationEvent | JobEvent | DspFeaturesEvent | AnomalyEvent | KerasEvent | WhitelabelEvent | AuditEvent;
+export type AnyEvent = UserEvent | ProjectEvent | ApiKeyUsed | SampleEvent | DeviceEvent | EmailEvent | ImpulseEvent | OrganizationEvent | JobEvent | DspFeaturesEvent | AnomalyEvent | KerasEvent | ModelTestingEvent | WhitelabelEvent | AuditEvent;
 export type EventType = AnyEvent['type'];
 type DataOf<T extends EventType> = Extract<AnyEvent, { type: T }>['data'];
 
@@ -484,6 +485,24 @@ export const eventGenerators: Generators = {
           windowCount: between(0, 1e9, { integer: true }),
         }),
         trained: iso,
+      }),
+    ),
+  // model-testing-{projectId}
+  ModelTested: (ids) =>
+    between(0, 1e9, { integer: true }).chain((windowCount) =>
+      fc.record({
+        projectId: fc.constant(ids.projectId),
+        impulseId: between(1, Number.MAX_SAFE_INTEGER, { integer: true }),
+        jobId: between(1, Number.MAX_SAFE_INTEGER, { integer: true }),
+        results: hash,
+        summary: fc.record({
+          sampleCount: between(0, 1e9, { integer: true }),
+          skippedSampleCount: between(0, 1e9, { integer: true }),
+          windowCount: fc.constant(windowCount),
+          accuracy: windowCount === 0 ? fc.constant(null) : between(0, 1),
+          balancedAccuracy: windowCount === 0 ? fc.constant(null) : between(0, 1),
+        }),
+        tested: iso,
       }),
     ),
   EmailQueued: (ids) =>

@@ -142,6 +142,7 @@ const scenario: fc.Arbitrary<{ creations: Step[][]; streams: Step[][] }> = fc.tu
     const kerasIds = { ...base, id: projectId * 10_000 + 5 };
     const keras = `keras-${projectId}-${kerasIds.id}`;
     streams.push(sequence([], oneOf(['KerasSettingsSet', 'KerasModelTrained'], kerasIds, keras), [], 3));
+    streams.push(sequence([], ev('ModelTested', base, `model-testing-${projectId}`), [], 3));
     const emailIds = { ...base, id: 50_000 + projectId };
     streams.push(sequence([ev('EmailQueued', emailIds, `email-${emailIds.id}`)], oneOf(['EmailSent', 'EmailNotSent'], emailIds, `email-${emailIds.id}`), [], 2));
   }
