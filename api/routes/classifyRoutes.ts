@@ -200,16 +200,19 @@ export function classifyOperations(deps: ApiDeps): Operation[] {
         return classify(project, params, query);
       },
     }),
-    operation({
-      operationId: 'classifySampleV2',
-      method: 'get',
-      path: '/api/:projectId/classify/v2/:sampleId',
-      summary: 'Classify every window of a stored sample with the current impulse; always answered directly, never as a job',
-      auth: 'any',
-      query: ClassifyQuery,
-      async handler({ params, query, project }) {
-        return classify(project, params, query);
-      },
-    }),
+    // The SDK's classifySampleV2 sends POST (no body); GET is answered alike.
+    ...(['post', 'get'] as const).map((method) =>
+      operation({
+        operationId: method === 'post' ? 'classifySampleV2' : 'classifySampleV2Get',
+        method,
+        path: '/api/:projectId/classify/v2/:sampleId',
+        summary: 'Classify every window of a stored sample with the current impulse; always answered directly, never as a job',
+        auth: 'any',
+        query: ClassifyQuery,
+        async handler({ params, query, project }) {
+          return classify(project, params, query);
+        },
+      }),
+    ),
   ];
 }

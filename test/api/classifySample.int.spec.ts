@@ -78,6 +78,10 @@ for (const setup of setups) {
       const v2 = await p.get(`/classify/v2/${waveTest}`);
       expect(v2.status).toBe(200);
       expect(v2.body.classifications).toEqual(res.body.classifications);
+      // The SDK's classifySampleV2 sends POST.
+      const v2Post = await p.post(`/classify/v2/${waveTest}`);
+      expect(v2Post.status).toBe(200);
+      expect(v2Post.body.classifications).toEqual(res.body.classifications);
       const int8 = await p.get(`/classify/v2/${waveTest}?variant=int8`);
       expect(int8.status).toBe(400);
       expect(String(int8.body.error)).toMatch(/"variant": only the float32 model/);
