@@ -36,6 +36,9 @@ export interface ClassifiedWindow {
 /** A refusal (a sample or window the impulse cannot take) comes back as a value: the pool turns a throw into a plain failure. */
 export type ClassifySampleOutcome = { ok: true; windows: ClassifiedWindow[] } | { ok: false; refusal: string };
 
+/** Windows per model call: one call costs about as much as a thousand windows' worth of a small dense model. */
+const BATCH_WINDOWS = 256;
+
 let tfLoaded: Promise<{ tf: typeof TF; backend: 'wasm' | 'cpu' }> | undefined;
 
 /** TensorFlow.js once per thread, and the backend it classifies on. */
@@ -116,10 +119,17 @@ export async function classifySampleTask(input: ClassifySampleTaskInput): Promis
     if (!windows.ok) return windows;
     const runner = await runnerFor(input.spec, input.fingerprint);
     const out: ClassifiedWindow[] = [];
+    let batch: RawWindow[] = [];
+    const flush = async () => {
+      const answers = await runner.classifyBatch(batch.map((w) => w.values));
+      batch.forEach((w, i) => out.push({ startMs: w.startMs, endMs: w.endMs, label: w.label, results: answers[i]!.results }));
+      batch = [];
+    };
     for (const w of windows.windows) {
-      const r = await runner.classify(w.values);
-      out.push({ startMs: w.startMs, endMs: w.endMs, label: w.label, results: r.results });
+      batch.push(w);
+      if (batch.length === BATCH_WINDOWS) await flush();
     }
+    await flush();
     return { ok: true, windows: out };
   } catch (error) {
     if (error instanceof DspConfigurationError || error instanceof WindowingError || error instanceof ImpulseRuntimeError) return { ok: false, refusal: `sample ${input.sample.id} ("${input.sample.name}"): ${error.message}` };

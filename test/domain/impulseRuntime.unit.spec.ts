@@ -107,6 +107,24 @@ describe('the impulse runtime', () => {
     expect(b.anomaly).toBe(a.anomaly);
   });
 
+  it('answers a batch of windows as it answers each one alone, on either backend', async () => {
+    const windows = Array.from({ length: 9 }, (_, i) => swapped(window(i % 2 ? 'wave' : 'idle', i * 0.7)));
+    for (const backend of ['cpu', 'wasm']) {
+      await tf.setBackend(backend);
+      const runner = await createImpulseRunner(spec, tf);
+      const batch = await runner.classifyBatch(windows);
+      expect(batch).toHaveLength(9);
+      for (const [i, w] of windows.entries()) {
+        const one = await runner.classify(w);
+        for (const c of classes) expect(Math.abs(batch[i]!.classification[c]! - one.classification[c]!)).toBeLessThan(1e-6);
+        expect(batch[i]!.anomaly).toBe(one.anomaly);
+        expect(batch[i]!.results.map((r) => r.learnId)).toEqual([3, 4]);
+      }
+      expect(await runner.classifyBatch([])).toEqual([]);
+      runner.dispose();
+    }
+  });
+
   it('scales each DSP block\'s features with the scaler of its stored features before the models see them', async () => {
     await tf.setBackend('cpu');
     const w = window('wave', 2);
