@@ -145,6 +145,45 @@ describe('the impulse runtime', () => {
     await expect(createImpulseRunner({ ...spec, axes: ['accX', 'accZ'] }, tf)).rejects.toThrow(/reads axis "accY", which the raw window \(accX, accZ\) does not hold/);
   });
 
+  it('classifies an image window: packed 0xRRGGBB pixels through the image block, as the model saw its features', async () => {
+    await tf.setBackend('cpu');
+    const imageInput: InputBlock = { id: 1, type: 'image', name: 'Image', title: 'Image data', imageWidth: 4, imageHeight: 4, createdAt: '2026-01-01T00:00:00.000Z' };
+    const imageBlock: DspBlock = { id: 2, type: 'image', name: 'Image', title: 'Image', axes: ['image'], input: 1, implementationVersion: 1, createdAt: '2026-01-01T00:00:00.000Z' };
+    const imageDsp = resolveImpulseDsp({ inputBlocks: [imageInput], dspBlocks: [imageBlock], dspConfigs: {} }, 2);
+    const image = (seed: number) => Array.from({ length: 16 }, (_, i) => ((seed * 7919 + i * 104729) % 0xffffff) >>> 0);
+    const featuresOfImage = (pixels: number[]) => Float32Array.from(runImpulseDsp(imageDsp, pixels, { drawGraphs: false }).features);
+    const rows = Array.from({ length: 20 }, (_, i) => featuresOfImage(image(i)));
+    const x = new Float32Array(20 * rows[0]!.length);
+    rows.forEach((r, i) => x.set(r, i * r.length));
+    const settings = { ...DEFAULT_KERAS_SETTINGS, trainingCycles: 2 };
+    const trained = await trainKeras({ plan: planNetwork(settings.visualLayers, rows[0]!.length, 2), x, y: Int32Array.from({ length: 20 }, (_, i) => i % 2), classes, settings, seed: 5 });
+    const files = unpackKerasModel(trained.model);
+    const runner = await createImpulseRunner(
+      {
+        projectId: 1,
+        projectName: 'Images',
+        impulseId: 1,
+        inputBlock: imageInput,
+        axes: [],
+        windowRows: 1,
+        frequencyHz: 0,
+        dspBlocks: [{ dspBlock: imageBlock, inputBlock: imageInput, config: imageDsp.config, frequencyHz: 0, scaler: null }],
+        learnBlocks: [{ type: 'keras', id: 3, name: 'Classifier', dsp: [2], classes, minimumConfidenceRating: 0.6, model: { modelJson: files.modelJson, weightsBase64: bytesBase64(files.weights) } }],
+      },
+      tf,
+    );
+    expect(runner.rawValueCount).toBe(16);
+    const pixels = image(99);
+    const result = await runner.classify(pixels);
+    const features = featuresOfImage(pixels);
+    const reference = await tf.loadLayersModel(tf.io.fromMemory({ modelTopology: files.modelJson.modelTopology as object, weightSpecs: files.modelJson.weightsManifest[0]!.weights as tf.io.WeightsManifestEntry[], weightData: files.weights.slice().buffer }));
+    const expected = Array.from((reference.predict(tf.tensor2d(features, [1, features.length])) as tf.Tensor).dataSync());
+    reference.dispose();
+    expect(Object.values(result.classification)).toEqual(expected);
+    expect(result.anomaly).toBeUndefined();
+    runner.dispose();
+  });
+
   // pngjs (domain/dsp/graphs/heatmapPng.ts) draws the DSP page's graphs, which the runtime never asks
   // for (drawGraphs: false); a browser bundle stubs it. Everything else must bundle for a browser.
   it('stays bundleable for a browser: no node: import, TensorFlow.js passed in', async () => {
