@@ -15,6 +15,26 @@ for (const setup of setups) {
     let idleTest: number;
     let waveTest: number;
 
+    /** The classify scores equal the trained model's on the testing X generate-features stored (the idle sample's 7 windows, then the wave sample's). */
+    const expectScoresOfStoredFeatures = async (scores: Record<string, number>[]) => {
+      const features = (await p.service.stores.events.readStream(`dsp-features-${p.projectId}-2`)).at(-1)!.data as { categories: { testing: { x: string } } };
+      const x = decodeNpy(await blobBytes(p.service, features.categories.testing.x));
+      expect(x.shape[0]).toBe(14);
+      const trained = (await p.service.stores.events.readStream(kerasStream(p.projectId, 3))).filter((e) => e.type === 'KerasModelTrained').at(-1) as unknown as KerasModelTrained;
+      const files = unpackKerasModel(await blobBytes(p.service, trained.data.model));
+      await tf.setBackend('cpu');
+      const model = await tf.loadLayersModel(tf.io.fromMemory({ modelTopology: files.modelJson.modelTopology as object, weightSpecs: files.modelJson.weightsManifest[0]!.weights as tf.io.WeightsManifestEntry[], weightData: new Uint8Array(files.weights).buffer }));
+      const columns = x.shape[1]!;
+      const expected = (model.predict(tf.tensor2d(Float32Array.from(x.data.subarray(7 * columns)), [7, columns])) as tf.Tensor).arraySync() as number[][];
+      model.dispose();
+      expect(scores).toHaveLength(7);
+      scores.forEach((row, i) => {
+        expect(Object.keys(row)).toEqual(['idle', 'wave']);
+        expect(Math.abs(row.idle! - expected[i]![0]!)).toBeLessThan(1e-5);
+        expect(Math.abs(row.wave! - expected[i]![1]!)).toBeLessThan(1e-5);
+      });
+    };
+
     beforeAll(async () => {
       p = await projectWithFeatures({ mongo: setup.mongo });
       idleTest = await p.ingest('testing', 'idle', 7);
@@ -55,22 +75,7 @@ for (const setup of setups) {
       expect(keras!.thresholds).toEqual([expect.objectContaining({ key: 'min_score', value: 0.6 })]);
       expect(anomaly!.thresholds).toEqual([expect.objectContaining({ key: 'min_anomaly_score', value: 0.3 })]);
 
-      // The testing X rows of generate-features: the idle sample's 7 windows, then the wave sample's.
-      const features = (await p.service.stores.events.readStream(`dsp-features-${p.projectId}-2`)).at(-1)!.data as { categories: { testing: { x: string } } };
-      const x = decodeNpy(await blobBytes(p.service, features.categories.testing.x));
-      expect(x.shape[0]).toBe(14);
-      const trained = (await p.service.stores.events.readStream(kerasStream(p.projectId, 3))).filter((e) => e.type === 'KerasModelTrained').at(-1) as unknown as KerasModelTrained;
-      const files = unpackKerasModel(await blobBytes(p.service, trained.data.model));
-      await tf.setBackend('cpu');
-      const model = await tf.loadLayersModel(tf.io.fromMemory({ modelTopology: files.modelJson.modelTopology as object, weightSpecs: files.modelJson.weightsManifest[0]!.weights as tf.io.WeightsManifestEntry[], weightData: new Uint8Array(files.weights).buffer }));
-      const columns = x.shape[1]!;
-      const expected = (model.predict(tf.tensor2d(Float32Array.from(x.data.subarray(7 * columns)), [7, columns])) as tf.Tensor).arraySync() as number[][];
-      model.dispose();
-      keras!.result.forEach((scores, i) => {
-        expect(Object.keys(scores)).toEqual(['idle', 'wave']);
-        expect(Math.abs(scores.idle! - expected[i]![0]!)).toBeLessThan(1e-5);
-        expect(Math.abs(scores.wave! - expected[i]![1]!)).toBeLessThan(1e-5);
-      });
+      await expectScoresOfStoredFeatures(keras!.result);
       expect(keras!.result.filter((s) => s.wave! > s.idle!).length).toBeGreaterThanOrEqual(6);
       for (const a of anomaly!.result) expect(Number.isFinite(a.anomaly)).toBe(true);
 
@@ -86,6 +91,14 @@ for (const setup of setups) {
       expect(int8.status).toBe(400);
       expect(String(int8.body.error)).toMatch(/"variant": only the float32 model/);
     });
+
+    it('scales the features as generate-features stored them when they were normalised, before the model sees them', async () => {
+      await p.runJob('/jobs/generate-features', { dspId: 2, skipFeatureExplorer: true, normalizeData: 'normalize-channel-standard-scaler' });
+      await trainBoth(p);
+      const res = await p.get(`/classify/${waveTest}`);
+      expect(res.status, JSON.stringify(res.body).slice(0, 300)).toBe(200);
+      await expectScoresOfStoredFeatures((res.body.classifications as Classification[])[0]!.result);
+    }, 180_000);
 
     it('refuses a sample giving more windows than a request may classify, before reading it', async () => {
       // 25 rows a step: MAX_CLASSIFY_WINDOWS + 10 windows.
