@@ -239,8 +239,10 @@ export async function createImpulseRunner(spec: ImpulseRuntimeSpec, tf: typeof T
     for (const l of spec.learnBlocks) {
       const start = now();
       const inputs = byDsp.map((f) => concatFeatures(f, l.dsp));
+      const width = inputs[0]!.length;
       if (l.type === 'keras') {
-        const width = inputs[0]!.length;
+        const expected = models.get(l.id)!.inputs[0]!.shape.slice(1).reduce<number>((a, b) => a * (b ?? 1), 1);
+        if (expected !== width) throw new ImpulseRuntimeError(`learn block ${l.id} ("${l.name}") was trained on ${expected} features; its DSP blocks give ${width} now: train it again`);
         const x = new Float32Array(n * width);
         inputs.forEach((row, i) => x.set(row, i * width));
         const model = models.get(l.id)!;
@@ -250,6 +252,8 @@ export async function createImpulseRunner(spec: ImpulseRuntimeSpec, tf: typeof T
         perBlock.push(inputs.map((_, i) => ({ learnId: l.id, type: 'keras', classification: Object.fromEntries(l.classes.map((c, j) => [c, scores[i * k + j]!])) })));
         timing.classification += now() - start;
       } else {
+        const beyond = l.model.axes.find((a) => !(a < width));
+        if (beyond !== undefined) throw new ImpulseRuntimeError(`learn block ${l.id} ("${l.name}") reads feature ${beyond}; its DSP blocks give ${width} now: train it again`);
         perBlock.push(inputs.map((row) => ({ learnId: l.id, type: 'anomaly', anomaly: anomalyScore(l.model, row) })));
         timing.anomaly += now() - start;
       }

@@ -107,5 +107,13 @@ for (const setup of setups) {
       expect(res.status, JSON.stringify(res.body).slice(0, 300)).toBe(400);
       expect(String(res.body.error)).toMatch(new RegExp(`gives ${MAX_CLASSIFY_WINDOWS + 10} windows; at most ${MAX_CLASSIFY_WINDOWS} are classified at once`));
     }, 60_000);
+
+    it('refuses with a 400 naming the learn block when the DSP blocks now give other features than its model was trained on', async () => {
+      expect((await p.post('/dsp/2', { config: { 'fft-length': '64' } })).status).toBe(200);
+      await p.runJob('/jobs/generate-features', { dspId: 2, skipFeatureExplorer: true });
+      const res = await p.get(`/classify/${waveTest}`);
+      expect(res.status, JSON.stringify(res.body).slice(0, 300)).toBe(400);
+      expect(String(res.body.error)).toMatch(/learn block 3 \("Classifier"\) was trained on \d+ features; its DSP blocks give \d+ now: train it again/);
+    }, 120_000);
   });
 }

@@ -136,6 +136,21 @@ describe('the impulse runtime', () => {
     runner.dispose();
   });
 
+  it('refuses, naming the learn block, a model trained on other features than the DSP blocks give now', async () => {
+    await tf.setBackend('cpu');
+    // The raw block's features (100 values) instead of the spectral ones the models were trained on.
+    const raw = resolveImpulseDsp({ inputBlocks: [inputBlock], dspBlocks: [{ ...dspBlock, type: 'raw', implementationVersion: 1 }], dspConfigs: {} }, 2);
+    const other = { ...spec, dspBlocks: [{ ...spec.dspBlocks[0]!, dspBlock: raw.dspBlock, config: raw.config }] };
+    const runner = await createImpulseRunner(other, tf);
+    const w = swapped(window('idle', 1));
+    const columns = featuresOf(w).length;
+    await expect(runner.classify(w)).rejects.toThrow(new ImpulseRuntimeError(`learn block 3 ("Classifier") was trained on ${columns} features; its DSP blocks give 100 now: train it again`));
+    runner.dispose();
+    const anomalyOnly = await createImpulseRunner({ ...other, learnBlocks: [{ ...spec.learnBlocks[1]!, model: { ...anomaly, axes: [0, 120] } }] }, tf);
+    await expect(anomalyOnly.classify(w)).rejects.toThrow(new ImpulseRuntimeError('learn block 4 ("Anomaly") reads feature 120; its DSP blocks give 100 now: train it again'));
+    anomalyOnly.dispose();
+  });
+
   it('refuses a window of the wrong size, a learn block reading a DSP block the impulse lacks, an axis the raw window lacks', async () => {
     await tf.setBackend('cpu');
     const runner = await createImpulseRunner(spec, tf);
