@@ -146,7 +146,7 @@ describe('the impulse runtime', () => {
     const columns = featuresOf(w).length;
     await expect(runner.classify(w)).rejects.toThrow(new ImpulseRuntimeError(`learn block 3 ("Classifier") was trained on ${columns} features; its DSP blocks give 100 now: train it again`));
     runner.dispose();
-    const anomalyOnly = await createImpulseRunner({ ...other, learnBlocks: [{ ...spec.learnBlocks[1]!, model: { ...anomaly, axes: [0, 120] } }] }, tf);
+    const anomalyOnly = await createImpulseRunner({ ...other, learnBlocks: [{ type: 'anomaly', id: 4, name: 'Anomaly', dsp: [2], minimumConfidenceRating: 0.3, model: { ...anomaly, axes: [0, 120] } }] }, tf);
     await expect(anomalyOnly.classify(w)).rejects.toThrow(new ImpulseRuntimeError('learn block 4 ("Anomaly") reads feature 120; its DSP blocks give 100 now: train it again'));
     anomalyOnly.dispose();
   });
