@@ -7,6 +7,7 @@ import { modelTestingDecider } from '../../domain/learn/modelTestingDecider';
 import { modelTestingStream } from '../../domain/learn/modelTestingEvents';
 import { testingAccuracy, type ModelTestingResults } from '../../domain/learn/modelTestingResults';
 import { DomainError } from '../../domain/shared/errors';
+import { BlobNotFoundError } from '../../stores/blobstore/blobStore';
 import type { EventStore } from '../../stores/eventstore/eventStore';
 import { systemContext } from '../commandContext';
 import { handleCommand } from '../handleCommand';
@@ -47,10 +48,11 @@ export function modelTestingRunner(deps: ModelTestingDeps): JobRunner {
         results.samples.push({ sampleId: sample.id, windows });
         windowCount += windows.length;
       } catch (error) {
-        // A refusal names the sample and the problem; anything else fails the job.
-        if (!(error instanceof DomainError) || error.status !== 400) throw error;
-        results.skipped.push({ sampleId: sample.id, reason: error.message });
-        job.log(`Skipped ${error.message}`, 'warn');
+        // A refusal names the sample and the problem, and so does a lost file; anything else fails the job.
+        const reason = error instanceof BlobNotFoundError ? `Sample ${sample.id} ("${sample.fileName ?? sample.id}"): its file is missing from the blob store` : error instanceof DomainError && error.status === 400 ? error.message : undefined;
+        if (reason === undefined) throw error;
+        results.skipped.push({ sampleId: sample.id, reason });
+        job.log(`Skipped ${reason}`, 'warn');
       }
       job.log(`Classified ${i + 1}/${samples.length} samples (${windowCount} windows)`);
     }

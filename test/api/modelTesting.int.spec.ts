@@ -94,6 +94,18 @@ for (const setup of setups) {
       expect((await p.get('/classify/all/result/page')).body.totalCount).toBe(2);
     });
 
+    it('skips a testing sample whose file is lost, naming it, and scores the others', async () => {
+      const lost = await p.ingest('testing', 'wave', 30);
+      const sha = ((await p.get(`/raw-data/${lost}`)).body.sample as { sha256Hash: string }).sha256Hash;
+      expect(await p.service.stores.blobs.delete(sha)).toBe(true);
+      const jobId = await p.runJob('/jobs/classify', {});
+      expect(await p.stdout(jobId)).toMatch(new RegExp(`Skipped Sample ${lost} \\("wave\\.testing\\.30[^"]*"\\): its file is missing from the blob store`));
+      const last = (await runs()).at(-1)!;
+      expect(last.data.summary).toMatchObject({ sampleCount: 2, skippedSampleCount: 1, windowCount: 14 });
+      const deleted = await call(p.service, 'DELETE', `/api/${p.projectId}/raw-data/${lost}`, { headers: p.ada });
+      expect(deleted.status).toBe(200);
+    }, 120_000);
+
     it('cancel stops the job between samples and records no run', async () => {
       // Three long samples (about 4,000 windows each) keep the job busy long enough to cancel it.
       for (const seed of [20, 21, 22]) await p.ingest('testing', 'wave', seed, 100_000);
