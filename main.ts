@@ -56,6 +56,8 @@ import { KerasModelQueries } from './projections/kerasModels/kerasModelQueries';
 import { BUILD_ONDEVICE_MODEL } from './commands/deployment/buildDeployment';
 import { deploymentBuildRunnerFor } from './commands/deployment/deploymentRunner';
 import { DeploymentQueries } from './projections/deployments/deploymentQueries';
+import { ModelTestingQueries } from './projections/modelTesting/modelTestingQueries';
+import { MODEL_TESTING, modelTestingRunner } from './commands/classify/modelTesting';
 import { EmailQueries } from './projections/emails/emailQueries';
 import { SampleQueries } from './projections/samples/sampleQueries';
 import { OrganizationQueries } from './projections/organizations/organizationQueries';
@@ -347,6 +349,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
       jobRunners.set(TRAIN_ANOMALY, anomalyTrainingRunner({ events: stores.events, blobs: stores.blobs, impulses: new ImpulseQueries(stores.readStore), dspFeatures: new DspFeaturesQueries(stores.readStore) }));
       jobRunners.set('train-keras', kerasTrainingRunner({ events: stores.events, blobs: stores.blobs, impulses: new ImpulseQueries(stores.readStore), dspFeatures: new DspFeaturesQueries(stores.readStore) }));
       jobRunners.set(BUILD_ONDEVICE_MODEL, deploymentBuildRunnerFor(stores.events, stores.blobs, stores.readStore));
+      jobRunners.set(MODEL_TESTING, modelTestingRunner({ events: stores.events, blobs: stores.blobs, projects: new ProjectQueries(stores.readStore), impulses: new ImpulseQueries(stores.readStore), samples: new SampleQueries(stores.readStore), dspFeatures: new DspFeaturesQueries(stores.readStore), kerasModels: new KerasModelQueries(stores.readStore), anomalyModels: new AnomalyModelQueries(stores.readStore) }));
       await removeStaleFeatureFolders(log.child({ role: 'jobs' }));
       const pool = new ThreadPool();
       const projectsOfJobs = new ProjectQueries(stores.readStore);
@@ -381,6 +384,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
         anomalyModels: new AnomalyModelQueries(stores.readStore),
         kerasModels: new KerasModelQueries(stores.readStore),
         deployments: new DeploymentQueries(stores.readStore),
+        modelTesting: new ModelTestingQueries(stores.readStore),
         history: new HistoryQueries(stores.readStore),
         changeMark: stores.readStore.changeMark?.bind(stores.readStore),
         pointInTime: (projectId, asOf) => readModelsAsOf(stores.events, stores.readStore, allProjections.filter((p) => p !== historyProjection), projectId, asOf),

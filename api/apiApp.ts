@@ -36,6 +36,7 @@ import { impulseOperations } from './routes/impulseRoutes';
 import { dspOperations } from './routes/dspRoutes';
 import { generateFeaturesOperations } from './routes/generateFeaturesRoutes';
 import { kerasTrainingOperations } from './routes/kerasTrainingRoutes';
+import { classifyOperations } from './routes/classifyRoutes';
 import { dspFeaturesOperations } from './routes/dspFeaturesRoutes';
 import { anomalyTrainingOperations } from './routes/anomalyTrainingRoutes';
 import { historyOperations } from './routes/historyRoutes';
@@ -74,6 +75,7 @@ export function allOperations(deps: ApiDeps): Operation[] {
     ...dspOperations(deps),
     ...generateFeaturesOperations(deps),
     ...kerasTrainingOperations(deps),
+    ...classifyOperations(deps),
     ...dspFeaturesOperations(deps),
     ...anomalyTrainingOperations(deps),
     ...socketTokenOperations(deps),

@@ -12,6 +12,7 @@ import type { HistoryQueries } from '../projections/history/historyQueries';
 import type { ImpulseQueries } from '../projections/impulses/impulseQueries';
 import type { JobQueries } from '../projections/jobs/jobQueries';
 import type { KerasModelQueries } from '../projections/kerasModels/kerasModelQueries';
+import type { ModelTestingQueries } from '../projections/modelTesting/modelTestingQueries';
 import type { SampleQueries } from '../projections/samples/sampleQueries';
 import type { EmailQueries } from '../projections/emails/emailQueries';
 import type { OrganizationQueries } from '../projections/organizations/organizationQueries';
@@ -71,6 +72,7 @@ export interface ApiDeps {
   anomalyModels: AnomalyModelQueries;
   kerasModels: KerasModelQueries;
   deployments: DeploymentQueries;
+  modelTesting: ModelTestingQueries;
   /** The auditors' index of the log (issue 13). */
   history: HistoryQueries;
   /** The project's read models as of a time, replayed from the log (undefined: no event by then). */

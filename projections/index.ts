@@ -8,6 +8,7 @@ import { historyProjection } from './history/historyProjection';
 import { impulsesProjection } from './impulses/impulsesProjection';
 import { jobsProjection } from './jobs/jobsProjection';
 import { kerasModelsProjection } from './kerasModels/kerasModelsProjection';
+import { modelTestingProjection } from './modelTesting/modelTestingProjection';
 import { organizationsProjection } from './organizations/organizationsProjection';
 import type { Projection } from './projection';
 import { samplesProjection } from './samples/samplesProjection';
@@ -16,4 +17,4 @@ import { usersProjection } from './users/usersProjection';
 import { whitelabelsProjection } from './whitelabels/whitelabelsProjection';
 
 /** Every read model the API serves from. */
-export const allProjections: readonly Projection[] = [usersProjection, projectsProjection, apiKeysProjection, emailsProjection, organizationsProjection, samplesProjection, devicesProjection, impulsesProjection, jobsProjection, dspFeaturesProjection, anomalyModelsProjection, kerasModelsProjection, deploymentsProjection, whitelabelsProjection, historyProjection];
+export const allProjections: readonly Projection[] = [usersProjection, projectsProjection, apiKeysProjection, emailsProjection, organizationsProjection, samplesProjection, devicesProjection, impulsesProjection, jobsProjection, dspFeaturesProjection, anomalyModelsProjection, kerasModelsProjection, deploymentsProjection, modelTestingProjection, whitelabelsProjection, historyProjection];

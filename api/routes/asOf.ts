@@ -7,6 +7,7 @@ import { DspFeaturesQueries } from '../../projections/dspFeatures/dspFeaturesQue
 import { DeploymentQueries } from '../../projections/deployments/deploymentQueries';
 import { KerasModelQueries } from '../../projections/kerasModels/kerasModelQueries';
 import { AnomalyModelQueries } from '../../projections/anomalyModels/anomalyModelQueries';
+import { ModelTestingQueries } from '../../projections/modelTesting/modelTestingQueries';
 import { ImpulseQueries } from '../../projections/impulses/impulseQueries';
 import { JobQueries } from '../../projections/jobs/jobQueries';
 import type { ProjectDocument } from '../../projections/projects/projectDocument';
@@ -43,6 +44,7 @@ export async function asOf(deps: ApiDeps, projectId: number, time: string): Prom
       kerasModels: new KerasModelQueries(store),
       deployments: new DeploymentQueries(store),
       anomalyModels: new AnomalyModelQueries(store),
+      modelTesting: new ModelTestingQueries(store),
     },
     project,
     now: new Date(time),

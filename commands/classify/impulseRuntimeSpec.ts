@@ -5,7 +5,8 @@
 // a type this service cannot run, is refused with a 400 naming it: nothing is half-classified.
 import { createHash } from 'node:crypto';
 import { resolveImpulseDsp } from '../../domain/dsp/impulseDsp';
-import { windowRows, timeSeriesWindowing } from '../../domain/dsp/windows';
+import { DspConfigurationError } from '../../domain/dsp/processingBlock';
+import { timeSeriesWindowing, windowRows, WindowingError } from '../../domain/dsp/windows';
 import type { AnomalyModel } from '../../domain/learn/anomalyKmeans';
 import { DEFAULT_MINIMUM_CONFIDENCE_RATING } from '../../domain/learn/anomalyEvents';
 import { bytesBase64, type ImpulseRuntimeSpec, type RuntimeDspBlock, type RuntimeLearnBlock } from '../../domain/learn/impulseRuntime';
@@ -39,6 +40,8 @@ export class NoTrainedModelError extends ValidationError {
 
 export interface BuiltImpulseRuntimeSpec {
   spec: ImpulseRuntimeSpec;
+  /** The impulse it was built from (the classify answers show its learn blocks). */
+  impulse: ImpulseDocument;
   /** Changes whenever the impulse or a model does: a thread keeps its runner while it stays the same. */
   fingerprint: string;
 }
@@ -52,6 +55,15 @@ async function blobBytes(blobs: BlobStore, sha256: string): Promise<Uint8Array> 
  * (ValidationError, DspConfigurationError, WindowingError) naming what is missing or wrong.
  */
 export async function buildImpulseRuntimeSpec(deps: ImpulseRuntimeSpecDeps, projectId: number, impulseId?: number): Promise<BuiltImpulseRuntimeSpec> {
+  try {
+    return await buildSpec(deps, projectId, impulseId);
+  } catch (error) {
+    if (error instanceof DspConfigurationError || error instanceof WindowingError) throw new ValidationError(error.message, 'DSP_CONFIGURATION');
+    throw error;
+  }
+}
+
+async function buildSpec(deps: ImpulseRuntimeSpecDeps, projectId: number, impulseId?: number): Promise<BuiltImpulseRuntimeSpec> {
   const project = await deps.projects.byId(projectId);
   if (!project) throw new ValidationError(`Project ${projectId} does not exist`, 'NO_PROJECT');
   const impulse = await deps.impulses.byId(projectId, impulseId);
@@ -120,5 +132,5 @@ export async function buildImpulseRuntimeSpec(deps: ImpulseRuntimeSpecDeps, proj
     dspBlocks,
     learnBlocks,
   };
-  return { spec, fingerprint: fingerprint.digest('hex') };
+  return { spec, impulse, fingerprint: fingerprint.digest('hex') };
 }

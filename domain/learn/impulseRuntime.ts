@@ -99,6 +99,11 @@ export interface ImpulseRunner {
   /** Each DSP block's features of a raw window (scaled as the models saw them), by DSP block id. */
   features(raw: ArrayLike<number>): Map<number, Float32Array>;
   classify(raw: ArrayLike<number>): Promise<ImpulseClassification>;
+  /**
+   * Several windows at once, each answered as `classify` would: one model call per keras block for
+   * the whole batch (a call costs far more than a window). Timings are the batch's, shared evenly.
+   */
+  classifyBatch(raws: readonly ArrayLike<number>[]): Promise<ImpulseClassification[]>;
   dispose(): void;
 }
 
@@ -224,33 +229,52 @@ export async function createImpulseRunner(spec: ImpulseRuntimeSpec, tf: typeof T
     return out;
   };
 
+  const classifyBatch = async (raws: readonly ArrayLike<number>[]): Promise<ImpulseClassification[]> => {
+    const n = raws.length;
+    if (n === 0) return [];
+    const t0 = now();
+    const byDsp = raws.map((raw) => features(raw));
+    const timing = { dsp: now() - t0, classification: 0, anomaly: 0 };
+    const perBlock: LearnBlockResult[][] = [];
+    for (const l of spec.learnBlocks) {
+      const start = now();
+      const inputs = byDsp.map((f) => concatFeatures(f, l.dsp));
+      const width = inputs[0]!.length;
+      if (l.type === 'keras') {
+        const expected = models.get(l.id)!.inputs[0]!.shape.slice(1).reduce<number>((a, b) => a * (b ?? 1), 1);
+        if (expected !== width) throw new ImpulseRuntimeError(`learn block ${l.id} ("${l.name}") was trained on ${expected} features; its DSP blocks give ${width} now: train it again`);
+        const x = new Float32Array(n * width);
+        inputs.forEach((row, i) => x.set(row, i * width));
+        const model = models.get(l.id)!;
+        const scores = tf.tidy(() => (model.predict(tf.tensor2d(x, [n, width])) as TF.Tensor).dataSync());
+        const k = l.classes.length;
+        if (scores.length !== n * k) throw new ImpulseRuntimeError(`learn block ${l.id}'s model gives ${scores.length / n} outputs for ${k} classes`);
+        perBlock.push(inputs.map((_, i) => ({ learnId: l.id, type: 'keras', classification: Object.fromEntries(l.classes.map((c, j) => [c, scores[i * k + j]!])) })));
+        timing.classification += now() - start;
+      } else {
+        const beyond = l.model.axes.find((a) => !(a < width));
+        if (beyond !== undefined) throw new ImpulseRuntimeError(`learn block ${l.id} ("${l.name}") reads feature ${beyond}; its DSP blocks give ${width} now: train it again`);
+        perBlock.push(inputs.map((row) => ({ learnId: l.id, type: 'anomaly', anomaly: anomalyScore(l.model, row) })));
+        timing.anomaly += now() - start;
+      }
+    }
+    const share = { dsp: timing.dsp / n, classification: timing.classification / n, anomaly: timing.anomaly / n };
+    return raws.map((_, i) => {
+      const results = perBlock.map((b) => b[i]!);
+      const keras = results.find((r) => r.type === 'keras');
+      const anomaly = results.find((r) => r.type === 'anomaly');
+      return { classification: keras?.type === 'keras' ? keras.classification : {}, ...(anomaly?.type === 'anomaly' ? { anomaly: anomaly.anomaly } : {}), results, timing: { ...share } };
+    });
+  };
+
   return {
     rawValueCount,
     labels: firstKeras ? [...firstKeras.classes] : [],
     features,
     async classify(raw) {
-      const t0 = now();
-      const byDsp = features(raw);
-      const timing = { dsp: now() - t0, classification: 0, anomaly: 0 };
-      const results: LearnBlockResult[] = [];
-      for (const l of spec.learnBlocks) {
-        const input = concatFeatures(byDsp, l.dsp);
-        const start = now();
-        if (l.type === 'keras') {
-          const model = models.get(l.id)!;
-          const scores = tf.tidy(() => (model.predict(tf.tensor2d(input, [1, input.length])) as TF.Tensor).dataSync());
-          if (scores.length !== l.classes.length) throw new ImpulseRuntimeError(`learn block ${l.id}'s model gives ${scores.length} outputs for ${l.classes.length} classes`);
-          results.push({ learnId: l.id, type: 'keras', classification: Object.fromEntries(l.classes.map((c, i) => [c, scores[i]!])) });
-          timing.classification += now() - start;
-        } else {
-          results.push({ learnId: l.id, type: 'anomaly', anomaly: anomalyScore(l.model, input) });
-          timing.anomaly += now() - start;
-        }
-      }
-      const keras = results.find((r) => r.type === 'keras');
-      const anomaly = results.find((r) => r.type === 'anomaly');
-      return { classification: keras?.type === 'keras' ? keras.classification : {}, ...(anomaly?.type === 'anomaly' ? { anomaly: anomaly.anomaly } : {}), results, timing };
+      return (await classifyBatch([raw]))[0]!;
     },
+    classifyBatch,
     dispose() {
       for (const m of models.values()) m.dispose();
       models.clear();

@@ -107,6 +107,24 @@ describe('the impulse runtime', () => {
     expect(b.anomaly).toBe(a.anomaly);
   });
 
+  it('answers a batch of windows as it answers each one alone, on either backend', async () => {
+    const windows = Array.from({ length: 9 }, (_, i) => swapped(window(i % 2 ? 'wave' : 'idle', i * 0.7)));
+    for (const backend of ['cpu', 'wasm']) {
+      await tf.setBackend(backend);
+      const runner = await createImpulseRunner(spec, tf);
+      const batch = await runner.classifyBatch(windows);
+      expect(batch).toHaveLength(9);
+      for (const [i, w] of windows.entries()) {
+        const one = await runner.classify(w);
+        for (const c of classes) expect(Math.abs(batch[i]!.classification[c]! - one.classification[c]!)).toBeLessThan(1e-6);
+        expect(batch[i]!.anomaly).toBe(one.anomaly);
+        expect(batch[i]!.results.map((r) => r.learnId)).toEqual([3, 4]);
+      }
+      expect(await runner.classifyBatch([])).toEqual([]);
+      runner.dispose();
+    }
+  });
+
   it('scales each DSP block\'s features with the scaler of its stored features before the models see them', async () => {
     await tf.setBackend('cpu');
     const w = window('wave', 2);
@@ -118,6 +136,21 @@ describe('the impulse runtime', () => {
     runner.dispose();
   });
 
+  it('refuses, naming the learn block, a model trained on other features than the DSP blocks give now', async () => {
+    await tf.setBackend('cpu');
+    // The raw block's features (100 values) instead of the spectral ones the models were trained on.
+    const raw = resolveImpulseDsp({ inputBlocks: [inputBlock], dspBlocks: [{ ...dspBlock, type: 'raw', implementationVersion: 1 }], dspConfigs: {} }, 2);
+    const other = { ...spec, dspBlocks: [{ ...spec.dspBlocks[0]!, dspBlock: raw.dspBlock, config: raw.config }] };
+    const runner = await createImpulseRunner(other, tf);
+    const w = swapped(window('idle', 1));
+    const columns = featuresOf(w).length;
+    await expect(runner.classify(w)).rejects.toThrow(new ImpulseRuntimeError(`learn block 3 ("Classifier") was trained on ${columns} features; its DSP blocks give 100 now: train it again`));
+    runner.dispose();
+    const anomalyOnly = await createImpulseRunner({ ...other, learnBlocks: [{ type: 'anomaly', id: 4, name: 'Anomaly', dsp: [2], minimumConfidenceRating: 0.3, model: { ...anomaly, axes: [0, 120] } }] }, tf);
+    await expect(anomalyOnly.classify(w)).rejects.toThrow(new ImpulseRuntimeError('learn block 4 ("Anomaly") reads feature 120; its DSP blocks give 100 now: train it again'));
+    anomalyOnly.dispose();
+  });
+
   it('refuses a window of the wrong size, a learn block reading a DSP block the impulse lacks, an axis the raw window lacks', async () => {
     await tf.setBackend('cpu');
     const runner = await createImpulseRunner(spec, tf);
@@ -125,6 +158,45 @@ describe('the impulse runtime', () => {
     runner.dispose();
     await expect(createImpulseRunner({ ...spec, learnBlocks: [{ ...spec.learnBlocks[1]!, dsp: [7] }] }, tf)).rejects.toThrow(/reads DSP block 7, which is not part of the impulse/);
     await expect(createImpulseRunner({ ...spec, axes: ['accX', 'accZ'] }, tf)).rejects.toThrow(/reads axis "accY", which the raw window \(accX, accZ\) does not hold/);
+  });
+
+  it('classifies an image window: packed 0xRRGGBB pixels through the image block, as the model saw its features', async () => {
+    await tf.setBackend('cpu');
+    const imageInput: InputBlock = { id: 1, type: 'image', name: 'Image', title: 'Image data', imageWidth: 4, imageHeight: 4, createdAt: '2026-01-01T00:00:00.000Z' };
+    const imageBlock: DspBlock = { id: 2, type: 'image', name: 'Image', title: 'Image', axes: ['image'], input: 1, implementationVersion: 1, createdAt: '2026-01-01T00:00:00.000Z' };
+    const imageDsp = resolveImpulseDsp({ inputBlocks: [imageInput], dspBlocks: [imageBlock], dspConfigs: {} }, 2);
+    const image = (seed: number) => Array.from({ length: 16 }, (_, i) => ((seed * 7919 + i * 104729) % 0xffffff) >>> 0);
+    const featuresOfImage = (pixels: number[]) => Float32Array.from(runImpulseDsp(imageDsp, pixels, { drawGraphs: false }).features);
+    const rows = Array.from({ length: 20 }, (_, i) => featuresOfImage(image(i)));
+    const x = new Float32Array(20 * rows[0]!.length);
+    rows.forEach((r, i) => x.set(r, i * r.length));
+    const settings = { ...DEFAULT_KERAS_SETTINGS, trainingCycles: 2 };
+    const trained = await trainKeras({ plan: planNetwork(settings.visualLayers, rows[0]!.length, 2), x, y: Int32Array.from({ length: 20 }, (_, i) => i % 2), classes, settings, seed: 5 });
+    const files = unpackKerasModel(trained.model);
+    const runner = await createImpulseRunner(
+      {
+        projectId: 1,
+        projectName: 'Images',
+        impulseId: 1,
+        inputBlock: imageInput,
+        axes: [],
+        windowRows: 1,
+        frequencyHz: 0,
+        dspBlocks: [{ dspBlock: imageBlock, inputBlock: imageInput, config: imageDsp.config, frequencyHz: 0, scaler: null }],
+        learnBlocks: [{ type: 'keras', id: 3, name: 'Classifier', dsp: [2], classes, minimumConfidenceRating: 0.6, model: { modelJson: files.modelJson, weightsBase64: bytesBase64(files.weights) } }],
+      },
+      tf,
+    );
+    expect(runner.rawValueCount).toBe(16);
+    const pixels = image(99);
+    const result = await runner.classify(pixels);
+    const features = featuresOfImage(pixels);
+    const reference = await tf.loadLayersModel(tf.io.fromMemory({ modelTopology: files.modelJson.modelTopology as object, weightSpecs: files.modelJson.weightsManifest[0]!.weights as tf.io.WeightsManifestEntry[], weightData: files.weights.slice().buffer }));
+    const expected = Array.from((reference.predict(tf.tensor2d(features, [1, features.length])) as tf.Tensor).dataSync());
+    reference.dispose();
+    expect(Object.values(result.classification)).toEqual(expected);
+    expect(result.anomaly).toBeUndefined();
+    runner.dispose();
   });
 
   // pngjs (domain/dsp/graphs/heatmapPng.ts) draws the DSP page's graphs, which the runtime never asks

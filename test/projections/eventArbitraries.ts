@@ -13,6 +13,7 @@ import { NORMALIZE_DATA, type DspFeaturesEvent } from '../../domain/dsp/dspFeatu
 import type { AnomalyEvent } from '../../domain/learn/anomalyEvents';
 import type { KerasEvent } from '../../domain/learn/kerasEvents';
 import type { DeploymentEvent } from '../../domain/deployment/deploymentEvents';
+import type { ModelTestingEvent } from '../../domain/learn/modelTestingEvents';
 import { KERAS_LAYER_TYPES, type KerasSettings } from '../../domain/learn/kerasSettings';
 import type { EmailEvent } from '../../domain/email/emailEvents';
 import { IMPULSE_TYPES, INPUT_BLOCK_TYPES, LEARN_BLOCK_TYPES } from '../../domain/impulse/blockCatalog';
@@ -27,7 +28,7 @@ import { textProblem, type TextRule } from '../../domain/shared/textRules';
 import { PROJECTS_SORT_ORDERS, type UserEvent } from '../../domain/user/userEvents';
 import { EULAS, USER_EXPERIMENTS, USER_NOTIFICATIONS } from '../../api/views/userView';
 
-export type AnyEvent = UserEvent | ProjectEvent | ApiKeyUsed | SampleEvent | DeviceEvent | EmailEvent | ImpulseEvent | OrganizationEvent | JobEvent | DspFeaturesEvent | AnomalyEvent | KerasEvent | DeploymentEvent | WhitelabelEvent | AuditEvent;
+export type AnyEvent = UserEvent | ProjectEvent | ApiKeyUsed | SampleEvent | DeviceEvent | EmailEvent | ImpulseEvent | OrganizationEvent | JobEvent | DspFeaturesEvent | AnomalyEvent | KerasEvent | DeploymentEvent | ModelTestingEvent | WhitelabelEvent | AuditEvent;
 export type EventType = AnyEvent['type'];
 type DataOf<T extends EventType> = Extract<AnyEvent, { type: T }>['data'];
 
@@ -504,6 +505,24 @@ export const eventGenerators: Generators = {
       models: fc.array(fc.record({ learnId: between(1, Number.MAX_SAFE_INTEGER, { integer: true }), type: fc.constantFrom('keras' as const, 'anomaly' as const), model: hash }), { minLength: 1, maxLength: 3 }),
       built: iso,
     }),
+  // model-testing-{projectId}
+  ModelTested: (ids) =>
+    between(0, 1e9, { integer: true }).chain((windowCount) =>
+      fc.record({
+        projectId: fc.constant(ids.projectId),
+        impulseId: between(1, Number.MAX_SAFE_INTEGER, { integer: true }),
+        jobId: between(1, Number.MAX_SAFE_INTEGER, { integer: true }),
+        results: hash,
+        summary: fc.record({
+          sampleCount: between(0, 1e9, { integer: true }),
+          skippedSampleCount: between(0, 1e9, { integer: true }),
+          windowCount: fc.constant(windowCount),
+          accuracy: windowCount === 0 ? fc.constant(null) : between(0, 1),
+          balancedAccuracy: windowCount === 0 ? fc.constant(null) : between(0, 1),
+        }),
+        tested: iso,
+      }),
+    ),
   EmailQueued: (ids) =>
     fc.record({
       emailId: fc.constant(ids.id),

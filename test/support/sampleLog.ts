@@ -22,6 +22,7 @@ import { DSP_FEATURES } from '../../projections/dspFeatures/dspFeaturesDocument'
 import { ANOMALY_MODELS } from '../../projections/anomalyModels/anomalyModelDocument';
 import { KERAS_MODELS } from '../../projections/kerasModels/kerasModelDocument';
 import { DEPLOYMENTS } from '../../projections/deployments/deploymentDocument';
+import { MODEL_TESTING } from '../../projections/modelTesting/modelTestingDocument';
 import fc from 'fast-check';
 import { eventGenerators, type Ids } from '../projections/eventArbitraries';
 import { impulsesStream } from '../../domain/impulse/impulseEvents';
@@ -39,7 +40,7 @@ import { jobStream } from '../../domain/job/jobEvents';
 import { JOB_CATEGORY_COUNTS, JOB_COMPUTE_TIME, JOB_OUTPUT, JOBS } from '../../projections/jobs/jobDocument';
 
 /** Every collection the projections write, for snapshots. */
-export const READ_MODEL_COLLECTIONS = [USERS, TRIALS, PROJECTS, API_KEYS, EMAILS, ORGANIZATIONS, SAMPLES, DEVICES, IMPULSES, JOBS, JOB_OUTPUT, JOB_COMPUTE_TIME, JOB_CATEGORY_COUNTS, DSP_FEATURES, ANOMALY_MODELS, KERAS_MODELS, DEPLOYMENTS];
+export const READ_MODEL_COLLECTIONS = [USERS, TRIALS, PROJECTS, API_KEYS, EMAILS, ORGANIZATIONS, SAMPLES, DEVICES, IMPULSES, JOBS, JOB_OUTPUT, JOB_COMPUTE_TIME, JOB_CATEGORY_COUNTS, DSP_FEATURES, ANOMALY_MODELS, KERAS_MODELS, DEPLOYMENTS, MODEL_TESTING];
 
 /** A small but complete log, made by the deciders: it holds every event type a projection handles. */
 export function sampleLog(): StoredEvent[] {
@@ -311,6 +312,7 @@ export function sampleLog(): StoredEvent[] {
   batches.push(['anomaly-10-4', [drawn('AnomalySettingsChanged', 4), drawn('AnomalyModelTrained', 4)]]);
   batches.push(['keras-10-5', [drawn('KerasSettingsSet', 5), drawn('KerasModelTrained', 5)]]);
   batches.push(['deployment-10', [drawn('DeploymentBuilt', 10)]]);
+  batches.push(['model-testing-10', [drawn('ModelTested', 0), drawn('ModelTested', 0)]]);
   let position = 0n;
   const log: StoredEvent[] = [];
   for (const [streamId, events] of batches) {
