@@ -4,28 +4,23 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import * as tf from '@tensorflow/tfjs';
 import { EdgeImpulseApi } from 'edge-impulse-api';
 import { LinuxImpulseRunner } from 'edge-impulse-linux';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildImpulseRuntimeSpec } from '../../commands/classify/impulseRuntimeSpec';
-import { createImpulseRunner, type ImpulseClassification } from '../../domain/learn/impulseRuntime';
-import { AnomalyModelQueries } from '../../projections/anomalyModels/anomalyModelQueries';
-import { DspFeaturesQueries } from '../../projections/dspFeatures/dspFeaturesQueries';
-import { ImpulseQueries } from '../../projections/impulses/impulseQueries';
-import { KerasModelQueries } from '../../projections/kerasModels/kerasModelQueries';
-import { ProjectQueries } from '../../projections/projects/projectQueries';
-import { SampleQueries } from '../../projections/samples/sampleQueries';
+import { motionImpulse, motionRows } from '../support/projectWithFeatures';
 import { readModelsCaughtUp } from '../support/readModels';
 import { signedSample } from '../support/signedSample';
 import { startTestService, type TestService } from '../support/testService';
 
-// A trained impulse (spectral features, a keras classifier and a K-means anomaly block) built for
-// deployment through the official SDK (buildOnDeviceModelJob, runJobUntilCompletion, getDeployment,
-// downloadBuild), then run where a device runs it: the .eim by the official LinuxImpulseRunner,
-// unmodified, and the wasm zip's module in a Node process of its own. Each answer is compared with
-// the service's own classification of the same window (the shared runtime over the service's spec).
-describe('deployments run by the official Linux runner and in Node', () => {
+// The ML loop through the official SDK, unmodified, the way a user walks it: samples in, features
+// generated, a keras classifier and a K-means anomaly block trained (each job followed with
+// runJobUntilCompletion), a stored sample classified (classifySample, classifySampleV2), model
+// testing (startClassifyJob, getClassifyJobResult, its page, the metrics), then a deployment built
+// and downloaded (buildOnDeviceModelJob, getDeployment, downloadBuild) and run where a device runs
+// it: the .eim by the official LinuxImpulseRunner, unmodified, and the wasm zip's module in a Node
+// process of its own. The device's answer for each window of a testing sample is the service's own
+// answer for that window (GET classify/{sampleId}): same labels, scores within 1e-5.
+describe('the ML loop through the official SDK: train, classify, test, deploy, run on a device', () => {
   let service: TestService;
   let api: EdgeImpulseApi;
   let projectId: number;
@@ -35,12 +30,11 @@ describe('deployments run by the official Linux runner and in Node', () => {
   const runners: LinuxImpulseRunner[] = [];
   const children: ChildProcess[] = [];
 
-  const signal = (f: number, n: number, phase: number) => Array.from({ length: n }, (_, i) => [Math.round(1000 * Math.sin((2 * Math.PI * f * i) / 100 + phase)) / 100, Math.round(1000 * Math.cos((2 * Math.PI * f * i) / 100 + phase)) / 200]);
-  const ingest = async (label: string, values: number[][]) => {
-    const res = await fetch(`${service.ingestionUrl}/api/training/data`, {
+  const ingest = async (category: 'training' | 'testing', label: string, seed: number) => {
+    const res = await fetch(`${service.ingestionUrl}/api/${category}/data`, {
       method: 'POST',
-      headers: { 'x-api-key': apiKey, 'content-type': 'application/json', 'x-file-name': `${label}.json`, 'x-label': label },
-      body: signedSample('none', values, { alg: 'none' }),
+      headers: { 'x-api-key': apiKey, 'content-type': 'application/json', 'x-file-name': `${label}.${seed}.json`, 'x-label': label },
+      body: signedSample('none', motionRows(label, seed), { alg: 'none' }),
     });
     expect(res.status).toBe(200);
     await readModelsCaughtUp(service);
@@ -51,32 +45,28 @@ describe('deployments run by the official Linux runner and in Node', () => {
     await readModelsCaughtUp(service);
     return lines.join('');
   };
-  /** Windows of 500 ms at 100 Hz: 50 rows of accX, accY interleaved. */
-  const windows = [signal(1, 50, 0.3).flat(), signal(9, 50, 1.1).flat(), signal(4, 50, 2).flat()];
-  /** The service's classification of a window: the shared runtime over the spec the service builds. */
-  const serviceClassifications = async (): Promise<ImpulseClassification[]> => {
-    const r = service.stores.readStore;
-    const reads = { blobs: service.stores.blobs, projects: new ProjectQueries(r), impulses: new ImpulseQueries(r), samples: new SampleQueries(r), dspFeatures: new DspFeaturesQueries(r), kerasModels: new KerasModelQueries(r), anomalyModels: new AnomalyModelQueries(r) };
-    const { spec } = await buildImpulseRuntimeSpec(reads, projectId);
-    tf.enableProdMode();
-    await tf.setBackend('cpu');
-    const runner = await createImpulseRunner(spec, tf);
-    try {
-      const out: ImpulseClassification[] = [];
-      for (const w of windows) out.push(await runner.classify(w));
-      return out;
-    } finally {
-      runner.dispose();
-    }
+
+  /** A testing sample's windows as a device reads them (500 ms every 250 ms at 100 Hz: 50 rows of accX, accY), and the service's answer for each. */
+  interface Window {
+    raw: number[];
+    classification: Record<string, number>;
+    anomaly: number;
+  }
+  const testingWindows = async (label: 'idle' | 'wave'): Promise<Window[]> => {
+    const { samples } = await api.rawData.listSamples(projectId, { category: 'testing' });
+    const sample = samples.find((s) => s.label === label)!;
+    const [keras, anomaly] = (await api.classify.classifySample(projectId, sample.id)).classifications;
+    const rows = motionRows(label, 5);
+    return keras!.result.map((classification, i) => ({ raw: rows.slice(25 * i, 25 * i + 50).flat(), classification, anomaly: anomaly!.result[i]!.anomaly! }));
   };
-  const expectSame = (got: { classification?: Record<string, number>; anomaly?: number }, want: ImpulseClassification) => {
+  const expectSame = (got: { classification?: Record<string, number>; anomaly?: number }, want: Window) => {
     expect(Object.keys(got.classification ?? {})).toEqual(Object.keys(want.classification));
     for (const [label, score] of Object.entries(want.classification)) expect(Math.abs(got.classification![label]! - score), label).toBeLessThan(1e-5);
-    expect(Math.abs(got.anomaly! - want.anomaly!)).toBeLessThan(1e-5);
+    expect(Math.abs(got.anomaly! - want.anomaly)).toBeLessThan(1e-5);
   };
 
   beforeAll(async () => {
-    dir = await mkdtemp(path.join(tmpdir(), 'eim-e2e-'));
+    dir = await mkdtemp(path.join(tmpdir(), 'ml-loop-e2e-'));
     service = await startTestService({ mongo: false });
     api = new EdgeImpulseApi({ endpoint: service.apiUrl });
     await api.user.createUser({ name: 'Ada Lovelace', username: 'ada', email: 'ada@example.com', password: 'correct horse battery', privacyPolicy: true, turnstileResponse: 'ok' });
@@ -84,20 +74,14 @@ describe('deployments run by the official Linux runner and in Node', () => {
     const created = await api.projects.createProject({ projectName: 'Motion on devices' });
     projectId = created.id;
     apiKey = created.apiKey;
-    await api.impulse.createImpulse(projectId, {
-      name: 'Motion',
-      inputBlocks: [{ id: 1, type: 'time-series', name: 'Time series', title: 'Time series data', axes: ['accX', 'accY'], windowSizeMs: 500, windowIncreaseMs: 250, frequencyHz: 100 }],
-      dspBlocks: [{ id: 2, type: 'spectral-analysis', name: 'Spectral features', title: 'Spectral Analysis', axes: ['accX', 'accY'], input: 1, implementationVersion: 4 }],
-      learnBlocks: [
-        { id: 3, type: 'keras', name: 'Classifier', title: 'Classification', dsp: [2] },
-        { id: 4, type: 'anomaly', name: 'Anomaly detection', title: 'Anomaly detection (K-means)', dsp: [2] },
-      ],
-    } as Parameters<typeof api.impulse.createImpulse>[1]);
-    await ingest('idle', signal(1, 400, 0));
-    await ingest('wave', signal(9, 400, 0.5));
+    await api.impulse.createImpulse(projectId, motionImpulse as Parameters<typeof api.impulse.createImpulse>[1]);
+    for (const label of ['idle', 'wave']) {
+      for (const seed of [0, 1]) await ingest('training', label, seed);
+      await ingest('testing', label, 5);
+    }
     await runJob((await api.jobs.generateFeaturesJob(projectId, { dspId: 2, skipFeatureExplorer: true })).id);
-    await runJob((await api.jobs.trainKerasJob(projectId, 3, { trainingCycles: 30, learningRate: 0.005 })).id);
-    await runJob((await api.jobs.trainAnomalyJob(projectId, 4, { axes: [0, 1, 2], clusterCount: 3, minimumConfidenceRating: 0.3 })).id);
+    await runJob((await api.jobs.trainKerasJob(projectId, 3, { trainingCycles: 30, learningRate: 0.01 })).id);
+    await runJob((await api.jobs.trainAnomalyJob(projectId, 4, { axes: [0, 1, 2], clusterCount: 2, minimumConfidenceRating: 0.3 })).id);
   }, 300_000);
   afterAll(async () => {
     for (const r of runners) await r.stop().catch(() => undefined);
@@ -106,6 +90,43 @@ describe('deployments run by the official Linux runner and in Node', () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
+  it('classifies a testing sample, window by window, with classifySample and classifySampleV2', async () => {
+    const { samples } = await api.rawData.listSamples(projectId, { category: 'testing' });
+    const wave = samples.find((s) => s.label === 'wave')!;
+    const answer = await api.classify.classifySample(projectId, wave.id);
+    expect(answer.success).toBe(true);
+    expect(answer.windowSizeMs).toBe(500);
+    expect(answer.sample.sample.id).toBe(wave.id);
+    const [keras, anomaly] = answer.classifications;
+    expect(keras!.learnBlock.id).toBe(3);
+    expect(keras!.result).toHaveLength(7);
+    expect(keras!.result.filter((r) => r.wave! > r.idle!).length).toBeGreaterThanOrEqual(6);
+    expect(anomaly!.learnBlock.type).toBe('anomaly');
+    expect(anomaly!.result.every((r) => Number.isFinite(r.anomaly))).toBe(true);
+    const v2 = await api.classify.classifySampleV2(projectId, wave.id);
+    expect('classifications' in v2 && v2.classifications[0]!.result).toEqual(keras!.result);
+  });
+
+  it('runs model testing as a job and reads its results, a page of them and the metrics', async () => {
+    const { id } = await api.jobs.startClassifyJob(projectId, {});
+    const lines: string[] = [];
+    await api.runJobUntilCompletion({ type: 'project', projectId, jobId: id }, (line) => lines.push(line));
+    expect(lines.join('')).toMatch(/Classified 2\/2 samples \(14 windows\)/);
+    await readModelsCaughtUp(service);
+    const result = await api.classify.getClassifyJobResult(projectId);
+    expect(result.result).toHaveLength(2);
+    expect(result.result[0]!.sample.created).toBeInstanceOf(Date);
+    expect(result.predictions).toHaveLength(14);
+    const { good, bad } = result.accuracy.totalSummary;
+    expect(good + bad).toBe(14);
+    expect(result.accuracy.accuracyScore).toBeCloseTo(good / 14, 12);
+    expect(result.accuracy.accuracyScore).toBeGreaterThan(0.5);
+    const page = await api.classify.getClassifyJobResultPage(projectId, { offset: 1, limit: 5 });
+    expect(page.totalCount).toBe(2);
+    expect(page.result.map((r) => r.sampleId)).toEqual([result.result[1]!.sampleId]);
+    const metrics = await api.classify.getClassifyMetricsAllVariants(projectId);
+    expect(metrics.metrics).toEqual([{ variant: 'float32', accuracy: result.accuracy.accuracyScore }]);
+  });
   it('builds the .eim in a job, answers it in getDeployment and downloads it with its file name', async () => {
     expect(await api.deployment.getDeployment(projectId, { type: 'runner-linux-x86_64' })).toMatchObject({ hasDeployment: false });
     const build = await api.jobs.buildOnDeviceModelJob(projectId, { engine: 'tflite' }, { type: 'runner-linux-x86_64' });
@@ -122,24 +143,28 @@ describe('deployments run by the official Linux runner and in Node', () => {
     expect((await stat(eimPath)).mode & 0o777).toBe(0o755);
   }, 120_000);
 
-  it('is started by the official LinuxImpulseRunner: hello gives the model, classify the same scores as the service within 1e-5', async () => {
+  it('is started by the official LinuxImpulseRunner: hello gives the model, classify the service\'s scores of the same windows within 1e-5', async () => {
     const runner = new LinuxImpulseRunner(eimPath);
     runners.push(runner);
     const model = await runner.init();
     expect(model.project).toMatchObject({ id: projectId, name: 'Motion on devices' });
     expect(model.modelParameters).toMatchObject({ sensorType: 'accelerometer', frequency: 100, axis_count: 2, input_features_count: 100, interval_ms: 10, label_count: 2, labels: ['idle', 'wave'], has_anomaly: 1, model_type: 'classification' });
-    const want = await serviceClassifications();
-    for (const [i, w] of windows.entries()) {
-      const got = await runner.classify(w);
-      expectSame(got.result, want[i]!);
-      expect(got.timing).toMatchObject({ dsp: expect.any(Number), classification: expect.any(Number), anomaly: expect.any(Number) });
+    for (const label of ['idle', 'wave'] as const) {
+      const windows = await testingWindows(label);
+      expect(windows).toHaveLength(7);
+      for (const w of windows) {
+        const got = await runner.classify(w.raw);
+        expectSame(got.result, w);
+        expect(got.timing).toMatchObject({ dsp: expect.any(Number), classification: expect.any(Number), anomaly: expect.any(Number) });
+      }
+      // The classes come out right, not merely alike.
+      const right = windows.filter((w) => w.classification[label]! > 0.5).length;
+      expect(right, label).toBeGreaterThanOrEqual(6);
     }
-    // The classes come out right, not merely alike: the slow window is idle, the fast one wave.
-    expect((await runner.classify(windows[0]!)).result.classification!.idle).toBeGreaterThan(0.5);
-    expect((await runner.classify(windows[1]!)).result.classification!.wave).toBeGreaterThan(0.5);
     // A window of the wrong length is an error answer; the runner goes on.
     await expect(runner.classify([1, 2, 3])).rejects.toThrow(/expected 100 values \(input_features_count\), got 3/);
-    expectSame((await runner.classify(windows[2]!)).result, want[2]!);
+    const [first] = await testingWindows('wave');
+    expectSame((await runner.classify(first!.raw)).result, first!);
   }, 120_000);
 
   it('answers lines that are not JSON with an error and keeps serving, when started by hand on a socket', async () => {
@@ -188,9 +213,12 @@ describe('deployments run by the official Linux runner and in Node', () => {
       for (const w of windows) results.push(await classify(w));
       console.log(JSON.stringify({ modelParameters, results }));`;
     // A bare Node process, outside this repository (no node_modules reachable): the module is whole.
-    const answer = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script, JSON.stringify(windows)], { cwd: out }).toString()) as { modelParameters: Record<string, unknown>; results: ImpulseClassification[] };
+    const want = [...(await testingWindows('idle')), ...(await testingWindows('wave'))];
+    const raws = JSON.stringify(want.map((w) => w.raw));
+    type Answer = { classification: Record<string, number>; anomaly?: number };
+    const answer = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script, raws], { cwd: out }).toString()) as { modelParameters: Record<string, unknown>; results: Answer[] };
     expect(answer.modelParameters).toMatchObject({ input_features_count: 100, labels: ['idle', 'wave'], has_anomaly: 1 });
-    const want = await serviceClassifications();
+    expect(answer.results).toHaveLength(14);
     answer.results.forEach((got, i) => expectSame(got, want[i]!));
     // As in a browser, as far as Node can play one: no process, Buffer, require or module globals,
     // a window and a document (no real browser is installed here to run it in).
@@ -201,7 +229,8 @@ describe('deployments run by the official Linux runner and in Node', () => {
       const results = [];
       for (const w of windows) results.push(await classify(w));
       console.log(JSON.stringify(results));`;
-    const inBrowserLike = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', browserLike, JSON.stringify(windows)], { cwd: out }).toString()) as ImpulseClassification[];
+    const inBrowserLike = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', browserLike, raws], { cwd: out }).toString()) as Answer[];
+    expect(inBrowserLike).toHaveLength(14);
     inBrowserLike.forEach((got, i) => expectSame(got, want[i]!));
     const example = JSON.parse(execFileSync(process.execPath, ['example.mjs'], { cwd: out }).toString()) as { labels: string[]; classification: Record<string, number> };
     expect(example.labels).toEqual(['idle', 'wave']);
