@@ -1,5 +1,6 @@
 // The load generator of bench/featureJob.ts, in its own process as real clients are: on
-// `{kind:'run'}` it keeps CONNECTIONS keep-alive connections calling GET /v1/api/{projectId}, one
+// `{kind:'run'}` it keeps CONNECTIONS keep-alive connections calling GET /v1/api/{projectId} (or the
+// setup's `path`), one
 // request in flight on each, until `{kind:'stop'}`; then it answers every call's latency (ms) and
 // how many failed. Every answer is checked (200 and a success envelope).
 import http from 'node:http';
@@ -9,6 +10,8 @@ export interface LoadSetup {
   projectId: number;
   token: string;
   connections: number;
+  /** What to GET instead of /v1/api/{projectId}. */
+  path?: string;
 }
 export type LoadCommand = { kind: 'run' } | { kind: 'stop' } | { kind: 'exit' };
 export type LoadMessage = { kind: 'ready' } | { kind: 'running' } | { kind: 'result'; latencies: number[]; failures: number; firstFailure: string };
@@ -26,7 +29,7 @@ let firstFailure = '';
 
 function get(): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = http.request(new URL(`/v1/api/${setup!.projectId}`, setup!.apiUrl), { method: 'GET', agent, headers: { 'x-jwt-token': setup!.token } }, (res) => {
+    const req = http.request(new URL(setup!.path ?? `/v1/api/${setup!.projectId}`, setup!.apiUrl), { method: 'GET', agent, headers: { 'x-jwt-token': setup!.token } }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));

@@ -9,6 +9,7 @@ import { benchEventStoreAppend } from './eventStoreAppend';
 import { benchFeatureJob } from './featureJob';
 import { benchIngestion } from './ingestion';
 import { benchKerasTraining } from './kerasTraining';
+import { benchClassification } from './classification';
 import { benchLargeUploads } from './largeUploads';
 import { benchProjectInfo } from './projectInfo';
 import { benchProjectionBatch } from './projectionBatch';
@@ -27,6 +28,7 @@ const benchmarks: Record<string, () => Promise<BenchResult>> = {
   dspAudio: benchDspAudio,
   featureJob: benchFeatureJob,
   kerasTraining: benchKerasTraining,
+  classification: benchClassification,
   restart: benchRestart,
   auditLog: benchAuditLog,
   projectionBatch: benchProjectionBatch,
