@@ -13,7 +13,8 @@ import { buildImpulseRuntimeSpec, type ImpulseRuntimeSpecDeps } from '../../comm
 import { MODEL_TESTING } from '../../commands/classify/modelTesting';
 import { readAllBytes } from '../../commands/dsp/generateFeatures';
 import { requestJob } from '../../commands/jobs/requestJob';
-import { testingAccuracy, windowPredictions, type ModelTestingResults } from '../../domain/learn/modelTestingResults';
+import { regressionTestingMetrics, testingAccuracy, windowPredictions, type ModelTestingResults } from '../../domain/learn/modelTestingResults';
+import type { RegressionMetrics } from '../../domain/learn/kerasRegression';
 import { NotFoundError, ValidationError } from '../../domain/shared/errors';
 import type { SampleDocument } from '../../projections/samples/sampleDocument';
 import { requestContext } from '../auth/principal';
@@ -38,6 +39,16 @@ const ClassifyQuery = z.object({
 /** The model variants this service has: float32 only (no quantisation). */
 export function checkVariant(variant: string | undefined): void {
   if (variant !== undefined && variant !== 'float32') throw new ValidationError(`"variant": only the float32 model exists in this service, not "${variant}"`, 'VARIANT');
+}
+
+/** A regression block's errors on the testing windows as the SDK's AdditionalMetric list (one that is not finite is left out). */
+function regressionAdditionalMetrics(m: RegressionMetrics): { name: string; value: string; fullPrecisionValue: number; tooltipText: string }[] {
+  const metrics: [string, number | null, string][] = [
+    ['Mean squared error', m.meanSquaredError, 'The mean of the squared differences between predicted and expected values, on the testing windows'],
+    ['Mean absolute error', m.meanAbsoluteError, 'The mean of the absolute differences between predicted and expected values, on the testing windows'],
+    ['Explained variance score', m.explainedVariance, "The share of the expected values' variance the predictions explain (1 is best)"],
+  ];
+  return metrics.filter((e): e is [string, number, string] => e[1] !== null).map(([name, value, tooltipText]) => ({ name, value: value.toFixed(4), fullPrecisionValue: value, tooltipText }));
 }
 
 export const runtimeSpecDeps = (deps: ApiDeps): ImpulseRuntimeSpecDeps => ({
@@ -96,7 +107,7 @@ export function classifyOperations(deps: ApiDeps): Operation[] {
   const modelResults = (found: NonNullable<Awaited<ReturnType<typeof latestResults>>>, page: ModelTestingResults['samples']) =>
     page.map((s) => {
       const sample = found.samples.get(s.sampleId)!;
-      const learn = { learnBlocks: found.results.thresholds.map((t) => ({ id: t.learnId, type: t.type, minimumConfidenceRating: t.minimumConfidenceRating })), frequencyHz: found.results.frequencyHz };
+      const learn = { learnBlocks: found.results.thresholds.map((t) => ({ id: t.learnId, type: t.type, ...(t.mode ? { mode: t.mode } : {}), minimumConfidenceRating: t.minimumConfidenceRating })), frequencyHz: found.results.frequencyHz };
       return { sampleId: s.sampleId, sample: sampleView(sample), classifications: classificationAnswers(learn, found.results.learnBlocks, sample, s.windows) };
     });
   const noResults = () => new NotFoundError('This impulse has no model testing results: start a classify job first', 'NO_MODEL_TESTING');
@@ -151,7 +162,11 @@ export function classifyOperations(deps: ApiDeps): Operation[] {
           result: query.featureExplorerOnly ? [] : modelResults(found, found.results.samples),
           predictions: windowPredictions(found.results),
           accuracy: testingAccuracy(found.results),
-          additionalMetricsByLearnBlock: [],
+          additionalMetricsByLearnBlock: regressionTestingMetrics(found.results).map((r) => ({
+            learnBlockId: r.learnId,
+            learnBlockName: found.results.learnBlocks.find((b) => b.id === r.learnId)?.name ?? String(r.learnId),
+            additionalMetrics: regressionAdditionalMetrics(r.metrics),
+          })),
           availableVariants: ['float32'],
         };
       },

@@ -2,6 +2,8 @@
 // block of the impulse), for the classify endpoints and the model-testing results alike.
 //   keras block:   result[i] = { class: score } of window i; threshold min_score
 //   anomaly block: result[i] = { anomaly: score } of window i; threshold min_anomaly_score
+//   regression:    result[i] = { value: predicted } of window i; threshold max_error (the SDK: "for
+//                  regression, [the minimum confidence rating] is the absolute error")
 // expectedLabels: one per window, its label over the sample's own rows (both ends inclusive), as
 // structured labels index them; none for an unlabelled sample.
 import type { LearnBlock } from '../../domain/impulse/impulseEvents';
@@ -28,7 +30,7 @@ function rowsOf(w: { startMs: number; endMs: number }, sample: { frequency: numb
 }
 
 /** What the answers need of the spec (a model testing run keeps just this). */
-export type AnsweredBlocks = { learnBlocks: readonly Pick<ImpulseRuntimeSpec['learnBlocks'][number], 'id' | 'type' | 'minimumConfidenceRating'>[]; frequencyHz: number };
+export type AnsweredBlocks = { learnBlocks: readonly (Pick<ImpulseRuntimeSpec['learnBlocks'][number], 'id' | 'type' | 'minimumConfidenceRating'> & { mode?: 'regression' })[]; frequencyHz: number };
 
 export function classificationAnswers(
   spec: AnsweredBlocks,
@@ -44,9 +46,11 @@ export function classificationAnswers(
       return r.type === 'keras' ? { ...r.classification } : { anomaly: r.anomaly };
     });
     const threshold =
-      block.type === 'keras'
-        ? { key: 'min_score', description: 'Minimum confidence rating', helpText: 'A window whose top score is below it is uncertain', value: block.minimumConfidenceRating }
-        : { key: 'min_anomaly_score', description: 'Minimum anomaly score', helpText: 'A window whose anomaly score is above it is an anomaly', value: block.minimumConfidenceRating };
+      block.mode === 'regression'
+        ? { key: 'max_error', description: 'Maximum absolute error', helpText: 'In model testing, a window whose value is further than this from its label counts as wrong', value: block.minimumConfidenceRating }
+        : block.type === 'keras'
+          ? { key: 'min_score', description: 'Minimum confidence rating', helpText: 'A window whose top score is below it is uncertain', value: block.minimumConfidenceRating }
+          : { key: 'min_anomaly_score', description: 'Minimum anomaly score', helpText: 'A window whose anomaly score is above it is an anomaly', value: block.minimumConfidenceRating };
     return { learnBlock, result, minimumConfidenceRating: block.minimumConfidenceRating, expectedLabels, thresholds: [threshold], intervalMs: sample.intervalMs, frequencyHz: spec.frequencyHz, resultCount: windows.length };
   });
 }

@@ -2,7 +2,8 @@
 // generate-features job resolves them (resolveImpulseDsp, the impulse frequency from the samples
 // when the input block names none), each with the scaler of its current features, and every learn
 // block's latest trained model from the read models and blobs. A learn block without a model, or of
-// a type this service cannot run, is refused with a 400 naming it: nothing is half-classified.
+// a type this service cannot run, is refused with a 400 naming it: nothing is half-classified. A
+// keras-regression block runs as a keras block whose spec says `mode: 'regression'`.
 import { createHash } from 'node:crypto';
 import { resolveImpulseDsp } from '../../domain/dsp/impulseDsp';
 import { DspConfigurationError } from '../../domain/dsp/processingBlock';
@@ -11,6 +12,7 @@ import type { AnomalyModel } from '../../domain/learn/anomalyKmeans';
 import { DEFAULT_MINIMUM_CONFIDENCE_RATING } from '../../domain/learn/anomalyEvents';
 import { bytesBase64, type ImpulseRuntimeSpec, type RuntimeDspBlock, type RuntimeLearnBlock } from '../../domain/learn/impulseRuntime';
 import { unpackKerasModel } from '../../domain/learn/kerasModelBlob';
+import { kerasModeOf } from '../../domain/learn/kerasRegression';
 import { DEFAULT_KERAS_SETTINGS } from '../../domain/learn/kerasSettings';
 import { ValidationError } from '../../domain/shared/errors';
 import type { AnomalyModelDocument } from '../../projections/anomalyModels/anomalyModelDocument';
@@ -93,13 +95,18 @@ async function buildSpec(deps: ImpulseRuntimeSpecDeps, projectId: number, impuls
 
   const learnBlocks: RuntimeLearnBlock[] = [];
   for (const l of impulse.learnBlocks) {
-    if (l.type === 'keras') {
+    const kerasMode = kerasModeOf(l.type);
+    if (kerasMode !== undefined) {
       const doc = await deps.kerasModels.byLearnBlock(projectId, l.id);
       if (!doc?.model) throw new NoTrainedModelError(l);
       const files = unpackKerasModel(await blobBytes(deps.blobs, doc.model.model));
       fingerprint.update(`|${l.id}:${doc.model.model}`);
+      // The model event says what the model is; the block type says what it should be.
+      const regression = (doc.model.mode ?? 'classification') === 'regression';
+      if (regression !== (kerasMode === 'regression')) throw new NoTrainedModelError(l);
       learnBlocks.push({
         type: 'keras',
+        ...(regression ? { mode: 'regression' as const } : {}),
         id: l.id,
         name: l.name,
         dsp: [...l.dsp],

@@ -34,7 +34,7 @@ export function modelTestingRunner(deps: ModelTestingDeps): JobRunner {
       v: 1,
       impulseId: spec.impulseId,
       learnBlocks: built.impulse.learnBlocks.filter((b) => spec.learnBlocks.some((l) => l.id === b.id)),
-      thresholds: spec.learnBlocks.map((l) => ({ learnId: l.id, type: l.type, minimumConfidenceRating: l.minimumConfidenceRating })),
+      thresholds: spec.learnBlocks.map((l) => ({ learnId: l.id, type: l.type, ...(l.type === 'keras' && l.mode === 'regression' ? { mode: l.mode } : {}), minimumConfidenceRating: l.minimumConfidenceRating })),
       classes: spec.learnBlocks.find((l) => l.type === 'keras')?.classes ?? [],
       frequencyHz: spec.frequencyHz,
       samples: [],

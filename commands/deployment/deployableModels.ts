@@ -2,6 +2,7 @@
 // build is refused, naming what is missing, when the impulse has no learn block, a block has no
 // trained model, or a block is of a type this service cannot run on a device.
 import type { DeployedModel } from '../../domain/deployment/deploymentEvents';
+import { kerasModeOf } from '../../domain/learn/kerasRegression';
 import { ValidationError } from '../../domain/shared/errors';
 import type { AnomalyModelDocument } from '../../projections/anomalyModels/anomalyModelDocument';
 import type { ImpulseDocument } from '../../projections/impulses/impulseDocument';
@@ -21,7 +22,8 @@ export async function deployableModels(deps: DeployableModelsDeps, projectId: nu
   const untrained: string[] = [];
   for (const block of impulse.learnBlocks) {
     const label = `learn block ${block.id} ("${block.name}")`;
-    if (block.type === 'keras') {
+    // A keras-regression model is a keras model: the runtime answers it as { value } (its spec's mode).
+    if (kerasModeOf(block.type) !== undefined) {
       const model = (await deps.kerasModels.byLearnBlock(projectId, block.id))?.model;
       if (model) models.push({ learnId: block.id, type: 'keras', model: model.model });
       else untrained.push(label);
@@ -30,7 +32,7 @@ export async function deployableModels(deps: DeployableModelsDeps, projectId: nu
       if (model) models.push({ learnId: block.id, type: 'anomaly', model: model.model });
       else untrained.push(label);
     } else {
-      throw new ValidationError(`${label[0]!.toUpperCase()}${label.slice(1)} is of type ${block.type}, which this service cannot deploy (keras and anomaly blocks only)`, 'UNSUPPORTED_LEARN_BLOCK');
+      throw new ValidationError(`${label[0]!.toUpperCase()}${label.slice(1)} is of type ${block.type}, which this service cannot deploy (keras, keras-regression and anomaly blocks only)`, 'UNSUPPORTED_LEARN_BLOCK');
     }
   }
   if (untrained.length > 0) throw new ValidationError(`No trained model for ${untrained.join(', ')}: train ${untrained.length === 1 ? 'it' : 'them'} first`, 'NO_TRAINED_MODEL');

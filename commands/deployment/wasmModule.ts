@@ -3,7 +3,7 @@
 //   import { classify, modelParameters } from './impulse.mjs';
 //   const { classification, anomaly } = await classify(rawWindow);
 import { eimModelParameters } from '../../domain/deployment/eimProtocol';
-import { createImpulseRunner, rawValueCountOf, type ImpulseClassification, type ImpulseRunner } from '../../domain/learn/impulseRuntime';
+import { createImpulseRunner, kerasLabels, rawValueCountOf, type ImpulseClassification, type ImpulseRunner } from '../../domain/learn/impulseRuntime';
 import { cpuTensorflow } from './cpuTensorflow';
 import type { DeployedImpulse } from './deployedImpulse';
 
@@ -15,8 +15,13 @@ let runner: Promise<ImpulseRunner> | undefined;
 /** The project, as the .eim's hello names it. */
 export const project = { id: deployed.id, name: deployed.name, deployVersion: deployed.deployVersion };
 
+const firstKerasLabels = (s: typeof spec): string[] => {
+  const keras = s.learnBlocks.find((b) => b.type === 'keras');
+  return keras?.type === 'keras' ? kerasLabels(keras) : [];
+};
+
 /** The impulse's parameters, as the Linux runner's hello gives them (input_features_count: values of one raw window). */
-export const modelParameters = eimModelParameters(spec, { rawValueCount: rawValueCountOf(spec), labels: spec.learnBlocks.find((b) => b.type === 'keras')?.classes ?? [] });
+export const modelParameters = eimModelParameters(spec, { rawValueCount: rawValueCountOf(spec), labels: firstKerasLabels(spec) });
 
 /** Loads the model (once; classify does it when needed). */
 export function init(): Promise<void> {

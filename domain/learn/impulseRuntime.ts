@@ -39,8 +39,10 @@ export interface RuntimeKerasBlock {
   name: string;
   /** DSP block ids whose features, side by side in this order, are the model's input. */
   dsp: number[];
-  /** The model's outputs, in order. */
+  /** The model's outputs, in order; a regression model's are its training labels (the values it was fit to), for reference. */
   classes: string[];
+  /** A keras-regression block's model: one linear output, answered as `{ value }` (the real service's regression result). */
+  mode?: 'regression';
   minimumConfidenceRating: number;
   /** The TensorFlow.js layers model: model.json as parsed and model.weights.bin in base64. */
   model: { modelJson: KerasModelFiles['modelJson']; weightsBase64: string };
@@ -75,7 +77,13 @@ export interface ImpulseRuntimeSpec {
   learnBlocks: RuntimeLearnBlock[];
 }
 
-/** What one learn block says about a window. */
+/** A regression model's one output, as the real service and its Linux runner name it. */
+export const REGRESSION_LABEL = 'value';
+
+/** The labels a keras block answers: its classes, or `value` for a regression model. */
+export const kerasLabels = (block: Pick<RuntimeKerasBlock, 'classes' | 'mode'>): string[] => (block.mode === 'regression' ? [REGRESSION_LABEL] : [...block.classes]);
+
+/** What one learn block says about a window (a regression block: `classification` is `{ value }`). */
 export type LearnBlockResult =
   | { learnId: number; type: 'keras'; classification: Record<string, number> }
   | { learnId: number; type: 'anomaly'; anomaly: number };
@@ -94,7 +102,7 @@ export interface ImpulseClassification {
 export interface ImpulseRunner {
   /** Raw values of one window (the runner's input_features_count). */
   readonly rawValueCount: number;
-  /** The first keras block's classes ([] without one). */
+  /** The first keras block's classes (['value'] for a regression model; [] without one). */
   readonly labels: string[];
   /** Each DSP block's features of a raw window (scaled as the models saw them), by DSP block id. */
   features(raw: ArrayLike<number>): Map<number, Float32Array>;
@@ -247,9 +255,10 @@ export async function createImpulseRunner(spec: ImpulseRuntimeSpec, tf: typeof T
         inputs.forEach((row, i) => x.set(row, i * width));
         const model = models.get(l.id)!;
         const scores = tf.tidy(() => (model.predict(tf.tensor2d(x, [n, width])) as TF.Tensor).dataSync());
-        const k = l.classes.length;
-        if (scores.length !== n * k) throw new ImpulseRuntimeError(`learn block ${l.id}'s model gives ${scores.length / n} outputs for ${k} classes`);
-        perBlock.push(inputs.map((_, i) => ({ learnId: l.id, type: 'keras', classification: Object.fromEntries(l.classes.map((c, j) => [c, scores[i * k + j]!])) })));
+        const labels = kerasLabels(l);
+        const k = labels.length;
+        if (scores.length !== n * k) throw new ImpulseRuntimeError(`learn block ${l.id}'s model gives ${scores.length / n} outputs for ${l.mode === 'regression' ? 'one regression value' : `${k} classes`}`);
+        perBlock.push(inputs.map((_, i) => ({ learnId: l.id, type: 'keras', classification: Object.fromEntries(labels.map((c, j) => [c, scores[i * k + j]!])) })));
         timing.classification += now() - start;
       } else {
         const beyond = l.model.axes.find((a) => !(a < width));
@@ -269,7 +278,7 @@ export async function createImpulseRunner(spec: ImpulseRuntimeSpec, tf: typeof T
 
   return {
     rawValueCount,
-    labels: firstKeras ? [...firstKeras.classes] : [],
+    labels: firstKeras ? kerasLabels(firstKeras) : [],
     features,
     async classify(raw) {
       return (await classifyBatch([raw]))[0]!;

@@ -6,8 +6,15 @@
 // "uncertain". An impulse with an anomaly block only predicts "anomaly" or "no anomaly". A window is
 // correct when its prediction is its expected label (by the input block's labelling method, as in
 // the features); unlabelled windows are classified but not scored.
+//
+// A regression block (its threshold `mode: 'regression'`) predicts its value, written as a number;
+// the window is correct when the value is within the block's threshold of its label read as a number
+// (the SDK: "for regression, [the minimum confidence rating] is the absolute error"), so the accuracy
+// is the share of labelled windows within it. There are no classes to confuse: the confusion matrix
+// is empty, and the errors are measured instead (mseScore; MSE, MAE and explained variance).
 import type { LearnBlock } from '../impulse/impulseEvents';
-import type { LearnBlockResult } from './impulseRuntime';
+import { REGRESSION_LABEL, type LearnBlockResult } from './impulseRuntime';
+import { regressionMetrics, type RegressionMetrics } from './kerasRegression';
 
 export const UNCERTAIN = 'uncertain';
 export const ANOMALY = 'anomaly';
@@ -25,8 +32,8 @@ export interface ModelTestingResults {
   impulseId: number;
   /** The impulse's learn blocks as they were, and each one's threshold at the time. */
   learnBlocks: LearnBlock[];
-  thresholds: { learnId: number; type: 'keras' | 'anomaly'; minimumConfidenceRating: number }[];
-  /** The first keras block's classes ([] without one). */
+  thresholds: { learnId: number; type: 'keras' | 'anomaly'; mode?: 'regression'; minimumConfidenceRating: number }[];
+  /** The first keras block's classes ([] without one; a regression block's training labels). */
   classes: string[];
   frequencyHz: number;
   /** Testing samples in id order, each with its windows. */
@@ -54,6 +61,7 @@ export function predictWindow(results: Pick<ModelTestingResults, 'thresholds'>, 
   if (!kerasBlock) return NO_ANOMALY;
   const r = w.results.find((x) => x.learnId === kerasBlock.learnId);
   if (r?.type !== 'keras') return UNCERTAIN;
+  if (kerasBlock.mode === 'regression') return String(r.classification[REGRESSION_LABEL]);
   let best: string | undefined;
   let bestScore = -Infinity;
   for (const [c, s] of Object.entries(r.classification)) {
@@ -63,6 +71,25 @@ export function predictWindow(results: Pick<ModelTestingResults, 'thresholds'>, 
     }
   }
   return best !== undefined && bestScore >= kerasBlock.minimumConfidenceRating ? best : UNCERTAIN;
+}
+
+const regressionBlockOf = (results: Pick<ModelTestingResults, 'thresholds'>) => {
+  const keras = results.thresholds.find((t) => t.type === 'keras');
+  return keras?.mode === 'regression' ? keras : undefined;
+};
+
+/** A label as the number a regression block should predict; null when it names none. */
+function labelValue(label: string): number | null {
+  const v = label.trim() === '' ? Number.NaN : Number(label);
+  return Number.isFinite(v) ? v : null;
+}
+
+/** Whether a labelled window's prediction is right: the label itself, or for regression a value within the threshold of it. */
+function predictionCorrect(results: Pick<ModelTestingResults, 'thresholds'>, prediction: string, label: string): boolean {
+  const regression = regressionBlockOf(results);
+  if (!regression || prediction === ANOMALY || label === ANOMALY) return prediction === label;
+  const expected = labelValue(label);
+  return expected !== null && Math.abs(Number(prediction) - expected) <= regression.minimumConfidenceRating;
 }
 
 /** Every window's prediction, samples in order. */
@@ -75,7 +102,7 @@ export function windowPredictions(results: ModelTestingResults, samples: readonl
         sampleId: s.sampleId,
         startMs: w.startMs,
         endMs: w.endMs,
-        ...(w.label === null ? {} : { label: w.label, predictionCorrect: prediction === w.label }),
+        ...(w.label === null ? {} : { label: w.label, predictionCorrect: predictionCorrect(results, prediction, w.label) }),
         prediction,
         ...(anomaly?.type === 'anomaly' ? { anomalyScores: [[anomaly.anomaly]] } : {}),
       };
@@ -92,9 +119,61 @@ export interface TestingAccuracy {
   allLabels: string[];
   accuracyScore?: number;
   balancedAccuracyScore?: number;
+  /** Regression: the mean squared error over the labelled windows whose label is a number. */
+  mseScore?: number;
+}
+
+/** A regression block's predicted and expected values over the labelled windows whose label is a number. */
+function regressionPairs(results: ModelTestingResults, learnId: number): { predicted: number[]; actual: number[] } {
+  const predicted: number[] = [];
+  const actual: number[] = [];
+  for (const s of results.samples) {
+    for (const w of s.windows) {
+      const expected = w.label === null ? null : labelValue(w.label);
+      const r = w.results.find((x) => x.learnId === learnId);
+      if (expected === null || r?.type !== 'keras') continue;
+      predicted.push(r.classification[REGRESSION_LABEL]!);
+      actual.push(expected);
+    }
+  }
+  return { predicted, actual };
+}
+
+/** Each regression block's errors on the testing windows (the SDK's additionalMetricsByLearnBlock). */
+export function regressionTestingMetrics(results: ModelTestingResults): { learnId: number; metrics: RegressionMetrics; windowCount: number }[] {
+  return results.thresholds
+    .filter((t) => t.type === 'keras' && t.mode === 'regression')
+    .map((t) => {
+      const { predicted, actual } = regressionPairs(results, t.learnId);
+      return { learnId: t.learnId, metrics: regressionMetrics(predicted, actual), windowCount: actual.length };
+    });
+}
+
+function regressionAccuracy(results: ModelTestingResults, regression: { learnId: number }): TestingAccuracy {
+  const predictions = windowPredictions(results).filter((p) => p.label !== undefined);
+  const labels = [...new Set(predictions.map((p) => p.label!))];
+  const summaryPerClass: Record<string, { good: number; bad: number }> = Object.create(null);
+  for (const l of labels) summaryPerClass[l] = { good: 0, bad: 0 };
+  let good = 0;
+  for (const p of predictions) {
+    if (p.predictionCorrect) good++;
+    summaryPerClass[p.label!]![p.predictionCorrect ? 'good' : 'bad']++;
+  }
+  const { predicted, actual } = regressionPairs(results, regression.learnId);
+  const mse = regressionMetrics(predicted, actual).meanSquaredError;
+  return {
+    totalSummary: { good, bad: predictions.length - good },
+    summaryPerClass: { ...summaryPerClass },
+    confusionMatrixValues: {},
+    allLabels: labels,
+    ...(predictions.length > 0 ? { accuracyScore: good / predictions.length } : {}),
+    ...(mse === null ? {} : { mseScore: mse }),
+  };
 }
 
 export function testingAccuracy(results: ModelTestingResults): TestingAccuracy {
+  const regression = regressionBlockOf(results);
+  if (regression) return regressionAccuracy(results, regression);
   const predictions = windowPredictions(results).filter((p) => p.label !== undefined);
   const hasAnomaly = results.thresholds.some((t) => t.type === 'anomaly');
   const hasKeras = results.thresholds.some((t) => t.type === 'keras');

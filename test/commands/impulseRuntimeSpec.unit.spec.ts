@@ -85,7 +85,9 @@ describe('building the runtime spec of a project\'s impulse', () => {
     await expect(buildImpulseRuntimeSpec(deps(impulseDoc(), false), 1)).rejects.toThrow(new NoTrainedModelError({ id: 3, name: 'Classifier' }));
     await expect(buildImpulseRuntimeSpec(deps(null), 1)).rejects.toThrow(/The project has no impulse/);
     await expect(buildImpulseRuntimeSpec(deps(impulseDoc({ learnBlocks: [] })), 1)).rejects.toThrow(/no learn block/);
-    await expect(buildImpulseRuntimeSpec(deps(impulseDoc({ learnBlocks: [{ id: 3, type: 'keras-regression', name: 'Regression', title: 'R', dsp: [2], createdAt: at }] })), 1)).rejects.toThrow(/Learn block 3 \("Regression"\) is of type "keras-regression", which this service cannot run/);
+    await expect(buildImpulseRuntimeSpec(deps(impulseDoc({ learnBlocks: [{ id: 3, type: 'keras-object-detection', name: 'Detector', title: 'D', dsp: [2], createdAt: at }] })), 1)).rejects.toThrow(/Learn block 3 \("Detector"\) is of type "keras-object-detection", which this service cannot run/);
+    // A keras-regression block runs, but only a regression model: a classifier's left from before is no model of it.
+    await expect(buildImpulseRuntimeSpec(deps(impulseDoc({ learnBlocks: [{ id: 3, type: 'keras-regression', name: 'Regression', title: 'R', dsp: [2], createdAt: at }] })), 1)).rejects.toThrow(new NoTrainedModelError({ id: 3, name: 'Regression' }));
     const twoInputs = impulseDoc();
     twoInputs.inputBlocks.push({ ...twoInputs.inputBlocks[0]!, id: 7 });
     twoInputs.dspBlocks[1] = { ...twoInputs.dspBlocks[1]!, input: 7 };
