@@ -42,6 +42,7 @@ import { startLogCheckpoints } from './commands/audit/logCheckpointer';
 import type { Periodic } from './commands/sagas/periodic';
 import { JobQueries } from './projections/jobs/jobQueries';
 import { startSubscriptionEnd } from './commands/sagas/subscriptionEnd';
+import { ProjectBlobs } from './commands/projects/projectBlobs';
 import { startProjectDeletion } from './commands/sagas/projectDeletion';
 import { UniquenessReservations } from './commands/uniqueness';
 import { createIngestionApp } from './ingestion/ingestionApp';
@@ -330,12 +331,18 @@ export async function startService(config: Config, log: Logger = pino({ level: c
       logCheckpoints = startLogCheckpoints(stores.events, log.child({ role: 'sagas' }), config.auditCheckpointMs);
       const projectQueries = new ProjectQueries(stores.readStore);
       const sampleQueries = new SampleQueries(stores.readStore);
+      const projectBlobs = new ProjectBlobs({
+        events: stores.events,
+        samples: sampleQueries,
+        liveProjectIds: () => projectQueries.notFullyDeletedIds(),
+        isUserPhoto: async (sha256) => (await users.byPhoto(sha256)) !== null,
+      });
       projectDeletion = startProjectDeletion({
         events: stores.events,
         due: (now) => projectQueries.dueForFullDeletion(now),
         duePurges: async (before) => (await projectQueries.dueForBlobPurge(before)).map((p) => ({ id: p.id, quarantinedBlobs: p.quarantinedBlobs ?? [] })),
-        contentsOf: (projectId) => sampleQueries.contentsOf(projectId),
-        usedElsewhere: async (projectId, sha256) => (await sampleQueries.referencedOutside(projectId, sha256)) || (await users.byPhoto(sha256)) !== null,
+        contentsOf: (projectId) => projectBlobs.contentsOf(projectId),
+        usedElsewhere: (projectId, sha256s) => projectBlobs.usedElsewhere(projectId, sha256s),
         blobs: stores.blobs,
         destroyProjectKey: (projectId) => stores.events.destroySubject(`project-${projectId}`),
         log: log.child({ role: 'sagas' }),

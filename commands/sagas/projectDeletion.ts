@@ -9,10 +9,10 @@ export interface ProjectDeletionDeps {
   due(now: Date): Promise<{ id: number }[]>;
   /** Fully deleted projects whose set-aside blobs were set aside before `before`, with those blobs. */
   duePurges(before: Date): Promise<{ id: number; quarantinedBlobs: string[] }[]>;
-  /** The content addresses of a project's samples, deleted ones included. */
+  /** Every content address the project ever referenced: its samples' (deleted ones included) and the blobs derived from them (projectBlobs.ts). */
   contentsOf(projectId: number): Promise<string[]>;
-  /** Whether something outside the project (another project's sample, a user photo) uses this content. */
-  usedElsewhere(projectId: number, sha256: string): Promise<boolean>;
+  /** Of these contents, those something outside the project uses (another live project's sample or derived blob, a user photo). */
+  usedElsewhere(projectId: number, sha256s: readonly string[]): Promise<Set<string>>;
   blobs: {
     quarantine(sha256: string): Promise<boolean>;
     restore(sha256: string): Promise<void>;
@@ -32,7 +32,8 @@ export const PURGE_GRACE_MS = 10 * 60_000;
 /**
  * Fully deletes projects whose scheduled deletion date has passed, in two steps, so that content
  * another project receives at that very moment is never lost:
- * 1. the blobs only this project uses are set aside (quarantined: a new upload of the same content
+ * 1. the blobs only this project uses (its samples' and those derived from them: features, models,
+ *    test results, builds, superseded ones included) are set aside (quarantined: a new upload of the same content
  *    stores it afresh), the project's key is destroyed, and `ProjectFullyDeleted` takes its samples
  *    and devices out of the read models;
  * 2. a grace period later, each set-aside blob is purged, or restored if a sample elsewhere took the
@@ -46,8 +47,10 @@ export function startProjectDeletion(deps: ProjectDeletionDeps): Periodic {
   return startPeriodic('fully deleting projects', deps.log, deps.intervalMs ?? 60_000, async (now) => {
     for (const { id } of await deps.due(now)) {
       const quarantined: string[] = [];
-      for (const sha256 of await deps.contentsOf(id)) {
-        if (await deps.usedElsewhere(id, sha256)) continue;
+      const contents = await deps.contentsOf(id);
+      const elsewhere = await deps.usedElsewhere(id, contents);
+      for (const sha256 of contents) {
+        if (elsewhere.has(sha256)) continue;
         if (await deps.blobs.quarantine(sha256)) quarantined.push(sha256);
       }
       await deps.destroyProjectKey(id);
@@ -57,8 +60,10 @@ export function startProjectDeletion(deps: ProjectDeletionDeps): Periodic {
     }
     for (const { id, quarantinedBlobs } of await deps.duePurges(new Date(now.getTime() - grace))) {
       const outcome = { purged: [] as string[], restored: [] as string[] };
+      // A put of the same content after this check stores it afresh: the purge removes only the set-aside copy.
+      const elsewhere = await deps.usedElsewhere(id, quarantinedBlobs);
       for (const sha256 of quarantinedBlobs) {
-        if (await deps.usedElsewhere(id, sha256)) {
+        if (elsewhere.has(sha256)) {
           await deps.blobs.restore(sha256);
           outcome.restored.push(sha256);
         } else {

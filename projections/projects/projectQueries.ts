@@ -39,6 +39,11 @@ export class ProjectQueries {
     return this.projects.find({ blobsPurged: false, fullDeletionDate: { $lte: before.toISOString() } }, { sort: { _id: 1 } });
   }
 
+  /** Projects not fully deleted (deleted ones waiting for it included): those whose content is still held. */
+  async notFullyDeletedIds(): Promise<number[]> {
+    return (await this.projects.find({ fullDeletionDate: null }, { sort: { _id: 1 } })).map((p) => p._id);
+  }
+
   /** Live projects with an invitation to this user that they have not answered. */
   async invitingUser(userId: number): Promise<ProjectDocument[]> {
     return (await this.projects.find({ invitedUserIds: userId, deleted: false }, { sort: { _id: 1 } })).map(readable);

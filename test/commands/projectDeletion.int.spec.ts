@@ -43,7 +43,7 @@ describe('the project deletion saga', () => {
         return [{ id: 5, quarantinedBlobs: fully.data.quarantinedBlobs as string[] }];
       },
       contentsOf: async () => [a, b, shared],
-      usedElsewhere: async (_id, sha) => sha === shared || (sha === b && bTaken),
+      usedElsewhere: async (_id, shas) => new Set(shas.filter((sha) => sha === shared || (sha === b && bTaken))),
       blobs: {
         quarantine: async (sha) => (calls.push(`quarantine ${sha[0]}`), true),
         restore: async (sha) => void calls.push(`restore ${sha[0]}`),

@@ -1,0 +1,60 @@
+// Which blobs a project holds besides its samples, read from its streams: blocks an impulse no longer
+// has and ids only issued count too; what another live project's records name, superseded or not,
+// is held elsewhere, and a fully deleted project's records are not.
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { ProjectBlobs, derivedBlobsOf } from '../../commands/projects/projectBlobs';
+import { SqliteEventStore } from '../../stores/eventstore/sqliteEventStore';
+
+const sha = (c: string) => c.repeat(64);
+const metadata = { actor: 'system:test', correlationId: 'test', time: new Date().toISOString() };
+
+async function append(events: SqliteEventStore, stream: string, type: string, data: Record<string, unknown>): Promise<void> {
+  await events.appendToStream(stream, [{ id: randomUUID(), type, data, metadata }], 'any');
+}
+
+const block = (id: number) => ({ id, name: `b${id}` });
+const impulse = (projectId: number, dsp: number[], learn: number[]) => ({ projectId, impulseId: 1, inputBlocks: [], dspBlocks: dsp.map(block), learnBlocks: learn.map(block), postProcessingBlocks: [] });
+
+describe('the blobs derived from a project', () => {
+  it('finds those of blocks since removed, of issued ids, and of superseded records', async () => {
+    const events = SqliteEventStore.open(':memory:');
+    // Block 2 (dsp) and 3 (learn) were replaced by 5 and 6; id 9 was only issued.
+    await append(events, 'impulses-1', 'ImpulseCreated', impulse(1, [2], [3]));
+    await append(events, 'impulses-1', 'ImpulseBlocksReplaced', impulse(1, [5], [6]));
+    await append(events, 'impulses-1', 'BlockIdIssued', { projectId: 1, blockId: 9 });
+    await append(events, 'dsp-features-1-2', 'DspFeaturesGenerated', { categories: { training: { x: sha('1'), y: sha('2'), raw: sha('3') }, testing: { x: sha('4'), y: sha('5') } }, metadata: sha('6'), explorer: null, importance: sha('7') });
+    await append(events, 'keras-1-3', 'KerasModelTrained', { model: sha('8'), features: [{ x: sha('1'), y: sha('2') }] });
+    await append(events, 'keras-1-3', 'KerasModelTrained', { model: sha('9'), features: [] });
+    await append(events, 'anomaly-1-9', 'AnomalyModelTrained', { model: sha('a'), features: [{ x: sha('b') }] });
+    await append(events, 'model-testing-1', 'ModelTested', { results: sha('c') });
+    await append(events, 'deployment-1', 'DeploymentBuilt', { artifact: sha('d'), models: [{ model: sha('9') }] });
+    // Another project's streams are not this one's.
+    await append(events, 'keras-2-3', 'KerasModelTrained', { model: sha('e'), features: [] });
+    expect([...(await derivedBlobsOf(events, 1))].sort()).toEqual([...'123456789abcd'].map(sha).sort());
+    expect([...(await derivedBlobsOf(events, 3))]).toEqual([]);
+    await events.close();
+  });
+
+  it('counts content as held elsewhere by another live project\'s records, superseded included, a sample or a photo', async () => {
+    const events = SqliteEventStore.open(':memory:');
+    await append(events, 'deployment-1', 'DeploymentBuilt', { artifact: sha('1'), models: [] });
+    await append(events, 'deployment-2', 'DeploymentBuilt', { artifact: sha('1'), models: [] });
+    await append(events, 'deployment-2', 'DeploymentBuilt', { artifact: sha('2'), models: [] });
+    await append(events, 'deployment-3', 'DeploymentBuilt', { artifact: sha('5'), models: [] });
+    const live = [1, 2];
+    const blobs = new ProjectBlobs({
+      events,
+      samples: { contentsOf: async () => [sha('3')], referencedOutside: async (_id, s) => s === sha('3') },
+      liveProjectIds: async () => live,
+      isUserPhoto: async (s) => s === sha('4'),
+    });
+    expect((await blobs.contentsOf(1)).sort()).toEqual([sha('1'), sha('3')].sort());
+    // Project 3 is fully deleted: its records hold nothing any more.
+    const asked = [1, 2, 3, 4, 5, 6].map((n) => sha(String(n)));
+    expect([...(await blobs.usedElsewhere(1, asked))].sort()).toEqual([sha('1'), sha('2'), sha('3'), sha('4')].sort());
+    // The project's own records do not count as elsewhere.
+    expect([...(await blobs.usedElsewhere(2, [sha('2')]))]).toEqual([]);
+    await events.close();
+  });
+});
