@@ -2,9 +2,8 @@ import { EdgeImpulseApi } from 'edge-impulse-api';
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeNpy } from '../../domain/dsp/npy';
-import { signedSample } from '../support/signedSample';
-import { startTestService, type TestService } from '../support/testService';
-import { readModelsCaughtUp } from '../support/readModels';
+import { sdkProject, sineRows, type SdkProject } from '../support/projectWithFeatures';
+import type { TestService } from '../support/testService';
 
 // The official SDK, unmodified: build an impulse, ingest (the ingestion API, as a device does),
 // generate features with JobsApi.generateFeaturesJob, follow the job with runJobUntilCompletion
@@ -14,28 +13,11 @@ describe('feature generation through the official SDK', () => {
   let service: TestService;
   let api: EdgeImpulseApi;
   let projectId: number;
-  let apiKey: string;
-
-  const ingest = async (category: 'training' | 'testing', label: string, values: number[][]) => {
-    const res = await fetch(`${service.ingestionUrl}/api/${category}/data`, {
-      method: 'POST',
-      headers: { 'x-api-key': apiKey, 'content-type': 'application/json', 'x-file-name': `${label}.json`, 'x-label': label },
-      body: signedSample('none', values, { alg: 'none' }),
-    });
-    expect(res.status).toBe(200);
-    // Ingestion answers on durability: the job reads the sample read model.
-    await readModelsCaughtUp(service);
-  };
-  const signal = (f: number, n: number) => Array.from({ length: n }, (_, i) => [Math.sin((2 * Math.PI * f * i) / 100), Math.cos((2 * Math.PI * f * i) / 100) / 2]);
+  let ingest: SdkProject['ingest'];
+  const signal = (f: number, n: number) => sineRows(f, n);
 
   beforeAll(async () => {
-    service = await startTestService({ mongo: false });
-    api = new EdgeImpulseApi({ endpoint: service.apiUrl });
-    await api.user.createUser({ name: 'Ada Lovelace', username: 'ada', email: 'ada@example.com', password: 'correct horse battery', privacyPolicy: true, turnstileResponse: 'ok' });
-    await api.authenticate({ method: 'jwtToken', jwtToken: (await api.login.login({ username: 'ada', password: 'correct horse battery' })).token! });
-    const created = await api.projects.createProject({ projectName: 'Features through the SDK' });
-    projectId = created.id;
-    apiKey = created.apiKey;
+    ({ service, api, projectId, ingest } = await sdkProject('Features through the SDK'));
   });
   afterAll(async () => {
     await service?.destroy();
