@@ -1,29 +1,18 @@
-import { EdgeImpulseApi } from 'edge-impulse-api';
 import { PNG } from 'pngjs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { decodeNpy } from '../../domain/dsp/npy';
-import { sdkProject, sineRows, type SdkProject } from '../support/projectWithFeatures';
-import type { TestService } from '../support/testService';
+import { sdkProjectForSuite, sineRows } from '../support/projectWithFeatures';
 
 // The official SDK, unmodified: build an impulse, ingest (the ingestion API, as a device does),
 // generate features with JobsApi.generateFeaturesJob, follow the job with runJobUntilCompletion
 // (websocket and status polling), read DSPInfo and the artifacts; run the block on one window, given
 // and as a slice of a stored sample.
 describe('feature generation through the official SDK', () => {
-  let service: TestService;
-  let api: EdgeImpulseApi;
-  let projectId: number;
-  let ingest: SdkProject['ingest'];
+  const project = sdkProjectForSuite('Features through the SDK');
   const signal = (f: number, n: number) => sineRows(f, n);
 
-  beforeAll(async () => {
-    ({ service, api, projectId, ingest } = await sdkProject('Features through the SDK'));
-  });
-  afterAll(async () => {
-    await service?.destroy();
-  });
-
   it('generates features, follows the job to its end and reads DSPInfo, X, y, labels and metadata', async () => {
+    const { api, projectId, ingest } = project();
     await api.impulse.createImpulse(projectId, {
       name: 'Motion',
       inputBlocks: [{ id: 1, type: 'time-series', name: 'Time series', title: 'Time series data', axes: ['accX', 'accY'], windowSizeMs: 1000, windowIncreaseMs: 500, frequencyHz: 100 }],
@@ -79,6 +68,7 @@ describe('feature generation through the official SDK', () => {
   }, 90_000);
 
   it("answers an MFE block's graphs through runDspOnFeaturesArray when asked: PNG images the size of its output", async () => {
+    const { api } = project();
     const { id } = await api.projects.createProject({ projectName: 'Audio graphs through the SDK' });
     await api.impulse.createImpulse(id, {
       name: 'Keywords',

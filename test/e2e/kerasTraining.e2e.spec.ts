@@ -1,33 +1,18 @@
-import { EdgeImpulseApi } from 'edge-impulse-api';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sdkProject, sineRows, type SdkProject } from '../support/projectWithFeatures';
-import type { TestService } from '../support/testService';
+import { describe, expect, it } from 'vitest';
+import { classifierBlock, motionInputBlock, sdkProjectForSuite, sineRows, spectralBlock } from '../support/projectWithFeatures';
 import { readModelsCaughtUp } from '../support/readModels';
 
 // The official SDK, unmodified: set the keras block's settings (LearnApi.setKeras), train it
 // (JobsApi.trainKerasJob) and follow the job with runJobUntilCompletion, then read getKeras and
 // getKerasMetadata; expert mode through the SDK is refused.
 describe('keras training through the official SDK', () => {
-  let service: TestService;
-  let api: EdgeImpulseApi;
-  let projectId: number;
-  let ingest: SdkProject['ingest'];
+  const project = sdkProjectForSuite('Keras through the SDK');
   const signal = (f: number, n: number) => sineRows(f, n);
 
-  beforeAll(async () => {
-    ({ service, api, projectId, ingest } = await sdkProject('Keras through the SDK'));
-  });
-  afterAll(async () => {
-    await service?.destroy();
-  });
-
   it('sets settings, trains with runJobUntilCompletion following the epochs, and reads the model metadata', async () => {
-    await api.impulse.createImpulse(projectId, {
-      name: 'Motion',
-      inputBlocks: [{ id: 1, type: 'time-series', name: 'Time series', title: 'Time series data', axes: ['accX', 'accY'], windowSizeMs: 1000, windowIncreaseMs: 250, frequencyHz: 100 }],
-      dspBlocks: [{ id: 2, type: 'spectral-analysis', name: 'Spectral features', title: 'Spectral Analysis', axes: ['accX', 'accY'], input: 1, implementationVersion: 4 }],
-      learnBlocks: [{ id: 3, type: 'keras', name: 'Classifier', title: 'Classification', dsp: [2] }],
-    } as Parameters<typeof api.impulse.createImpulse>[1]);
+    const { service, api, projectId, ingest } = project();
+    const impulse = { name: 'Motion', inputBlocks: [{ ...motionInputBlock, windowSizeMs: 1000 }], dspBlocks: [spectralBlock], learnBlocks: [classifierBlock] };
+    await api.impulse.createImpulse(projectId, impulse as Parameters<typeof api.impulse.createImpulse>[1]);
     await ingest('training', 'idle', signal(1, 600));
     await ingest('training', 'wave', signal(9, 600));
     const features = await api.jobs.generateFeaturesJob(projectId, { dspId: 2, skipFeatureExplorer: true });

@@ -6,7 +6,7 @@
 // tests that drive the service through the official SDK.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EdgeImpulseApi } from 'edge-impulse-api';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { readModelsCaughtUp } from './readModels';
 import { signedSample } from './signedSample';
 import { adaWithProject, call, startTestService, type TestService } from './testService';
@@ -141,4 +141,19 @@ export async function sdkProject(projectName: string): Promise<SdkProject> {
   const { id: projectId, apiKey } = await api.projects.createProject({ projectName });
   const ingest = (category: 'training' | 'testing', label: string, rows: number[][]) => ingestSample(service, apiKey, { category, label, rows, fileName: `${label}.json` });
   return { service, api, projectId, apiKey, ingest };
+}
+
+/** sdkProject for the enclosing describe: started before its tests, destroyed after them; the getter answers it. */
+export function sdkProjectForSuite(projectName: string): () => SdkProject {
+  let project: SdkProject | undefined;
+  beforeAll(async () => {
+    project = await sdkProject(projectName);
+  });
+  afterAll(async () => {
+    await project?.service.destroy();
+  });
+  return () => {
+    if (!project) throw new Error(`the project ${projectName} did not start`);
+    return project;
+  };
 }
