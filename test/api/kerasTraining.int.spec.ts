@@ -16,6 +16,17 @@ for (const setup of setups) {
     const ingest = (label: string, seed: number) => p.ingest('training', label, seed);
     const generateFeatures = () => p.runJob('/jobs/generate-features', { dspId: 2, skipFeatureExplorer: true });
     const models = async () => (await p.service.stores.events.readStream(kerasStream(p.projectId, 3))).filter((e) => e.type === 'KerasModelTrained').map((e) => e as unknown as KerasModelTrained);
+    /** Starts a training of 10,000 cycles and waits for its first epoch line; its job id. */
+    const longTrainingUnderWay = async () => {
+      const res = await post('/jobs/train/keras/3', { trainingCycles: 10_000 });
+      const jobId = Number(res.body.id);
+      const end = Date.now() + 60_000;
+      while (!/Epoch 1\/10000/.test(await p.stdout(jobId))) {
+        if (Date.now() > end) throw new Error('no epoch line');
+        await sleep(100);
+      }
+      return jobId;
+    };
     const refused = async (path: string, body: unknown, status: number, error: RegExp) => {
       const res = await post(path, body);
       expect(res.status, JSON.stringify(res.body)).toBe(status);
@@ -128,13 +139,7 @@ for (const setup of setups) {
     });
 
     it('cancel stops a long training within an epoch and records no model', async () => {
-      const res = await post('/jobs/train/keras/3', { trainingCycles: 10_000 });
-      const jobId = Number(res.body.id);
-      const end = Date.now() + 60_000;
-      while (!/Epoch 1\/10000/.test(await p.stdout(jobId))) {
-        if (Date.now() > end) throw new Error('no epoch line');
-        await sleep(100);
-      }
+      const jobId = await longTrainingUnderWay();
       expect((await post(`/jobs/${jobId}/cancel`)).status).toBe(200);
       const job = await p.finished(jobId);
       expect(job.finishedSuccessful).toBe(false);
@@ -142,13 +147,7 @@ for (const setup of setups) {
     });
 
     it('a project deleted during training stops its job, which ends failed saying why, and records no model', async () => {
-      const res = await post('/jobs/train/keras/3', { trainingCycles: 10_000 });
-      const jobId = Number(res.body.id);
-      const end = Date.now() + 60_000;
-      while (!/Epoch 1\/10000/.test(await p.stdout(jobId))) {
-        if (Date.now() > end) throw new Error('no epoch line');
-        await sleep(100);
-      }
+      const jobId = await longTrainingUnderWay();
       expect((await call(p.service, 'DELETE', `/api/${p.projectId}`, { headers: p.ada })).status).toBe(200);
       // The project's routes are gone with it: the job's own stream says how it ended.
       const finishedEvent = async () => (await p.service.stores.events.readStream(jobStream(jobId))).find((e) => e.type === 'JobFinished');
