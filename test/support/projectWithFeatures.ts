@@ -132,9 +132,9 @@ export interface SdkProject {
   ingest(category: 'training' | 'testing', label: string, rows: number[][]): Promise<void>;
 }
 
-/** Starts a service (embedded stores) and, through the official SDK, signs ada up and creates her project `projectName`. */
-export async function sdkProject(projectName: string): Promise<SdkProject> {
-  const service = await startTestService({ mongo: false });
+/** Starts a service (embedded stores, plus `env`) and, through the official SDK, signs ada up and creates her project `projectName`. */
+export async function sdkProject(projectName: string, options: { env?: Record<string, string> } = {}): Promise<SdkProject> {
+  const service = await startTestService({ mongo: false, env: options.env });
   const api = new EdgeImpulseApi({ endpoint: service.apiUrl });
   await api.user.createUser({ name: 'Ada Lovelace', username: 'ada', email: 'ada@example.com', password: 'correct horse battery', privacyPolicy: true, turnstileResponse: 'ok' });
   await api.authenticate({ method: 'jwtToken', jwtToken: (await api.login.login({ username: 'ada', password: 'correct horse battery' })).token! });
