@@ -1,7 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { readModelsCaughtUp } from '../support/readModels';
-import { signedSample } from '../support/signedSample';
+import { ingestSample } from '../support/projectWithFeatures';
 import { call, describeOn, setups, signup, startTestService, loginToken, type TestService } from '../support/testService';
 
 // Two DSP blocks on one input: the impulse is complete only while both have features generated for
@@ -58,15 +57,7 @@ for (const setup of setups) {
       ada = { 'x-jwt-token': await loginToken(service, 'ada') };
       const project = await call(service, 'POST', '/api/projects/create', { headers: ada, body: { projectName: 'Complete' } });
       projectId = Number(project.body.id);
-      for (const [label, f] of [['idle', 1], ['wave', 9]] as const) {
-        const res = await fetch(`${service.ingestionUrl}/api/training/data`, {
-          method: 'POST',
-          headers: { 'x-api-key': String(project.body.apiKey), 'content-type': 'application/json', 'x-file-name': `${label}.json`, 'x-label': label },
-          body: signedSample('none', rows(f), { alg: 'none' }),
-        });
-        expect(res.status).toBe(200);
-      }
-      await readModelsCaughtUp(service);
+      for (const [label, f] of [['idle', 1], ['wave', 9]] as const) await ingestSample(service, String(project.body.apiKey), { category: 'training', label, rows: rows(f), fileName: `${label}.json` });
     });
     afterAll(async () => {
       await service?.destroy();

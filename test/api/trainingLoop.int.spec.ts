@@ -2,21 +2,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { EmailQueries } from '../../projections/emails/emailQueries';
 import { JobQueries } from '../../projections/jobs/jobQueries';
-import { readModelsCaughtUp } from '../support/readModels';
-import { signedSample } from '../support/signedSample';
+import { ingestSample, motionImpulse } from '../support/projectWithFeatures';
 import { call, describeOn, loginToken, registerUser, setups, startTestService, type TestService } from '../support/testService';
 
 // Training jobs are jobs like the others: their compute time counts in the project's, and the
 // project's trainJobNotificationUids (collaborators only) are e-mailed when one ends.
-const impulse = {
-  name: 'Motion',
-  inputBlocks: [{ id: 1, type: 'time-series', name: 'Time series', title: 'Time series data', axes: ['accX', 'accY'], windowSizeMs: 500, windowIncreaseMs: 250, frequencyHz: 100 }],
-  dspBlocks: [{ id: 2, type: 'flatten', name: 'Flatten', title: 'Flatten', axes: ['accX', 'accY'], input: 1, implementationVersion: 1 }],
-  learnBlocks: [
-    { id: 3, type: 'keras', name: 'Classifier', title: 'Classification', dsp: [2] },
-    { id: 4, type: 'anomaly', name: 'Anomaly detection', title: 'Anomaly detection (K-means)', dsp: [2] },
-  ],
-};
+const impulse = { ...motionImpulse, dspBlocks: [{ id: 2, type: 'flatten', name: 'Flatten', title: 'Flatten', axes: ['accX', 'accY'], input: 1, implementationVersion: 1 }] };
 const rows = (f: number) => Array.from({ length: 200 }, (_, i) => [Math.sin((2 * Math.PI * f * i) / 100), Math.cos((2 * Math.PI * f * i) / 100)]);
 
 for (const setup of setups) {
@@ -69,15 +60,7 @@ for (const setup of setups) {
       const invited = await post('/collaborators/add', { usernameOrEmail: 'bob' });
       expect(invited.status).toBe(200);
       expect((await call(service, 'POST', `/api/user/invitations/${Number(invited.body.id)}/accept`, { headers: jwt(bob.token) })).status).toBe(200);
-      for (const [label, f] of [['idle', 1], ['wave', 9]] as const) {
-        const res = await fetch(`${service.ingestionUrl}/api/training/data`, {
-          method: 'POST',
-          headers: { 'x-api-key': String(project.body.apiKey), 'content-type': 'application/json', 'x-file-name': `${label}.json`, 'x-label': label },
-          body: signedSample('none', rows(f), { alg: 'none' }),
-        });
-        expect(res.status).toBe(200);
-      }
-      await readModelsCaughtUp(service);
+      for (const [label, f] of [['idle', 1], ['wave', 9]] as const) await ingestSample(service, String(project.body.apiKey), { category: 'training', label, rows: rows(f), fileName: `${label}.json` });
       expect((await post('/impulse', impulse)).status).toBe(200);
     });
     afterAll(async () => {
