@@ -1,5 +1,5 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { jobFinished } from '../support/jobStatus';
 import { ingestSample } from '../support/projectWithFeatures';
 import { call, describeOn, setups, signup, startTestService, loginToken, type TestService } from '../support/testService';
 
@@ -37,18 +37,7 @@ for (const setup of setups) {
     const run = async (path: string, body: unknown) => {
       const res = await post(path, body);
       expect(res.status, JSON.stringify(res.body)).toBe(200);
-      const end = Date.now() + 60_000;
-      for (;;) {
-        const { job } = (await get(`/jobs/${res.body.id}/status`)).body as { job: { finishedSuccessful?: boolean } };
-        if (job.finishedSuccessful !== undefined) {
-          expect(job.finishedSuccessful).toBe(true);
-          // The result is recorded before the job ends: let every read model reach it.
-          await service.projections!.waitFor((await service.stores.events.headPosition())!, 5000);
-          return;
-        }
-        if (Date.now() > end) throw new Error('the job did not finish');
-        await sleep(100);
-      }
+      expect((await jobFinished(service, get, Number(res.body.id), 60_000)).finishedSuccessful).toBe(true);
     };
 
     beforeAll(async () => {

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { EmailQueries } from '../../projections/emails/emailQueries';
 import { JobQueries } from '../../projections/jobs/jobQueries';
+import { jobFinished } from '../support/jobStatus';
 import { ingestSample, motionImpulse } from '../support/projectWithFeatures';
 import { call, describeOn, loginToken, registerUser, setups, startTestService, type TestService } from '../support/testService';
 
@@ -20,18 +21,7 @@ for (const setup of setups) {
     const jwt = (token: string) => ({ 'x-jwt-token': token });
     const post = (path: string, body: unknown = {}) => call(service, 'POST', `/api/${projectId}${path}`, { headers: jwt(ada.token), body });
     const get = (path: string) => call(service, 'GET', `/api/${projectId}${path}`, { headers: jwt(ada.token) });
-    const finished = async (jobId: number) => {
-      const end = Date.now() + 120_000;
-      for (;;) {
-        const { job } = (await get(`/jobs/${jobId}/status`)).body as { job: { finishedSuccessful?: boolean; jobNotificationUids: number[]; computeTimeMs?: number } };
-        if (job.finishedSuccessful !== undefined) {
-          await service.projections!.waitFor((await service.stores.events.headPosition())!, 5000);
-          return job;
-        }
-        if (Date.now() > end) throw new Error(`job ${jobId} did not finish`);
-        await sleep(100);
-      }
-    };
+    const finished = (jobId: number) => jobFinished<{ finishedSuccessful?: boolean; jobNotificationUids: number[]; computeTimeMs?: number }>(service, get, jobId);
     const run = async (path: string, body: unknown) => {
       const res = await post(path, body);
       expect(res.status, JSON.stringify(res.body)).toBe(200);

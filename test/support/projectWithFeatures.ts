@@ -4,9 +4,9 @@
 // Options choose another impulse (or none yet); samples of any rows, in either category, are ingested
 // through the ingestion API and awaited in the read models. `sdkProject` is the same start for the
 // tests that drive the service through the official SDK.
-import { setTimeout as sleep } from 'node:timers/promises';
 import { EdgeImpulseApi } from 'edge-impulse-api';
 import { afterAll, beforeAll, expect } from 'vitest';
+import { jobFinished } from './jobStatus';
 import { readModelsCaughtUp } from './readModels';
 import { signedSample } from './signedSample';
 import { adaWithProject, call, startTestService, type TestService } from './testService';
@@ -83,19 +83,7 @@ export async function projectWithFeatures(options: { mongo: boolean; name?: stri
     return Math.max(...ids);
   };
   const ingest = (category: 'training' | 'testing', label: string, seed: number, n?: number) => ingestRows(category, label, motionRows(label, seed, n), `${label}.${category}.${seed}.json`);
-  const finished = async (jobId: number, timeoutMs = 120_000) => {
-    const end = Date.now() + timeoutMs;
-    for (;;) {
-      const { job } = (await get(`/jobs/${jobId}/status`)).body as { job: { finishedSuccessful?: boolean } };
-      if (job.finishedSuccessful !== undefined) {
-        // The result is recorded before the job ends: let every read model reach it.
-        await service.projections!.waitFor((await service.stores.events.headPosition())!, 5000);
-        return job;
-      }
-      if (Date.now() > end) throw new Error(`job ${jobId} did not finish`);
-      await sleep(100);
-    }
-  };
+  const finished = (jobId: number, timeoutMs?: number) => jobFinished(service, get, jobId, timeoutMs);
   const stdout = async (jobId: number) => ((await get(`/jobs/${jobId}/stdout`)).body.stdout as { data: string }[]).map((l) => l.data).join('');
   const runJob = async (path: string, body: unknown = {}) => {
     const res = await post(path, body);
