@@ -1,62 +1,33 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { dspFeaturesStream, type DspFeaturesGenerated } from '../../domain/dsp/dspFeaturesEvents';
 import { decodeNpy } from '../../domain/dsp/npy';
 import { anomalyStream, type AnomalyEvent, type AnomalyModelTrained } from '../../domain/learn/anomalyEvents';
 import { anomalyScore, type AnomalyModel } from '../../domain/learn/anomalyKmeans';
 import { DspFeaturesQueries } from '../../projections/dspFeatures/dspFeaturesQueries';
-import { readModelsCaughtUp } from '../support/readModels';
-import { signedSample } from '../support/signedSample';
-import { adaWithProject, blobBytes, call, describeOn, setups, startTestService, type TestService } from '../support/testService';
+import { classifierBlock, motionImpulse, motionRows, projectWithFeatures, type ProjectWithFeatures } from '../support/projectWithFeatures';
+import { blobBytes, describeOn, setups } from '../support/testService';
 
-// 100 Hz, windows of 500 ms every 250 ms: a 200-row sample gives 7 windows.
+// The motion impulse (100 Hz, windows of 500 ms every 250 ms: a 200-row sample gives 7 windows), its
+// anomaly block first.
 const impulse = {
-  name: 'Motion',
-  inputBlocks: [{ id: 1, type: 'time-series', name: 'Time series', title: 'Time series data', axes: ['accX', 'accY'], windowSizeMs: 500, windowIncreaseMs: 250, frequencyHz: 100 }],
-  dspBlocks: [{ id: 2, type: 'spectral-analysis', name: 'Spectral features', title: 'Spectral Analysis', axes: ['accX', 'accY'], input: 1, implementationVersion: 4 }],
+  ...motionImpulse,
   learnBlocks: [
     { id: 3, type: 'anomaly', name: 'Anomaly detection', title: 'Anomaly Detection (K-means)', dsp: [2] },
-    { id: 4, type: 'keras', name: 'Classifier', title: 'Classification', dsp: [2] },
+    { ...classifierBlock, id: 4 },
   ],
 };
-const rows = (label: string, seed: number, n = 200): number[][] =>
-  Array.from({ length: n }, (_, i) => {
-    const f = label === 'idle' ? 1 : 9;
-    return [Math.round(1000 * Math.sin((2 * Math.PI * f * i) / 100 + seed)) / 100, Math.round(1000 * Math.cos((2 * Math.PI * f * i) / 100 + seed)) / 200];
-  });
 
 for (const setup of setups) {
   describeOn(setup, 'the K-means anomaly block over HTTP: settings, the training job, metadata', () => {
-    let service: TestService;
-    let ada: Record<string, string>;
-    let projectId: number;
-    let apiKey: string;
-    const post = (path: string, body: unknown) => call(service, 'POST', `/api/${projectId}${path}`, { headers: ada, body });
-    const get = (path: string) => call(service, 'GET', `/api/${projectId}${path}`, { headers: ada });
-    const jobCount = async () => Number((await get('/jobs/all?limit=1000')).body.totalJobCount);
+    let p: ProjectWithFeatures;
+    const post = (path: string, body: unknown) => p.post(path, body);
+    const get = (path: string) => p.get(path);
+    const jobCount = () => p.jobCount();
     const ingest = async (label: string, values: number[][], name: string) => {
-      const res = await fetch(`${service.ingestionUrl}/api/training/data`, {
-        method: 'POST',
-        headers: { 'x-api-key': apiKey, 'content-type': 'application/json', 'x-file-name': `${name}.json`, 'x-label': label },
-        body: signedSample('none', values, { alg: 'none' }),
-      });
-      expect(res.status, await res.text()).toBe(200);
-      await readModelsCaughtUp(service);
+      await p.ingestRows('training', label, values, `${name}.json`);
     };
-    const finished = async (jobId: number) => {
-      const end = Date.now() + 60_000;
-      for (;;) {
-        const { job } = (await get(`/jobs/${jobId}/status`)).body as { job: { finishedSuccessful?: boolean } };
-        if (job.finishedSuccessful !== undefined) {
-          await service.projections!.waitFor((await service.stores.events.headPosition())!, 5000);
-          const stdout = ((await get(`/jobs/${jobId}/stdout`)).body.stdout as { data: string }[]).map((l) => l.data).join('');
-          return { ...job, stdout };
-        }
-        if (Date.now() > end) throw new Error(`job ${jobId} did not finish`);
-        await sleep(100);
-      }
-    };
-    const trained = async () => (await service.stores.events.readStream(anomalyStream(projectId, 3))).map((e) => e as unknown as AnomalyEvent).filter((e): e is AnomalyModelTrained => e.type === 'AnomalyModelTrained');
+    const finished = async (jobId: number) => ({ ...(await p.finished(jobId, 60_000)), stdout: await p.stdout(jobId) });
+    const trained = async () => (await p.service.stores.events.readStream(anomalyStream(p.projectId, 3))).map((e) => e as unknown as AnomalyEvent).filter((e): e is AnomalyModelTrained => e.type === 'AnomalyModelTrained');
     const refused = async (path: string, body: unknown, status: number, error: RegExp) => {
       const res = body === undefined ? await get(path) : await post(path, body);
       expect(res.status, JSON.stringify(res.body)).toBe(status);
@@ -65,12 +36,10 @@ for (const setup of setups) {
     };
 
     beforeAll(async () => {
-      service = await startTestService({ mongo: setup.mongo });
-      ({ ada, projectId, apiKey } = await adaWithProject(service, 'Anomalies'));
-      expect((await post('/impulse', impulse)).status).toBe(200);
+      p = await projectWithFeatures({ mongo: setup.mongo, name: 'Anomalies', impulse });
     });
     afterAll(async () => {
-      await service?.destroy();
+      await p?.service.destroy();
     });
 
     it('answers 404 for a learn block that is not a K-means anomaly block of the impulse, on every route', async () => {
@@ -90,7 +59,7 @@ for (const setup of setups) {
       await refused('/training/anomaly/3', { minimumConfidenceRating: 'high' }, 400, /minimumConfidenceRating/);
       await refused('/training/anomaly/3', { minimumConfidenceRating: 1e9 }, 400, /minimumConfidenceRating/);
       await refused('/training/anomaly/3', {}, 400, /Nothing to change: give minimumConfidenceRating/);
-      expect(await service.stores.events.readStream(anomalyStream(projectId, 3))).toHaveLength(0);
+      expect(await p.service.stores.events.readStream(anomalyStream(p.projectId, 3))).toHaveLength(0);
       const set = await post('/training/anomaly/3', { minimumConfidenceRating: 1.5 });
       expect(set.status, JSON.stringify(set.body)).toBe(200);
       const after = await get('/training/anomaly/3');
@@ -106,13 +75,13 @@ for (const setup of setups) {
     });
 
     it('trains on the generated features in a job: progress lines, a model blob named by its event with the features, settings and seed, and metadata that serves it', async () => {
-      await ingest('idle', rows('idle', 0), 'idle.1');
-      await ingest('idle', rows('idle', 1), 'idle.2');
-      await ingest('wave', rows('wave', 0), 'wave.1');
+      await ingest('idle', motionRows('idle', 0), 'idle.1');
+      await ingest('idle', motionRows('idle', 1), 'idle.2');
+      await ingest('wave', motionRows('wave', 0), 'wave.1');
       const features = await post('/jobs/generate-features', { dspId: 2, skipFeatureExplorer: true });
       expect(features.status).toBe(200);
       expect((await finished(Number(features.body.id))).finishedSuccessful).toBe(true);
-      const [generated] = (await service.stores.events.readStream(dspFeaturesStream(projectId, 2))).map((e) => e as unknown as DspFeaturesGenerated);
+      const [generated] = (await p.service.stores.events.readStream(dspFeaturesStream(p.projectId, 2))).map((e) => e as unknown as DspFeaturesGenerated);
       const g = generated!.data;
       const jobsBefore = await jobCount();
 
@@ -136,14 +105,14 @@ for (const setup of setups) {
 
       const [first] = await trained();
       const d = first!.data;
-      expect(d).toMatchObject({ projectId, learnId: 3, jobId, seed: 1, settings: { axes, clusterCount: 3, minimumConfidenceRating: 0.25 } });
-      expect(d.features).toEqual([{ dspId: 2, x: g.categories.training.x, windowCount: 21, featureCount: g.featureCount, sourcePosition: g.sourcePosition, position: (await new DspFeaturesQueries(service.stores.readStore).current(projectId, 2))!._position }]);
-      const model = JSON.parse((await blobBytes(service, d.model)).toString('utf8')) as AnomalyModel;
+      expect(d).toMatchObject({ projectId: p.projectId, learnId: 3, jobId, seed: 1, settings: { axes, clusterCount: 3, minimumConfidenceRating: 0.25 } });
+      expect(d.features).toEqual([{ dspId: 2, x: g.categories.training.x, windowCount: 21, featureCount: g.featureCount, sourcePosition: g.sourcePosition, position: (await new DspFeaturesQueries(p.service.stores.readStore).current(p.projectId, 2))!._position }]);
+      const model = JSON.parse((await blobBytes(p.service, d.model)).toString('utf8')) as AnomalyModel;
       expect(model.axes).toEqual(axes);
       expect(model.clusters).toHaveLength(d.clusterCount);
 
       // Every training window scores at or below 0 with the stored model; a far outlier above.
-      const x = decodeNpy(await blobBytes(service, g.categories.training.x));
+      const x = decodeNpy(await blobBytes(p.service, g.categories.training.x));
       for (let w = 0; w < 21; w++) expect(anomalyScore(model, x.data.subarray(w * g.featureCount, (w + 1) * g.featureCount))).toBeLessThanOrEqual(0);
       expect(anomalyScore(model, new Array<number>(g.featureCount).fill(1e4))).toBeGreaterThan(0);
 

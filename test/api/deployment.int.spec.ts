@@ -13,6 +13,7 @@ import { kerasDecider } from '../../domain/learn/kerasDecider';
 import { kerasStream } from '../../domain/learn/kerasEvents';
 import { packKerasModel } from '../../domain/learn/kerasModelBlob';
 import { DEFAULT_KERAS_SETTINGS } from '../../domain/learn/kerasSettings';
+import { motionImpulse } from '../support/projectWithFeatures';
 import { readModelsCaughtUp } from '../support/readModels';
 import { adaWithProject, call, describeOn, setups, startTestService, type TestService } from '../support/testService';
 
@@ -20,15 +21,7 @@ import { adaWithProject, call, describeOn, setups, startTestService, type TestSe
 // requested, the latest build's state and download, and the learn blocks' model downloads. Models
 // are recorded directly (their events, with real blobs) rather than trained: training is covered by
 // the keras and anomaly tests, and a real build by test/e2e/eimRunner.e2e.spec.ts.
-const impulse = {
-  name: 'Motion',
-  inputBlocks: [{ id: 1, type: 'time-series', name: 'Time series', title: 'Time series data', axes: ['accX', 'accY'], windowSizeMs: 500, windowIncreaseMs: 250, frequencyHz: 100 }],
-  dspBlocks: [{ id: 2, type: 'spectral-analysis', name: 'Spectral features', title: 'Spectral Analysis', axes: ['accX', 'accY'], input: 1, implementationVersion: 4 }],
-  learnBlocks: [
-    { id: 3, type: 'keras', name: 'Classifier', title: 'Classification', dsp: [2] },
-    { id: 4, type: 'anomaly', name: 'Anomaly detection', title: 'Anomaly detection (K-means)', dsp: [2] },
-  ],
-};
+const impulse = motionImpulse;
 const sha = (c: string) => c.repeat(64);
 const modelJson = { modelTopology: { class_name: 'Sequential', config: { name: 'tiny', layers: [] } }, format: 'layers-model', generatedBy: 'test', convertedBy: null, weightsManifest: [{ paths: ['model.weights.bin'], weights: [{ name: 'dense/kernel', shape: [2, 2], dtype: 'float32' }] }] };
 const weights = new Uint8Array(new Float32Array([1, 2, 3, 4]).buffer);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { signedSample } from '../support/signedSample';
-import { call, describeOn, setups, signup, startTestService, type TestService, loginToken } from '../support/testService';
+import { adaAndBob, call, describeOn, setups, startTestService, type TestService } from '../support/testService';
 import { readModelsCaughtUp } from '../support/readModels';
 
 /** Required fields of the SDK's Device. */
@@ -16,7 +16,6 @@ for (const setup of setups) {
     let hmacKey: string;
     let bobApiKey: string;
 
-    const login = (username: string) => loginToken(service, username);
     const jwt = (token: string) => ({ 'x-jwt-token': token });
     const device = (deviceId: string) => `/api/${projectId}/device/${encodeURIComponent(deviceId)}`;
     const create = (body: Record<string, unknown>, headers: Record<string, string> = jwt(ada)) =>
@@ -39,10 +38,7 @@ for (const setup of setups) {
 
     beforeAll(async () => {
       service = await startTestService({ mongo: setup.mongo });
-      await call(service, 'POST', '/api-user-create', { body: signup() });
-      await call(service, 'POST', '/api-user-create', { body: signup({ name: 'Bob', username: 'bob', email: 'bob@example.com' }) });
-      ada = await login('ada');
-      bob = await login('bob');
+      ({ ada, bob } = await adaAndBob(service));
       const project = await call(service, 'POST', '/api/projects/create', { headers: jwt(ada), body: { projectName: 'Devices' } });
       projectId = Number(project.body.id);
       apiKey = String(project.body.apiKey);

@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { jobFinished } from '../support/jobStatus';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { readModelsCaughtUp } from '../support/readModels';
 import { dspFeaturesStream, type DspFeaturesGenerated } from '../../domain/dsp/dspFeaturesEvents';
@@ -68,16 +68,7 @@ for (const setup of setups) {
     it("gives, for a slice at a window's start, the row the generate-features job writes for that window, resampled samples included", async () => {
       const res = await post('/jobs/generate-features', { dspId: 2, skipFeatureExplorer: true });
       expect(res.status, JSON.stringify(res.body)).toBe(200);
-      const end = Date.now() + 60_000;
-      for (;;) {
-        const { job } = (await get(`/jobs/${res.body.id}/status`)).body as { job: { finishedSuccessful?: boolean } };
-        if (job.finishedSuccessful !== undefined) {
-          expect(job.finishedSuccessful).toBe(true);
-          break;
-        }
-        if (Date.now() > end) throw new Error('the job did not finish');
-        await sleep(100);
-      }
+      expect((await jobFinished(service, get, Number(res.body.id), 60_000)).finishedSuccessful).toBe(true);
       const [result] = (await service.stores.events.readStream(dspFeaturesStream(projectId, 2))).map((e) => e as unknown as DspFeaturesGenerated);
       const { featureCount, categories } = result!.data;
       const x = decodeNpy(await blob(categories.training.x));

@@ -1,77 +1,39 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { processingBlocks } from '../../domain/dsp/blocks';
 import { dspFeaturesStream, type DspFeaturesGenerated } from '../../domain/dsp/dspFeaturesEvents';
 import type { DspMetadata } from '../../domain/dsp/dspMetadata';
 import { decodeNpy } from '../../domain/dsp/npy';
-import { signedSample } from '../support/signedSample';
-import { call, describeOn, setups, startTestService, type TestService, adaWithProject, blobBytes } from '../support/testService';
-import { readModelsCaughtUp } from '../support/readModels';
+import { classifierBlock, motionInputBlock, motionRows, projectWithFeatures, spectralBlock, type ProjectWithFeatures } from '../support/projectWithFeatures';
+import { describeOn, setups, blobBytes } from '../support/testService';
 
 // 100 Hz samples (interval 10 ms), windows of 500 ms (50 rows) every 250 ms: a 200-row sample gives 7.
-const ROWS = 200;
 const impulse = (inputType: 'time-series' | 'image' = 'time-series') => ({
   name: 'Motion',
-  inputBlocks: [
-    inputType === 'image'
-      ? { id: 1, type: 'image', name: 'Image', title: 'Image data', imageWidth: 32, imageHeight: 32 }
-      : { id: 1, type: 'time-series', name: 'Time series', title: 'Time series data', axes: ['accX', 'accY'], windowSizeMs: 500, windowIncreaseMs: 250, frequencyHz: 100 },
-  ],
-  dspBlocks: [
-    inputType === 'image'
-      ? { id: 2, type: 'image', name: 'Image', title: 'Image', axes: ['image'], input: 1, implementationVersion: 1 }
-      : { id: 2, type: 'spectral-analysis', name: 'Spectral features', title: 'Spectral Analysis', axes: ['accX', 'accY'], input: 1, implementationVersion: 4 },
-  ],
-  learnBlocks: [{ id: 3, type: 'keras', name: 'Classifier', title: 'Classification', dsp: [2] }],
+  inputBlocks: [inputType === 'image' ? { id: 1, type: 'image', name: 'Image', title: 'Image data', imageWidth: 32, imageHeight: 32 } : motionInputBlock],
+  dspBlocks: [inputType === 'image' ? { id: 2, type: 'image', name: 'Image', title: 'Image', axes: ['image'], input: 1, implementationVersion: 1 } : spectralBlock],
+  learnBlocks: [classifierBlock],
 });
 /** A two-axis signal: `idle` is a slow sine, `wave` a fast one, each with its own phase. */
-const rows = (label: string, seed: number, n = ROWS): number[][] =>
-  Array.from({ length: n }, (_, i) => {
-    const f = label === 'idle' ? 1 : 9;
-    return [Math.round(1000 * Math.sin((2 * Math.PI * f * i) / 100 + seed)) / 100, Math.round(1000 * Math.cos((2 * Math.PI * f * i) / 100 + seed)) / 200];
-  });
+const rows = motionRows;
 
 for (const setup of setups) {
   describeOn(setup, 'generate-features over HTTP, run by the job worker', () => {
-    let service: TestService;
-    let ada: Record<string, string>;
-    let projectId: number;
-    let apiKey: string;
-    const post = (path: string, body: unknown) => call(service, 'POST', `/api/${projectId}${path}`, { headers: ada, body });
-    const get = (path: string) => call(service, 'GET', `/api/${projectId}${path}`, { headers: ada });
-    const jobCount = async () => Number((await get('/jobs/all?limit=1000')).body.totalJobCount);
+    let p: ProjectWithFeatures;
+    const post = (path: string, body: unknown) => p.post(path, body);
+    const get = (path: string) => p.get(path);
+    const jobCount = () => p.jobCount();
     const ingest = async (category: 'training' | 'testing', label: string, values: number[][], name: string) => {
-      const res = await fetch(`${service.ingestionUrl}/api/${category}/data`, {
-        method: 'POST',
-        headers: { 'x-api-key': apiKey, 'content-type': 'application/json', 'x-file-name': `${name}.json`, 'x-label': label },
-        body: signedSample('none', values, { alg: 'none' }),
-      });
-      expect(res.status, await res.text()).toBe(200);
-      // Ingestion answers on durability: the job and the DSP views read the sample read model.
-      await readModelsCaughtUp(service);
+      await p.ingestRows(category, label, values, `${name}.json`);
     };
-    const finished = async (jobId: number) => {
-      const end = Date.now() + 60_000;
-      for (;;) {
-        const { job } = (await get(`/jobs/${jobId}/status`)).body as { job: { finishedSuccessful?: boolean } };
-        if (job.finishedSuccessful !== undefined) {
-          // The result is recorded before the job ends: let every read model reach it.
-          await service.projections!.waitFor((await service.stores.events.headPosition())!, 5000);
-          return job;
-        }
-        if (Date.now() > end) throw new Error(`job ${jobId} did not finish`);
-        await sleep(100);
-      }
-    };
-    const results = async () => (await service.stores.events.readStream(dspFeaturesStream(projectId, 2))).map((e) => e as unknown as DspFeaturesGenerated);
-    const blob = (sha256: string) => blobBytes(service, sha256);
+    const finished = (jobId: number) => p.finished(jobId, 60_000);
+    const results = async () => (await p.service.stores.events.readStream(dspFeaturesStream(p.projectId, 2))).map((e) => e as unknown as DspFeaturesGenerated);
+    const blob = (sha256: string) => blobBytes(p.service, sha256);
 
     beforeAll(async () => {
-      service = await startTestService({ mongo: setup.mongo });
-      ({ ada, projectId, apiKey } = await adaWithProject(service, 'Features'));
+      p = await projectWithFeatures({ mongo: setup.mongo, name: 'Features', impulse: null });
     });
     afterAll(async () => {
-      await service?.destroy();
+      await p?.service.destroy();
     });
 
     it('refuses with a 400 naming the problem and requests no job: no impulse, unknown block, no training data, an input it cannot handle, bad parameters', async () => {
@@ -105,14 +67,14 @@ for (const setup of setups) {
       expect(res.status, JSON.stringify(res.body)).toBe(200);
       const jobId = Number(res.body.id);
       const job = await finished(jobId);
-      const stdout = ((await get(`/jobs/${jobId}/stdout`)).body.stdout as { data: string }[]).map((l) => l.data).join('');
+      const stdout = await p.stdout(jobId);
       expect(job.finishedSuccessful, stdout).toBe(true);
       expect(stdout).toMatch(/Skipped sample \d+ \("wave\.short\.json"\) is shorter than one window \(20 rows at 100 Hz, a window is 50\)/);
       expect(stdout).toMatch(/Processed 28\/28 windows/);
 
       const [result] = await results();
       const d = result!.data;
-      expect(d).toMatchObject({ projectId, dspId: 2, jobId, classes: ['idle', 'wave'], windowCount: 28, categories: { training: { windowCount: 21 }, testing: { windowCount: 7 } }, scaler: null });
+      expect(d).toMatchObject({ projectId: p.projectId, dspId: 2, jobId, classes: ['idle', 'wave'], windowCount: 28, categories: { training: { windowCount: 21 }, testing: { windowCount: 7 } }, scaler: null });
       expect(d.skippedSampleIds).toHaveLength(1);
       const xTrain = decodeNpy(await blob(d.categories.training.x));
       const yTrain = decodeNpy(await blob(d.categories.training.y));
@@ -145,13 +107,13 @@ for (const setup of setups) {
       expect(labels[0]).toMatch(/^accX /);
       expect((info.body.dsp as { features: { labels: string[] } }).features.labels).toEqual(labels);
 
-      const x = await fetch(`${service.apiUrl}/v1/api/${projectId}/dsp-data/2/x/training`, { headers: ada });
+      const x = await fetch(`${p.service.apiUrl}/v1/api/${p.projectId}/dsp-data/2/x/training`, { headers: p.ada });
       expect(x.status, x.status === 200 ? "" : await x.text()).toBe(200);
       expect(x.headers.get('content-type')).toBe('application/octet-stream');
       const bytes = Buffer.from(await x.arrayBuffer());
       expect(bytes.equals(await blob(d.categories.training.x))).toBe(true);
       expect(decodeNpy(bytes).shape).toEqual([21, d.featureCount]);
-      const y = await fetch(`${service.apiUrl}/v1/api/${projectId}/dsp-data/2/y/testing`, { headers: ada });
+      const y = await fetch(`${p.service.apiUrl}/v1/api/${p.projectId}/dsp-data/2/y/testing`, { headers: p.ada });
       expect(Array.from(decodeNpy(Buffer.from(await y.arrayBuffer())).data)).toEqual(Array(7).fill(2));
 
       const meta = (await get('/dsp/2/metadata?category=testing')).body;
@@ -164,7 +126,7 @@ for (const setup of setups) {
       expect((await get('/dsp/2/features/importance')).body).toEqual({ success: true, hasFeatureImportance: false, labels: {} });
       expect((await get('/dsp-data/2/x/validation')).status).toBe(400);
       // raw=true: the windows as the block got them, accX and accY interleaved by row, float32.
-      const raw = await fetch(`${service.apiUrl}/v1/api/${projectId}/dsp-data/2/x/training?raw=true`, { headers: ada });
+      const raw = await fetch(`${p.service.apiUrl}/v1/api/${p.projectId}/dsp-data/2/x/training?raw=true`, { headers: p.ada });
       expect(raw.status).toBe(200);
       const rawBytes = Buffer.from(await raw.arrayBuffer());
       expect(rawBytes.equals(await blob(d.categories.training.raw!))).toBe(true);
@@ -173,7 +135,7 @@ for (const setup of setups) {
       // Window 1 of idle.1 is its rows 25..74; window 0 of wave.1 (after idle.1 and idle.2's 14) its rows 0..49.
       expect(Array.from(windows.data.subarray(100, 200))).toEqual(Array.from(Float32Array.from(rows('idle', 0).slice(25, 75).flat())));
       expect(Array.from(windows.data.subarray(1400, 1500))).toEqual(Array.from(Float32Array.from(rows('wave', 0).slice(0, 50).flat())));
-      expect(decodeNpy(Buffer.from(await (await fetch(`${service.apiUrl}/v1/api/${projectId}/dsp-data/2/x/testing?raw=true`, { headers: ada })).arrayBuffer())).shape).toEqual([7, 100]);
+      expect(decodeNpy(Buffer.from(await (await fetch(`${p.service.apiUrl}/v1/api/${p.projectId}/dsp-data/2/x/testing?raw=true`, { headers: p.ada })).arrayBuffer())).shape).toEqual([7, 100]);
       expect((await get('/dsp-data/2/x/training?raw=maybe')).status).toBe(400);
       expect((await get('/dsp-data/7/x/training')).status).toBe(404);
     });

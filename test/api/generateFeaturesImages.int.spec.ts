@@ -1,12 +1,11 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import sharp from 'sharp';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { readModelsCaughtUp } from '../support/readModels';
 import { dspFeaturesStream, type DspFeaturesGenerated } from '../../domain/dsp/dspFeaturesEvents';
 import type { DspMetadata } from '../../domain/dsp/dspMetadata';
 import { decodeNpy } from '../../domain/dsp/npy';
-import { signedSample } from '../support/signedSample';
-import { call, describeOn, setups, startTestService, type TestService, adaWithProject, blobBytes } from '../support/testService';
+import { projectWithFeatures, type ProjectWithFeatures } from '../support/projectWithFeatures';
+import { describeOn, setups, blobBytes } from '../support/testService';
 
 type Rgb = [number, number, number];
 
@@ -34,58 +33,35 @@ const impulse = (input: Record<string, unknown>) => ({
 
 for (const setup of setups) {
   describeOn(setup, 'generate-features for image impulses, run by the job worker', () => {
-    let service: TestService;
-    let ada: Record<string, string>;
-    let projectId: number;
-    let apiKey: string;
-    const post = (path: string, body: unknown) => call(service, 'POST', `/api/${projectId}${path}`, { headers: ada, body });
-    const get = (path: string) => call(service, 'GET', `/api/${projectId}${path}`, { headers: ada });
+    let p: ProjectWithFeatures;
+    const post = (path: string, body: unknown) => p.post(path, body);
+    const get = (path: string) => p.get(path);
     const upload = async (category: 'training' | 'testing', label: string, name: string, bytes: Buffer, type = 'image/png') => {
       const form = new FormData();
       form.append('data', new Blob([new Uint8Array(bytes)], { type }), name);
-      const res = await fetch(`${service.ingestionUrl}/api/${category}/files`, { method: 'POST', headers: { 'x-api-key': apiKey, 'x-label': label }, body: form });
+      const res = await fetch(`${p.service.ingestionUrl}/api/${category}/files`, { method: 'POST', headers: { 'x-api-key': p.apiKey, 'x-label': label }, body: form });
       expect(res.status, await res.text()).toBe(200);
     };
     const generate = async () => {
-      const res = await post('/jobs/generate-features', { dspId: 2, skipFeatureExplorer: true });
-      expect(res.status, JSON.stringify(res.body)).toBe(200);
-      const jobId = Number(res.body.id);
-      const end = Date.now() + 60_000;
-      for (;;) {
-        const { job } = (await get(`/jobs/${jobId}/status`)).body as { job: { finishedSuccessful?: boolean } };
-        if (job.finishedSuccessful !== undefined) {
-          const stdout = ((await get(`/jobs/${jobId}/stdout`)).body.stdout as { data: string }[]).map((l) => l.data).join('');
-          expect(job.finishedSuccessful, stdout).toBe(true);
-          await service.projections!.waitFor((await service.stores.events.headPosition())!, 5000);
-          const events = (await service.stores.events.readStream(dspFeaturesStream(projectId, 2))).map((e) => e as unknown as DspFeaturesGenerated);
-          return { result: events[events.length - 1]!.data, stdout };
-        }
-        if (Date.now() > end) throw new Error(`job ${jobId} did not finish`);
-        await sleep(100);
-      }
+      const jobId = await p.runJob('/jobs/generate-features', { dspId: 2, skipFeatureExplorer: true });
+      const events = (await p.service.stores.events.readStream(dspFeaturesStream(p.projectId, 2))).map((e) => e as unknown as DspFeaturesGenerated);
+      return { result: events[events.length - 1]!.data, stdout: await p.stdout(jobId) };
     };
-    const blob = (sha256: string) => blobBytes(service, sha256);
+    const blob = (sha256: string) => blobBytes(p.service, sha256);
 
     beforeAll(async () => {
-      service = await startTestService({ mongo: setup.mongo });
-      ({ ada, projectId, apiKey } = await adaWithProject(service, 'Vision'));
-      expect((await post('/impulse', impulse({}))).status).toBe(200);
+      p = await projectWithFeatures({ mongo: setup.mongo, name: 'Vision', impulse: impulse({}) });
       // Training: an 8×8 of 2×2 blocks (squashed with nearest to 4×4, one pixel per block), a solid
       // 5×3 (any resize of one colour is that colour), and a time series the job skips. Testing: an 8×4.
       await upload('training', 'blocks', 'blocks.png', await pngOf(8, 8, blockColour));
       await upload('training', 'solid', 'solid.png', await pngOf(5, 3, () => [255, 128, 0]));
-      const series = await fetch(`${service.ingestionUrl}/api/training/data`, {
-        method: 'POST',
-        headers: { 'x-api-key': apiKey, 'content-type': 'application/json', 'x-file-name': 'series.json', 'x-label': 'solid' },
-        body: signedSample('none', [[1, 2], [3, 4]], { alg: 'none' }),
-      });
-      expect(series.status).toBe(200);
+      await p.ingestRows('training', 'solid', [[1, 2], [3, 4]], 'series.json');
       await upload('testing', 'blocks', 'wide.png', await pngOf(8, 4, blockColour));
       // Ingestion answers once the samples are durable; the job reads them from the read models.
-      await readModelsCaughtUp(service);
+      await readModelsCaughtUp(p.service);
     });
     afterAll(async () => {
-      await service?.destroy();
+      await p?.service.destroy();
     });
 
     it('generates one RGB row per image from the window the input block sizes, skipping a time-series sample with a log line', async () => {

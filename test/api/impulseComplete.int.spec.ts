@@ -1,7 +1,6 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { readModelsCaughtUp } from '../support/readModels';
-import { signedSample } from '../support/signedSample';
+import { jobFinished } from '../support/jobStatus';
+import { ingestSample } from '../support/projectWithFeatures';
 import { call, describeOn, setups, signup, startTestService, loginToken, type TestService } from '../support/testService';
 
 // Two DSP blocks on one input: the impulse is complete only while both have features generated for
@@ -38,18 +37,7 @@ for (const setup of setups) {
     const run = async (path: string, body: unknown) => {
       const res = await post(path, body);
       expect(res.status, JSON.stringify(res.body)).toBe(200);
-      const end = Date.now() + 60_000;
-      for (;;) {
-        const { job } = (await get(`/jobs/${res.body.id}/status`)).body as { job: { finishedSuccessful?: boolean } };
-        if (job.finishedSuccessful !== undefined) {
-          expect(job.finishedSuccessful).toBe(true);
-          // The result is recorded before the job ends: let every read model reach it.
-          await service.projections!.waitFor((await service.stores.events.headPosition())!, 5000);
-          return;
-        }
-        if (Date.now() > end) throw new Error('the job did not finish');
-        await sleep(100);
-      }
+      expect((await jobFinished(service, get, Number(res.body.id), 60_000)).finishedSuccessful).toBe(true);
     };
 
     beforeAll(async () => {
@@ -58,15 +46,7 @@ for (const setup of setups) {
       ada = { 'x-jwt-token': await loginToken(service, 'ada') };
       const project = await call(service, 'POST', '/api/projects/create', { headers: ada, body: { projectName: 'Complete' } });
       projectId = Number(project.body.id);
-      for (const [label, f] of [['idle', 1], ['wave', 9]] as const) {
-        const res = await fetch(`${service.ingestionUrl}/api/training/data`, {
-          method: 'POST',
-          headers: { 'x-api-key': String(project.body.apiKey), 'content-type': 'application/json', 'x-file-name': `${label}.json`, 'x-label': label },
-          body: signedSample('none', rows(f), { alg: 'none' }),
-        });
-        expect(res.status).toBe(200);
-      }
-      await readModelsCaughtUp(service);
+      for (const [label, f] of [['idle', 1], ['wave', 9]] as const) await ingestSample(service, String(project.body.apiKey), { category: 'training', label, rows: rows(f), fileName: `${label}.json` });
     });
     afterAll(async () => {
       await service?.destroy();

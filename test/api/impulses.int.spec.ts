@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { impulsesStream } from '../../domain/impulse/impulseEvents';
-import { call, describeOn, setups, signup, startTestService, type TestService, loginToken } from '../support/testService';
+import { adaAndBob, call, describeOn, setups, startTestService, type TestService } from '../support/testService';
 
 const motion = (ids = { input: 1, dsp: 2, learn: 3 }, dspType = 'spectral-analysis') => ({
   name: 'Motion',
@@ -20,16 +20,14 @@ for (const setup of setups) {
     let readonlyKey: Record<string, string>;
     let impulseId: number;
 
-    const login = async (username: string) => ({ 'x-jwt-token': await loginToken(service, username) });
     // What a refusal must not touch: the project's impulses stream (API key use is recorded elsewhere).
     const head = async () => (await service.stores.events.readStream(impulsesStream(projectId))).length;
 
     beforeAll(async () => {
       service = await startTestService({ mongo: setup.mongo });
-      await call(service, 'POST', '/api-user-create', { body: signup() });
-      await call(service, 'POST', '/api-user-create', { body: signup({ name: 'Bob', username: 'bob', email: 'bob@example.com' }) });
-      ada = await login('ada');
-      bob = await login('bob');
+      const users = await adaAndBob(service);
+      ada = { 'x-jwt-token': users.ada };
+      bob = { 'x-jwt-token': users.bob };
       const mine = await call(service, 'POST', '/api/projects/create', { headers: ada, body: { projectName: 'Impulses' } });
       projectId = Number(mine.body.id);
       adaKey = { 'x-api-key': String(mine.body.apiKey) };

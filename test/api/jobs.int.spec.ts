@@ -10,7 +10,7 @@ import { EmailQueries } from '../../projections/emails/emailQueries';
 import { JobQueries } from '../../projections/jobs/jobQueries';
 import { ProjectQueries } from '../../projections/projects/projectQueries';
 import { registerTestJobRunners } from '../support/testJobRunners';
-import { call, describeOn, loginToken, setups, signup, startTestService, type TestService } from '../support/testService';
+import { adaAndBob, call, describeOn, setups, startTestService, type TestService } from '../support/testService';
 
 registerTestJobRunners();
 
@@ -70,11 +70,9 @@ for (const setup of setups) {
 
     beforeAll(async () => {
       service = await startTestService({ mongo: setup.mongo, env: { JOB_HEARTBEAT_MS: '500' } });
-      const created = await call(service, 'POST', '/api-user-create', { body: signup() });
-      adaId = Number(created.body.id);
-      bobId = Number((await call(service, 'POST', '/api-user-create', { body: signup({ name: 'Bob', username: 'bob', email: 'bob@example.com' }) })).body.id);
-      ada = await loginToken(service, 'ada');
-      const bob = await loginToken(service, 'bob');
+      const users = await adaAndBob(service);
+      ({ adaId, bobId, ada } = users);
+      const bob = users.bob;
       const project = await call(service, 'POST', '/api/projects/create', { headers: jwt(ada), body: { projectName: 'Jobs' } });
       projectId = Number(project.body.id);
       adminKey = String(project.body.apiKey);

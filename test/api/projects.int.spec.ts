@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { call, describeOn, setups, signup, startTestService, type TestService, loginToken } from '../support/testService';
+import { adaAndBob, call, describeOn, setups, startTestService, type TestService, loginToken } from '../support/testService';
 import { REQUIRED_PROJECT_FIELDS, REQUIRED_PROJECT_INFO_FIELDS } from '../support/projectFields';
 
 const emptySummary = { totalLengthMs: 0, labels: [], totalLabels: 0, dataCount: 0 };
@@ -19,10 +19,7 @@ for (const setup of setups) {
 
     beforeAll(async () => {
       service = await startTestService({ mongo: setup.mongo });
-      await call(service, 'POST', '/api-user-create', { body: signup() });
-      await call(service, 'POST', '/api-user-create', { body: signup({ name: 'Bob', username: 'bob', email: 'bob@example.com' }) });
-      ada = await login('ada');
-      bob = await login('bob');
+      ({ ada, bob } = await adaAndBob(service));
       const bobs = await call(service, 'POST', '/api/projects/create', { headers: jwt(bob), body: { projectName: 'Bob things' } });
       bobProjectId = Number(bobs.body.id);
       bobApiKey = String(bobs.body.apiKey);

@@ -36,12 +36,7 @@ describe('the job websocket', () => {
     expect(res.status).toBe(200);
     return (res.body.token as { socketToken: string }).socketToken;
   };
-  const connect = async (token?: string) => {
-    const socket = await SdkSocket.open(service.apiUrl, token ?? (await socketToken()));
-    open.push(socket);
-    await socket.until(() => socket.named('hello').length > 0, 'hello');
-    return socket;
-  };
+  const connect = async (token?: string) => SdkSocket.greeted(service.apiUrl, token ?? (await socketToken()), open);
 
   beforeAll(async () => {
     service = await startTestService({ mongo: false });
@@ -241,10 +236,7 @@ describe('the job websocket under load', () => {
 
   const connect = async () => {
     const { socketToken } = await tokens.socket.issue({ kind: 'user', userId: ada.id, sessionVersion: 0 }, projectId, new Date());
-    const socket = await SdkSocket.open(url, socketToken);
-    open.push(socket);
-    await socket.until(() => socket.named('hello').length > 0, 'hello');
-    return socket;
+    return SdkSocket.greeted(url, socketToken, open);
   };
 
   beforeAll(async () => {

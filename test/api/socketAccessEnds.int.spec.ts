@@ -26,6 +26,9 @@ async function socketToken(service: TestService, scope: Scope, headers: Record<s
   return (res.body.token as { socketToken: string }).socketToken;
 }
 
+/** A socket token for the holder of `headers`, with the scope it follows. */
+const grantOf = async (service: TestService, scope: Scope, headers: Record<string, string>): Promise<Grant> => ({ token: await socketToken(service, scope, headers), scope });
+
 /** Whether `done` comes to hold within `ms` (no throw: the assertions after it say what was missing). */
 const within = (socket: SdkSocket, done: () => boolean, ms: number) => socket.until(done, 'it', ms).then(
   () => true,
@@ -42,7 +45,7 @@ async function expectAccessToEnd(service: TestService, grant: Grant, end: () => 
   const before = await requestJob(events, grant.scope);
   const socket = await SdkSocket.open(service.apiUrl, grant.token);
   try {
-    await socket.until(() => socket.named('hello').length > 0, 'hello');
+    await socket.hello();
     socket.startLogStream(before);
     await writeOutput(events, before, [line('before the end\n')]);
     await socket.until(() => dataOf(socket, before).length === 1, 'the line written before the end');
@@ -102,7 +105,7 @@ describe('the job websocket when access ends', () => {
 
   it('ends for a collaborator who is removed', async () => {
     const bob = await collaborator();
-    const grant = { token: await socketToken(service, projectId, jwt(bob.token)), scope: projectId };
+    const grant = await grantOf(service, projectId, jwt(bob.token));
     await expectAccessToEnd(
       service,
       grant,
@@ -118,7 +121,7 @@ describe('the job websocket when access ends', () => {
   it('ends for a project API key that is revoked', async () => {
     const created = await call(service, 'POST', `/api/${projectId}/apikeys`, { headers: jwt(ada.token), body: { name: 'socket', role: 'admin' } });
     expect(created.status).toBe(200);
-    const grant = { token: await socketToken(service, projectId, { 'x-api-key': String(created.body.apiKey) }), scope: projectId };
+    const grant = await grantOf(service, projectId, { 'x-api-key': String(created.body.apiKey) });
     await expectAccessToEnd(
       service,
       grant,
@@ -131,7 +134,7 @@ describe('the job websocket when access ends', () => {
 
   it('ends for a user whose password changed', async () => {
     const carol = await collaborator();
-    const grant = { token: await socketToken(service, projectId, jwt(carol.token)), scope: projectId };
+    const grant = await grantOf(service, projectId, jwt(carol.token));
     await expectAccessToEnd(
       service,
       grant,
@@ -144,7 +147,7 @@ describe('the job websocket when access ends', () => {
 
   it('ends for a user whose account is deleted', async () => {
     const dave = await collaborator();
-    const grant = { token: await socketToken(service, projectId, jwt(dave.token)), scope: projectId };
+    const grant = await grantOf(service, projectId, jwt(dave.token));
     await expectAccessToEnd(
       service,
       grant,
@@ -157,7 +160,7 @@ describe('the job websocket when access ends', () => {
 
   it('ends for everyone on a project that is deleted', async () => {
     const doomed = Number((await call(service, 'POST', '/api/projects/create', { headers: jwt(ada.token), body: { projectName: 'Doomed' } })).body.id);
-    const grant = { token: await socketToken(service, doomed, jwt(ada.token)), scope: doomed };
+    const grant = await grantOf(service, doomed, jwt(ada.token));
     await expectAccessToEnd(
       service,
       grant,
@@ -170,8 +173,7 @@ describe('the job websocket when access ends', () => {
 
   it('ends for an organization key that is revoked', async () => {
     const key = await organizationKeyWith({});
-    const scope = { organizationId };
-    const grant = { token: await socketToken(service, scope, { 'x-api-key': key.apiKey }), scope };
+    const grant = await grantOf(service, { organizationId }, { 'x-api-key': key.apiKey });
     await expectAccessToEnd(
       service,
       grant,
@@ -186,8 +188,7 @@ describe('the job websocket when access ends', () => {
     const ttlSeconds = 3;
     const issued = Date.now();
     const key = await organizationKeyWith({ ttl: ttlSeconds });
-    const scope = { organizationId };
-    const grant = { token: await socketToken(service, scope, { 'x-api-key': key.apiKey }), scope };
+    const grant = await grantOf(service, { organizationId }, { 'x-api-key': key.apiKey });
     await expectAccessToEnd(
       service,
       grant,
@@ -204,8 +205,7 @@ describe('the job websocket when access ends', () => {
     expect(invited.status).toBe(200);
     // Membership takes her consent.
     expect((await call(service, 'POST', `/api/user/organization-invitations/${String(invited.body.id)}/accept`, { headers: jwt(erin.token) })).status).toBe(200);
-    const scope = { organizationId };
-    const grant = { token: await socketToken(service, scope, jwt(erin.token)), scope };
+    const grant = await grantOf(service, { organizationId }, jwt(erin.token));
     await expectAccessToEnd(
       service,
       grant,
@@ -223,7 +223,7 @@ describe('the job websocket when access ends', () => {
     const jobId = await requestJob(events, projectId);
     const staying = await SdkSocket.open(service.apiUrl, await socketToken(service, projectId, jwt(gina.token)));
     try {
-      await staying.until(() => staying.named('hello').length > 0, 'hello');
+      await staying.hello();
       staying.startLogStream(jobId);
       expect((await call(service, 'POST', `/api/${projectId}/collaborators/remove`, { headers: jwt(ada.token), body: { usernameOrEmail: frank.name } })).status).toBe(200);
       await writeOutput(events, jobId, [line('still for gina\n')]);

@@ -59,6 +59,19 @@ export class SdkSocket {
     });
   }
 
+  /** Opens the socket, adds it to `open` (for the test's afterAll to close) and waits for its hello. */
+  static async greeted(apiUrl: string, token: string, open: SdkSocket[]): Promise<SdkSocket> {
+    const socket = await SdkSocket.open(apiUrl, token);
+    open.push(socket);
+    await socket.hello();
+    return socket;
+  }
+
+  /** Resolves once the server's hello has come. */
+  hello(): Promise<void> {
+    return this.until(() => this.named('hello').length > 0, 'hello');
+  }
+
   send(text: string): void {
     this.ws.send(text);
   }

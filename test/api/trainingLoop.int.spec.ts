@@ -2,21 +2,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { EmailQueries } from '../../projections/emails/emailQueries';
 import { JobQueries } from '../../projections/jobs/jobQueries';
-import { readModelsCaughtUp } from '../support/readModels';
-import { signedSample } from '../support/signedSample';
+import { jobFinished } from '../support/jobStatus';
+import { ingestSample, motionImpulse } from '../support/projectWithFeatures';
 import { call, describeOn, loginToken, registerUser, setups, startTestService, type TestService } from '../support/testService';
 
 // Training jobs are jobs like the others: their compute time counts in the project's, and the
 // project's trainJobNotificationUids (collaborators only) are e-mailed when one ends.
-const impulse = {
-  name: 'Motion',
-  inputBlocks: [{ id: 1, type: 'time-series', name: 'Time series', title: 'Time series data', axes: ['accX', 'accY'], windowSizeMs: 500, windowIncreaseMs: 250, frequencyHz: 100 }],
-  dspBlocks: [{ id: 2, type: 'flatten', name: 'Flatten', title: 'Flatten', axes: ['accX', 'accY'], input: 1, implementationVersion: 1 }],
-  learnBlocks: [
-    { id: 3, type: 'keras', name: 'Classifier', title: 'Classification', dsp: [2] },
-    { id: 4, type: 'anomaly', name: 'Anomaly detection', title: 'Anomaly detection (K-means)', dsp: [2] },
-  ],
-};
+const impulse = { ...motionImpulse, dspBlocks: [{ id: 2, type: 'flatten', name: 'Flatten', title: 'Flatten', axes: ['accX', 'accY'], input: 1, implementationVersion: 1 }] };
 const rows = (f: number) => Array.from({ length: 200 }, (_, i) => [Math.sin((2 * Math.PI * f * i) / 100), Math.cos((2 * Math.PI * f * i) / 100)]);
 
 for (const setup of setups) {
@@ -29,18 +21,7 @@ for (const setup of setups) {
     const jwt = (token: string) => ({ 'x-jwt-token': token });
     const post = (path: string, body: unknown = {}) => call(service, 'POST', `/api/${projectId}${path}`, { headers: jwt(ada.token), body });
     const get = (path: string) => call(service, 'GET', `/api/${projectId}${path}`, { headers: jwt(ada.token) });
-    const finished = async (jobId: number) => {
-      const end = Date.now() + 120_000;
-      for (;;) {
-        const { job } = (await get(`/jobs/${jobId}/status`)).body as { job: { finishedSuccessful?: boolean; jobNotificationUids: number[]; computeTimeMs?: number } };
-        if (job.finishedSuccessful !== undefined) {
-          await service.projections!.waitFor((await service.stores.events.headPosition())!, 5000);
-          return job;
-        }
-        if (Date.now() > end) throw new Error(`job ${jobId} did not finish`);
-        await sleep(100);
-      }
-    };
+    const finished = (jobId: number) => jobFinished<{ finishedSuccessful?: boolean; jobNotificationUids: number[]; computeTimeMs?: number }>(service, get, jobId);
     const run = async (path: string, body: unknown) => {
       const res = await post(path, body);
       expect(res.status, JSON.stringify(res.body)).toBe(200);
@@ -69,15 +50,7 @@ for (const setup of setups) {
       const invited = await post('/collaborators/add', { usernameOrEmail: 'bob' });
       expect(invited.status).toBe(200);
       expect((await call(service, 'POST', `/api/user/invitations/${Number(invited.body.id)}/accept`, { headers: jwt(bob.token) })).status).toBe(200);
-      for (const [label, f] of [['idle', 1], ['wave', 9]] as const) {
-        const res = await fetch(`${service.ingestionUrl}/api/training/data`, {
-          method: 'POST',
-          headers: { 'x-api-key': String(project.body.apiKey), 'content-type': 'application/json', 'x-file-name': `${label}.json`, 'x-label': label },
-          body: signedSample('none', rows(f), { alg: 'none' }),
-        });
-        expect(res.status).toBe(200);
-      }
-      await readModelsCaughtUp(service);
+      for (const [label, f] of [['idle', 1], ['wave', 9]] as const) await ingestSample(service, String(project.body.apiKey), { category: 'training', label, rows: rows(f), fileName: `${label}.json` });
       expect((await post('/impulse', impulse)).status).toBe(200);
     });
     afterAll(async () => {

@@ -13,7 +13,7 @@ import { jsonEnvelope } from '../../api/http/envelope';
 import { mountOperations, operation, requireFile } from '../../api/http/operation';
 import { ValidationError } from '../../domain/shared/errors';
 import { GIF, JPEG, png } from '../support/images';
-import { call, describeOn, setups, signup, startTestService, type TestService } from '../support/testService';
+import { adaAndBob, call, describeOn, setups, signup, startTestService, type TestService } from '../support/testService';
 
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
@@ -91,10 +91,7 @@ for (const setup of setups) {
 
     beforeAll(async () => {
       service = await startTestService({ mongo: setup.mongo });
-      adaId = Number((await call(service, 'POST', '/api-user-create', { body: signup() })).body.id);
-      bobId = Number((await call(service, 'POST', '/api-user-create', { body: signup({ name: 'Bob', username: 'bob', email: 'bob@example.com' }) })).body.id);
-      ada = await login('ada');
-      bob = await login('bob');
+      ({ adaId, bobId, ada, bob } = await adaAndBob(service));
       apiKey = String((await call(service, 'POST', '/api/projects/create', { headers: jwt(ada), body: { projectName: 'Keys' } })).body.apiKey);
     });
     afterAll(async () => {

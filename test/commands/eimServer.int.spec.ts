@@ -1,10 +1,11 @@
 import { mkdtemp, rm } from 'node:fs/promises';
-import { connect, type Server } from 'node:net';
+import type { Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveEim } from '../../commands/deployment/eimServer';
 import type { EimRunner, EimSpecView } from '../../domain/deployment/eimProtocol';
+import { eimExchange, eimReceived } from '../support/eimSocket';
 
 // The .eim's protocol server against a runner of our own: what it answers to each message, and
 // that bad input gets an error answer while the server goes on serving.
@@ -39,41 +40,9 @@ afterAll(async () => {
 });
 
 /** Sends raw text; resolves with the next `count` answer lines. */
-function exchange(text: string, count = 1): Promise<Record<string, unknown>[]> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(socketPath);
-    let received = '';
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => {
-      received += chunk;
-      const lines = received.split('\n').filter((l) => l !== '');
-      if (lines.length >= count && received.endsWith('\n')) {
-        socket.end();
-        resolve(lines.map((l) => JSON.parse(l) as Record<string, unknown>));
-      }
-    });
-    socket.on('error', reject);
-    socket.write(text);
-  });
-}
-
+const exchange = (text: string, count = 1) => eimExchange(socketPath, text, count);
 /** Sends raw text; resolves with the next answer line as sent. */
-function rawExchange(text: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(socketPath);
-    let received = '';
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => {
-      received += chunk;
-      if (received.endsWith('\n')) {
-        socket.end();
-        resolve(received);
-      }
-    });
-    socket.on('error', reject);
-    socket.write(text);
-  });
-}
+const rawExchange = (text: string) => eimReceived(socketPath, text);
 
 describe('the .eim protocol server', () => {
   it('escapes braces inside strings: the official runner splits answers by counting braces, quoted or not', async () => {
@@ -141,21 +110,7 @@ describe('the .eim protocol server', () => {
     };
     const server2 = await serveEim(brokenPath, spec, broken, project);
     try {
-      const answers = await new Promise<Record<string, unknown>[]>((resolve, reject) => {
-        const socket = connect(brokenPath);
-        let received = '';
-        socket.setEncoding('utf8');
-        socket.on('data', (chunk: string) => {
-          received += chunk;
-          const lines = received.split('\n').filter((l) => l !== '');
-          if (lines.length === 2) {
-            socket.end();
-            resolve(lines.map((l) => JSON.parse(l) as Record<string, unknown>));
-          }
-        });
-        socket.on('error', reject);
-        socket.write(`{"hello":1,"id":1}\n{"classify":[0.5${',0'.repeat(99)}],"id":2}\n`);
-      });
+      const answers = await eimExchange(brokenPath, `{"hello":1,"id":1}\n{"classify":[0.5${',0'.repeat(99)}],"id":2}\n`, 2);
       expect(answers[0]).toEqual({ id: 1, success: false, error: 'labels unreadable' });
       expect(answers[1]).toMatchObject({ id: 2, success: true });
     } finally {

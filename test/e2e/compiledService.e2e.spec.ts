@@ -1,15 +1,12 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { execFile, type ChildProcess } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { processingBlocks } from '../../domain/dsp/blocks';
-import { buildService, type ServiceBuild } from '../../service/build';
-import { exitOf, killAll } from '../support/serviceProcess';
-import { linkProductionModules } from '../support/productionNodeModules';
+import { compiledImpulse, finishedJob, startCompiledService, stopCompiledService, type CompiledService } from '../support/compiledService';
+import { exitOf } from '../support/serviceProcess';
 import { uploadWaveSamples, waveRows } from '../support/waveSamples';
 import { call, loginToken, signup } from '../support/testService';
 
@@ -17,66 +14,29 @@ import { call, loginToken, signup } from '../support/testService';
 // in a folder holding that output and only the production node_modules (`npm ci --omit=dev`), no
 // source and no tsx. `--preserve-symlinks` keeps module resolution inside that node_modules (its
 // packages are links into the installed one); worker threads inherit the flag.
-const ROOT = path.resolve(__dirname, '../..');
 const run = promisify(execFile);
 
-const impulse = {
-  name: 'Motion',
-  inputBlocks: [{ id: 1, type: 'time-series', name: 'Time series', title: 'Time series data', axes: ['accX', 'accY'], windowSizeMs: 2000, windowIncreaseMs: 500, frequencyHz: 100 }],
-  dspBlocks: [{ id: 2, type: 'spectral-analysis', name: 'Spectral features', title: 'Spectral Analysis', axes: ['accX', 'accY'], input: 1, implementationVersion: 4 }],
-  learnBlocks: [{ id: 3, type: 'keras', name: 'Classifier', title: 'Classification', dsp: [2] }],
-};
+const impulse = compiledImpulse(2000);
 const ROWS = 600; // 6 s at 100 Hz: 9 windows of 2 s, 500 ms apart
 const SAMPLES = 6;
 
 describe('the compiled service (node dist/main.js, as in the image)', () => {
-  let folder: string;
-  let app: string;
-  let dataDir: string;
-  let build: ServiceBuild;
-  let production: string[];
   const children: ChildProcess[] = [];
-  let service: { child: ChildProcess; apiUrl: string; ingestionUrl: string };
+  let service: CompiledService;
   let headers: Record<string, string>;
 
-  // The environment of the test's own process, less what would load tsx or point at other stores.
-  const env = (): NodeJS.ProcessEnv => ({
-    ...process.env,
-    NODE_OPTIONS: '',
-    DATA_DIR: dataDir, API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', MONGO_URL: '', EVENTSTORE_URL: '', ROLES: '',
-  });
-  const node = (args: string[]) => ['--preserve-symlinks', 'dist/main.js', ...args];
-
   beforeAll(async () => {
-    folder = await mkdtemp(path.join(os.tmpdir(), 'edge-ml-compiled-'));
-    app = path.join(folder, 'app');
-    dataDir = path.join(folder, 'data');
-    build = await buildService(path.join(app, 'dist'));
-    production = await linkProductionModules(ROOT, app);
-    const child = spawn(process.execPath, node([]), { cwd: app, env: env(), stdio: ['ignore', 'pipe', 'inherit'] });
-    children.push(child);
-    service = await new Promise((resolve, reject) => {
-      createInterface({ input: child.stdout! }).on('line', (line) => {
-        try {
-          const entry = JSON.parse(line) as { msg?: string; apiUrl?: string; ingestionUrl?: string };
-          if (entry.msg === 'service started') resolve({ child, apiUrl: entry.apiUrl!, ingestionUrl: entry.ingestionUrl! });
-        } catch {
-          // not a log line
-        }
-      });
-      child.once('exit', (code, signal) => reject(new Error(`the compiled service exited with ${code ?? signal} before it started`)));
-    });
+    service = await startCompiledService('edge-ml-compiled-', children);
   }, 120_000);
 
   afterAll(async () => {
-    await killAll(children);
-    if (folder) await rm(folder, { recursive: true, force: true });
+    await stopCompiledService(service, children);
   });
 
   it('imports from node_modules only packages a production install holds, and not tsx', () => {
-    expect(build.packages.length).toBeGreaterThan(0);
-    expect(build.packages.filter((name) => !production.includes(name))).toEqual([]);
-    expect(production).not.toContain('tsx');
+    expect(service.build.packages.length).toBeGreaterThan(0);
+    expect(service.build.packages.filter((name) => !service.production.includes(name))).toEqual([]);
+    expect(service.production).not.toContain('tsx');
   });
 
   it('answers /health', async () => {
@@ -104,11 +64,7 @@ describe('the compiled service (node dist/main.js, as in the image)', () => {
     await uploadWaveSamples(service, { id: projectId, apiKey: String(project.body.apiKey), headers }, SAMPLES, ROWS);
     const requested = await call(service, 'POST', `/api/${projectId}/jobs/generate-features`, { headers, body: { dspId: 2, calculateFeatureImportance: true } });
     expect(requested.status, JSON.stringify(requested.body)).toBe(200);
-    const jobId = Number(requested.body.id);
-    const status = async () => (await call(service, 'GET', `/api/${projectId}/jobs/${jobId}/status`, { headers })).body.job as Record<string, unknown>;
-    await expect.poll(async () => typeof (await status()).finishedSuccessful, { timeout: 90_000, interval: 200 }).toBe('boolean');
-    const stdout = ((await call(service, 'GET', `/api/${projectId}/jobs/${jobId}/stdout?limit=10000`, { headers })).body.stdout as { data: string }[]).map((l) => l.data).join('');
-    expect((await status()).finishedSuccessful, stdout).toBe(true);
+    const stdout = await finishedJob(service, { id: projectId, headers }, Number(requested.body.id));
     expect(stdout).toMatch(new RegExp(`Processed ${SAMPLES * 9}/${SAMPLES * 9} windows`));
   });
 
@@ -141,12 +97,12 @@ describe('the compiled service (node dist/main.js, as in the image)', () => {
     await exitOf(service.child);
     expect(service.child.exitCode).toBe(0);
 
-    const options = { cwd: app, env: env() };
-    await run(process.execPath, node(['rebuild']), options);
-    expect((await run(process.execPath, node(['rebuild', '--verify']), options)).stdout).toMatch(/identical/);
-    expect((await run(process.execPath, node(['audit', 'verify']), options)).stdout).toMatch(/^log intact: \d+ events/);
-    const exported = path.join(folder, 'log.ndjson');
-    expect((await run(process.execPath, node(['audit', 'export', '--out', exported]), options)).stdout).toMatch(/\d+ events written/);
+    const options = { cwd: service.app, env: service.env() };
+    await run(process.execPath, service.node(['rebuild']), options);
+    expect((await run(process.execPath, service.node(['rebuild', '--verify']), options)).stdout).toMatch(/identical/);
+    expect((await run(process.execPath, service.node(['audit', 'verify']), options)).stdout).toMatch(/^log intact: \d+ events/);
+    const exported = path.join(service.folder, 'log.ndjson');
+    expect((await run(process.execPath, service.node(['audit', 'export', '--out', exported]), options)).stdout).toMatch(/\d+ events written/);
     expect((await readFile(exported, 'utf8')).trim().split('\n').length).toBeGreaterThan(10);
   });
 });

@@ -1,7 +1,8 @@
 import { EdgeImpulseApi } from 'edge-impulse-api';
 import { DataForwarder } from 'edge-impulse-linux';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startTestService, type TestService, registerUser } from '../support/testService';
+import { sdkProject } from '../support/projectWithFeatures';
+import type { TestService } from '../support/testService';
 
 // The official device library sends to http://localhost:4810 when told the host is `localhost`,
 // so this service listens there.
@@ -13,13 +14,7 @@ describe('the official device tools against the ingestion API', () => {
   let hmacKey: string;
 
   beforeAll(async () => {
-    service = await startTestService({ mongo: false, env: { INGESTION_PORT: '4810' } });
-    const { token } = await registerUser(service);
-    api = new EdgeImpulseApi({ endpoint: service.apiUrl });
-    await api.authenticate({ method: 'jwtToken', jwtToken: token });
-    const created = await api.projects.createProject({ projectName: 'Devices' });
-    projectId = created.id;
-    apiKey = created.apiKey;
+    ({ service, api, projectId, apiKey } = await sdkProject('Devices', { env: { INGESTION_PORT: '4810' } }));
     hmacKey = (await api.projects.listDevkeys(projectId)).hmacKey!;
   });
   afterAll(async () => {

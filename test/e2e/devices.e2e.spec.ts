@@ -1,7 +1,8 @@
 import { EdgeImpulseApi } from 'edge-impulse-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signedSample } from '../support/signedSample';
-import { startTestService, type TestService, registerUser } from '../support/testService';
+import { sdkProject } from '../support/projectWithFeatures';
+import type { TestService } from '../support/testService';
 import { readModelsCaughtUp } from '../support/readModels';
 
 // The official SDK's devices namespace, unmodified, pointed at the service.
@@ -13,13 +14,7 @@ describe('the official SDK devices namespace against the service', () => {
   let hmacKey: string;
 
   beforeAll(async () => {
-    service = await startTestService({ mongo: false });
-    const { token } = await registerUser(service);
-    api = new EdgeImpulseApi({ endpoint: service.apiUrl });
-    await api.authenticate({ method: 'jwtToken', jwtToken: token });
-    const created = await api.projects.createProject({ projectName: 'Devices' });
-    projectId = created.id;
-    apiKey = created.apiKey;
+    ({ service, api, projectId, apiKey } = await sdkProject('Devices'));
     hmacKey = (await api.projects.listDevkeys(projectId)).hmacKey!;
   });
   afterAll(async () => {

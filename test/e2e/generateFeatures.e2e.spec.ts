@@ -1,47 +1,18 @@
-import { EdgeImpulseApi } from 'edge-impulse-api';
 import { PNG } from 'pngjs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { decodeNpy } from '../../domain/dsp/npy';
-import { signedSample } from '../support/signedSample';
-import { startTestService, type TestService } from '../support/testService';
-import { readModelsCaughtUp } from '../support/readModels';
+import { sdkProjectForSuite, sineRows } from '../support/projectWithFeatures';
 
 // The official SDK, unmodified: build an impulse, ingest (the ingestion API, as a device does),
 // generate features with JobsApi.generateFeaturesJob, follow the job with runJobUntilCompletion
 // (websocket and status polling), read DSPInfo and the artifacts; run the block on one window, given
 // and as a slice of a stored sample.
 describe('feature generation through the official SDK', () => {
-  let service: TestService;
-  let api: EdgeImpulseApi;
-  let projectId: number;
-  let apiKey: string;
-
-  const ingest = async (category: 'training' | 'testing', label: string, values: number[][]) => {
-    const res = await fetch(`${service.ingestionUrl}/api/${category}/data`, {
-      method: 'POST',
-      headers: { 'x-api-key': apiKey, 'content-type': 'application/json', 'x-file-name': `${label}.json`, 'x-label': label },
-      body: signedSample('none', values, { alg: 'none' }),
-    });
-    expect(res.status).toBe(200);
-    // Ingestion answers on durability: the job reads the sample read model.
-    await readModelsCaughtUp(service);
-  };
-  const signal = (f: number, n: number) => Array.from({ length: n }, (_, i) => [Math.sin((2 * Math.PI * f * i) / 100), Math.cos((2 * Math.PI * f * i) / 100) / 2]);
-
-  beforeAll(async () => {
-    service = await startTestService({ mongo: false });
-    api = new EdgeImpulseApi({ endpoint: service.apiUrl });
-    await api.user.createUser({ name: 'Ada Lovelace', username: 'ada', email: 'ada@example.com', password: 'correct horse battery', privacyPolicy: true, turnstileResponse: 'ok' });
-    await api.authenticate({ method: 'jwtToken', jwtToken: (await api.login.login({ username: 'ada', password: 'correct horse battery' })).token! });
-    const created = await api.projects.createProject({ projectName: 'Features through the SDK' });
-    projectId = created.id;
-    apiKey = created.apiKey;
-  });
-  afterAll(async () => {
-    await service?.destroy();
-  });
+  const project = sdkProjectForSuite('Features through the SDK');
+  const signal = (f: number, n: number) => sineRows(f, n);
 
   it('generates features, follows the job to its end and reads DSPInfo, X, y, labels and metadata', async () => {
+    const { api, projectId, ingest } = project();
     await api.impulse.createImpulse(projectId, {
       name: 'Motion',
       inputBlocks: [{ id: 1, type: 'time-series', name: 'Time series', title: 'Time series data', axes: ['accX', 'accY'], windowSizeMs: 1000, windowIncreaseMs: 500, frequencyHz: 100 }],
@@ -97,6 +68,7 @@ describe('feature generation through the official SDK', () => {
   }, 90_000);
 
   it("answers an MFE block's graphs through runDspOnFeaturesArray when asked: PNG images the size of its output", async () => {
+    const { api } = project();
     const { id } = await api.projects.createProject({ projectName: 'Audio graphs through the SDK' });
     await api.impulse.createImpulse(id, {
       name: 'Keywords',

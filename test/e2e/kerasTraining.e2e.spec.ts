@@ -1,51 +1,20 @@
-import { EdgeImpulseApi } from 'edge-impulse-api';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signedSample } from '../support/signedSample';
-import { startTestService, type TestService } from '../support/testService';
+import { describe, expect, it } from 'vitest';
+import { classifierBlock, motionInputBlock, sdkProjectForSuite, sineRows, spectralBlock } from '../support/projectWithFeatures';
 import { readModelsCaughtUp } from '../support/readModels';
 
 // The official SDK, unmodified: set the keras block's settings (LearnApi.setKeras), train it
 // (JobsApi.trainKerasJob) and follow the job with runJobUntilCompletion, then read getKeras and
 // getKerasMetadata; expert mode through the SDK is refused.
 describe('keras training through the official SDK', () => {
-  let service: TestService;
-  let api: EdgeImpulseApi;
-  let projectId: number;
-  let apiKey: string;
-
-  const ingest = async (label: string, values: number[][]) => {
-    const res = await fetch(`${service.ingestionUrl}/api/training/data`, {
-      method: 'POST',
-      headers: { 'x-api-key': apiKey, 'content-type': 'application/json', 'x-file-name': `${label}.json`, 'x-label': label },
-      body: signedSample('none', values, { alg: 'none' }),
-    });
-    expect(res.status).toBe(200);
-    await readModelsCaughtUp(service);
-  };
-  const signal = (f: number, n: number) => Array.from({ length: n }, (_, i) => [Math.sin((2 * Math.PI * f * i) / 100), Math.cos((2 * Math.PI * f * i) / 100) / 2]);
-
-  beforeAll(async () => {
-    service = await startTestService({ mongo: false });
-    api = new EdgeImpulseApi({ endpoint: service.apiUrl });
-    await api.user.createUser({ name: 'Ada Lovelace', username: 'ada', email: 'ada@example.com', password: 'correct horse battery', privacyPolicy: true, turnstileResponse: 'ok' });
-    await api.authenticate({ method: 'jwtToken', jwtToken: (await api.login.login({ username: 'ada', password: 'correct horse battery' })).token! });
-    const created = await api.projects.createProject({ projectName: 'Keras through the SDK' });
-    projectId = created.id;
-    apiKey = created.apiKey;
-  });
-  afterAll(async () => {
-    await service?.destroy();
-  });
+  const project = sdkProjectForSuite('Keras through the SDK');
+  const signal = (f: number, n: number) => sineRows(f, n);
 
   it('sets settings, trains with runJobUntilCompletion following the epochs, and reads the model metadata', async () => {
-    await api.impulse.createImpulse(projectId, {
-      name: 'Motion',
-      inputBlocks: [{ id: 1, type: 'time-series', name: 'Time series', title: 'Time series data', axes: ['accX', 'accY'], windowSizeMs: 1000, windowIncreaseMs: 250, frequencyHz: 100 }],
-      dspBlocks: [{ id: 2, type: 'spectral-analysis', name: 'Spectral features', title: 'Spectral Analysis', axes: ['accX', 'accY'], input: 1, implementationVersion: 4 }],
-      learnBlocks: [{ id: 3, type: 'keras', name: 'Classifier', title: 'Classification', dsp: [2] }],
-    } as Parameters<typeof api.impulse.createImpulse>[1]);
-    await ingest('idle', signal(1, 600));
-    await ingest('wave', signal(9, 600));
+    const { service, api, projectId, ingest } = project();
+    const impulse = { name: 'Motion', inputBlocks: [{ ...motionInputBlock, windowSizeMs: 1000 }], dspBlocks: [spectralBlock], learnBlocks: [classifierBlock] };
+    await api.impulse.createImpulse(projectId, impulse as Parameters<typeof api.impulse.createImpulse>[1]);
+    await ingest('training', 'idle', signal(1, 600));
+    await ingest('training', 'wave', signal(9, 600));
     const features = await api.jobs.generateFeaturesJob(projectId, { dspId: 2, skipFeatureExplorer: true });
     await api.runJobUntilCompletion({ type: 'project', projectId, jobId: features.id }, () => undefined);
     await readModelsCaughtUp(service);

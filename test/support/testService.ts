@@ -181,3 +181,10 @@ export async function adaWithProject(service: { apiUrl: string }, projectName: s
   return { ada, projectId: Number(project.body.id), apiKey: String(project.body.apiKey) };
 }
 
+
+/** Signs Ada and Bob up (the sign-ups unchecked, as a test that only needs the two users wants) and logs both in: their ids and JWTs. */
+export async function adaAndBob(service: { apiUrl: string }): Promise<{ adaId: number; bobId: number; ada: string; bob: string }> {
+  const adaId = Number((await call(service, 'POST', '/api-user-create', { body: signup() })).body.id);
+  const bobId = Number((await call(service, 'POST', '/api-user-create', { body: signup({ name: 'Bob', username: 'bob', email: 'bob@example.com' }) })).body.id);
+  return { adaId, bobId, ada: await loginToken(service, 'ada'), bob: await loginToken(service, 'bob') };
+}
