@@ -22,8 +22,7 @@ import type { ProjectDocument } from '../../projections/projects/projectDocument
 import type { ApiDeps } from '../apiDeps';
 import { Admission } from '../http/admission';
 import { intParam, operation, queryBoolean, queryInteger, type Operation } from '../http/operation';
-import { sampleView } from './rawDataRoutes';
-import { readSampleValues } from './sampleValues';
+import { sampleView, sampleWithPayload } from './rawDataRoutes';
 import { selectedImpulseId } from './selectedImpulse';
 
 /** Classifications waiting for a place in the pool; more at once are refused (503) rather than queued. */
@@ -71,23 +70,10 @@ export function classifyOperations(deps: ApiDeps): Operation[] {
     if (!sample) throw new NotFoundError(`Sample ${params.sampleId} not found in project ${project.id}`, 'SAMPLE_NOT_FOUND');
     const built = await buildImpulseRuntimeSpec(specDeps, project.id, await selectedImpulseId(deps.impulses, project, query.impulseId));
     const windows = await admission.run(() => classifyStoredSample({ blobs: deps.blobs, pool: deps.dspPool }, built, sample));
-    const values = await readSampleValues(deps.blobs, deps.decodeValues, sample, undefined);
     const input = built.spec.inputBlock;
     return {
       classifications: classificationAnswers(built.spec, built.impulse.learnBlocks, sample, windows),
-      sample: {
-        sample: sampleView(sample),
-        payload: {
-          device_name: sample.deviceName ?? undefined,
-          device_type: sample.deviceType ?? '',
-          sensors: sample.sensors.map((x, index) => ({ index, name: x.name, units: x.units })),
-          values,
-          intervalMs: sample.intervalMs,
-          frequencyHz: sample.frequency,
-        },
-        totalPayloadLength: sample.valuesCount,
-        datastreamPayloads: [],
-      },
+      sample: await sampleWithPayload(deps, sample, undefined),
       windowSizeMs: input.windowSizeMs ?? 0,
       windowIncreaseMs: input.windowIncreaseMs ?? 0,
       alreadyInDatabase: true,

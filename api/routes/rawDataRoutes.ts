@@ -77,6 +77,23 @@ function filtersOf(q: FilterQuery): SampleFilters {
 const chartTypeOf = (s: SampleDocument) => (s.kind === 'image' ? 'image' : s.kind === 'video' ? 'video' : 'chart');
 
 /** The SDK's Sample. */
+/** The SDK's GetSampleResponse (without `success`): the sample and its values, the first `limit` rows of them if given. */
+export async function sampleWithPayload(deps: Pick<ApiDeps, 'blobs' | 'decodeValues'>, sample: SampleDocument, limit: number | undefined): Promise<Record<string, unknown>> {
+  return {
+    sample: sampleView(sample),
+    payload: {
+      device_name: sample.deviceName ?? undefined,
+      device_type: sample.deviceType ?? '',
+      sensors: sample.sensors.map((x, index) => ({ index, name: x.name, units: x.units })),
+      values: await readSampleValues(deps.blobs, deps.decodeValues, sample, limit),
+      intervalMs: sample.intervalMs,
+      frequencyHz: sample.frequency,
+    },
+    totalPayloadLength: sample.valuesCount,
+    datastreamPayloads: [],
+  };
+}
+
 export function sampleView(s: SampleDocument, options: { excludeSensors?: boolean } = {}): Record<string, unknown> {
   const sensors = options.excludeSensors ? [] : s.sensors.map((x, index) => ({ index, name: x.name, units: x.units }));
   return {
@@ -198,20 +215,7 @@ export function rawDataOperations(deps: ApiDeps): Operation[] {
       async handler({ principal, params, query, project }) {
         const sample = await deps.samples.byId(project.id, intParam(params, 'sampleId'));
         if (!sample) throw new NotFoundError(`Sample ${params.sampleId} not found in project ${project.id}`, 'SAMPLE_NOT_FOUND');
-        const values = await readSampleValues(deps.blobs, deps.decodeValues, sample, query.limitPayloadValues);
-        return {
-          sample: sampleView(sample),
-          payload: {
-            device_name: sample.deviceName ?? undefined,
-            device_type: sample.deviceType ?? '',
-            sensors: sample.sensors.map((x, index) => ({ index, name: x.name, units: x.units })),
-            values,
-            intervalMs: sample.intervalMs,
-            frequencyHz: sample.frequency,
-          },
-          totalPayloadLength: sample.valuesCount,
-          datastreamPayloads: [],
-        };
+        return sampleWithPayload(deps, sample, query.limitPayloadValues);
       },
     }),
     operation({
