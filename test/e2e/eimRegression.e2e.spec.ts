@@ -15,8 +15,8 @@ import { KerasModelQueries } from '../../projections/kerasModels/kerasModelQueri
 import { ProjectQueries } from '../../projections/projects/projectQueries';
 import { SampleQueries } from '../../projections/samples/sampleQueries';
 import { readModelsCaughtUp } from '../support/readModels';
-import { signedSample } from '../support/signedSample';
-import { startTestService, type TestService } from '../support/testService';
+import { sdkProject, type SdkProject } from '../support/projectWithFeatures';
+import type { TestService } from '../support/testService';
 
 // A trained keras-regression impulse (the label is a sine's frequency) built as a .eim through the
 // official SDK and run by the official LinuxImpulseRunner, unmodified: its hello names one label,
@@ -26,20 +26,11 @@ describe('a regression impulse deployed and run by the official Linux runner', (
   let service: TestService;
   let api: EdgeImpulseApi;
   let projectId: number;
-  let apiKey: string;
   let dir: string;
   const runners: LinuxImpulseRunner[] = [];
 
   const signal = (f: number, n: number, phase: number) => Array.from({ length: n }, (_, i) => [Math.round(1000 * Math.sin((2 * Math.PI * f * i) / 100 + phase)) / 1000, Math.round(1000 * Math.cos((2 * Math.PI * f * i) / 100 + phase)) / 2000]);
-  const ingest = async (label: string, values: number[][], phase: number) => {
-    const res = await fetch(`${service.ingestionUrl}/api/training/data`, {
-      method: 'POST',
-      headers: { 'x-api-key': apiKey, 'content-type': 'application/json', 'x-file-name': `${label}.${phase}.json`, 'x-label': label },
-      body: signedSample('none', values, { alg: 'none' }),
-    });
-    expect(res.status).toBe(200);
-    await readModelsCaughtUp(service);
-  };
+  let ingest: SdkProject['ingest'];
   const runJob = async (jobId: number) => {
     const lines: string[] = [];
     await api.runJobUntilCompletion({ type: 'project', projectId, jobId }, (line) => lines.push(line));
@@ -66,20 +57,14 @@ describe('a regression impulse deployed and run by the official Linux runner', (
 
   beforeAll(async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'eim-regression-'));
-    service = await startTestService({ mongo: false });
-    api = new EdgeImpulseApi({ endpoint: service.apiUrl });
-    await api.user.createUser({ name: 'Ada Lovelace', username: 'ada', email: 'ada@example.com', password: 'correct horse battery', privacyPolicy: true, turnstileResponse: 'ok' });
-    await api.authenticate({ method: 'jwtToken', jwtToken: (await api.login.login({ username: 'ada', password: 'correct horse battery' })).token! });
-    const created = await api.projects.createProject({ projectName: 'Frequency on devices' });
-    projectId = created.id;
-    apiKey = created.apiKey;
+    ({ service, api, projectId, ingest } = await sdkProject('Frequency on devices'));
     await api.impulse.createImpulse(projectId, {
       name: 'Frequency',
       inputBlocks: [{ id: 1, type: 'time-series', name: 'Time series', title: 'Time series data', axes: ['accX', 'accY'], windowSizeMs: 500, windowIncreaseMs: 250, frequencyHz: 100 }],
       dspBlocks: [{ id: 2, type: 'spectral-analysis', name: 'Spectral features', title: 'Spectral Analysis', axes: ['accX', 'accY'], input: 1, implementationVersion: 4 }],
       learnBlocks: [{ id: 3, type: 'keras-regression', name: 'Regression', title: 'Regression', dsp: [2] }],
     } as Parameters<typeof api.impulse.createImpulse>[1]);
-    for (const f of [2, 6, 10]) for (const phase of [0, 1]) await ingest(String(f), signal(f, 200, phase), phase);
+    for (const f of [2, 6, 10]) for (const phase of [0, 1]) await ingest('training', String(f), signal(f, 200, phase));
     await runJob((await api.jobs.generateFeaturesJob(projectId, { dspId: 2, skipFeatureExplorer: true })).id);
     await runJob((await api.jobs.trainKerasJob(projectId, 3, { trainingCycles: 40, learningRate: 0.01 })).id);
   }, 300_000);

@@ -7,10 +7,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { EdgeImpulseApi } from 'edge-impulse-api';
 import { LinuxImpulseRunner } from 'edge-impulse-linux';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { motionImpulse, motionRows } from '../support/projectWithFeatures';
+import { motionImpulse, motionRows, sdkProject, type SdkProject } from '../support/projectWithFeatures';
 import { readModelsCaughtUp } from '../support/readModels';
-import { signedSample } from '../support/signedSample';
-import { startTestService, type TestService } from '../support/testService';
+import type { TestService } from '../support/testService';
 
 // The ML loop through the official SDK, unmodified, the way a user walks it: samples in, features
 // generated, a keras classifier and a K-means anomaly block trained (each job followed with
@@ -24,21 +23,12 @@ describe('the ML loop through the official SDK: train, classify, test, deploy, r
   let service: TestService;
   let api: EdgeImpulseApi;
   let projectId: number;
-  let apiKey: string;
   let dir: string;
   let eimPath: string;
   const runners: LinuxImpulseRunner[] = [];
   const children: ChildProcess[] = [];
 
-  const ingest = async (category: 'training' | 'testing', label: string, seed: number) => {
-    const res = await fetch(`${service.ingestionUrl}/api/${category}/data`, {
-      method: 'POST',
-      headers: { 'x-api-key': apiKey, 'content-type': 'application/json', 'x-file-name': `${label}.${seed}.json`, 'x-label': label },
-      body: signedSample('none', motionRows(label, seed), { alg: 'none' }),
-    });
-    expect(res.status).toBe(200);
-    await readModelsCaughtUp(service);
-  };
+  let ingest: SdkProject['ingest'];
   const runJob = async (jobId: number) => {
     const lines: string[] = [];
     await api.runJobUntilCompletion({ type: 'project', projectId, jobId }, (line) => lines.push(line));
@@ -67,17 +57,11 @@ describe('the ML loop through the official SDK: train, classify, test, deploy, r
 
   beforeAll(async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'ml-loop-e2e-'));
-    service = await startTestService({ mongo: false });
-    api = new EdgeImpulseApi({ endpoint: service.apiUrl });
-    await api.user.createUser({ name: 'Ada Lovelace', username: 'ada', email: 'ada@example.com', password: 'correct horse battery', privacyPolicy: true, turnstileResponse: 'ok' });
-    await api.authenticate({ method: 'jwtToken', jwtToken: (await api.login.login({ username: 'ada', password: 'correct horse battery' })).token! });
-    const created = await api.projects.createProject({ projectName: 'Motion on devices' });
-    projectId = created.id;
-    apiKey = created.apiKey;
+    ({ service, api, projectId, ingest } = await sdkProject('Motion on devices'));
     await api.impulse.createImpulse(projectId, motionImpulse as Parameters<typeof api.impulse.createImpulse>[1]);
     for (const label of ['idle', 'wave']) {
-      for (const seed of [0, 1]) await ingest('training', label, seed);
-      await ingest('testing', label, 5);
+      for (const seed of [0, 1]) await ingest('training', label, motionRows(label, seed));
+      await ingest('testing', label, motionRows(label, 5));
     }
     await runJob((await api.jobs.generateFeaturesJob(projectId, { dspId: 2, skipFeatureExplorer: true })).id);
     await runJob((await api.jobs.trainKerasJob(projectId, 3, { trainingCycles: 30, learningRate: 0.01 })).id);
