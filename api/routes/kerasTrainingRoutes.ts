@@ -68,7 +68,12 @@ export function kerasTrainingOperations(deps: ApiDeps): Operation[] {
     }
     throw new NotFoundError(`No keras learn block ${learnId} in this project's impulses`, 'LEARN_BLOCK_NOT_FOUND');
   };
-  const settingsOf = async (projectId: number, learnId: number): Promise<KerasSettings> => (await deps.kerasModels.byLearnBlock(projectId, learnId))?.settings ?? DEFAULT_KERAS_SETTINGS;
+  /** The block's read model (null before any settings or model) and its settings, the defaults until set. */
+  const blockState = async (projectId: number, learnId: number) => {
+    const doc = await deps.kerasModels.byLearnBlock(projectId, learnId);
+    return { doc, settings: doc?.settings ?? DEFAULT_KERAS_SETTINGS };
+  };
+  const settingsOf = async (projectId: number, learnId: number): Promise<KerasSettings> => (await blockState(projectId, learnId)).settings;
   /** The current features of each DSP block the learn block reads, or a 400 naming the first that has none. */
   const featuresOf = async (projectId: number, block: LearnBlock): Promise<DspFeaturesDocument[]> => {
     if (block.dsp.length === 0) throw new ValidationError(`learn block ${block.id} reads no DSP block: add one to the impulse`, 'NO_FEATURES');
@@ -91,8 +96,7 @@ export function kerasTrainingOperations(deps: ApiDeps): Operation[] {
       async handler({ params, project }) {
         const learnId = intParam(params, 'learnId');
         const block = await kerasBlock(project.id, learnId);
-        const doc = await deps.kerasModels.byLearnBlock(project.id, learnId);
-        const settings = doc?.settings ?? DEFAULT_KERAS_SETTINGS;
+        const { doc, settings } = await blockState(project.id, learnId);
         const features = (await Promise.all(block.dsp.map((dspId) => deps.dspFeatures.current(project.id, dspId)))).filter((f): f is DspFeaturesDocument => f !== null);
         const impulse = (await deps.impulses.forProject(project.id)).find((i) => i.learnBlocks.some((b) => b.id === learnId));
         const featureCount = features.reduce((n, f) => n + f.featureCount, 0);
@@ -205,8 +209,7 @@ export function kerasTrainingOperations(deps: ApiDeps): Operation[] {
       async handler({ params, project }) {
         const learnId = intParam(params, 'learnId');
         const block = await kerasBlock(project.id, learnId);
-        const doc = await deps.kerasModels.byLearnBlock(project.id, learnId);
-        const settings = doc?.settings ?? DEFAULT_KERAS_SETTINGS;
+        const { doc, settings } = await blockState(project.id, learnId);
         const model = doc?.model ? kerasModelOf(doc.model) : null;
         const stale = model !== null && !(await deps.impulses.learnBlockTrained(project.id, learnId));
         const common = { ...modelTypes(stale), mode: block.mode, imageInputScaling: '0..1', thresholds: [minimumConfidenceThreshold(settings)] };

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -16,6 +15,7 @@ import { ProjectQueries } from '../../projections/projects/projectQueries';
 import { SampleQueries } from '../../projections/samples/sampleQueries';
 import { readModelsCaughtUp } from '../support/readModels';
 import { sdkProject, type SdkProject } from '../support/projectWithFeatures';
+import { buildWasmDeployment, runWasmModule } from '../support/wasmDeployment';
 import type { TestService } from '../support/testService';
 
 // A trained keras-regression impulse (the label is a sine's frequency) built as a .eim through the
@@ -94,17 +94,8 @@ describe('a regression impulse deployed and run by the official Linux runner', (
   }, 120_000);
 
   it('builds the wasm zip: its module names the label value and answers the same values', async () => {
-    const build = await api.jobs.buildOnDeviceModelJob(projectId, { engine: 'tflite' }, { type: 'wasm' });
-    await runJob(build.id);
-    const zip = path.join(dir, 'wasm.zip');
-    await writeFile(zip, await api.deployment.downloadBuild(projectId, { type: 'wasm' }));
-    const out = path.join(dir, 'wasm');
-    execFileSync('unzip', ['-q', zip, '-d', out]);
-    const script = `import { classify, modelParameters } from ${JSON.stringify(path.join(out, 'impulse.mjs'))};
-      const results = [];
-      for (const w of JSON.parse(process.argv[1])) results.push(await classify(w));
-      console.log(JSON.stringify({ modelParameters, results }));`;
-    const answer = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script, JSON.stringify(windows)], { cwd: out }).toString()) as { modelParameters: Record<string, unknown>; results: ImpulseClassification[] };
+    const { out } = await buildWasmDeployment(api, projectId, dir, runJob);
+    const answer = runWasmModule(out, windows);
     expect(answer.modelParameters).toMatchObject({ label_count: 1, labels: ['value'] });
     const want = await serviceClassifications();
     answer.results.forEach((got, i) => expect(Math.abs(got.classification.value! - want[i]!.classification.value!)).toBeLessThan(1e-5));

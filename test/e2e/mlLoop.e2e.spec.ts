@@ -8,6 +8,7 @@ import { EdgeImpulseApi } from 'edge-impulse-api';
 import { LinuxImpulseRunner } from 'edge-impulse-linux';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { motionImpulse, motionRows, sdkProject, type SdkProject } from '../support/projectWithFeatures';
+import { buildWasmDeployment, runWasmModule, type WasmAnswer } from '../support/wasmDeployment';
 import { readModelsCaughtUp } from '../support/readModels';
 import type { TestService } from '../support/testService';
 
@@ -183,24 +184,12 @@ describe('the ML loop through the official SDK: train, classify, test, deploy, r
   }, 60_000);
 
   it('builds the wasm zip: its module runs in a Node process of its own with the same scores, and so does its example', async () => {
-    const build = await api.jobs.buildOnDeviceModelJob(projectId, { engine: 'tflite' }, { type: 'wasm' });
-    await runJob(build.id);
-    const zip = path.join(dir, 'wasm.zip');
-    await writeFile(zip, await api.deployment.downloadBuild(projectId, { type: 'wasm' }));
-    const out = path.join(dir, 'wasm');
-    execFileSync('unzip', ['-q', zip, '-d', out]);
+    const { zip, out } = await buildWasmDeployment(api, projectId, dir, runJob);
     expect(execFileSync('unzip', ['-Z1', zip]).toString().trim().split('\n').sort()).toEqual(['README.md', 'example.mjs', 'impulse.mjs']);
     expect(await readFile(path.join(out, 'README.md'), 'utf8')).toMatch(/50 samples of accX, accY at 100 Hz/);
-    const script = `import { classify, modelParameters } from ${JSON.stringify(path.join(out, 'impulse.mjs'))};
-      const windows = JSON.parse(process.argv[1]);
-      const results = [];
-      for (const w of windows) results.push(await classify(w));
-      console.log(JSON.stringify({ modelParameters, results }));`;
-    // A bare Node process, outside this repository (no node_modules reachable): the module is whole.
     const want = [...(await testingWindows('idle')), ...(await testingWindows('wave'))];
     const raws = JSON.stringify(want.map((w) => w.raw));
-    type Answer = { classification: Record<string, number>; anomaly?: number };
-    const answer = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script, raws], { cwd: out }).toString()) as { modelParameters: Record<string, unknown>; results: Answer[] };
+    const answer = runWasmModule(out, want.map((w) => w.raw));
     expect(answer.modelParameters).toMatchObject({ input_features_count: 100, labels: ['idle', 'wave'], has_anomaly: 1 });
     expect(answer.results).toHaveLength(14);
     answer.results.forEach((got, i) => expectSame(got, want[i]!));
@@ -213,7 +202,7 @@ describe('the ML loop through the official SDK: train, classify, test, deploy, r
       const results = [];
       for (const w of windows) results.push(await classify(w));
       console.log(JSON.stringify(results));`;
-    const inBrowserLike = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', browserLike, raws], { cwd: out }).toString()) as Answer[];
+    const inBrowserLike = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', browserLike, raws], { cwd: out }).toString()) as WasmAnswer[];
     expect(inBrowserLike).toHaveLength(14);
     inBrowserLike.forEach((got, i) => expectSame(got, want[i]!));
     const example = JSON.parse(execFileSync(process.execPath, ['example.mjs'], { cwd: out }).toString()) as { labels: string[]; classification: Record<string, number> };
