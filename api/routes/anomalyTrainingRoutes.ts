@@ -4,7 +4,6 @@
 // anomaly block of the project's impulses is a 404. Training is a job (commands/training/
 // anomalyTraining.ts); what it would fail on is checked here, so bad input is a 400 and no job.
 import { z } from 'zod';
-import { requestJob } from '../../commands/jobs/requestJob';
 import { TRAIN_ANOMALY } from '../../commands/training/anomalyTraining';
 import type { DspMetadata } from '../../domain/dsp/dspMetadata';
 import { findAnomalyBlock } from '../../domain/learn/anomalyBlocks';
@@ -15,6 +14,7 @@ import { NotFoundError, ValidationError } from '../../domain/shared/errors';
 import type { DspFeaturesDocument } from '../../projections/dspFeatures/dspFeaturesDocument';
 import { handleCommand } from '../../commands/handleCommand';
 import type { ApiDeps } from '../apiDeps';
+import { requestProjectJob } from './projectJobRequest';
 import { requestContext } from '../auth/principal';
 import { modelTypes } from '../views/learnModelTypes';
 import { intParam, operation, type Operation } from '../http/operation';
@@ -125,20 +125,14 @@ export function anomalyTrainingOperations(deps: ApiDeps): Operation[] {
         const settings = { axes: body.axes, clusterCount: body.clusterCount, minimumConfidenceRating: body.minimumConfidenceRating };
         // The settings a training uses become the block's, as the Studio's "Start training" saves them.
         await handleCommand(deps.events, anomalyStream(projectId, learnId), anomalyDecider, { type: 'ChangeAnomalySettings', data: { projectId, learnId, ...settings, changed: ctx.now.toISOString() } }, ctx);
-        const { jobId, position } = await requestJob(
-          { events: deps.events, ids: deps.ids, projects: deps.projects },
-          {
-            projectId,
-            category: 'Train anomaly detection model',
-            categoryKey: TRAIN_ANOMALY,
-            key: String(learnId),
-            parameters: { learnId, ...settings, seed: body.seed ?? DEFAULT_ANOMALY_SEED },
-            notificationList: 'train',
-            createdByUserId: principal.kind === 'user' ? principal.user.id : null,
-          },
-          ctx,
-        );
-        await settle(position);
+        const jobId = await requestProjectJob({ events: deps.events, ids: deps.ids, projects: deps.projects }, { principal, settle }, {
+          projectId,
+          category: 'Train anomaly detection model',
+          categoryKey: TRAIN_ANOMALY,
+          key: String(learnId),
+          parameters: { learnId, ...settings, seed: body.seed ?? DEFAULT_ANOMALY_SEED },
+          notificationList: 'train',
+        }, ctx);
         return { id: jobId };
       },
     }),

@@ -12,7 +12,6 @@ import { classifyStoredSample } from '../../commands/classify/classifySample';
 import { buildImpulseRuntimeSpec, type ImpulseRuntimeSpecDeps } from '../../commands/classify/impulseRuntimeSpec';
 import { MODEL_TESTING } from '../../commands/classify/modelTesting';
 import { readAllBytes } from '../../commands/dsp/generateFeatures';
-import { requestJob } from '../../commands/jobs/requestJob';
 import { regressionTestingMetrics, testingAccuracy, windowPredictions, type ModelTestingResults } from '../../domain/learn/modelTestingResults';
 import type { RegressionMetrics } from '../../domain/learn/kerasRegression';
 import { NotFoundError, ValidationError } from '../../domain/shared/errors';
@@ -20,6 +19,7 @@ import type { SampleDocument } from '../../projections/samples/sampleDocument';
 import { requestContext } from '../auth/principal';
 import type { ProjectDocument } from '../../projections/projects/projectDocument';
 import type { ApiDeps } from '../apiDeps';
+import { requestProjectJob } from './projectJobRequest';
 import { Admission } from '../http/admission';
 import { intParam, operation, queryBoolean, queryInteger, type Operation } from '../http/operation';
 import { sampleView, sampleWithPayload } from './rawDataRoutes';
@@ -116,20 +116,14 @@ export function classifyOperations(deps: ApiDeps): Operation[] {
         const built = await buildImpulseRuntimeSpec(specDeps, project.id, impulseId);
         if ((await deps.samples.ids(project.id, 'testing')).length === 0) throw new ValidationError('There is no testing data: add samples to the testing set first', 'NO_TESTING_DATA');
         const ctx = requestContext(principal, requestId);
-        const { jobId, position } = await requestJob(
-          { events: deps.events, ids: deps.ids, projects: deps.projects },
-          {
-            projectId: project.id,
-            category: 'Classify',
-            categoryKey: MODEL_TESTING,
-            key: String(built.spec.impulseId),
-            parameters: { impulseId: built.spec.impulseId },
-            notificationList: 'modelTesting',
-            createdByUserId: principal.kind === 'user' ? principal.user.id : null,
-          },
-          ctx,
-        );
-        await settle(position);
+        const jobId = await requestProjectJob({ events: deps.events, ids: deps.ids, projects: deps.projects }, { principal, settle }, {
+          projectId: project.id,
+          category: 'Classify',
+          categoryKey: MODEL_TESTING,
+          key: String(built.spec.impulseId),
+          parameters: { impulseId: built.spec.impulseId },
+          notificationList: 'modelTesting',
+        }, ctx);
         return { id: jobId };
       },
     }),

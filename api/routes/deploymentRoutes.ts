@@ -7,13 +7,13 @@
 import { z } from 'zod';
 import { deployableModels } from '../../commands/deployment/deployableModels';
 import { BUILD_ONDEVICE_MODEL, type BuildJobParameters } from '../../commands/deployment/buildDeployment';
-import { requestJob } from '../../commands/jobs/requestJob';
 import { resolveBuild } from '../../domain/deployment/deploymentBuilds';
 import { deploymentTargetsFor, type DeploymentTarget } from '../../domain/deployment/deploymentTargets';
 import { NotFoundError, ValidationError } from '../../domain/shared/errors';
 import type { DeploymentDocument } from '../../projections/deployments/deploymentDocument';
 import type { ProjectDocument } from '../../projections/projects/projectDocument';
 import type { ApiDeps } from '../apiDeps';
+import { requestProjectJob } from './projectJobRequest';
 import { requestContext } from '../auth/principal';
 import { operation, queryInteger, type Operation } from '../http/operation';
 import { whitelabelOfHost, whitelabelOfProject } from '../http/requestWhitelabel';
@@ -73,12 +73,7 @@ export function deploymentOperations(deps: ApiDeps): Operation[] {
         const { impulse } = await deployableModels(deps, project.id, impulseId);
         const version = await deps.ids.next('deployment-version');
         const parameters: BuildJobParameters = { type, engine, impulseId: impulse.id, version };
-        const { jobId, position } = await requestJob(
-          { events: deps.events, ids: deps.ids, projects: deps.projects },
-          { projectId: project.id, category: 'Build on-device model', categoryKey: BUILD_ONDEVICE_MODEL, key: type, parameters: { ...parameters }, notificationList: null, createdByUserId: principal.kind === 'user' ? principal.user.id : null },
-          requestContext(principal, requestId),
-        );
-        await settle(position);
+        const jobId = await requestProjectJob({ events: deps.events, ids: deps.ids, projects: deps.projects }, { principal, settle }, { projectId: project.id, category: 'Build on-device model', categoryKey: BUILD_ONDEVICE_MODEL, key: type, parameters: { ...parameters }, notificationList: null }, requestContext(principal, requestId));
         return { id: jobId, deploymentVersion: version };
       },
     }),

@@ -5,13 +5,13 @@
 import { z } from 'zod';
 import { commonFrequency } from '../../commands/dsp/generateFeatures';
 import { dspRunCheckerOn } from '../../commands/dsp/dspRunCheck';
-import { requestJob } from '../../commands/jobs/requestJob';
 import { NORMALIZE_DATA } from '../../domain/dsp/dspFeaturesEvents';
 import { impulseDspRunCheck, resolveImpulseDsp } from '../../domain/dsp/impulseDsp';
 import { DspConfigurationError } from '../../domain/dsp/processingBlock';
 import { imageWindowing, WindowingError } from '../../domain/dsp/windows';
 import { ValidationError } from '../../domain/shared/errors';
 import type { ApiDeps } from '../apiDeps';
+import { requestProjectJob } from './projectJobRequest';
 import { requestContext } from '../auth/principal';
 import { operation, type Operation } from '../http/operation';
 
@@ -60,20 +60,14 @@ export function generateFeaturesOperations(deps: ApiDeps): Operation[] {
           if (error instanceof DspConfigurationError || error instanceof WindowingError) throw new ValidationError(error.message, 'DSP_CONFIGURATION');
           throw error;
         }
-        const { jobId, position } = await requestJob(
-          { events: deps.events, ids: deps.ids, projects: deps.projects },
-          {
-            projectId,
-            category: 'Generate features',
-            categoryKey: 'generate-features',
-            key: String(body.dspId),
-            parameters: { ...body },
-            notificationList: 'dsp',
-            createdByUserId: principal.kind === 'user' ? principal.user.id : null,
-          },
-          requestContext(principal, requestId),
-        );
-        await settle(position);
+        const jobId = await requestProjectJob({ events: deps.events, ids: deps.ids, projects: deps.projects }, { principal, settle }, {
+          projectId,
+          category: 'Generate features',
+          categoryKey: 'generate-features',
+          key: String(body.dspId),
+          parameters: { ...body },
+          notificationList: 'dsp',
+        }, requestContext(principal, requestId));
         return { id: jobId };
       },
     }),

@@ -5,7 +5,6 @@
 // built on those features. A learnId that is not a keras block of the project's impulses is a 404.
 import { z } from 'zod';
 import { setKerasSettings } from '../../commands/training/kerasCommands';
-import { requestJob } from '../../commands/jobs/requestJob';
 import { planNetwork } from '../../domain/learn/kerasNetwork';
 import { kerasModeOf, regressionTargets, type KerasMode, type RegressionMetrics } from '../../domain/learn/kerasRegression';
 import { kerasPerformance } from '../../domain/learn/kerasPerformance';
@@ -15,6 +14,7 @@ import { NotFoundError, ValidationError } from '../../domain/shared/errors';
 import type { DspFeaturesDocument } from '../../projections/dspFeatures/dspFeaturesDocument';
 import { kerasModelOf } from '../../projections/kerasModels/kerasModelDocument';
 import type { ApiDeps } from '../apiDeps';
+import { requestProjectJob } from './projectJobRequest';
 import { requestContext } from '../auth/principal';
 import { modelTypes } from '../views/learnModelTypes';
 import { intParam, operation, type Operation } from '../http/operation';
@@ -182,21 +182,15 @@ export function kerasTrainingOperations(deps: ApiDeps): Operation[] {
         }
         planNetwork(settings.visualLayers, features.reduce((n, f) => n + f.featureCount, 0), first!.classes.length, block.mode);
         if (hasChange(change)) await setKerasSettings(deps.events, projectId, learnId, change, ctx);
-        const { jobId, position } = await requestJob(
-          { events: deps.events, ids: deps.ids, projects: deps.projects },
-          {
-            projectId,
-            category: 'Train model',
-            categoryKey: 'train-keras',
-            key: String(learnId),
-            // The settings go with the job: the model is trained with what was asked for, whatever is saved meanwhile.
-            parameters: { learnId, settings },
-            notificationList: 'train',
-            createdByUserId: principal.kind === 'user' ? principal.user.id : null,
-          },
-          ctx,
-        );
-        await settle(position);
+        const jobId = await requestProjectJob({ events: deps.events, ids: deps.ids, projects: deps.projects }, { principal, settle }, {
+          projectId,
+          category: 'Train model',
+          categoryKey: 'train-keras',
+          key: String(learnId),
+          // The settings go with the job: the model is trained with what was asked for, whatever is saved meanwhile.
+          parameters: { learnId, settings },
+          notificationList: 'train',
+        }, ctx);
         return { id: jobId };
       },
     }),
