@@ -1,6 +1,7 @@
 import type { DomainEvent } from '../domain/shared/decider';
 import type { StoredEvent } from '../stores/eventstore/eventStore';
 import type { Collection, Document, ReadStore, Update } from '../stores/readstore/readStore';
+import { checkpointName } from './readModelVersions';
 
 /**
  * A set of event handlers that maintain read models. Handlers must be idempotent: delivery is
@@ -8,17 +9,14 @@ import type { Collection, Document, ReadStore, Update } from '../stores/readstor
  */
 export interface Projection {
   name: string;
+  /** The checkpoint it keeps in the read store: its name, with its version (see readModelVersions). */
+  checkpoint: string;
   handles: ReadonlySet<string>;
   /**
-   * The collections its handlers write. Projections that write a common collection share documents
-   * guarded by one `_position`, so the runner keeps them in step: one failing holds back the others.
+   * The collections its handlers write, and no other projection does: each projection is its own
+   * unit of failure, checkpoint and rebuild. It may read other collections, never write them.
    */
   writes: ReadonlySet<string>;
-  /**
-   * Projections whose documents this one also updates, under guards of its own: it may lag behind
-   * them (it fails alone) but never run ahead of them (it waits while one of them is failed).
-   */
-  follows: ReadonlySet<string>;
   apply(event: StoredEvent, store: ReadStore): Promise<void>;
 }
 
@@ -26,13 +24,13 @@ type Handlers<E extends DomainEvent> = {
   [K in E['type']]?: (event: StoredEvent<K, Extract<E, { type: K }>['data']>, store: ReadStore) => Promise<void>;
 };
 
-export function defineProjection<E extends DomainEvent>(name: string, writes: readonly string[], handlers: Handlers<E>, options: { follows?: readonly string[] } = {}): Projection {
+export function defineProjection<E extends DomainEvent>(name: string, writes: readonly string[], handlers: Handlers<E>): Projection {
   const table = handlers as Record<string, ((event: StoredEvent, store: ReadStore) => Promise<void>) | undefined>;
   return {
     name,
+    checkpoint: checkpointName(name),
     handles: new Set(Object.keys(handlers)),
     writes: new Set(writes),
-    follows: new Set(options.follows ?? []),
     // The handler's own promise, not one more around it: this runs for every event handled.
     apply: (event, store) => table[event.type]?.(event, store) ?? Promise.resolve(),
   };

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { CheckpointedSubscription, HandlerFailed, type LaneApplier, type Subscriber } from '../stores/eventstore/checkpointedSubscription';
+import { CheckpointedSubscription, HandlerFailed, type BatchApplier, type Subscriber } from '../processing/checkpointedSubscription';
 import type { EventStore, Position } from '../stores/eventstore/eventStore';
 import type { ReadStore } from '../stores/readstore/readStore';
 import { SqliteReadStore } from '../stores/readstore/sqliteReadStore';
@@ -43,93 +43,89 @@ interface ProjectionSubscriber extends Subscriber {
   readonly projection: Projection;
 }
 
-const subscriberOf = (projection: Projection): ProjectionSubscriber => ({
-  name: projection.name,
-  checkpoint: projection.name,
-  handles: projection.handles,
-  writes: projection.writes,
-  follows: projection.follows,
-  projection,
-});
+/** Each collection has one writer: a projection is its own unit of failure, checkpoint and rebuild. */
+function subscribersOf(projections: readonly Projection[]): ProjectionSubscriber[] {
+  const writer = new Map<string, string>();
+  for (const p of projections) {
+    for (const collection of p.writes) {
+      const other = writer.get(collection);
+      if (other !== undefined) throw new Error(`Projections ${other} and ${p.name} both write ${collection}: a collection has one writer`);
+      writer.set(collection, p.name);
+    }
+  }
+  return projections.map((projection) => ({ name: projection.name, checkpoint: projection.checkpoint, handles: projection.handles, projection }));
+}
 
 export interface ProjectionRunnerOptions {
   /** At most this many events are applied and committed together (default DEFAULT_BATCH_SIZE, SQLITE_BATCH_SIZE into SQLite). */
   batchSize?: number;
   /**
-   * true (the default): a batch's writes are held in a WriteBuffer and committed with the lane's
-   * checkpoints in one ReadStore.commit. false: each handler writes straight to the store and each
+   * true (the default): a batch's writes are held in a WriteBuffer and committed with the
+   * projection's checkpoint in one ReadStore.commit. false: each handler writes straight to the store and each
    * applied event's checkpoint is stored after it (how the runner worked before batches).
    */
   buffered?: boolean;
 }
 
 /**
- * Applies a batch to a lane through a WriteBuffer: one commit of every changed document and the
- * members' checkpoints. A handler that throws has its own changes to the buffer rolled back; what
- * the lane applied before it (other members included, within the same event) is committed, so the
- * failure is reported, and retried, at its own event.
+ * Applies a batch through a WriteBuffer over the projection's own collections: one commit of every
+ * changed document and the checkpoint. A handler that throws has its changes to the buffer rolled
+ * back; what came before its event is committed, so the failure is reported, and retried, at its
+ * own event.
  */
-function bufferedApplier(readStore: ReadStore, projections: readonly Projection[], scrub: Scrub): LaneApplier<ProjectionSubscriber> {
-  const writesOf = (name: string) => [...(projections.find((p) => p.name === name)?.writes ?? [])];
-  return async (members, events, commit) => {
-    // Its own collections and those of the projections it follows (samples: the project documents'
-    // data summaries). Lanes apply one at a time, so no other lane writes those documents meanwhile.
-    const owned = new Set(members.flatMap((m) => [...m.subscriber.writes, ...[...m.subscriber.follows].flatMap(writesOf)]));
-    const buffer = new WriteBuffer(readStore, owned, (ops) => commit(ops, []));
-    const reached = members.map((m) => m.applied);
+function bufferedApplier(readStore: ReadStore, scrub: Scrub): BatchApplier<ProjectionSubscriber> {
+  return async (at, events, commit) => {
+    const { projection } = at.subscriber;
+    const buffer = new WriteBuffer(readStore, projection.name, projection.writes, (ops) => commit(ops));
+    let reached = at.applied;
     let handled = false;
     let erased = false;
-    const positions = () => members.flatMap((m, i) => (reached[i] !== undefined && reached[i] !== m.applied ? [[m, reached[i]!] as const] : []));
     for (const event of events) {
-      for (const [i, member] of members.entries()) {
-        const at = reached[i];
-        if (at !== undefined && event.position <= at) continue;
-        if (member.subscriber.handles.has(event.type)) {
-          handled = true;
-          const savepoint = buffer.savepoint();
-          try {
-            await member.subscriber.projection.apply(event, buffer);
-          } catch (error) {
-            buffer.rollback(savepoint);
-            await commit(buffer.takeOps(), positions());
-            if (erased) await scrub();
-            throw new HandlerFailed(i, event, error);
-          }
-          erased ||= erasingEventTypes.has(event.type);
+      if (reached !== undefined && event.position <= reached) continue;
+      if (projection.handles.has(event.type)) {
+        handled = true;
+        const savepoint = buffer.savepoint();
+        try {
+          await projection.apply(event, buffer);
+        } catch (error) {
+          buffer.rollback(savepoint);
+          await commit(buffer.takeOps(), reached !== at.applied ? reached : undefined);
+          if (erased) await scrub();
+          throw new HandlerFailed(event, error);
         }
-        reached[i] = event.position;
+        erased ||= erasingEventTypes.has(event.type);
       }
+      reached = event.position;
     }
     const ops = buffer.takeOps();
-    // Nothing handled: the checkpoints move with the next flush, not with a write per batch.
+    // Nothing handled: the checkpoint moves with the next flush, not with a write per batch.
     if (!handled && ops.length === 0) {
-      members.forEach((m, i) => (m.applied = reached[i]));
+      at.applied = reached;
       return;
     }
-    await commit(ops, positions());
+    await commit(ops, reached);
     // Before the runner counts the batch applied: an answer that waited for it finds the bytes gone.
     if (erased) await scrub();
   };
 }
 
 /** Each handler writes to the store directly, each applied event's checkpoint stored right after it. */
-function directApplier(readStore: ReadStore, scrub: Scrub): LaneApplier<ProjectionSubscriber> {
-  return async (members, events, commit) => {
+function directApplier(readStore: ReadStore, scrub: Scrub): BatchApplier<ProjectionSubscriber> {
+  return async (at, events, commit) => {
+    const { projection } = at.subscriber;
     for (const event of events) {
-      for (const [i, member] of members.entries()) {
-        if (member.applied !== undefined && event.position <= member.applied) continue;
-        if (!member.subscriber.handles.has(event.type)) {
-          member.applied = event.position;
-          continue;
-        }
-        try {
-          await member.subscriber.projection.apply(event, readStore);
-        } catch (error) {
-          throw new HandlerFailed(i, event, error);
-        }
-        await commit([], [[member, event.position]]);
-        if (erasingEventTypes.has(event.type)) await scrub();
+      if (at.applied !== undefined && event.position <= at.applied) continue;
+      if (!projection.handles.has(event.type)) {
+        at.applied = event.position;
+        continue;
       }
+      try {
+        await projection.apply(event, readStore);
+      } catch (error) {
+        throw new HandlerFailed(event, error);
+      }
+      await commit([], event.position);
+      if (erasingEventTypes.has(event.type)) await scrub();
     }
   };
 }
@@ -137,15 +133,17 @@ function directApplier(readStore: ReadStore, scrub: Scrub): LaneApplier<Projecti
 /**
  * Runs projections over one checkpointed subscription to the whole log (CheckpointedSubscription),
  * each with its own checkpoint, applying events in batches: what the subscription has delivered,
- * up to `batchSize`, with one commit per lane and batch (see bufferedApplier).
+ * up to `batchSize`, with one commit per projection and batch (see bufferedApplier).
  *
- * A projection whose handler fails on an event is isolated with the projections that share its
- * documents (its lane); the others go on. The failure is logged once at error level and reported by
- * `failures()` and in the read store (projection_status), with the event's position, type and
- * stream; the lane is retried from its own checkpoints with a doubling backoff, so nothing is ever
- * skipped.
+ * A projection whose handler fails on an event is isolated; the others go on. The failure is logged
+ * once at error level and reported by `failures()` and in the read store (projection_status), with
+ * the event's position, type and stream; the projection is retried from its own checkpoint with a
+ * doubling backoff, so nothing is ever skipped.
  *
- * Read your writes waits (`waitFor`, and so `start()`) leave failed lanes out: a write whose own
+ * A projection without a checkpoint (new, or its version bumped: see readModelVersions) starts from
+ * empty collections and applies the whole log.
+ *
+ * Read your writes waits (`waitFor`, and so `start()`) leave failed projections out: a write whose own
  * read model is failed is durable and answers once the healthy read models have applied it; its
  * own read model shows it when the failure is fixed, and /health reports the failure meanwhile.
  */
@@ -156,8 +154,8 @@ export class ProjectionRunner implements ReadModelSync, ProjectionHealth {
   constructor(
     private readonly events: EventStore,
     private readonly readStore: ReadStore,
-    projections: readonly Projection[],
-    log: Logger,
+    private readonly projections: readonly Projection[],
+    private readonly log: Logger,
     retryDelayMs = 1000,
     maxRetryDelayMs = 60_000,
     options: ProjectionRunnerOptions = {},
@@ -166,8 +164,8 @@ export class ProjectionRunner implements ReadModelSync, ProjectionHealth {
     this.subscription = new CheckpointedSubscription({
       events,
       readStore,
-      subscribers: projections.map(subscriberOf),
-      apply: options.buffered === false ? directApplier(readStore, scrub) : bufferedApplier(readStore, projections, scrub),
+      subscribers: subscribersOf(projections),
+      apply: options.buffered === false ? directApplier(readStore, scrub) : bufferedApplier(readStore, scrub),
       log,
       kind: 'projection',
       retryDelayMs,
@@ -194,10 +192,21 @@ export class ProjectionRunner implements ReadModelSync, ProjectionHealth {
     // and builds their indexes once, at the end of the catch-up, as a rebuild does.
     // A start stopped before it caught up leaves them deferred: the next start builds them at its end,
     // rather than this stop spend seconds on them.
+    await this.emptyThoseWithoutCheckpoint();
     const deferred = head !== undefined && this.readStore instanceof SqliteReadStore && this.readStore.deferIndexesWhileEmpty();
     await this.subscription.start();
     const caughtUp = head === undefined || (await this.waitFor(head, Number.POSITIVE_INFINITY));
     if (deferred && caughtUp) (this.readStore as SqliteReadStore).buildDeferredIndexes();
+  }
+
+  /** A projection that has no checkpoint applies the whole log: to empty collections, not over documents of an older version. */
+  private async emptyThoseWithoutCheckpoint(): Promise<void> {
+    for (const projection of this.projections) {
+      if (await this.readStore.readCheckpoint(projection.checkpoint)) continue;
+      let emptied = 0;
+      for (const name of projection.writes) emptied += await this.readStore.collection(name).deleteMany({});
+      if (emptied > 0) this.log.warn({ projection: projection.name, documents: emptied }, `projection ${projection.name} has no checkpoint ${projection.checkpoint} (its version changed): its collections are emptied and built again from the log`);
+    }
   }
 
   /** Stops after the batch being applied, its checkpoint stored; later calls wait for the same stop. */

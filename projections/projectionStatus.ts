@@ -1,10 +1,11 @@
 // The state of projections that failed on an event, kept in the read store beside the read models
 // so that a process without the projections role (ROLES split) can report it and leave the failed
 // read models out of its read-your-writes waits.
-import type { SubscriberFailure } from '../stores/eventstore/checkpointedSubscription';
+import type { SubscriberFailure } from '../processing/subscriberFailures';
 import { ServiceUnavailableError } from '../domain/shared/errors';
 import type { Position } from '../stores/eventstore/eventStore';
 import type { ReadStore } from '../stores/readstore/readStore';
+import { checkpointName } from './readModelVersions';
 
 /**
  * A projection stuck on one event: what `/health` reports and the projection_status document holds;
@@ -15,8 +16,7 @@ export type ProjectionFailure = Omit<SubscriberFailure, 'name'> & { projection: 
 
 /** A failure as `/health` and `npm run rebuild` report it. */
 export const describeProjectionFailure = (f: ProjectionFailure): string =>
-  `projection ${f.projection} failed on event ${f.position} (${f.eventType} in ${f.streamId}): ${f.error}` +
-  (f.heldBack.length > 0 ? `; holding back ${f.heldBack.join(', ')}` : '');
+  `projection ${f.projection} failed on event ${f.position} (${f.eventType} in ${f.streamId}): ${f.error}`;
 
 /** Where a health report reads the failures from. */
 export interface ProjectionHealth {
@@ -85,16 +85,12 @@ export class StoredProjectionStatus implements ProjectionHealth {
   }
 }
 
-/** Every projection named by a failure: the one that threw and those it holds back. */
-export const stalledProjections = (failures: readonly ProjectionFailure[]): Set<string> =>
-  new Set(failures.flatMap((f) => [f.projection, ...f.heldBack]));
-
 /**
  * The lowest stored checkpoint of the named projections but those reported failed (they hold
  * nothing up), no higher than `ceiling`; a projection that never stored one counts as 0.
  */
 export async function lowestCheckpoint(readStore: ReadStore, status: Pick<ProjectionHealth, 'failures'>, names: readonly string[], ceiling: Position): Promise<Position> {
-  const stalled = stalledProjections(await status.failures());
-  const checkpoints = await Promise.all(names.filter((n) => !stalled.has(n)).map((n) => readStore.getCheckpoint(n)));
+  const failed = new Set((await status.failures()).map((f) => f.projection));
+  const checkpoints = await Promise.all(names.filter((n) => !failed.has(n)).map((n) => readStore.getCheckpoint(checkpointName(n))));
   return checkpoints.reduce<Position>((low, c) => (c === undefined || c < low ? (c ?? 0n) : low), ceiling);
 }

@@ -4,7 +4,7 @@
 // the point it reached; only a difference in what the same events produced is reported.
 
 import { isDeepStrictEqual } from 'node:util';
-import { loadCheckpoint } from '../stores/eventstore/checkpoint';
+import { loadCheckpoint } from '../processing/checkpoint';
 import type { EventStore, Position } from '../stores/eventstore/eventStore';
 import type { Document, DocumentId, ReadStore } from '../stores/readstore/readStore';
 import type { Projection } from './projection';
@@ -37,7 +37,7 @@ export async function compareWithRebuild(
   onProgress?: (events: number, position: Position) => void,
 ): Promise<ReadModelComparison> {
   const reached = new Map<Projection, Position | undefined>();
-  for (const p of projections) reached.set(p, await loadCheckpoint(live, p.name, events));
+  for (const p of projections) reached.set(p, await loadCheckpoint(live, p.checkpoint, events));
   const last = [...reached.values()].reduce<Position | undefined>((a, b) => (b !== undefined && (a === undefined || b > a) ? b : a), undefined);
   let applied = 0;
   if (last !== undefined) {

@@ -31,7 +31,7 @@ export class ReadModelsRefusedError extends Error {
 }
 
 /** Every checkpoint the read store holds: the projections' and the sagas'. */
-const checkpointNames = (): string[] => [...allProjections.map((p) => p.name), ...SAGA_NAMES.map(sagaCheckpointName)];
+const checkpointNames = (): string[] => [...allProjections.map((p) => p.checkpoint), ...SAGA_NAMES.map(sagaCheckpointName)];
 
 const SQLITE_DAMAGE = new Set(['SQLITE_CORRUPT', 'SQLITE_NOTADB']);
 

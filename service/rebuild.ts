@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { compareReadModels, compareWithRebuild, type ReadModelComparison } from '../projections/readModelCheck';
-import { loadCheckpoint } from '../stores/eventstore/checkpoint';
+import { loadCheckpoint } from '../processing/checkpoint';
 import { readModelIndexes } from '../projections/readModelIndexes';
 import { SqliteReadStore } from '../stores/readstore/sqliteReadStore';
 import { allProjections } from '../projections';
@@ -87,13 +87,13 @@ function describeProgress(applied: Position | undefined, head: Position, events:
 export const REBUILD_PART_FILE = 'read-models.rebuild-part.sqlite';
 
 /**
- * The projections a rebuild of the embedded store replays on a second core: those that read no other
- * projection's collections and that none reads. Of those, only the history is worth a thread (a
- * document for every event: a third of the work); the others are a few documents each.
+ * The projections a rebuild of the embedded store replays on a second core. Any projection could
+ * (each touches only its own collections); only the history is worth a thread (a document for every
+ * event: a third of the work), the others are a few documents each.
  */
 function projectionsApart(config: Config): Projection[] {
   if (config.mongoUrl || config.eventStoreUrl) return [];
-  return allProjections.filter((p) => p.name === 'history' && p.follows.size === 0 && !allProjections.some((o) => o.follows.has(p.name)));
+  return allProjections.filter((p) => p.name === 'history');
 }
 
 async function removeDatabaseFile(file: string): Promise<void> {
@@ -324,7 +324,7 @@ export async function verifyReadModels(config: Config, log: Logger, output: Prog
         shown = Date.now();
         output.write(describeProgress(position, head, events, shown - started, tty));
       };
-      const checkpoints = await Promise.all(allProjections.map((p) => loadCheckpoint(stores.readStore, p.name, stores.events)));
+      const checkpoints = await Promise.all(allProjections.map((p) => loadCheckpoint(stores.readStore, p.checkpoint, stores.events)));
       let comparison: ReadModelComparison;
       if (checkpoints.every((c) => c === head)) {
         // The usual case after a clean stop: every read model at the head, rebuilt as a rebuild builds

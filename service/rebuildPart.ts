@@ -1,8 +1,7 @@
 // A part of `npm run rebuild` that runs on the second core: some projections replayed from the
 // embedded log into a scratch SQLite file of their own, which the rebuild then copies into the read
-// models (SqliteReadStore.absorb) before it builds the indexes. Only projections that read no other
-// projection's collections (follows nothing) can run apart; the history, a document for every event,
-// is the one worth it. Loaded by the thread pool (commands/jobs/threadPool.ts) in a worker thread.
+// models (SqliteReadStore.absorb) before it builds the indexes. Each projection touches only its own
+// collections, so any could run apart; the history, a document for every event, is the one worth it. Loaded by the thread pool (commands/jobs/threadPool.ts) in a worker thread.
 import pino from 'pino';
 import { allProjections } from '../projections';
 import { ProjectionRunner } from '../projections/projectionRunner';

@@ -4,7 +4,7 @@ import { ForbiddenError, NotFoundError, UnauthorizedError } from '../../domain/s
 import type { OrganizationApiKeyRole } from '../../domain/organization/organizationEvents';
 import type { ApiKeyQueries } from '../../projections/apiKeys/apiKeyQueries';
 import type { OrganizationQueries } from '../../projections/organizations/organizationQueries';
-import type { ProjectDocument } from '../../projections/projects/projectDocument';
+import type { Project } from '../../projections/projects/projectQueries';
 import type { ProjectQueries } from '../../projections/projects/projectQueries';
 import { refuseWhileStalled, type ProjectionHealth } from '../../projections/projectionStatus';
 import type { UserDocument } from '../../projections/users/userDocument';
@@ -174,7 +174,7 @@ export async function requireProject(
   principal: Principal,
   projectId: number,
   access: ProjectAccess,
-): Promise<ProjectDocument> {
+): Promise<Project> {
   const project = await projects.byId(projectId);
   if (!project) throw new NotFoundError(`Project ${projectId} not found`, 'PROJECT_NOT_FOUND');
   if (principal.kind === 'organizationKey') throw new ForbiddenError(`An organization API key does not give access to project ${projectId}`);

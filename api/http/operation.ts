@@ -8,7 +8,7 @@ import { HttpMethodEnum, koaBody, type ScalarOrArrayFiles } from 'koa-body'; // 
 import { z } from 'zod';
 import { TooLargeError, ValidationError } from '../../domain/shared/errors';
 import type { Position } from '../../stores/eventstore/eventStore';
-import type { ProjectDocument } from '../../projections/projects/projectDocument';
+import type { Project } from '../../projections/projects/projectQueries';
 import { authenticate, requirePrincipal, type AuthDeps, type AuthRequirement, type Principal } from '../auth/principal';
 import type { ReadModelMemo } from './readModelMemo';
 
@@ -26,7 +26,7 @@ export interface OperationRequest<Body, Query, Auth extends AuthRequirement = Au
    * The project of a `:projectId` path, found and checked once before the body is read (see
    * `MountDeps.projectAccess`); reading it on any other path is a programming error.
    */
-  project: ProjectDocument;
+  project: Project;
   /** The files of a multipart operation by field name (see `Operation.multipart`); empty otherwise. */
   files: Readonly<Record<string, UploadedFile>>;
 }
@@ -128,7 +128,7 @@ export interface MountDeps {
    * otherwise), checked for every such operation before its body is read: another project's key,
    * a stranger or a read-only key learns nothing from validation.
    */
-  projectAccess(principal: Principal, projectId: number, access: 'read' | 'write' | 'devices'): Promise<ProjectDocument>;
+  projectAccess(principal: Principal, projectId: number, access: 'read' | 'write' | 'devices'): Promise<Project>;
   /** The JSON answers of operations that allow it (`Operation.keepAnswer`), by what they depend on. */
   answers?: ReadModelMemo<string>;
 }
@@ -187,7 +187,7 @@ export function mountOperations(router: Router, operations: readonly Operation[]
           requestId: String(ctx.state.requestId),
           settle: deps.settle,
           files,
-          get project(): ProjectDocument {
+          get project(): Project {
             if (!project) throw new Error(`${op.operationId}: no project was checked for this path (${op.path})`);
             return project;
           },

@@ -10,7 +10,7 @@ import { AnomalyModelQueries } from '../../projections/anomalyModels/anomalyMode
 import { ModelTestingQueries } from '../../projections/modelTesting/modelTestingQueries';
 import { ImpulseQueries } from '../../projections/impulses/impulseQueries';
 import { JobQueries } from '../../projections/jobs/jobQueries';
-import type { ProjectDocument } from '../../projections/projects/projectDocument';
+import type { Project } from '../../projections/projects/projectQueries';
 import { ProjectQueries } from '../../projections/projects/projectQueries';
 import { SampleQueries } from '../../projections/samples/sampleQueries';
 import { UserQueries } from '../../projections/users/userQueries';
@@ -26,7 +26,7 @@ export const asOfParameter = z.iso
 export const keepUnlessAsOf = (query: { asOf?: string }): boolean => query.asOf === undefined;
 
 /** The deps and project as they were at `asOf`; 404 when the project did not exist then. */
-export async function asOf(deps: ApiDeps, projectId: number, time: string): Promise<{ deps: ApiDeps; project: ProjectDocument; now: Date }> {
+export async function asOf(deps: ApiDeps, projectId: number, time: string): Promise<{ deps: ApiDeps; project: Project; now: Date }> {
   const store = await deps.pointInTime(projectId, time);
   const projects = store ? new ProjectQueries(store) : undefined;
   const project = await projects?.byId(projectId);

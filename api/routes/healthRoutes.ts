@@ -63,7 +63,7 @@ export function healthRoute(health: ProjectionHealth, log: Logger, scope: Health
       return;
     }
     const { needs } = scope;
-    const blocking = needs ? failures.filter((f) => [f.projection, ...f.heldBack].some((name) => needs.has(name))) : failures;
+    const blocking = needs ? failures.filter((f) => needs.has(f.projection)) : failures;
     if (blocking.length === 0) {
       ctx.status = 200;
       ctx.body = { success: true, status: 'degraded', error: failures.map(describeProjectionFailure).join('; '), failingProjections: failures };

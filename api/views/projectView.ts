@@ -1,5 +1,6 @@
 import type { DeviceDocument } from '../../projections/devices/deviceDocument';
-import type { CategorySummary, ProjectDocument } from '../../projections/projects/projectDocument';
+import type { CategorySummary } from '../../projections/projects/projectDocument';
+import type { Project } from '../../projections/projects/projectQueries';
 import { labelFromKey } from '../../projections/samples/sampleDocument';
 import type { UserDocument } from '../../projections/users/userDocument';
 import type { WhitelabelQueries } from '../../projections/whitelabels/whitelabelQueries';
@@ -32,7 +33,7 @@ export function collaboratorView(u: UserDocument, audience: ProjectAudience, vie
  * Invitations not answered yet, for collaborators only: what the inviter typed, never the invitee's
  * profile. Invitations to accounts deleted since are left out.
  */
-export function invitationsView(p: ProjectDocument, users: UsersById): Record<string, unknown>[] {
+export function invitationsView(p: Project, users: UsersById): Record<string, unknown>[] {
   return (p.invitations ?? []).flatMap((i) => {
     const invitedBy = users.get(i.invitedByUserId);
     return (i.userId === null || users.has(i.userId)) && i.invitedAs !== null
@@ -48,7 +49,7 @@ export type WhitelabelNames = ReadonlyMap<number, string>;
 
 /** The SDK's Project, as listed and as nested in project information. */
 export function projectView(
-  p: ProjectDocument,
+  p: Project,
   users: UsersById,
   viewSettings: UserViewSettings,
   audience: ProjectAudience = 'collaborator',
@@ -156,7 +157,7 @@ export interface ProjectInfoOptions {
 export const DEFAULT_LIMITS = { gpu: false, jobLimitM: 20, dspFileSizeMb: 100, enterprisePerformance: false, trainJobRamMb: 4096 };
 
 /** ProjectInfoResponse (without `success`): every required field, from the read models. */
-export function projectInfoView(p: ProjectDocument, users: UsersById, options: ProjectInfoOptions): Record<string, unknown> {
+export function projectInfoView(p: Project, users: UsersById, options: ProjectInfoOptions): Record<string, unknown> {
   const s = p.settings ?? {};
   const limits = {
     gpu: s.performance?.useGpu ?? DEFAULT_LIMITS.gpu,
@@ -252,7 +253,7 @@ export function projectInfoView(p: ProjectDocument, users: UsersById, options: P
 }
 
 /** The kind of sensor the project's data comes from, from what its samples are. */
-function deploySensor(p: ProjectDocument): string {
+function deploySensor(p: Project): string {
   const kinds: Record<string, number> = p.sampleKinds ?? {};
   const present = Object.keys(kinds).filter((k) => (kinds[k] ?? 0) > 0);
   if (present.length === 0) return 'unknown';
@@ -275,13 +276,13 @@ export interface ProjectViewDeps {
 }
 
 /** The names of the live white labels these projects belong to, fetched in one query. */
-export async function whitelabelNamesOf(deps: Pick<ProjectViewDeps, 'whitelabels'>, projects: readonly ProjectDocument[]): Promise<Map<number, string>> {
+export async function whitelabelNamesOf(deps: Pick<ProjectViewDeps, 'whitelabels'>, projects: readonly Project[]): Promise<Map<number, string>> {
   const ids = projects.flatMap((p) => (typeof p.whitelabelId === 'number' ? [p.whitelabelId] : []));
   return new Map((await deps.whitelabels.byIds(ids)).map((w) => [w.id, w.name]));
 }
 
 /** The users a set of projects refers to (owners and collaborators), fetched in one query. */
-export async function usersOfProjects(deps: ProjectViewDeps, projects: readonly ProjectDocument[]): Promise<Map<number, UserDocument>> {
+export async function usersOfProjects(deps: ProjectViewDeps, projects: readonly Project[]): Promise<Map<number, UserDocument>> {
   const ids = new Set<number>();
   for (const p of projects) {
     ids.add(p.ownerUserId);
@@ -295,7 +296,7 @@ export async function usersOfProjects(deps: ProjectViewDeps, projects: readonly 
   return new Map(users.map((u) => [u.id, u]));
 }
 
-export async function projectViews(deps: ProjectViewDeps, projects: readonly ProjectDocument[], audience: ProjectAudience = 'collaborator'): Promise<Record<string, unknown>[]> {
+export async function projectViews(deps: ProjectViewDeps, projects: readonly Project[], audience: ProjectAudience = 'collaborator'): Promise<Record<string, unknown>[]> {
   const [users, whitelabelNames] = await Promise.all([usersOfProjects(deps, projects), whitelabelNamesOf(deps, projects)]);
   return projects.map((p) => projectView(p, users, deps.settings, audience, whitelabelNames));
 }

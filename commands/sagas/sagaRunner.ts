@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { concatMap, filter, from, lastValueFrom, takeWhile } from 'rxjs';
-import { CheckpointedSubscription, HandlerFailed, type LaneApplier, type Subscriber, type SubscriberFailure } from '../../stores/eventstore/checkpointedSubscription';
+import { CheckpointedSubscription, HandlerFailed, type BatchApplier, type Subscriber, type SubscriberFailure } from '../../processing/checkpointedSubscription';
 import type { EventStore, StoredEvent } from '../../stores/eventstore/eventStore';
 import type { ReadStore } from '../../stores/readstore/readStore';
 import type { CommandContext } from '../commandContext';
@@ -64,7 +64,7 @@ export class SagaRunner {
     retryDelayMs = 1000,
     maxRetryDelayMs = 60_000,
   ) {
-    const subscriber: SagaSubscriber = { name: saga.name, checkpoint: sagaCheckpointName(saga.name), handles: saga.handles, writes: new Set(), follows: new Set(), saga };
+    const subscriber: SagaSubscriber = { name: saga.name, checkpoint: sagaCheckpointName(saga.name), handles: saga.handles, saga };
     this.subscription = new CheckpointedSubscription({ events, readStore, subscribers: [subscriber], apply: this.react, log, kind: 'saga', retryDelayMs, maxRetryDelayMs });
   }
 
@@ -96,8 +96,7 @@ export class SagaRunner {
    * stored after each reaction, so a restart repeats none that finished. The saga's decision stays
    * in react(); this pipeline is only its wiring to the subscription.
    */
-  private readonly react: LaneApplier<SagaSubscriber> = async ([member], events, commit) => {
-    if (!member) return;
+  private readonly react: BatchApplier<SagaSubscriber> = async (member, events, commit) => {
     const reactions = from(events).pipe(
       filter((event) => member.applied === undefined || event.position > member.applied),
       concatMap(async (event) => {
@@ -110,9 +109,9 @@ export class SagaRunner {
         try {
           await member.subscriber.saga.react(event);
         } catch (error) {
-          throw new HandlerFailed(0, event, error);
+          throw new HandlerFailed(event, error);
         }
-        await commit([], [[member, event.position]]);
+        await commit([], event.position);
         return true;
       }),
       takeWhile((goOn) => goOn),

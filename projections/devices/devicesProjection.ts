@@ -1,4 +1,6 @@
 import type { DeviceEvent } from '../../domain/device/deviceEvents';
+import type { ProjectFullyDeleted } from '../../domain/project/projectEvents';
+import type { SampleIngested } from '../../domain/sample/sampleEvents';
 import type { ReadStore } from '../../stores/readstore/readStore';
 import { defineProjection, insertOnce, positionKey, updateOnce } from '../projection';
 import { DEVICES, deviceDocumentId, type DeviceDocument } from './deviceDocument';
@@ -6,11 +8,22 @@ import { DEVICES, deviceDocumentId, type DeviceDocument } from './deviceDocument
 const devices = (store: ReadStore) => store.collection<DeviceDocument>(DEVICES);
 
 /**
- * Devices registered, renamed and deleted through the API. The same documents are written by the
- * samples projection when a device shows up in data; both run in log order over one subscription,
- * and every write is guarded by the event's position, so a replayed event changes nothing.
+ * Devices registered, renamed and deleted through the API, and devices that show up in data (a
+ * sample naming its device). Every write is guarded by the event's position, so a replayed event
+ * changes nothing.
  */
-export const devicesProjection = defineProjection<DeviceEvent>('devices', [DEVICES], {
+export const devicesProjection = defineProjection<DeviceEvent | SampleIngested | ProjectFullyDeleted>('devices', [DEVICES], {
+  async SampleIngested(event, store) {
+    const d = event.data;
+    if (!d.deviceName) return;
+    const _id = deviceDocumentId(d.projectId, d.deviceName);
+    await insertOnce(
+      devices(store),
+      { _id, id: d.sampleId, projectId: d.projectId, deviceId: d.deviceName, name: d.deviceName, deviceType: d.deviceType ?? 'unknown', created: d.ingested, lastSeen: d.ingested, _position: '' },
+      event,
+    );
+    await updateOnce(devices(store), _id, { $set: { lastSeen: d.ingested, ...(d.deviceType ? { deviceType: d.deviceType } : {}) } }, event);
+  },
   async DeviceCreated(event, store) {
     const d = event.data;
     const _id = deviceDocumentId(d.projectId, d.deviceId);
@@ -31,5 +44,9 @@ export const devicesProjection = defineProjection<DeviceEvent>('devices', [DEVIC
     const d = event.data;
     // Only a document older than the delete: one made again by later data (a replay) stays.
     await devices(store).deleteOne({ _id: deviceDocumentId(d.projectId, d.deviceId), _position: { $lt: positionKey(event.position) } });
+  },
+  // A fully deleted project's devices leave the read models (the events stay in the log).
+  async ProjectFullyDeleted(event, store) {
+    await devices(store).deleteMany({ projectId: event.data.projectId });
   },
 });

@@ -1,6 +1,7 @@
 import type { StoredEvent } from '../../stores/eventstore/eventStore';
 import type { ReadStore } from '../../stores/readstore/readStore';
 import { positionKey, type Projection } from '../projection';
+import { checkpointName } from '../readModelVersions';
 import { HISTORY, HISTORY_STREAMS, type HistoryDocument, type HistoryStreamDocument } from './historyDocument';
 
 /**
@@ -30,9 +31,9 @@ const USER_STREAM = /^(?:user|logins)-(\d{1,15})$/;
 /** One history document per event; a replayed event finds its document and changes nothing. */
 export const historyProjection: Projection = {
   name: 'history',
+  checkpoint: checkpointName('history'),
   handles: new EveryEventType(),
   writes: new Set([HISTORY, HISTORY_STREAMS]),
-  follows: new Set(),
   async apply(event: StoredEvent, store: ReadStore) {
     const streams = store.collection<HistoryStreamDocument>(HISTORY_STREAMS);
     let projectId = projectIdOf(event.data);

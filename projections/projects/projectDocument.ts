@@ -41,7 +41,7 @@ export const SUMMARY_KEYS = ['training', 'testing', 'validation', 'postProcessin
 export const emptyData = (): Record<(typeof SUMMARY_KEYS)[number], CategorySummary> =>
   Object.fromEntries(SUMMARY_KEYS.map((k) => [k, { dataCount: 0, totalLengthMs: 0, labels: {} }])) as Record<(typeof SUMMARY_KEYS)[number], CategorySummary>;
 
-/** The `projects` read model: one document per project. */
+/** The `projects` read model: one document per project (its data's summary is `projectData`'s). */
 export interface ProjectDocument {
   _id: number;
   id: number;
@@ -75,19 +75,13 @@ export interface ProjectDocument {
   /** Blobs set aside by the full deletion, waiting for their purge; `blobsPurged` once done. */
   quarantinedBlobs?: string[];
   blobsPurged?: boolean;
-  data: Record<(typeof SUMMARY_KEYS)[number], CategorySummary>;
-  /** Live samples by kind (time-series, audio, image, video): what sensor the project is about. */
-  sampleKinds?: Record<string, number>;
-  /** Training data arrived since the last training. */
-  hasNewTrainingData: boolean;
+  /** The last change of the project itself; ProjectQueries shows a later sample change instead. */
   lastModified: string;
   lastModificationDetails: string;
   deleted: boolean;
   _position: string;
   /** The position of the event that set lastModified (see projectsProjection's `modified`). */
   _modifiedPosition?: string;
-  /** The last sample event the samples projection applied to `data` and `sampleKinds`: its own guard. */
-  _samplesPosition?: string;
   [key: string]: unknown;
 }
 

@@ -1,13 +1,25 @@
 import type { ReadStore } from '../../stores/readstore/readStore';
 import { readableKeys } from '../projection';
-import { PROJECTS, type ProjectDocument } from './projectDocument';
+import { PROJECT_DATA, type ProjectDataDocument } from '../samples/projectDataDocument';
+import { emptyData, PROJECTS, type ProjectDocument } from './projectDocument';
 
-/** The client-keyed settings as sent (the projection stores their keys escaped). */
-function readable(project: ProjectDocument): ProjectDocument {
+/** A project as the API shows it: its document joined with the summary of its data. */
+export type Project = ProjectDocument & Pick<ProjectDataDocument, 'data' | 'sampleKinds' | 'hasNewTrainingData'>;
+
+/**
+ * The client-keyed settings as sent (the projection stores their keys escaped), and the data's
+ * summary; the last modification is the later of the project's own and its data's.
+ */
+function joined(project: ProjectDocument, summary: ProjectDataDocument | null | undefined): Project {
   const { metadata, csvImportConfig } = project.settings;
+  const bySamples = summary?.lastModified != null && summary._position > (project._modifiedPosition ?? '');
   return {
     ...project,
     settings: { ...project.settings, ...(metadata === undefined ? {} : { metadata: readableKeys(metadata) }), ...(csvImportConfig === undefined ? {} : { csvImportConfig: readableKeys(csvImportConfig) }) },
+    data: summary?.data ?? emptyData(),
+    sampleKinds: summary?.sampleKinds ?? {},
+    hasNewTrainingData: summary?.hasNewTrainingData ?? false,
+    ...(bySamples ? { lastModified: summary.lastModified!, lastModificationDetails: summary.lastModificationDetails ?? '' } : {}),
   };
 }
 
@@ -18,10 +30,18 @@ export class ProjectQueries {
     return this.store.collection<ProjectDocument>(PROJECTS);
   }
 
+  private async withData(projects: ProjectDocument[]): Promise<Project[]> {
+    if (projects.length === 0) return [];
+    const summaries = this.store.collection<ProjectDataDocument>(PROJECT_DATA);
+    if (projects.length === 1) return [joined(projects[0]!, await summaries.findOne({ _id: projects[0]!._id }))];
+    const byId = new Map((await summaries.find({ _id: { $in: projects.map((p) => p._id) } })).map((d) => [d._id, d]));
+    return projects.map((p) => joined(p, byId.get(p._id)));
+  }
+
   /** A live project, or null when it does not exist or was deleted. */
-  async byId(id: number): Promise<ProjectDocument | null> {
+  async byId(id: number): Promise<Project | null> {
     const project = await this.projects.findOne({ _id: id, deleted: false });
-    return project && readable(project);
+    return project && (await this.withData([project]))[0]!;
   }
 
   /** Whether the project was deleted (false for one that never existed). */
@@ -45,11 +65,11 @@ export class ProjectQueries {
   }
 
   /** Live projects with an invitation to this user that they have not answered. */
-  async invitingUser(userId: number): Promise<ProjectDocument[]> {
-    return (await this.projects.find({ invitedUserIds: userId, deleted: false }, { sort: { _id: 1 } })).map(readable);
+  async invitingUser(userId: number): Promise<Project[]> {
+    return this.withData(await this.projects.find({ invitedUserIds: userId, deleted: false }, { sort: { _id: 1 } }));
   }
 
-  async forCollaborator(userId: number): Promise<ProjectDocument[]> {
-    return (await this.projects.find({ collaboratorIds: userId, deleted: false }, { sort: { created: -1, _id: -1 } })).map(readable);
+  async forCollaborator(userId: number): Promise<Project[]> {
+    return this.withData(await this.projects.find({ collaboratorIds: userId, deleted: false }, { sort: { created: -1, _id: -1 } }));
   }
 }

@@ -6,16 +6,16 @@ import type { StoredEvent } from '../../stores/eventstore/eventStore';
 import { describeChange } from '../../domain/project/projectSettings';
 import type { ReadStore } from '../../stores/readstore/readStore';
 import { defineProjection, insertOnce, positionKey, storableKeys, updateOnce } from '../projection';
-import { PROJECTS, emptyData, type ProjectDocument, type ProjectInvitationEntry } from './projectDocument';
+import { PROJECTS, type ProjectDocument, type ProjectInvitationEntry } from './projectDocument';
 import { readmeHtml } from './readmeHtml';
 
 const projects = (store: ReadStore) => store.collection<ProjectDocument>(PROJECTS);
 
 /**
  * `lastModified` and its details follow every change of the project. `_modifiedPosition` is the
- * position of the event that set them: the samples projection sets them too, from a lane applied
- * after this one's in each batch, and compares with it (not `_position`, which events that set no
- * lastModified move too) so that the latest event wins whatever the order they are applied in.
+ * position of the event that set them (events that set no lastModified move `_position` too): the
+ * samples projection keeps the last sample change in its own document, and ProjectQueries shows
+ * whichever of the two is later in the log.
  */
 const modified = (when: string, details: string, event: StoredEvent) => ({ lastModified: when, lastModificationDetails: details, _modifiedPosition: positionKey(event.position) });
 
@@ -61,8 +61,6 @@ export const projectsProjection = defineProjection<ProjectEvent | ImpulseEvent |
         hmacKeys: {},
         settings: {},
         readme: null,
-        data: emptyData(),
-        hasNewTrainingData: false,
         lastModified: d.created,
         lastModificationDetails: 'Project created',
         deleted: false,

@@ -1,36 +1,22 @@
-import type { ProjectFullyDeleted } from '../../domain/project/projectEvents';
+import type { ProjectCreated, ProjectFullyDeleted } from '../../domain/project/projectEvents';
 import type { SampleEvent } from '../../domain/sample/sampleEvents';
 import type { StoredEvent } from '../../stores/eventstore/eventStore';
 import type { ReadStore, Update } from '../../stores/readstore/readStore';
-import { DEVICES, deviceDocumentId, type DeviceDocument } from '../devices/deviceDocument';
 import { defineProjection, insertOnce, positionKey, storableKeys, updateOnce } from '../projection';
-import { PROJECTS, type ProjectDocument } from '../projects/projectDocument';
+import { emptyData } from '../projects/projectDocument';
+import { PROJECT_DATA, type ProjectDataDocument } from './projectDataDocument';
 import { SAMPLES, labelKey, summaryKey, type SampleDocument } from './sampleDocument';
 
 const samples = (store: ReadStore) => store.collection<SampleDocument>(SAMPLES);
+const projectData = (store: ReadStore) => store.collection<ProjectDataDocument>(PROJECT_DATA);
 
-/**
- * Samples, the data summaries of their project and the devices seen in the data. Every document
- * this touches is guarded by the event's position, so a replayed event changes nothing.
- */
-/**
- * The data summaries are this projection's part of the project document (owned by the projects
- * projection), guarded by a position of their own, `_samplesPosition`: this projection may lag
- * behind the projects projection (one failing does not hold back the other) and still counts each
- * sample once. The last modification is shared: set only when no later event has set it
- * (`_modifiedPosition`), so it ends as if both had applied the log in step, in whatever order. The runner keeps this projection from passing the projects
- * projection, so the project document exists when a sample comes.
- */
-async function summarize(store: ReadStore, projectId: number, summary: Update, modified: Record<string, unknown>, event: StoredEvent): Promise<void> {
-  // `summary.$set` and `modified` are the caller's own new objects: completed in place, not copied.
-  const position = positionKey(event.position);
-  const projects = store.collection<ProjectDocument>(PROJECTS);
+/** A sample added or deleted: the project's summary counts it and names it as the last change. */
+async function summarize(store: ReadStore, projectId: number, summary: Update, lastModified: string, details: string, event: StoredEvent): Promise<void> {
+  // `summary.$set` is the caller's own new object: completed in place, not copied.
   const set = summary.$set ?? {};
-  set._samplesPosition = position;
-  await projects.updateOne({ _id: projectId, _samplesPosition: { $not: { $gte: position } } }, { $inc: summary.$inc, $set: set });
-  // Compared with the position of the event that set lastModified last, whichever projection's.
-  modified._modifiedPosition = position;
-  await projects.updateOne({ _id: projectId, _modifiedPosition: { $not: { $gte: position } } }, { $set: modified });
+  set.lastModified = lastModified;
+  set.lastModificationDetails = details;
+  await updateOnce(projectData(store), projectId, { $inc: summary.$inc, $set: set }, event);
 }
 
 /** The summary paths a sample counts in, by category, label and kind: made once, not for every sample. */
@@ -55,7 +41,19 @@ function summaryPaths(category: string, label: string | null, kind: string): Sum
   return paths;
 }
 
-export const samplesProjection = defineProjection<SampleEvent | ProjectFullyDeleted>('samples', [SAMPLES, DEVICES], {
+/**
+ * Samples and the summary of each project's data (`projectData`). Every document this writes is
+ * guarded by the event's position, so a replayed event changes nothing.
+ */
+export const samplesProjection = defineProjection<SampleEvent | ProjectCreated | ProjectFullyDeleted>('samples', [SAMPLES, PROJECT_DATA], {
+  // The summary exists from the project's start, so that every sample event is one guarded update.
+  async ProjectCreated(event, store) {
+    await insertOnce(
+      projectData(store),
+      { _id: event.data.projectId, data: emptyData(), sampleKinds: {}, hasNewTrainingData: false, lastModified: null, lastModificationDetails: null, _position: '' },
+      event,
+    );
+  },
   async SampleIngested(event, store) {
     const d = event.data;
     const { sampleId, ingested } = d;
@@ -78,19 +76,10 @@ export const samplesProjection = defineProjection<SampleEvent | ProjectFullyDele
         $inc: { [paths.dataCount]: 1, [paths.totalLengthMs]: d.totalLengthMs, [paths.label]: 1, [paths.kind]: 1 },
         ...(d.category === 'training' ? { $set: { hasNewTrainingData: true } } : {}),
       },
-      { lastModified: ingested, lastModificationDetails: `Sample ${d.fileName} added` },
+      ingested,
+      `Sample ${d.fileName} added`,
       event,
     );
-    if (d.deviceName) {
-      const devices = store.collection<DeviceDocument>(DEVICES);
-      const _id = deviceDocumentId(d.projectId, d.deviceName);
-      await insertOnce(
-        devices,
-        { _id, id: sampleId, projectId: d.projectId, deviceId: d.deviceName, name: d.deviceName, deviceType: d.deviceType ?? 'unknown', created: ingested, lastSeen: ingested, _position: '' },
-        event,
-      );
-      await updateOnce(devices, _id, { $set: { lastSeen: ingested, ...(d.deviceType ? { deviceType: d.deviceType } : {}) } }, event);
-    }
   },
   async SampleDeleted(event, store) {
     const sample = await samples(store).findOne({ _id: event.data.sampleId });
@@ -101,14 +90,15 @@ export const samplesProjection = defineProjection<SampleEvent | ProjectFullyDele
       store,
       sample.projectId,
       { $inc: { [paths.dataCount]: -1, [paths.totalLengthMs]: -sample.totalLengthMs, [paths.label]: -1, [paths.kind]: -1 } },
-      { lastModified: event.data.deleted, lastModificationDetails: `Sample ${sample.fileName} deleted` },
+      event.data.deleted,
+      `Sample ${sample.fileName} deleted`,
       event,
     );
     await updateOnce(samples(store), event.data.sampleId, { $set: { deleted: true } }, event);
   },
-  // A fully deleted project's samples and devices leave the read models (the events stay in the log).
+  // A fully deleted project's samples and summary leave the read models (the events stay in the log).
   async ProjectFullyDeleted(event, store) {
     await samples(store).deleteMany({ projectId: event.data.projectId });
-    await store.collection<DeviceDocument>(DEVICES).deleteMany({ projectId: event.data.projectId });
+    await projectData(store).deleteOne({ _id: event.data.projectId });
   },
-}, { follows: ['projects'] });
+});

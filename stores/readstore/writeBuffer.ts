@@ -3,10 +3,10 @@
 // memory store's code: plainUpdate, else mingo), answers reads from what it holds, and gives the
 // touched documents back as whole-document ops for one ReadStore.commit with the checkpoints.
 //
-// Only the collections it is given are buffered (a lane's own and those of the lanes it follows);
-// others pass straight to the store. Its puts are whole documents built on the copy it loaded, so
-// no one else may write those documents between the load and the commit: the runner applies one
-// lane's batch at a time.
+// It holds the collections its projection declares, which no other projection touches: its puts are
+// whole documents built on the copy it loaded, so no one else may write those documents between the
+// load and the commit. Any other collection throws: a projection learns what it needs from events,
+// so that it can be rebuilt alone, anywhere.
 //
 // Only operations aimed at one document by `_id` are answered from the buffer. Any other
 // (updateMany over a field, find over a field, ...) cannot be answered exactly from a partial copy
@@ -105,12 +105,14 @@ export class WriteBuffer implements ReadStore {
 
   /**
    * @param store where documents are read from and direct operations run
-   * @param owned the collections it buffers; the others are the store's, untouched by the buffer
+   * @param writer the projection whose writes it holds, named when it writes what it does not declare
+   * @param writes the collections it buffers, the projection's own
    * @param flush writes pending ops (without checkpoints) before a direct operation
    */
   constructor(
     private readonly store: ReadStore,
-    private readonly owned: ReadonlySet<string>,
+    private readonly writer: string,
+    private readonly writes: ReadonlySet<string>,
     private readonly flush: (ops: readonly WriteOp[]) => Promise<void>,
   ) {}
 
@@ -119,11 +121,11 @@ export class WriteBuffer implements ReadStore {
     if (!collection) {
       // The store checks the name (reserved names throw) as it would for a direct write.
       const direct = this.store.collection(name);
-      if (this.owned.has(name)) {
+      if (this.writes.has(name)) {
         const overlay: Overlay = { name, entries: new Map(), generation: 0 };
         this.overlays.set(name, overlay);
         collection = new BufferedCollection(this, overlay, direct);
-      } else collection = direct;
+      } else collection = refused(new Error(`Projection ${this.writer} uses the collection ${name}, which it does not declare: a projection reads and writes only its own`));
       this.collections.set(name, collection);
     }
     return collection as unknown as Collection<T>;
@@ -315,4 +317,10 @@ class BufferedCollection implements Collection<Document> {
     if (next) this.buffer.set(this.overlay, doc._id, next);
     return next !== undefined;
   }
+}
+
+/** Another projection's collection. */
+function refused(error: Error): Collection {
+  const refuse = () => Promise.reject(error);
+  return { find: refuse, findOne: refuse, count: refuse, updateOne: refuse, updateMany: refuse, deleteOne: refuse, deleteMany: refuse };
 }

@@ -7,7 +7,7 @@ import type { SocketAccessDeps } from '../../api/socket/socketAccess';
 import { SocketAccessGuard, type GuardedSocket } from '../../api/socket/socketAccessGuard';
 import type { SocketTokenClaims } from '../../api/socket/socketTokens';
 import type { ApiKeyDocument } from '../../projections/apiKeys/apiKeyDocument';
-import type { ProjectDocument } from '../../projections/projects/projectDocument';
+import type { Project } from '../../projections/projects/projectQueries';
 import type { UserDocument } from '../../projections/users/userDocument';
 import type { StoredEvent } from '../../stores/eventstore/eventStore';
 
@@ -50,12 +50,12 @@ describe('the events that end a socket', () => {
 /** Read models the test changes under the guard. */
 function world() {
   const users = new Map<number, Pick<UserDocument, 'id' | 'sessionVersion' | 'username'>>([[3, { id: 3, sessionVersion: 0, username: 'ada' }]]);
-  const projects = new Map<number, Pick<ProjectDocument, 'id' | 'collaboratorIds'>>([[7, { id: 7, collaboratorIds: [3] }]]);
+  const projects = new Map<number, Pick<Project, 'id' | 'collaboratorIds'>>([[7, { id: 7, collaboratorIds: [3] }]]);
   const keys = new Map<number, Partial<ApiKeyDocument>>();
   const access: SocketAccessDeps = {
     users: { byId: async (id: number) => (users.get(id) as UserDocument | undefined) ?? null } as SocketAccessDeps['users'],
     apiKeys: { byId: async (id: number) => (keys.get(id) as ApiKeyDocument | undefined) ?? null },
-    projects: { byId: async (id: number) => (projects.get(id) as ProjectDocument | undefined) ?? null },
+    projects: { byId: async (id: number) => (projects.get(id) as Project | undefined) ?? null },
     organizations: { byId: async () => null, keyById: async () => null },
     settings: { staffUsernames: new Set() },
   };

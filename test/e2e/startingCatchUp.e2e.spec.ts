@@ -87,7 +87,7 @@ describe('a start that must catch the read models up with a long log', () => {
     // What was applied is kept, with its checkpoint: the next start goes on from it.
     const readModels = SqliteReadStore.open(path.join(folder, READ_MODELS_FILE));
     try {
-      const checkpoints = await Promise.all(allProjections.map((p) => readModels.getCheckpoint(p.name)));
+      const checkpoints = await Promise.all(allProjections.map((p) => readModels.getCheckpoint(p.checkpoint)));
       const lowest = checkpoints.reduce<bigint>((low, c) => (c === undefined ? 0n : c < low ? c : low), head);
       expect(lowest).toBeGreaterThan(0n);
       expect(lowest).toBeLessThan(head);

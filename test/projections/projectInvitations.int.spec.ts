@@ -6,6 +6,7 @@ import { projectDecider, type ProjectCommand } from '../../domain/project/projec
 import type { DomainEvent } from '../../domain/shared/decider';
 import { projectsProjection } from '../../projections/projects/projectsProjection';
 import { PROJECTS, type ProjectDocument } from '../../projections/projects/projectDocument';
+import { ProjectQueries } from '../../projections/projects/projectQueries';
 import type { StoredEvent } from '../../stores/eventstore/eventStore';
 import { MemoryReadStore } from '../../stores/readstore/memoryReadStore';
 import pino from 'pino';
@@ -79,7 +80,7 @@ describe('the projects read model with invitations', () => {
       await runner.start();
       await runner.stop();
       expect(await runner.failures()).toEqual([]);
-      return (await store.collection<ProjectDocument>(PROJECTS).findOne({ _id: 10 }))!;
+      return (await new ProjectQueries(store).byId(10))!;
     };
     const oneByOne = await projectAfter(false);
     expect(oneByOne.lastModificationDetails).toMatch(/^Sample .* added$/);

@@ -22,7 +22,7 @@ const counted = (n: number): NewEvent => ({
  * Records the `n` of every event it applies, in `collection`. `fails(n, attempt)` decides whether
  * its handler throws on an event (attempt counts from 1 per event).
  */
-function recording(name: string, fails: (n: number, attempt: number) => boolean = () => false, collection = `seen-${name}`, follows: string[] = [], order: string[] = []) {
+function recording(name: string, fails: (n: number, attempt: number) => boolean = () => false, collection = `seen-${name}`) {
   const seen: number[] = [];
   const attempts = new Map<number, number[]>();
   const projection: Projection = defineProjection(name, [collection], {
@@ -33,10 +33,9 @@ function recording(name: string, fails: (n: number, attempt: number) => boolean 
       attempts.set(n, times);
       if (fails(n, times.length)) throw new Error(`handler fault on ${n}`);
       seen.push(n);
-      order.push(`${name}:${n}`);
       await store.collection(collection).updateOne({ _id: `${name}:${n}` }, { $set: { n } }, { upsert: true });
     },
-  } as never, { follows });
+  } as never);
   return { projection, seen, attempts };
 }
 
@@ -77,7 +76,7 @@ describe('a projection that fails on an event', () => {
     expect(bad.seen).toEqual([1]);
     const failures = await runner.failures();
     expect(failures).toEqual([
-      expect.objectContaining({ projection: 'bad', heldBack: [], position: poison.position.toString(), eventType: 'Counted', streamId: 'c-1', error: 'handler fault on 2' }),
+      expect.objectContaining({ projection: 'bad', position: poison.position.toString(), eventType: 'Counted', streamId: 'c-1', error: 'handler fault on 2' }),
     ]);
     // The failed projection's checkpoint never passes the event it failed on.
     expect(await store.getCheckpoint('bad')).toBe(poison.position - 1n);
@@ -132,19 +131,32 @@ describe('a projection that fails on an event', () => {
     expect(failure?.nextAttempt).not.toBeNull();
   });
 
-  it('holds back the projections that write the same collection, and only those', async () => {
+  it('refuses two projections that write the same collection: each collection has one writer', () => {
+    const events = SqliteEventStore.open(':memory:');
+    const a = recording('a', () => false, 'shared');
+    const b = recording('b', () => false, 'shared');
+    expect(() => new ProjectionRunner(events, new MemoryReadStore(), [a.projection, b.projection], silent)).toThrow(/Projections a and b both write shared/);
+  });
+
+  it('holds back no other projection, whatever the order they are listed in, and catches up alone once fixed', async () => {
     const events = SqliteEventStore.open(':memory:');
     await events.appendToStream('c-1', [counted(1), counted(2), counted(3)], 'no_stream');
-    const a = recording('a', () => false, 'shared');
-    const b = recording('b', (n) => n === 2, 'shared');
-    const c = recording('c');
-    const runner = run(new ProjectionRunner(events, new MemoryReadStore(), [a.projection, b.projection, c.projection], silent, 10, 40));
+    let fixed = false;
+    const before = recording('before');
+    const failing = recording('failing', (n) => n === 2 && !fixed);
+    const after = recording('after');
+    const runner = run(new ProjectionRunner(events, new MemoryReadStore(), [before.projection, failing.projection, after.projection], silent, 10, 40));
     await runner.start();
-    expect(c.seen).toEqual([1, 2, 3]);
-    // `a` runs before `b` within an event, as it always did, and stops there with it.
-    expect(a.seen).toEqual([1, 2]);
-    expect(b.seen).toEqual([1]);
-    expect((await runner.failures()).map((f) => [f.projection, f.heldBack])).toEqual([['b', ['a']]]);
+    expect(before.seen).toEqual([1, 2, 3]);
+    expect(after.seen).toEqual([1, 2, 3]);
+    expect(failing.seen).toEqual([1]);
+    expect((await runner.failures()).map((f) => f.projection)).toEqual(['failing']);
+    fixed = true;
+    await vi.waitFor(() => expect(failing.seen).toEqual([1, 2, 3]), { timeout: 5000, interval: 10 });
+    const { position } = await events.appendToStream('c-1', [counted(4)], 2n);
+    expect(await runner.waitFor(position, 5000)).toBe(true);
+    expect([before.seen, failing.seen, after.seen]).toEqual([[1, 2, 3, 4], [1, 2, 3, 4], [1, 2, 3, 4]]);
+    expect(await runner.failures()).toEqual([]);
   });
 
   it('is stored for processes without the projections role, whose waits leave it out too, and cleared once past', async () => {
@@ -204,51 +216,11 @@ describe('a projection that fails on an event', () => {
     await vi.waitFor(async () => expect(await new StoredProjectionStatus(store).failures()).toEqual([]), { timeout: 5000, interval: 10 });
   });
 
-  it('holds back the projections that follow it, which never pass it, and they resume after it', async () => {
-    const events = SqliteEventStore.open(':memory:');
-    await events.appendToStream('c-1', [counted(1), counted(2), counted(3)], 'no_stream');
-    let fixed = false;
-    const order: string[] = [];
-    // Listed first, as a projection may be: the runner still runs the followed one first.
-    const follower = recording('follower', () => false, 'seen-follower', ['followed'], order);
-    const followed = recording('followed', (n) => n === 2 && !fixed, 'seen-followed', [], order);
-    const other = recording('other');
-    const runner = run(new ProjectionRunner(events, new MemoryReadStore(), [follower.projection, followed.projection, other.projection], silent, 10, 40));
-    await runner.start();
-    expect(other.seen).toEqual([1, 2, 3]);
-    expect(followed.seen).toEqual([1]);
-    expect(follower.seen).toEqual([1]);
-    expect((await runner.failures()).map((f) => [f.projection, f.heldBack])).toEqual([['followed', ['follower']]]);
-    const { position } = await events.appendToStream('c-1', [counted(4)], 2n);
-    expect(await runner.waitFor(position, 5000)).toBe(true);
-
-    fixed = true;
-    await vi.waitFor(() => expect(follower.seen).toEqual([1, 2, 3, 4]), { timeout: 5000, interval: 10 });
-    expect(followed.seen).toEqual([1, 2, 3, 4]);
-    for (const n of [1, 2, 3, 4]) expect(order.indexOf(`followed:${n}`), `event ${n}`).toBeLessThan(order.indexOf(`follower:${n}`));
-    const { position: live } = await events.appendToStream('c-1', [counted(5)], 3n);
-    expect(await runner.waitFor(live, 5000)).toBe(true);
-    expect(follower.seen).toEqual([1, 2, 3, 4, 5]);
-    expect(await runner.failures()).toEqual([]);
-  });
-
-  it('holds back nothing it follows when it is the one that fails', async () => {
-    const events = SqliteEventStore.open(':memory:');
-    await events.appendToStream('c-1', [counted(1), counted(2), counted(3)], 'no_stream');
-    const followed = recording('followed');
-    const follower = recording('follower', (n) => n === 2, 'seen-follower', ['followed']);
-    const runner = run(new ProjectionRunner(events, new MemoryReadStore(), [followed.projection, follower.projection], silent, 10, 40));
-    await runner.start();
-    expect(followed.seen).toEqual([1, 2, 3]);
-    expect(follower.seen).toEqual([1]);
-    expect((await runner.failures()).map((f) => [f.projection, f.heldBack])).toEqual([['follower', []]]);
-  });
-
   it('in a batch, commits what came before the failing event and none of the failing handler\'s own writes', async () => {
     const events = SqliteEventStore.open(':memory:');
     await events.appendToStream('c-1', [counted(1), counted(2), counted(3)], 'no_stream');
     const store = new MemoryReadStore();
-    // Writes, then throws on 2: its write for 2 must not be stored with the lane's batch.
+    // Writes, then throws on 2: its write for 2 must not be stored with the batch.
     const halfway = defineProjection('halfway', ['halfway'], {
       async Counted(e: StoredEvent, s: ReadStore) {
         await s.collection('halfway').updateOne({ _id: `n${String(e.data.n)}` }, { $set: { n: e.data.n } }, { upsert: true });

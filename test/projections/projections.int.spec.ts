@@ -35,7 +35,7 @@ describe('every projection handler', () => {
     });
   }
 
-  it('all together (some write each other\'s documents): every event applied twice changes the read models once', async () => {
+  it('all together: every event applied twice changes the read models once', async () => {
     const once = new MemoryReadStore();
     const twice = new MemoryReadStore();
     for (const event of log) {
@@ -49,8 +49,8 @@ describe('every projection handler', () => {
     const snap = await snapshot(twice);
     expect(snap).toEqual(await snapshot(once));
     // The sample summaries really were kept: one sample left in project 10, its label counted once.
-    const project = snap.projects!.find((p) => (p as { _id: number })._id === 10) as { data: { training: { dataCount: number; totalLengthMs: number } } };
-    expect(project.data.training).toMatchObject({ dataCount: 1, totalLengthMs: 50 });
+    const summary = snap.projectData!.find((p) => (p as { _id: number })._id === 10) as { data: { training: { dataCount: number; totalLengthMs: number } } };
+    expect(summary.data.training).toMatchObject({ dataCount: 1, totalLengthMs: 50 });
     expect(snap.devices).toEqual([expect.objectContaining({ projectId: 10, deviceId: 'dev-1', deviceType: 'TEST' })]);
   });
 

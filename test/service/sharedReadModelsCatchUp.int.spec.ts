@@ -1,5 +1,6 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
+import { checkpointName } from '../../projections/readModelVersions';
 import { storeFailure } from '../../projections/projectionStatus';
 import { SharedReadModelsCatchUp } from '../../service/sharedReadModelsCatchUp';
 import { MemoryReadStore } from '../../stores/readstore/memoryReadStore';
@@ -15,10 +16,10 @@ describe('waiting for another process to catch the shared read models up', () =>
     expect(await settled(reached)).toBe(false);
     expect(shared.appliedPosition).toBe(0n);
     await readStore.setCheckpoint('users', 100n);
-    await readStore.setCheckpoint('projects', 60n);
+    await readStore.setCheckpoint(checkpointName('projects'), 60n);
     expect(await settled(reached)).toBe(false);
     expect(shared.appliedPosition).toBe(60n);
-    await readStore.setCheckpoint('projects', 100n);
+    await readStore.setCheckpoint(checkpointName('projects'), 100n);
     await reached;
     expect(shared.appliedPosition).toBe(100n);
   });
@@ -26,12 +27,12 @@ describe('waiting for another process to catch the shared read models up', () =>
   it('leaves out a projection the projections process reports failed, as the read-your-writes waits do', async () => {
     const readStore = new MemoryReadStore();
     await readStore.setCheckpoint('users', 100n);
-    await readStore.setCheckpoint('projects', 40n);
+    await readStore.setCheckpoint(checkpointName('projects'), 40n);
     const shared = new SharedReadModelsCatchUp(readStore, ['users', 'projects'], silent, 5);
     const reached = shared.reach(100n);
     expect(await settled(reached)).toBe(false);
     await storeFailure(readStore, {
-      projection: 'projects', heldBack: [], position: '41', eventType: 'ProjectCreated', streamId: 'project-1', eventId: 'e', error: 'boom', since: '2026-01-01T00:00:00.000Z', attempts: 1, nextAttempt: null,
+      projection: 'projects', position: '41', eventType: 'ProjectCreated', streamId: 'project-1', eventId: 'e', error: 'boom', since: '2026-01-01T00:00:00.000Z', attempts: 1, nextAttempt: null,
     });
     await reached;
   });

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
+import { checkpointName } from '../../projections/readModelVersions';
 import { loadConfig, startService, type RunningService } from '../../main';
 import { storeFailure } from '../../projections/projectionStatus';
 import { SharedReadModelsWatch } from '../../service/sharedReadModelsWatch';
@@ -33,7 +34,7 @@ describe('watching read models another process keeps', () => {
     const events = await logOf(5);
     const readStore = new MemoryReadStore();
     await readStore.setCheckpoint('users', 5n);
-    await readStore.setCheckpoint('projects', 2n);
+    await readStore.setCheckpoint(checkpointName('projects'), 2n);
     let now = 1_000_000;
     const { log, lines } = recordingLog();
     const watch = new SharedReadModelsWatch(events, readStore, ['users', 'projects'], log, { stallMs: 30_000, now: () => now });
@@ -55,7 +56,7 @@ describe('watching read models another process keeps', () => {
     expect(warnings[0]!.msg).toMatch(/is a process with the projections role running on the same read store/);
 
     // Moving, though still behind: not stalled, and the stall time starts again from here.
-    await readStore.setCheckpoint('projects', 3n);
+    await readStore.setCheckpoint(checkpointName('projects'), 3n);
     await watch.look();
     expect(watch.stall()).toBeUndefined();
     expect(lines.filter((l) => l.msg === 'the read models move again')).toHaveLength(1);
@@ -68,7 +69,7 @@ describe('watching read models another process keeps', () => {
   it('never reports read models that follow the log, however long the log stands still', async () => {
     const events = await logOf(3);
     const readStore = new MemoryReadStore();
-    for (const name of ['users', 'projects']) await readStore.setCheckpoint(name, 3n);
+    for (const name of ['users', 'projects']) await readStore.setCheckpoint(checkpointName(name), 3n);
     let now = 0;
     const watch = new SharedReadModelsWatch(events, readStore, ['users', 'projects'], pino({ level: 'silent' }), { stallMs: 10, now: () => now });
     for (let i = 0; i < 5; i++, now += 1_000) await watch.look();
@@ -80,9 +81,9 @@ describe('watching read models another process keeps', () => {
     const events = await logOf(4);
     const readStore = new MemoryReadStore();
     await readStore.setCheckpoint('users', 4n);
-    await readStore.setCheckpoint('projects', 1n);
+    await readStore.setCheckpoint(checkpointName('projects'), 1n);
     await storeFailure(readStore, {
-      projection: 'projects', heldBack: [], position: '2', eventType: 'TestMarker', streamId: 'marker-1', eventId: 'e', error: 'boom', since: '2026-01-01T00:00:00.000Z', attempts: 1, nextAttempt: null,
+      projection: 'projects', position: '2', eventType: 'TestMarker', streamId: 'marker-1', eventId: 'e', error: 'boom', since: '2026-01-01T00:00:00.000Z', attempts: 1, nextAttempt: null,
     });
     let now = 0;
     const watch = new SharedReadModelsWatch(events, readStore, ['users', 'projects'], pino({ level: 'silent' }), { stallMs: 10, now: () => now });

@@ -52,7 +52,7 @@ describe('the starting gate', () => {
 describe('the management API while starting', () => {
   it('answers /health 503 in its usual shape, with status "starting", the progress and the projections failed meanwhile', async () => {
     const failure: ProjectionFailure = {
-      projection: 'devices', heldBack: [], position: '42', eventType: 'DeviceRenamed', streamId: 'device-1', eventId: 'e1', error: 'boom', since: '2026-01-01T00:00:00.000Z', attempts: 2, nextAttempt: null,
+      projection: 'devices', position: '42', eventType: 'DeviceRenamed', streamId: 'device-1', eventId: 'e1', error: 'boom', since: '2026-01-01T00:00:00.000Z', attempts: 2, nextAttempt: null,
     };
     const { url, agent } = await serve(startingApiApp(state(halfway, async () => [failure]), silent).callback());
     const health = await call(agent, `${url}/health`);

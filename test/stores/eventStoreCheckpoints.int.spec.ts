@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SagaRunner, sagaCheckpointName, type Saga } from '../../commands/sagas/sagaRunner';
 import { defineProjection, type Projection } from '../../projections/projection';
 import { ProjectionRunner } from '../../projections/projectionRunner';
-import { ForeignCheckpointError, loadCheckpoint, storeCheckpoint } from '../../stores/eventstore/checkpoint';
+import { ForeignCheckpointError, loadCheckpoint, storeCheckpoint } from '../../processing/checkpoint';
 import type { NewEvent, StoredEvent } from '../../stores/eventstore/eventStore';
 import { SqliteEventStore } from '../../stores/eventstore/sqliteEventStore';
 import { MemoryReadStore } from '../../stores/readstore/memoryReadStore';

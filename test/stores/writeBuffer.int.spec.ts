@@ -13,7 +13,7 @@ describe('a write buffer over a read store', () => {
     await store.collection('things').updateOne({ _id: 'a' }, { $set: { n: 1, tag: 'x' } }, { upsert: true });
     await store.collection('things').updateOne({ _id: 'b' }, { $set: { n: 2, tag: 'x' } }, { upsert: true });
     flushed = [];
-    buffer = new WriteBuffer(store, new Set(['things', 'others']), async (ops) => {
+    buffer = new WriteBuffer(store, 'p', new Set(['things', 'others']), async (ops) => {
       flushed.push([...ops]);
       await store.commit(ops, []);
     });
@@ -49,7 +49,7 @@ describe('a write buffer over a read store', () => {
     const guards = [{ $lt: 'm' }, { $lt: 5 }, { $not: { $gte: 'm' } }, { $not: { $gte: 5 } }, 'm', 5, true, { $gt: 'a' }, null];
     const docs = held.map((value, i) => ({ _id: `g${i}`, ...(value === undefined ? {} : { f: value }), other: 1 }));
     await store.commit(docs.map((doc) => ({ kind: 'put', collection: 'guarded', doc })), []);
-    const guarded = new WriteBuffer(store, new Set(['guarded']), async () => undefined).collection('guarded');
+    const guarded = new WriteBuffer(store, 'p', new Set(['guarded']), async () => undefined).collection('guarded');
     for (const doc of docs) {
       for (const guard of guards) {
         for (const filter of [{ _id: doc._id, f: guard }, { _id: doc._id, other: 1, f: guard }, { _id: doc._id, f: guard, 'g.h': { $exists: false } }]) {
@@ -107,9 +107,14 @@ describe('a write buffer over a read store', () => {
     expect(() => buffer.collection('checkpoints')).toThrow(/reserved/);
   });
 
-  it('passes the collections it does not own straight to the store', async () => {
-    await buffer.collection('foreign').updateOne({ _id: 'f' }, { $inc: { n: 1 } }, { upsert: true });
-    expect(await store.collection('foreign').findOne({ _id: 'f' })).toEqual({ _id: 'f', n: 1 });
+  it('refuses a collection its projection does not declare, for reads and writes alike, and leaves it as it was', async () => {
+    await store.collection('theirs').updateOne({ _id: 1 }, { $set: { v: 1 } }, { upsert: true });
+    const theirs = buffer.collection('theirs');
+    await expect(theirs.updateOne({ _id: 1 }, { $set: { v: 2 } })).rejects.toThrow(/Projection p uses the collection theirs, which it does not declare/);
+    await expect(theirs.deleteMany({})).rejects.toThrow(/does not declare/);
+    await expect(theirs.findOne({ _id: 1 })).rejects.toThrow(/does not declare/);
+    expect(await store.collection('theirs').find({})).toEqual([{ _id: 1, v: 1 }]);
     expect(buffer.takeOps()).toEqual([]);
   });
 });
+

@@ -1,3 +1,4 @@
+import { PROJECT_DATA } from '../../projections/samples/projectDataDocument';
 import { emailDecider, type EmailCommand } from '../../domain/email/emailDecider';
 import { emailStream } from '../../domain/email/emailEvents';
 import { deviceDecider, type DeviceCommand } from '../../domain/device/deviceDecider';
@@ -40,7 +41,7 @@ import { jobStream } from '../../domain/job/jobEvents';
 import { JOB_CATEGORY_COUNTS, JOB_COMPUTE_TIME, JOB_OUTPUT, JOBS } from '../../projections/jobs/jobDocument';
 
 /** Every collection the projections write, for snapshots. */
-export const READ_MODEL_COLLECTIONS = [USERS, TRIALS, PROJECTS, API_KEYS, EMAILS, ORGANIZATIONS, SAMPLES, DEVICES, IMPULSES, JOBS, JOB_OUTPUT, JOB_COMPUTE_TIME, JOB_CATEGORY_COUNTS, DSP_FEATURES, ANOMALY_MODELS, KERAS_MODELS, DEPLOYMENTS, MODEL_TESTING];
+export const READ_MODEL_COLLECTIONS = [USERS, TRIALS, PROJECTS, PROJECT_DATA, API_KEYS, EMAILS, ORGANIZATIONS, SAMPLES, DEVICES, IMPULSES, JOBS, JOB_OUTPUT, JOB_COMPUTE_TIME, JOB_CATEGORY_COUNTS, DSP_FEATURES, ANOMALY_MODELS, KERAS_MODELS, DEPLOYMENTS, MODEL_TESTING];
 
 /** A small but complete log, made by the deciders: it holds every event type a projection handles. */
 export function sampleLog(): StoredEvent[] {

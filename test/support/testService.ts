@@ -60,7 +60,7 @@ async function checkReadModels(running: RunningService): Promise<ReadModelCompar
 
 async function storedCheckpointsReach(running: RunningService, projections: readonly Projection[], head: Position): Promise<void> {
   for (let waited = 0; waited < 3000; waited += 20) {
-    const stored = await Promise.all(projections.map((p) => running.stores.readStore.getCheckpoint(p.name)));
+    const stored = await Promise.all(projections.map((p) => running.stores.readStore.getCheckpoint(p.checkpoint)));
     if (stored.every((position) => position !== undefined && position >= head)) return;
     await sleep(20);
   }

@@ -1,4 +1,4 @@
-import type { StoredEvent } from './eventStore';
+import type { StoredEvent } from '../stores/eventstore/eventStore';
 
 const TURN = Symbol('turn');
 

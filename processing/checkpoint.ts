@@ -2,8 +2,8 @@
 // one log only (SQLite's row numbers, EventStoreDB's byte offsets): resumed in another log it would
 // skip or repeat events, or, on EventStoreDB, point into the middle of a record.
 
-import type { ReadStore } from '../readstore/readStore';
-import type { EventStore, Position } from './eventStore';
+import type { ReadStore } from '../stores/readstore/readStore';
+import type { EventStore, Position } from '../stores/eventstore/eventStore';
 
 /**
  * A checkpoint stored for another log. Refused rather than rebuilt over: the read models beside it

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { eventBatches } from '../../stores/eventstore/eventBatches';
+import { eventBatches } from '../../processing/eventBatches';
 import type { NewEvent, StoredEvent } from '../../stores/eventstore/eventStore';
 import { SqliteEventStore } from '../../stores/eventstore/sqliteEventStore';
 
