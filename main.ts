@@ -18,7 +18,7 @@ import type { ApiDeps } from './api/apiDeps';
 import { loadIdentityProviders } from './api/auth/identityProviders';
 import { LoginThrottle } from './api/auth/loginThrottle';
 import { ResetRequestThrottle } from './api/auth/resetRequestThrottle';
-import { answerClientErrors } from './api/http/clientErrors';
+import { answerClientErrors } from './http/clientErrors';
 import { TokenService } from './api/auth/tokens';
 import { attachJobSocket, type JobSocketServer } from './api/socket/jobSocketServer';
 import { queueEmail } from './commands/emails/queueEmail';

@@ -7,13 +7,13 @@ import { settler, type ReadModelSync } from '../projections/projectionRunner';
 import type { ProjectionHealth } from '../projections/projectionStatus';
 import type { ApiDeps } from './apiDeps';
 import { PRINCIPAL_MEMO_MS, requireProject } from './auth/principal';
-import { accessLog } from './http/accessLog';
+import { accessLog } from '../http/accessLog';
 import { jsonEnvelope } from './http/envelope';
 import { ANSWER_MEMO_MS, mountOperations, type Operation } from './http/operation';
 import { ReadModelMemo } from './http/readModelMemo';
-import { requestId } from './http/requestId';
-import { logRequestErrors } from './http/requestErrors';
-import { unknownMethod } from './http/clientErrors';
+import { requestId } from '../http/requestId';
+import { logRequestErrors } from '../http/requestErrors';
+import { unknownMethod } from '../http/clientErrors';
 import { openApiDocument } from './openApi';
 import { accountOperations } from './routes/accountRoutes';
 import { currentUserOperations } from './routes/currentUserRoutes';
@@ -42,7 +42,7 @@ import { anomalyTrainingOperations } from './routes/anomalyTrainingRoutes';
 import { historyOperations } from './routes/historyRoutes';
 import { socketTokenOperations } from './routes/socketTokenRoutes';
 import { jobOperations } from './routes/jobRoutes';
-import { healthRoute } from './routes/healthRoutes';
+import { healthRoute } from '../http/healthRoute';
 import { serveUserPhoto, userPhotoOperations } from './routes/userPhotoRoutes';
 
 export interface ApiAppOptions {

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fold, type Decider, type DomainEvent } from '../domain/shared/decider';
+import type { Decider, DomainEvent } from '../domain/shared/decider';
 import {
   WrongExpectedRevisionError,
   type AppendResult,
@@ -7,6 +7,7 @@ import {
   type ExpectedRevision,
   type NewEvent,
 } from '../stores/eventstore/eventStore';
+import { aggregateStream } from './aggregateStream';
 import { eventId, eventMetadata, type CommandContext } from './commandContext';
 
 export interface HandledCommand<Event extends DomainEvent, State> {
@@ -40,13 +41,11 @@ export async function handleCommand<Command, Event extends DomainEvent, State>(
   options: { newStream?: boolean } = {},
 ): Promise<HandledCommand<Event, State>> {
   for (let attempt = 1; ; attempt++) {
-    const history = attempt === 1 && options.newStream ? [] : await store.readStream(streamId);
-    const state = fold(decider, history as unknown as Event[]);
+    const { state, revision } = attempt === 1 && options.newStream ? { state: decider.initialState(), revision: undefined } : await aggregateStream(store, streamId, decider);
     const events = decider.decide(command, state);
     const newState = events.reduce(decider.evolve, state);
     if (events.length === 0) return { events, state: newState, appended: undefined };
-    const last = history.at(-1);
-    const expected: ExpectedRevision = last ? last.revision : 'no_stream';
+    const expected: ExpectedRevision = revision ?? 'no_stream';
     try {
       const appended = await store.appendToStream(streamId, toNewEvents(events, ctx), expected);
       return { events, state: newState, appended };

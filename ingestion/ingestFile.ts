@@ -12,7 +12,7 @@ import type { BlobStore } from '../stores/blobstore/blobStore';
 import type { EventStore, Position } from '../stores/eventstore/eventStore';
 import { checkFileName, checkStructuredLabels, labelFromFileName } from '../domain/sample/formats/labels';
 import type { ParsedSample } from '../domain/sample/formats/sampleFormat';
-import { SAMPLE_TEXT_RULES, checkSample, type SampleDescription } from '../domain/sample/checkSample';
+import { SAMPLE_TEXT_RULES, checkSample, type CheckedSample, type SampleDescription } from '../domain/sample/checkSample';
 import { textProblem } from '../domain/shared/textRules';
 import type { KeyedLock } from './keyedLock';
 import type { SampleParser } from './sampleParser';
@@ -78,8 +78,8 @@ export async function ingestFile(
   const notes = file.annotations ?? {};
   if (notes.structuredLabels) checkStructuredLabels(notes.structuredLabels, parsed.valuesCount);
   const category = notes.category ?? (target.split ? splitCategory(file.received.sha256) : target.category);
-  // The sample decider checks all of this again; checked here first so that a refused sample
-  // leaves neither a blob nor a content reservation behind.
+  // Checked before anything is stored, so that a refused sample leaves neither a blob nor a content
+  // reservation behind; the sample decider takes the checked value as it is.
   const sample = checkSample(describeSample(target, options, file.received, fileName, parsed, category, notes));
   if (!options.disallowDuplicates) return store(deps, target, file, sample);
   // Checked against the read model (content stored before, with or without this header), then
@@ -154,13 +154,14 @@ async function store(
   deps: IngestDeps,
   target: UploadTarget,
   file: { received: ReceivedFile },
-  sample: SampleDescription,
+  sample: CheckedSample,
   reservedSampleId?: number,
 ): Promise<{ fileName: string; sampleId: number; position: Position }> {
   const stored = await file.received.store(deps.blobs);
   if (stored.sha256 !== file.received.sha256) throw new Error(`received file changed while stored (${file.received.sha256} became ${stored.sha256})`);
   const { sampleId, position } = await ingestSample(
     deps,
+    // The size the store counted: the content is the one checked (its hash is compared above).
     { ...sample, size: stored.size },
     { actor: `apikey:${target.apiKeyId}`, correlationId: target.requestId, now: new Date() },
     reservedSampleId,

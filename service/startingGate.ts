@@ -8,10 +8,10 @@ import type { RequestListener } from 'node:http';
 import Router from '@koa/router';
 import Koa, { type Middleware } from 'koa';
 import type { Logger } from 'pino';
-import { accessLog } from '../api/http/accessLog';
+import { accessLog } from '../http/accessLog';
 import { jsonEnvelope } from '../api/http/envelope';
-import { logRequestErrors } from '../api/http/requestErrors';
-import { requestId } from '../api/http/requestId';
+import { logRequestErrors } from '../http/requestErrors';
+import { requestId } from '../http/requestId';
 import { DomainError } from '../domain/shared/errors';
 import { textErrors } from '../ingestion/textErrors';
 import type { ProjectionFailure, ProjectionHealth } from '../projections/projectionStatus';
@@ -76,7 +76,7 @@ function refuseWhileStarting(state: StartingState, consequence: string): Middlew
   };
 }
 
-/** `/health` while starting: the shape of api/routes/healthRoutes.ts, 503, and the progress in `catchUp`. */
+/** `/health` while starting: the shape of http/healthRoute.ts, 503, and the progress in `catchUp`. */
 function startingHealth(state: StartingState, log: Logger): Middleware {
   return async (ctx) => {
     let failingProjections: ProjectionFailure[] = [];

@@ -3,12 +3,13 @@
 // job is requested: no impulse, a DSP block that is not in one, no training data, a DSP config the
 // block refuses, or an input block the job does not handle (time-series and image ones are handled).
 import { z } from 'zod';
+import { checkFeatureInput } from '../../commands/dsp/checkFeatureInput';
 import { commonFrequency } from '../../commands/dsp/generateFeatures';
 import { dspRunCheckerOn } from '../../commands/dsp/dspRunCheck';
 import { NORMALIZE_DATA } from '../../domain/dsp/dspFeaturesEvents';
 import { impulseDspRunCheck, resolveImpulseDsp } from '../../domain/dsp/impulseDsp';
 import { DspConfigurationError } from '../../domain/dsp/processingBlock';
-import { imageWindowing, WindowingError } from '../../domain/dsp/windows';
+import { WindowingError } from '../../domain/dsp/windows';
 import { ValidationError } from '../../domain/shared/errors';
 import type { ApiDeps } from '../apiDeps';
 import { requestProjectJob } from './projectJobRequest';
@@ -52,10 +53,7 @@ export function generateFeaturesOperations(deps: ApiDeps): Operation[] {
           const check = impulseDspRunCheck(dsp);
           const refusals = check === undefined ? [] : await runDspCheck(check);
           if (refusals.length > 0) throw new DspConfigurationError(refusals.join('; '));
-          if (dsp.inputBlock.type === 'image') imageWindowing(dsp.inputBlock);
-          else if (dsp.inputBlock.type !== 'time-series') {
-            throw new DspConfigurationError(`input block ${dsp.inputBlock.id} is of type "${dsp.inputBlock.type}": this service generates features for time-series and image impulses`);
-          }
+          checkFeatureInput(dsp);
         } catch (error) {
           if (error instanceof DspConfigurationError || error instanceof WindowingError) throw new ValidationError(error.message, 'DSP_CONFIGURATION');
           throw error;

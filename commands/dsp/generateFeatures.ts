@@ -36,7 +36,7 @@ import { featuresFingerprint } from '../../domain/dsp/featuresFingerprint';
 import { resolveImpulseDsp } from '../../domain/dsp/impulseDsp';
 import { npyHeader, NpyWriter, npyRows, type NpySink } from '../../domain/dsp/npy';
 import { standardize, StandardScalerFit, type StandardScaler } from '../../domain/dsp/standardScaler';
-import { expectedImageWindowCount, expectedWindowCount, imageWindowing, timeSeriesWindowing, type WindowSample } from '../../domain/dsp/windows';
+import { expectedImageWindowCount, expectedWindowCount, timeSeriesWindowing, type WindowSample } from '../../domain/dsp/windows';
 import type { ImpulseDocument } from '../../projections/impulses/impulseDocument';
 import type { SampleDocument } from '../../projections/samples/sampleDocument';
 import type { BlobStore } from '../../stores/blobstore/blobStore';
@@ -45,6 +45,7 @@ import { systemContext } from '../commandContext';
 import { handleCommand } from '../handleCommand';
 import type { JobRunContext, JobRunner } from '../jobs/jobRunners';
 import { serviceModule } from '../jobs/threadPool';
+import { checkFeatureInput } from './checkFeatureInput';
 import { dspTaskBlock, type SampleFeatures, type SampleFeaturesInput } from './dspPoolTasks';
 import { featureScratchPrefix } from './featureScratchFolders';
 
@@ -153,10 +154,10 @@ export function generateFeaturesRunner(deps: GenerateFeaturesDeps): JobRunner {
     const all = [...byCategory.training, ...byCategory.testing];
     const dsp = resolveImpulseDsp(impulse, parameters.dspId, {}, commonFrequency(all));
     const impulseFingerprint = featuresFingerprint(impulse, parameters.dspId)!;
-    const images = dsp.inputBlock.type === 'image';
-    if (!images && dsp.inputBlock.type !== 'time-series') throw new Error(`input block ${dsp.inputBlock.id} is of type "${dsp.inputBlock.type}": this service generates features for time-series and image impulses`);
-    const windowing: SampleFeaturesInput['windowing'] = images
-      ? { type: 'image', windowing: imageWindowing(dsp.inputBlock) }
+    const image = checkFeatureInput(dsp);
+    const images = image !== null;
+    const windowing: SampleFeaturesInput['windowing'] = image
+      ? { type: 'image', windowing: image }
       : { type: 'time-series', windowing: timeSeriesWindowing(dsp.inputBlock, dsp.frequencyHz) };
     const classes = classList(all.map((s) => ({ label: s.label, structuredLabels: s.structuredLabels ?? [] })));
     const metadata = new DspMetadataBuilder({

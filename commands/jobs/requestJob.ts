@@ -1,4 +1,4 @@
-import { jobDecider } from '../../domain/job/jobDecider';
+import { checkJobRequest } from '../../domain/job/jobDecider';
 import { NotFoundError } from '../../domain/shared/errors';
 import type { ProjectSettingsChange } from '../../domain/project/projectSettings';
 import type { EventStore, Position } from '../../stores/eventstore/eventStore';
@@ -56,7 +56,7 @@ export async function requestJob(deps: RequestJobDeps, input: RequestJobInput, c
     now: ctx.now,
   };
   // Refuse bad input before an id is taken from the sequence.
-  jobDecider.decide({ type: 'RequestJob', data: { ...data, jobId: 1 } }, jobDecider.initialState());
+  checkJobRequest(data);
   const jobId = await deps.ids.next('job');
   const { appended } = await runJobCommand(deps.events, { type: 'RequestJob', data: { ...data, jobId } }, ctx);
   return { jobId, position: appended!.position };

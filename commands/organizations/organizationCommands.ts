@@ -2,10 +2,10 @@
 // decision on the `organization-{id}` stream; the caller settles on the returned position.
 import { API_KEY_PREFIX, UNUSABLE_API_KEY, hashApiKey } from '../../domain/project/apiKeys';
 import { organizationDecider, type OrganizationCommand, type OrganizationState } from '../../domain/organization/organizationDecider';
-import { organizationStream, type OrganizationApiKeyRole, type OrganizationEvent, type OrganizationMemberRole } from '../../domain/organization/organizationEvents';
-import { fold } from '../../domain/shared/decider';
+import { organizationStream, type OrganizationApiKeyRole, type OrganizationMemberRole } from '../../domain/organization/organizationEvents';
 import { ConflictError, ValidationError } from '../../domain/shared/errors';
 import type { EventStore, Position } from '../../stores/eventstore/eventStore';
+import { aggregateStream } from '../aggregateStream';
 import type { CommandContext } from '../commandContext';
 import { handleCommand } from '../handleCommand';
 import type { IdAllocator } from '../idAllocator';
@@ -139,7 +139,7 @@ export async function acceptInvitationsOnActivation(
 }
 
 export async function loadOrganization(events: EventStore, organizationId: number): Promise<OrganizationState> {
-  return fold(organizationDecider, (await events.readStream(organizationStream(organizationId))) as unknown as OrganizationEvent[]);
+  return (await aggregateStream(events, organizationStream(organizationId), organizationDecider)).state;
 }
 
 const API_KEY_CHARS = /^[\x21-\x7e]+$/;

@@ -2,9 +2,10 @@ import nodemailer from 'nodemailer';
 import type { Logger } from 'pino';
 import { emailDecider, type DeliveryOutcome } from '../../domain/email/emailDecider';
 import { emailStream, type EmailEvent, type EmailQueued } from '../../domain/email/emailEvents';
-import { fold } from '../../domain/shared/decider';
 import type { EventStore, StoredEvent } from '../../stores/eventstore/eventStore';
+import { aggregateStream } from '../aggregateStream';
 import { handleCommand } from '../handleCommand';
+import { emailDeliveryStep, recordDelivery } from './emailDeliveryReaction';
 import { sagaContext, type Saga } from './sagaRunner';
 
 export const EMAIL_DELIVERY_SAGA = 'email-delivery';
@@ -64,9 +65,10 @@ export function emailDeliverySaga(deps: EmailDeliveryDeps): Saga {
     async react(event: StoredEvent) {
       const data = event.data as EmailQueued['data'];
       const stream = emailStream(data.emailId);
-      const state = fold(emailDecider, (await deps.events.readStream(stream)) as unknown as EmailEvent[]);
-      if (state.status !== 'queued') {
-        if (state.status === 'none') deps.log.warn({ emailId: data.emailId, eventId: event.id }, 'EmailQueued seen but its stream is empty; skipped');
+      const { state } = await aggregateStream(deps.events, stream, emailDecider);
+      const step = emailDeliveryStep(state);
+      if (step !== 'send') {
+        if (step === 'missing') deps.log.warn({ emailId: data.emailId, eventId: event.id }, 'EmailQueued seen but its stream is empty; skipped');
         return;
       }
       const outcome = await deliver(data);
@@ -74,7 +76,7 @@ export function emailDeliverySaga(deps: EmailDeliveryDeps): Saga {
       // The same command id after a restart appends the same event ids; the decider also ignores a
       // second outcome, so two runners racing on one e-mail still record one.
       const ctx = sagaContext(EMAIL_DELIVERY_SAGA, event);
-      await handleCommand(deps.events, stream, emailDecider, { type: 'RecordDelivery', data: { emailId: data.emailId, outcome, now: ctx.now } }, ctx);
+      await handleCommand(deps.events, stream, emailDecider, recordDelivery(data.emailId, outcome, ctx.now), ctx);
     },
 
     async close() {

@@ -1,5 +1,6 @@
 import { sampleDecider } from '../../domain/sample/sampleDecider';
-import { sampleStream, type SampleIngested } from '../../domain/sample/sampleEvents';
+import type { CheckedSample } from '../../domain/sample/checkSample';
+import { sampleStream } from '../../domain/sample/sampleEvents';
 import type { EventStore, Position } from '../../stores/eventstore/eventStore';
 import type { CommandContext } from '../commandContext';
 import { handleCommand } from '../handleCommand';
@@ -16,7 +17,7 @@ export const sampleContentValue = (projectId: number, sha256: string): string =>
 /** Records a sample whose file is already durable in the blob store: the acknowledgement point. */
 export async function ingestSample(
   deps: { events: EventStore; ids: IdAllocator },
-  sample: Omit<SampleIngested['data'], 'sampleId' | 'ingested'>,
+  sample: CheckedSample,
   ctx: CommandContext,
   reservedSampleId?: number,
 ): Promise<{ sampleId: number; position: Position }> {

@@ -1,12 +1,12 @@
-import { fold } from '../../domain/shared/decider';
 import { userDecider, type UserCommand, type UserState } from '../../domain/user/userDecider';
 import { userStream, type UserEvent } from '../../domain/user/userEvents';
 import type { EventStore } from '../../stores/eventstore/eventStore';
+import { aggregateStream } from '../aggregateStream';
 import type { CommandContext } from '../commandContext';
 import { handleCommand, type HandledCommand } from '../handleCommand';
 
 export async function loadUser(events: EventStore, userId: number): Promise<UserState> {
-  return fold(userDecider, (await events.readStream(userStream(userId))) as unknown as UserEvent[]);
+  return (await aggregateStream(events, userStream(userId), userDecider)).state;
 }
 
 /** Runs a command on the user's stream (read, decide, append with retries). */

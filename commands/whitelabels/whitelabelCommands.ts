@@ -1,9 +1,9 @@
 // White labels: one decision each on `whitelabel-{id}`. A domain belongs to one white label at a
 // time, held by a uniqueness reservation from creation (or change) to deletion.
-import { fold } from '../../domain/shared/decider';
 import { whitelabelDecider, checkWhitelabelSettings, type WhitelabelState } from '../../domain/whitelabel/whitelabelDecider';
-import { whitelabelStream, type WhitelabelEvent, type WhitelabelSettings } from '../../domain/whitelabel/whitelabelEvents';
+import { whitelabelStream, type WhitelabelSettings } from '../../domain/whitelabel/whitelabelEvents';
 import type { EventStore, Position } from '../../stores/eventstore/eventStore';
+import { aggregateStream } from '../aggregateStream';
 import type { CommandContext } from '../commandContext';
 import { handleCommand } from '../handleCommand';
 import type { IdAllocator } from '../idAllocator';
@@ -14,7 +14,7 @@ type Deps = { events: EventStore; ids: IdAllocator; reservations: UniquenessRese
 const DOMAIN_TAKEN = 'Another white label already has this domain';
 
 export async function loadWhitelabel(events: EventStore, whitelabelId: number): Promise<WhitelabelState> {
-  return fold(whitelabelDecider, (await events.readStream(whitelabelStream(whitelabelId))) as unknown as WhitelabelEvent[]);
+  return (await aggregateStream(events, whitelabelStream(whitelabelId), whitelabelDecider)).state;
 }
 
 export async function createWhitelabel(deps: Deps, settings: WhitelabelSettings, ctx: CommandContext): Promise<{ whitelabelId: number; position: Position }> {

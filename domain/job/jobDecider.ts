@@ -3,7 +3,7 @@ import { ConflictError, NotFoundError, ValidationError, assertNever } from '../s
 import { FREE_JSON_RULE, checkJsonValue } from '../shared/jsonRules';
 import { checkDate, checkId, checkIsoTimestamp, checkNumber } from '../shared/numberRules';
 import { checkText, type TextRule } from '../shared/textRules';
-import { JOB_LOG_LEVELS, type JobEvent, type JobOutputLine, type JobRequested } from './jobEvents';
+import { JOB_LOG_LEVELS, type JobEvent, type JobNotification, type JobOutputLine, type JobRequested } from './jobEvents';
 
 // Bounds of what a job records, so no accepted value can break a read model or an append.
 export const JOB_CATEGORY_RULE: TextRule = { max: 256 };
@@ -21,8 +21,11 @@ export const JOB_NOTIFICATION_UIDS_MAX = 1000;
 export const JOB_COMPUTE_TIME_MAX_MS = 1e12;
 export const WORKER_ID_RULE: TextRule = { max: 128 };
 
+/** A job as requested, before it has an id: what `checkJobRequest` checks. */
+export type JobRequest = Omit<JobRequested['data'], 'jobId' | 'created'> & { now: Date };
+
 export type JobCommand =
-  | { type: 'RequestJob'; data: Omit<JobRequested['data'], 'created'> & { now: Date } }
+  | { type: 'RequestJob'; data: JobRequest & { jobId: number } }
   /** A worker claims a requested job. */
   | { type: 'StartJob'; data: { jobId: number; workerId: string; now: Date } }
   /**
@@ -53,7 +56,8 @@ export interface JobFacts {
   lastSignOfLifeMs: number;
   cancelRequested: boolean;
   jobNotificationUids: number[];
-  notificationsPlanned: boolean;
+  /** The e-mails drawn for the job's end (JobNotificationsPlanned); null until they are planned. */
+  plannedNotifications: JobNotification[] | null;
 }
 
 export type JobState = { status: 'none' } | ({ status: 'requested' | 'started' | 'finished' } & JobFacts);
@@ -91,6 +95,29 @@ function requireClaim(state: JobState, jobId: number, workerId: string, attempt:
   }
 }
 
+/**
+ * The request as it may be logged (without its id), or a ValidationError naming the first value out
+ * of bounds. The decider checks every RequestJob with it; a caller that must refuse bad input before
+ * drawing the job's id (requestJob) calls it first, and so gets the same answer.
+ */
+export function checkJobRequest(c: JobRequest): Omit<JobRequested['data'], 'jobId'> {
+  if (c.projectId !== null) checkId(c.projectId, 'Project id');
+  if (c.organizationId !== null) checkId(c.organizationId, 'Organization id');
+  if (c.createdByUserId !== null) checkId(c.createdByUserId, 'User id');
+  if (c.parameters === null || typeof c.parameters !== 'object' || Array.isArray(c.parameters)) throw new ValidationError('Job parameters must be an object');
+  return {
+    projectId: c.projectId,
+    organizationId: c.organizationId,
+    category: checkText(c.category, 'Job category ("category")', JOB_CATEGORY_RULE),
+    categoryKey: checkText(c.categoryKey, 'Job category key ("categoryKey")', JOB_CATEGORY_KEY_RULE),
+    key: checkText(c.key, 'Job key ("key")', JOB_KEY_RULE),
+    parameters: checkJsonValue(c.parameters, 'Job parameters ("parameters")', FREE_JSON_RULE),
+    jobNotificationUids: validUids(c.jobNotificationUids),
+    createdByUserId: c.createdByUserId,
+    created: checkDate(c.now, 'Time'),
+  };
+}
+
 const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;
 
 export const jobDecider: Decider<JobCommand, JobEvent, JobState> = {
@@ -99,30 +126,10 @@ export const jobDecider: Decider<JobCommand, JobEvent, JobState> = {
   decide(command, state) {
     switch (command.type) {
       case 'RequestJob': {
-        const c = command.data;
-        if (state.status !== 'none') throw new ConflictError(`Job ${c.jobId} exists already`, 'JOB_EXISTS');
-        checkId(c.jobId, 'Job id');
-        if (c.projectId !== null) checkId(c.projectId, 'Project id');
-        if (c.organizationId !== null) checkId(c.organizationId, 'Organization id');
-        if (c.createdByUserId !== null) checkId(c.createdByUserId, 'User id');
-        if (c.parameters === null || typeof c.parameters !== 'object' || Array.isArray(c.parameters)) throw new ValidationError('Job parameters must be an object');
-        return [
-          {
-            type: 'JobRequested',
-            data: {
-              jobId: c.jobId,
-              projectId: c.projectId,
-              organizationId: c.organizationId,
-              category: checkText(c.category, 'Job category ("category")', JOB_CATEGORY_RULE),
-              categoryKey: checkText(c.categoryKey, 'Job category key ("categoryKey")', JOB_CATEGORY_KEY_RULE),
-              key: checkText(c.key, 'Job key ("key")', JOB_KEY_RULE),
-              parameters: checkJsonValue(c.parameters, 'Job parameters ("parameters")', FREE_JSON_RULE),
-              jobNotificationUids: validUids(c.jobNotificationUids),
-              createdByUserId: c.createdByUserId,
-              created: checkDate(c.now, 'Time'),
-            },
-          },
-        ];
+        const { jobId, ...request } = command.data;
+        if (state.status !== 'none') throw new ConflictError(`Job ${jobId} exists already`, 'JOB_EXISTS');
+        checkId(jobId, 'Job id');
+        return [{ type: 'JobRequested', data: { jobId, ...checkJobRequest(request) } }];
       }
       case 'StartJob': {
         const c = command.data;
@@ -211,7 +218,7 @@ export const jobDecider: Decider<JobCommand, JobEvent, JobState> = {
         if (state.status === 'none') throw notFound(c.jobId);
         if (state.status !== 'finished') throw new ConflictError(`Job ${c.jobId} has not finished`, 'JOB_NOT_FINISHED');
         // Planned once: a saga that sees the end again keeps the first e-mail ids.
-        if (state.notificationsPlanned) return [];
+        if (state.plannedNotifications !== null) return [];
         for (const n of c.notifications) {
           checkId(n.userId, 'User id');
           checkId(n.emailId, 'E-mail id');
@@ -238,7 +245,7 @@ export const jobDecider: Decider<JobCommand, JobEvent, JobState> = {
           lastSignOfLifeMs: Date.parse(d.created),
           cancelRequested: false,
           jobNotificationUids: d.jobNotificationUids,
-          notificationsPlanned: false,
+          plannedNotifications: null,
         };
       }
       case 'JobStarted': {
@@ -261,7 +268,7 @@ export const jobDecider: Decider<JobCommand, JobEvent, JobState> = {
       case 'JobNotificationsUpdated':
         return state.status === 'none' ? state : { ...state, jobNotificationUids: event.data.jobNotificationUids };
       case 'JobNotificationsPlanned':
-        return state.status === 'none' ? state : { ...state, notificationsPlanned: true };
+        return state.status === 'none' ? state : { ...state, plannedNotifications: event.data.notifications };
       default:
         return assertNever(event);
     }

@@ -75,11 +75,17 @@ export type JobHeartbeat = DomainEvent<'JobHeartbeat', { jobId: number; workerId
 /** The users e-mailed when the job ends (`POST .../jobs/{jobId}/update`). */
 export type JobNotificationsUpdated = DomainEvent<'JobNotificationsUpdated', { jobId: number; jobNotificationUids: number[] }>;
 
+/** One user to e-mail about a job's end, and the id drawn for that e-mail. */
+export interface JobNotification {
+  userId: number;
+  emailId: number;
+}
+
 /**
  * The e-mail ids drawn for the end-of-job notifications, recorded once before any e-mail is queued:
  * a notification saga that sees JobFinished again queues the same e-mails (same ids), never a second.
  */
-export type JobNotificationsPlanned = DomainEvent<'JobNotificationsPlanned', { jobId: number; notifications: { userId: number; emailId: number }[] }>;
+export type JobNotificationsPlanned = DomainEvent<'JobNotificationsPlanned', { jobId: number; notifications: JobNotification[] }>;
 
 export type JobEvent =
   | JobRequested

@@ -2,6 +2,8 @@
 // the log. Parsers check most of it first, with messages about the file; this is the last gate, so
 // that no path to IngestSample (a parser with a gap, a future caller) can append a value a
 // projection cannot apply: a non-finite length, a 3 MB device name, a label that hides its text.
+// The sample decider takes only its result (CheckedSample), so a caller that needs the checked
+// description before an effect (the ingestion, before it stores the file) checks it here, once.
 import { storableKeyProblem } from '../shared/jsonRules';
 import { checkNumber, checkId } from '../shared/numberRules';
 import { ValidationError } from '../shared/errors';
@@ -63,11 +65,19 @@ function listOf<T>(value: readonly T[], field: string, max: number): readonly T[
   return value;
 }
 
+declare const checked: unique symbol;
+
+/**
+ * A description checkSample returned: only it makes one (the brand exists for the type checker
+ * alone), so the sample decider takes it as checked and the check runs once per sample.
+ */
+export type CheckedSample = SampleDescription & { readonly [checked]: true };
+
 /**
  * Returns the sample as it may be logged (every -0 as 0), or throws a ValidationError naming the
  * first field out of range.
  */
-export function checkSample(s: SampleDescription): SampleDescription {
+export function checkSample(s: SampleDescription): CheckedSample {
   const kind = oneOf(s.kind, 'kind', SAMPLE_KINDS);
   // Images and videos have no sampling rate: the parsers give 0.
   const noRate = (kind === 'image' || kind === 'video') && s.intervalMs === 0 && s.frequency === 0;
@@ -143,5 +153,5 @@ export function checkSample(s: SampleDescription): SampleDescription {
     boundingBoxes,
     structuredLabels,
     uploadSource: checkOptionalText(s.uploadSource, 'uploadSource', SAMPLE_TEXT_RULES.uploadSource),
-  };
+  } as CheckedSample;
 }

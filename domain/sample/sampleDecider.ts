@@ -1,11 +1,12 @@
 import type { Decider } from '../shared/decider';
 import { ConflictError, NotFoundError, assertNever } from '../shared/errors';
 import { checkDate, checkId, checkIsoTimestamp } from '../shared/numberRules';
-import { checkSample } from './checkSample';
+import type { CheckedSample } from './checkSample';
 import type { SampleEvent, SampleIngested } from './sampleEvents';
 
 export type SampleCommand =
-  | { type: 'IngestSample'; data: SampleIngested['data'] }
+  /** The sample as checkSample returned it, with the id and time the service gives it. */
+  | { type: 'IngestSample'; data: CheckedSample & Pick<SampleIngested['data'], 'sampleId' | 'ingested'> }
   | { type: 'DeleteSample'; data: { now: Date } };
 
 export type SampleState =
@@ -20,9 +21,9 @@ export const sampleDecider: Decider<SampleCommand, SampleEvent, SampleState> = {
       case 'IngestSample': {
         const { sampleId, ingested, ...sample } = command.data;
         if (state.status !== 'none') throw new ConflictError(`Sample ${sampleId} already exists`);
-        // Checked here, not only by the parsers: whatever a caller sends, the log gets only values
-        // every projection can apply.
-        return [{ type: 'SampleIngested', data: { sampleId: checkId(sampleId, 'sampleId'), ...checkSample(sample), ingested: checkIsoTimestamp(ingested, 'ingested') } }];
+        // The description comes checked (a CheckedSample only checkSample makes), so whatever path
+        // leads here, the log gets only values every projection can apply; the id and time are checked here.
+        return [{ type: 'SampleIngested', data: { sampleId: checkId(sampleId, 'sampleId'), ...sample, ingested: checkIsoTimestamp(ingested, 'ingested') } }];
       }
       case 'DeleteSample':
         if (state.status === 'none') throw new NotFoundError('Sample not found', 'SAMPLE_NOT_FOUND');

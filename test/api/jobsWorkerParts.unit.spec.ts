@@ -1,6 +1,6 @@
 // The pure parts of the job sagas (their decisions and the e-mail they write) and the output batcher.
 import { describe, expect, it } from 'vitest';
-import { jobEndedEmail } from '../../commands/jobs/jobNotificationSaga';
+import { jobEndedEmail } from '../../commands/jobs/jobNotificationReaction';
 import { PROJECT_DELETED_REASON, workerReaction } from '../../commands/jobs/jobWorkerReaction';
 import { OutputBatcher } from '../../commands/jobs/outputBatcher';
 import { jobDecider } from '../../domain/job/jobDecider';

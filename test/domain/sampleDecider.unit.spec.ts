@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { checkSample } from '../../domain/sample/checkSample';
 import { sampleDecider, type SampleCommand } from '../../domain/sample/sampleDecider';
 import type { SampleEvent, SampleIngested } from '../../domain/sample/sampleEvents';
 import {
@@ -67,9 +68,17 @@ const image: Data = {
   boundingBoxes: [{ label: 'cat', x: 10, y: 20, width: 100, height: 50 }],
 };
 
-const ingest = (data: Data): SampleCommand => ({ type: 'IngestSample', data });
+/** The one way in: the description checked by checkSample, then decided with the id and time. */
+const ingest = (data: Data): SampleCommand => {
+  const { sampleId, ingested: at, ...description } = data;
+  return { type: 'IngestSample', data: { ...checkSample(description), sampleId, ingested: at } };
+};
 const ingested = (data: Data): SampleEvent => ({ type: 'SampleIngested', data });
-const refused = (data: Data, message: RegExp) => spec.given([]).when(ingest(data)).thenThrows(ValidationError, message);
+const refused = (data: Data, message: RegExp) => {
+  const attempt = () => sampleDecider.decide(ingest(data), sampleDecider.initialState());
+  expect(attempt).toThrow(ValidationError);
+  expect(attempt).toThrow(message);
+};
 
 describe('a sample that does not exist yet', () => {
   it('is ingested as described when every value is in range', () => {

@@ -4,7 +4,7 @@ import { MongoServerError } from 'mongodb';
 import Koa from 'koa';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { healthRoute } from '../../api/routes/healthRoutes';
+import { healthRoute } from '../../http/healthRoute';
 import type { ProjectionFailure } from '../../projections/projectionStatus';
 import { isStorageFullError, StorageFullError, storageFullLine } from '../../stores/storageFull';
 import { isTransientStoreError } from '../../stores/transientErrors';

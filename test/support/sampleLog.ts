@@ -3,8 +3,9 @@ import { emailDecider, type EmailCommand } from '../../domain/email/emailDecider
 import { emailStream } from '../../domain/email/emailEvents';
 import { deviceDecider, type DeviceCommand } from '../../domain/device/deviceDecider';
 import { deviceStream } from '../../domain/device/deviceEvents';
+import { checkSample, type SampleDescription } from '../../domain/sample/checkSample';
 import { sampleDecider } from '../../domain/sample/sampleDecider';
-import { sampleStream, type SampleIngested } from '../../domain/sample/sampleEvents';
+import { sampleStream } from '../../domain/sample/sampleEvents';
 import { projectDecider, type ProjectCommand } from '../../domain/project/projectDecider';
 import { apiKeyUsageStream, projectStream, type ProjectEvent } from '../../domain/project/projectEvents';
 import { fold, type DomainEvent } from '../../domain/shared/decider';
@@ -215,13 +216,13 @@ export function sampleLog(): StoredEvent[] {
   }
   // Two samples in project 10, one from a device; the second is deleted.
   for (const [sampleId, deviceName, remove] of [[50, 'dev-1', false], [51, null, true]] as const) {
-    const sample: SampleIngested['data'] = {
-      sampleId, projectId: 10, category: 'training', fileName: `s${sampleId}.json`, label: sampleId === 50 ? 'idle.x' : 'wave', sha256: 'ab'.repeat(32), size: 10,
+    const sample: SampleDescription = {
+      projectId: 10, category: 'training', fileName: `s${sampleId}.json`, label: sampleId === 50 ? 'idle.x' : 'wave', sha256: 'ab'.repeat(32), size: 10,
       contentType: 'application/json', kind: 'time-series', intervalMs: 10, frequency: 100, sensors: [{ name: 'accX', units: 'm/s2' }], valuesCount: 5, totalLengthMs: 50,
       deviceName, deviceType: deviceName ? 'TEST' : null, width: null, height: null, signatureMethod: 'HS256', signatureValidate: true, signatureKeyId: null,
-      metadata: {}, boundingBoxes: [], structuredLabels: [], uploadSource: null, ingested: now.toISOString(),
+      metadata: {}, boundingBoxes: [], structuredLabels: [], uploadSource: null,
     };
-    const ingested = sampleDecider.decide({ type: 'IngestSample', data: sample }, sampleDecider.initialState());
+    const ingested = sampleDecider.decide({ type: 'IngestSample', data: { ...checkSample(sample), sampleId, ingested: now.toISOString() } }, sampleDecider.initialState());
     const deleted = remove ? sampleDecider.decide({ type: 'DeleteSample', data: { now } }, fold(sampleDecider, ingested)) : [];
     batches.push([sampleStream(sampleId), [...ingested, ...deleted]]);
   }

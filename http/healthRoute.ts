@@ -1,7 +1,7 @@
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
-import { STORAGE_FULL_RETRY_AFTER_SECONDS, storageFullness } from '../../stores/storageFull';
-import { describeProjectionFailure, describeStall, type ProjectionFailure, type ProjectionHealth } from '../../projections/projectionStatus';
+import { STORAGE_FULL_RETRY_AFTER_SECONDS, storageFullness } from '../stores/storageFull';
+import { describeProjectionFailure, describeStall, type ProjectionFailure, type ProjectionHealth } from '../projections/projectionStatus';
 
 /** Which failures make a port's /health 503. */
 export interface HealthScope {

@@ -1,7 +1,7 @@
 import { STATUS_CODES, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import { DomainError } from '../../domain/shared/errors';
+import { DomainError } from '../domain/shared/errors';
 
 /**
  * For the routers' `allowedMethods`: a method no route knows (TRACE, PROPFIND) is the client's
