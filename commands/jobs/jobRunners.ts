@@ -21,10 +21,3 @@ export interface JobRunContext {
  * failed; the error's message becomes the job's reason and its last output line.
  */
 export type JobRunner = (context: JobRunContext) => Promise<void>;
-
-/**
- * The runners of this process, by category key. A worker claims only jobs it has a runner for, so a
- * kind of job no worker knows stays requested (listed as active) rather than failing. Feature
- * generation registers here; tests register runners of their own.
- */
-export const jobRunners = new Map<string, JobRunner>();

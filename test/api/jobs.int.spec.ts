@@ -9,10 +9,9 @@ import { jobStream } from '../../domain/job/jobEvents';
 import { EmailQueries } from '../../projections/emails/emailQueries';
 import { JobQueries } from '../../projections/jobs/jobQueries';
 import { ProjectQueries } from '../../projections/projects/projectQueries';
-import { registerTestJobRunners } from '../support/testJobRunners';
+import { withTestJobRunners } from '../support/testJobRunners';
 import { adaAndBob, call, describeOn, setups, startTestService, type TestService } from '../support/testService';
 
-registerTestJobRunners();
 
 /** Fields of the SDK's Job that every record carries. */
 const REQUIRED_JOB_FIELDS = ['id', 'category', 'categoryKey', 'key', 'created', 'jobNotificationUids'];
@@ -69,7 +68,7 @@ for (const setup of setups) {
     }
 
     beforeAll(async () => {
-      service = await startTestService({ mongo: setup.mongo, env: { JOB_HEARTBEAT_MS: '500' } });
+      service = await startTestService({ mongo: setup.mongo, env: { JOB_HEARTBEAT_MS: '500' }, jobRunners: withTestJobRunners });
       const users = await adaAndBob(service);
       ({ adaId, bobId, ada } = users);
       const bob = users.bob;

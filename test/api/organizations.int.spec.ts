@@ -5,11 +5,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { IdAllocator } from '../../commands/idAllocator';
 import { runJobCommand } from '../../commands/jobs/jobCommands';
 import { EMAILS, type EmailDocument } from '../../projections/emails/emailDocument';
-import { registerTestJobRunners } from '../support/testJobRunners';
+import { withTestJobRunners } from '../support/testJobRunners';
 import { SdkSocket } from './socketClient';
 import { call, describeOn, registerUser, setups, startTestService, type TestService } from '../support/testService';
 
-registerTestJobRunners();
 
 type Need = 'guest' | 'read' | 'readByUser' | 'manage' | 'manageByUser' | 'memberUser';
 type Actor = 'owner' | 'admin' | 'member' | 'guest' | 'outsider' | 'adminKey' | 'memberKey' | 'revokedKey' | 'projectKey' | 'staff';
@@ -72,7 +71,7 @@ for (const setup of setups) describeOn(setup, 'organizations over HTTP', () => {
   const org = (suffix = '') => `/api/organizations/${organizationId}${suffix}`;
 
   beforeAll(async () => {
-    service = await startTestService({ mongo: setup.mongo });
+    service = await startTestService({ mongo: setup.mongo, jobRunners: withTestJobRunners });
     // The first user is staff.
     const staff = await registerUser(service, 'staffer');
     const users: Record<string, { id: number; token: string }> = {};

@@ -1,17 +1,16 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { IdAllocator } from '../../commands/idAllocator';
-import { jobRunners } from '../../commands/jobs/jobRunners';
+import type { JobRunner } from '../../commands/jobs/jobRunners';
 import { requestJob } from '../../commands/jobs/requestJob';
 import { jobStream, type JobFinished } from '../../domain/job/jobEvents';
 import { dspFeaturesStream } from '../../domain/dsp/dspFeaturesEvents';
 import { ProjectQueries } from '../../projections/projects/projectQueries';
 import { readModelsCaughtUp } from '../support/readModels';
 import { signedSample } from '../support/signedSample';
-import { linesRunner, registerTestJobRunners } from '../support/testJobRunners';
+import { linesRunner, withTestJobRunners } from '../support/testJobRunners';
 import { adaWithProject, call, describeOn, setups, startTestService, type TestService } from '../support/testService';
 
-registerTestJobRunners();
 
 // A project deleted while one of its jobs runs leaves no job running: whatever the job, it ends
 // failed, saying why, within a few seconds, and records no result.
@@ -30,13 +29,14 @@ const ENDS_WITHIN_MS = 5000;
 for (const setup of setups) {
   describeOn(setup, "a deleted project's jobs", () => {
     let service: TestService;
+    /** The worker's runners, kept to give it LATE's later. */
+    let runners: Map<string, JobRunner>;
 
     beforeAll(async () => {
       // Workers look for waiting jobs every heartbeat.
-      service = await startTestService({ mongo: setup.mongo, env: { JOB_HEARTBEAT_MS: '300' } });
+      service = await startTestService({ mongo: setup.mongo, env: { JOB_HEARTBEAT_MS: '300' }, jobRunners: (stores) => (runners = withTestJobRunners(stores)) });
     });
     afterAll(async () => {
-      jobRunners.delete(LATE);
       await service?.destroy();
     });
 
@@ -96,7 +96,7 @@ for (const setup of setups) {
       expect((await call(service, 'DELETE', `/api/${projectId}`, { headers: ada })).status).toBe(200);
       await service.projections!.waitFor((await service.stores.events.headPosition())!, 5000);
       // A worker that can run it appears: it claims the waiting job and ends it at once.
-      jobRunners.set(LATE, linesRunner);
+      runners.set(LATE, linesRunner);
       const until = Date.now() + 10_000;
       while (!(await ended(jobId))) {
         if (Date.now() > until) throw new Error('the waiting job of the deleted project was not ended');

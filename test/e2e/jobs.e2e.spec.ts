@@ -4,10 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IdAllocator } from '../../commands/idAllocator';
 import { requestJob } from '../../commands/jobs/requestJob';
 import { ProjectQueries } from '../../projections/projects/projectQueries';
-import { registerTestJobRunners } from '../support/testJobRunners';
+import { withTestJobRunners } from '../support/testJobRunners';
 import { registerUser, startTestService, type TestService } from '../support/testService';
 
-registerTestJobRunners();
 
 // The official SDK's JobsApi, unmodified, reading our answers. Jobs are requested through
 // requestJob (the generate-features endpoint, which will request them over HTTP, is not here yet)
@@ -38,7 +37,7 @@ describe('the official SDK jobs namespace against the service', () => {
   };
 
   beforeAll(async () => {
-    service = await startTestService({ mongo: false });
+    service = await startTestService({ mongo: false, jobRunners: withTestJobRunners });
     const user = await registerUser(service);
     userId = user.id;
     api = new EdgeImpulseApi({ endpoint: service.apiUrl });

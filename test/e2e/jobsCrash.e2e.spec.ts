@@ -9,13 +9,11 @@ import { call, signup } from '../support/testService';
 // A worker process killed with SIGKILL in the middle of a job: after a restart the job is found
 // (its heartbeats stopped) and retried once; killed again during the retry, it ends as failed with
 // the reason. Never "running" for good. The service runs as a child process on the embedded SQLite
-// log, with the test-only job runners (NODE_ENV=test and EDGE_ML_TEST_JOB_RUNNERS=1) and short
-// heartbeats (a worker silent for 3 x 300 ms is taken for dead).
-
-const TEST_RUNNERS = { NODE_ENV: 'test', EDGE_ML_TEST_JOB_RUNNERS: '1', JOB_HEARTBEAT_MS: '300' };
+// log, with the test-only job runners (test/support/testServiceMain.ts) and short heartbeats (a
+// worker silent for 3 x 300 ms is taken for dead).
 
 describe('a job worker process killed during a job', () => {
-  const harness = new CrashHarness('edge-ml-jobs-crash-', TEST_RUNNERS);
+  const harness = new CrashHarness('edge-ml-jobs-crash-', { JOB_HEARTBEAT_MS: '300' }, { testJobRunners: true });
   afterAll(() => harness.cleanup());
 
   it('is retried once after a restart, and fails with the reason when killed again', { timeout: 90_000 }, async () => {

@@ -2,10 +2,9 @@ import { EdgeImpulseApi } from 'edge-impulse-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IdAllocator } from '../../commands/idAllocator';
 import { runJobCommand } from '../../commands/jobs/jobCommands';
-import { registerTestJobRunners } from '../support/testJobRunners';
+import { withTestJobRunners } from '../support/testJobRunners';
 import { registerUser, startTestService, type TestService } from '../support/testService';
 
-registerTestJobRunners();
 
 // The official SDK's organizations, organizationJobs, whitelabels and deployment namespaces,
 // unmodified, reading our answers. The first user is staff.
@@ -26,7 +25,7 @@ describe('the official SDK organization, white label and deployment namespaces a
   };
 
   beforeAll(async () => {
-    service = await startTestService({ mongo: false });
+    service = await startTestService({ mongo: false, jobRunners: withTestJobRunners });
     staff = await sdk({ method: 'jwtToken', jwtToken: (await registerUser(service, 'staffer')).token });
     const user = await registerUser(service, 'ada');
     adaId = user.id;

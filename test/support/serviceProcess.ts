@@ -1,4 +1,5 @@
-// The service as a child process of its own (`main.ts` under tsx), for the tests that kill it:
+// The service as a child process of its own (`main.ts` under tsx, or the test entry point
+// test/support/testServiceMain.ts when the test runs test jobs), for the tests that kill it:
 // embedded SQLite log in `dataDir`, ports chosen by the system, started once it logs
 // "service started" (or once it listens, before its catch-up). Every child is pushed to `children`
 // so the test's afterAll can kill what is left.
@@ -22,9 +23,14 @@ export const exitOf = (child: ChildProcess): Promise<void> =>
     else child.once('exit', () => resolve());
   });
 
+export interface ServiceProcessOptions {
+  /** Runs test/support/testServiceMain.ts, whose jobs role has the test job runners too. */
+  testJobRunners?: boolean;
+}
+
 /** Starts `main.ts` with all roles on the embedded stores in `dataDir`, plus `env`. */
-export async function startServiceProcess(dataDir: string, children: ChildProcess[], env: Record<string, string> = {}): Promise<ServiceProcess> {
-  const listening = await startListeningServiceProcess(dataDir, children, env);
+export async function startServiceProcess(dataDir: string, children: ChildProcess[], env: Record<string, string> = {}, options: ServiceProcessOptions = {}): Promise<ServiceProcess> {
+  const listening = await startListeningServiceProcess(dataDir, children, env, options);
   await listening.started;
   return listening;
 }
@@ -36,8 +42,9 @@ export interface ListeningServiceProcess extends ServiceProcess {
 }
 
 /** As startServiceProcess, but resolves as soon as the ports are open ("service listening"), before the catch-up. */
-export function startListeningServiceProcess(dataDir: string, children: ChildProcess[], env: Record<string, string> = {}): Promise<ListeningServiceProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'main.ts'], {
+export function startListeningServiceProcess(dataDir: string, children: ChildProcess[], env: Record<string, string> = {}, options: ServiceProcessOptions = {}): Promise<ListeningServiceProcess> {
+  const entry = options.testJobRunners ? 'test/support/testServiceMain.ts' : 'main.ts';
+  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
     cwd: path.resolve(__dirname, '../..'),
     env: {
       ...process.env,
@@ -89,12 +96,13 @@ export class CrashHarness {
   constructor(
     private readonly prefix: string,
     private readonly env: Record<string, string> = {},
+    private readonly options: ServiceProcessOptions = {},
   ) {}
 
   /** Starts (or starts again) the service on the harness's folder. */
   async start(): Promise<ServiceProcess> {
     this.folder ??= await mkdtemp(path.join(os.tmpdir(), this.prefix));
-    return startServiceProcess(this.folder, this.children, this.env);
+    return startServiceProcess(this.folder, this.children, this.env, this.options);
   }
 
   /** The folder's event log; needs a start first. */

@@ -1,8 +1,10 @@
-// Job runners for tests only. In-process tests call registerTestJobRunners(); a service started as
-// a child process registers them when NODE_ENV=test and EDGE_ML_TEST_JOB_RUNNERS=1 (main.ts). The
-// production registry never holds them.
+// Job runners for tests only, given to the service beside the production ones: in-process through
+// startTestService({ jobRunners: withTestJobRunners }), in a child process through the test entry
+// point test/support/testServiceMain.ts. Production code never imports this file.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { jobRunners, type JobRunner } from '../../commands/jobs/jobRunners';
+import type { JobRunner } from '../../commands/jobs/jobRunners';
+import type { Stores } from '../../service/composition';
+import { productionJobRunners } from '../../service/roles/productionJobRunners';
 
 const number = (value: unknown, fallback: number): number => (typeof value === 'number' && Number.isFinite(value) ? value : fallback);
 
@@ -35,10 +37,14 @@ export const stubbornRunner: JobRunner = async ({ parameters, log }) => {
   await sleep(number(parameters.ms, 5000));
 };
 
-export function registerTestJobRunners(): void {
-  jobRunners.set('test-lines', linesRunner);
-  jobRunners.set('test-cpu', cpuRunner);
-  jobRunners.set('test-stubborn', stubbornRunner);
-}
+/** The test runners by category key. */
+export const testJobRunners: ReadonlyMap<string, JobRunner> = new Map([
+  ['test-lines', linesRunner],
+  ['test-cpu', cpuRunner],
+  ['test-stubborn', stubbornRunner],
+]);
 
-if (process.env.NODE_ENV === 'test' && process.env.EDGE_ML_TEST_JOB_RUNNERS === '1') registerTestJobRunners();
+/** The production runners and the test ones: a StartOptions.jobRunners for a service under test. */
+export function withTestJobRunners(stores: Stores): Map<string, JobRunner> {
+  return new Map([...productionJobRunners(stores), ...testJobRunners]);
+}

@@ -5,7 +5,7 @@ import path from 'node:path';
 import pino from 'pino';
 import { describe } from 'vitest';
 import { dropMongoDatabases, mongoSkipReason } from './mongoTestDatabases';
-import { loadConfig, startService, type Config, type RunningService } from '../../main';
+import { loadConfig, startService, type Config, type RunningService, type StartOptions } from '../../main';
 import { allProjections } from '../../projections';
 import { compareWithRebuild, type ReadModelComparison } from '../../projections/readModelCheck';
 import { MemoryReadStore } from '../../stores/readstore/memoryReadStore';
@@ -66,7 +66,12 @@ async function storedCheckpointsReach(running: RunningService, projections: read
   }
 }
 
-export async function startTestService(options: { mongo: boolean; env?: Record<string, string> }): Promise<TestService> {
+export async function startTestService(options: {
+  mongo: boolean;
+  env?: Record<string, string>;
+  /** The jobs role's runners; production's unless given (withTestJobRunners adds the test ones). */
+  jobRunners?: StartOptions['jobRunners'];
+}): Promise<TestService> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'edge-ml-test-'));
   const mongoDb = `t_${randomBytes(6).toString('hex')}`;
   const config: Config = loadConfig({
@@ -83,7 +88,7 @@ export async function startTestService(options: { mongo: boolean; env?: Record<s
     ...options.env,
   });
   const launch = async (): Promise<TestService> => {
-    const running = await startService(config, pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }));
+    const running = await startService(config, pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }), { jobRunners: options.jobRunners });
     let stopped = false;
     const service: TestService = {
       ...running,

@@ -1,0 +1,45 @@
+// The job runners of a production service, by category key: feature generation, anomaly and keras
+// training, on-device model builds and model testing. The service gives them to the jobs role
+// (service/roles/jobsRole.ts); a test entry point may give more (test/support/testJobRunners.ts).
+import { MODEL_TESTING, modelTestingRunner } from '../../commands/classify/modelTesting';
+import { BUILD_ONDEVICE_MODEL } from '../../commands/deployment/buildDeployment';
+import { deploymentBuildRunnerFor } from '../../commands/deployment/deploymentRunner';
+import { generateFeaturesRunner } from '../../commands/dsp/generateFeatures';
+import type { JobRunner } from '../../commands/jobs/jobRunners';
+import { anomalyTrainingRunner, TRAIN_ANOMALY } from '../../commands/training/anomalyTraining';
+import { kerasTrainingRunner } from '../../commands/training/kerasTraining';
+import { AnomalyModelQueries } from '../../projections/anomalyModels/anomalyModelQueries';
+import { DspFeaturesQueries } from '../../projections/dspFeatures/dspFeaturesQueries';
+import { ImpulseQueries } from '../../projections/impulses/impulseQueries';
+import { KerasModelQueries } from '../../projections/kerasModels/kerasModelQueries';
+import { ProjectQueries } from '../../projections/projects/projectQueries';
+import { SampleQueries } from '../../projections/samples/sampleQueries';
+import type { Stores } from '../composition';
+
+/** Makes the runners a jobs role gets, on the service's stores. */
+export type JobRunnersFactory = (stores: Stores) => Map<string, JobRunner>;
+
+export const productionJobRunners: JobRunnersFactory = ({ events, blobs, readStore }) => {
+  const impulses = new ImpulseQueries(readStore);
+  const samples = new SampleQueries(readStore);
+  const dspFeatures = new DspFeaturesQueries(readStore);
+  return new Map<string, JobRunner>([
+    ['generate-features', generateFeaturesRunner({ events, blobs, impulses, samples })],
+    [TRAIN_ANOMALY, anomalyTrainingRunner({ events, blobs, impulses, dspFeatures })],
+    ['train-keras', kerasTrainingRunner({ events, blobs, impulses, dspFeatures })],
+    [BUILD_ONDEVICE_MODEL, deploymentBuildRunnerFor(events, blobs, readStore)],
+    [
+      MODEL_TESTING,
+      modelTestingRunner({
+        events,
+        blobs,
+        projects: new ProjectQueries(readStore),
+        impulses,
+        samples,
+        dspFeatures,
+        kerasModels: new KerasModelQueries(readStore),
+        anomalyModels: new AnomalyModelQueries(readStore),
+      }),
+    ],
+  ]);
+};

@@ -1,0 +1,51 @@
+// The secrets and certificates the service prepares at start, apart from the roles that use them:
+// the JWT signing secret (api role) and the ingestion API's TLS certificate (ingestion role).
+// Either comes from the configuration, else is made once in the data folder and kept there, so that
+// a restart keeps tokens valid and devices keep trusting the same certificate.
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import { generate as generateCertificate } from 'selfsigned';
+import type { Config } from './configuration';
+
+/** JWT_SECRET, else the data folder's `jwt-secret` (made by the first process; owner-only). */
+export async function jwtSecret(config: Pick<Config, 'jwtSecret' | 'dataDir'>): Promise<string> {
+  if (config.jwtSecret) return config.jwtSecret;
+  const file = path.join(config.dataDir, 'jwt-secret');
+  if (existsSync(file)) return (await readFile(file, 'utf8')).trim();
+  const secret = randomBytes(48).toString('base64url');
+  // Another process on the folder may make it at the same moment: the first file made wins.
+  await writeFile(file, secret, { mode: 0o600, flag: 'wx' }).catch(async (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EEXIST') throw error;
+  });
+  return (await readFile(file, 'utf8')).trim();
+}
+
+/** The configured certificate, else a self-signed one made once in the data folder. */
+export async function tlsCredentials(config: Pick<Config, 'tlsCertFile' | 'tlsKeyFile' | 'dataDir'>, log: Logger): Promise<{ cert: string; key: string }> {
+  if (config.tlsCertFile && config.tlsKeyFile) {
+    return { cert: await readFile(config.tlsCertFile, 'utf8'), key: await readFile(config.tlsKeyFile, 'utf8') };
+  }
+  const dir = path.join(config.dataDir, 'tls');
+  const certFile = path.join(dir, 'cert.pem');
+  const keyFile = path.join(dir, 'key.pem');
+  if (!existsSync(certFile) || !existsSync(keyFile)) {
+    await mkdir(dir, { recursive: true });
+    const notAfterDate = new Date(Date.now() + 825 * 24 * 3600 * 1000);
+    const pems = await generateCertificate([{ name: 'commonName', value: 'localhost' }], {
+      keyType: 'ec',
+      notAfterDate,
+      extensions: [
+        { name: 'basicConstraints', cA: false },
+        { name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }, { type: 7, ip: '127.0.0.1' }, { type: 7, ip: '::1' }] },
+      ],
+    });
+    await writeFile(keyFile, pems.private, { mode: 0o600 });
+    await writeFile(certFile, pems.cert);
+    await chmod(keyFile, 0o600);
+    log.info({ certFile }, 'made a self-signed certificate for the ingestion API');
+  }
+  return { cert: await readFile(certFile, 'utf8'), key: await readFile(keyFile, 'utf8') };
+}

@@ -1,0 +1,17 @@
+// The runners production's jobs role gets: one for each kind of job the API requests. A kind missing
+// here would stay requested for good on a production service (no worker claims it).
+import { expect, it } from 'vitest';
+import { MODEL_TESTING } from '../../commands/classify/modelTesting';
+import { BUILD_ONDEVICE_MODEL } from '../../commands/deployment/buildDeployment';
+import { TRAIN_ANOMALY } from '../../commands/training/anomalyTraining';
+import type { Stores } from '../../service/composition';
+import { productionJobRunners } from '../../service/roles/productionJobRunners';
+import { MemoryReadStore } from '../../stores/readstore/memoryReadStore';
+
+it('runs feature generation, anomaly and keras training, on-device builds and model testing, and no test job', () => {
+  // Making the runners reads nothing yet: stores that are never called do.
+  const stores = { events: {}, blobs: {}, readStore: new MemoryReadStore() } as unknown as Stores;
+  const runners = productionJobRunners(stores);
+  expect([...runners.keys()].sort()).toEqual(['generate-features', TRAIN_ANOMALY, 'train-keras', BUILD_ONDEVICE_MODEL, MODEL_TESTING].sort());
+  for (const runner of runners.values()) expect(runner).toBeTypeOf('function');
+});
