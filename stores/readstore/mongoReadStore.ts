@@ -25,17 +25,9 @@ import {
   type UpdateFilter,
 } from 'mongodb';
 import type { Checkpoint, CheckpointWrite, Collection, Document, Filter, FindOptions, ReadStore, Update, UpdateResult, WriteOp } from './readStore';
-import {
-  assertCollectionName,
-  assertDocumentId,
-  checkedUpdate,
-  buildUpsertDoc,
-  copyDoc,
-  CHECKPOINTS_COLLECTION,
-  DuplicateIdError,
-  isPlainObject,
-  upsertId,
-} from './memoryReadStore';
+import { assertCollectionName, assertDocumentId, CHECKPOINTS_COLLECTION, DuplicateIdError } from './documents/collectionNames';
+import { copyDoc, isPlainObject } from './documents/plainObjects';
+import { buildUpsertDoc, checkedUpdate, upsertId } from './documents/updates';
 
 const DEFAULT_DB = 'edgeml_read';
 /** How often a fallback update re-reads a document that changed under it before giving up. */
