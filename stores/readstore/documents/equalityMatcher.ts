@@ -60,3 +60,11 @@ export function equalityMatcher(filter: Filter): ((doc: Document) => boolean) | 
   }
   return (doc) => tests.every((t) => t(doc));
 }
+
+/** The filter as a test of one document: the plain equalities' own test, else mingo's. */
+export function matcherOf(filter: Filter): (doc: Document) => boolean {
+  const equality = equalityMatcher(filter);
+  if (equality) return equality;
+  const query = new Query(filter, {});
+  return (doc) => query.test(doc);
+}
