@@ -4,7 +4,7 @@
 // value at the path has the operand's own JSON type and fails the comparison, where SQLite compares
 // exactly as mingo does; any other value (absent, null, an array, another type, a tagged date or
 // double) passes, and mingo still tests every row that passes. So answers stay mingo's.
-import { isPlainObject } from './memoryReadStore';
+import { isPlainObject } from './documents/plainObjects';
 
 export interface JsonClause {
   sql: string;

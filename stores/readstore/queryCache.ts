@@ -6,7 +6,7 @@
 // asks (in a new array each time): a hit costs a lookup instead of a parse or a copy, and a reader
 // that tried to change one would fail loudly rather than change what the others see.
 import { deepFreeze } from './deepFreeze';
-import { isPlainObject } from './memoryReadStore';
+import { isPlainObject } from './documents/plainObjects';
 import type { Document, Filter, FindOptions } from './readStore';
 
 const MAX_DOCUMENTS = 5000;

@@ -14,7 +14,10 @@
 // directly on the store, and what the buffer held of that collection is forgotten. Correctness
 // over speed; the projections' hot handlers address documents by `_id`.
 import { Query } from 'mingo';
-import { checkedUpdate, buildUpsertDoc, copyDoc, DuplicateIdError, equalityMatcher, isPlainObject, updatedDoc } from './memoryReadStore';
+import { DuplicateIdError } from './documents/collectionNames';
+import { equalityMatcher } from './documents/equalityMatcher';
+import { copyDoc, isPlainObject } from './documents/plainObjects';
+import { buildUpsertDoc, checkedUpdate, updatedDoc } from './documents/updates';
 import type { Checkpoint, Collection, Document, DocumentId, Filter, FindOptions, ReadStore, Update, UpdateResult, WriteOp } from './readStore';
 
 interface Entry {

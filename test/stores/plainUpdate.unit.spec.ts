@@ -4,7 +4,7 @@
 import fc from 'fast-check';
 import { update as mingoUpdate } from 'mingo';
 import { describe, expect, it } from 'vitest';
-import { copyDoc } from '../../stores/readstore/memoryReadStore';
+import { copyDoc } from '../../stores/readstore/documents/plainObjects';
 import { applyPlainUpdate } from '../../stores/readstore/plainUpdate';
 import type { Document, Update } from '../../stores/readstore/readStore';
 

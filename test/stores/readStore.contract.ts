@@ -1,7 +1,7 @@
 // The read store contract: every adapter answers these alike (MemoryReadStore with mingo, MongoReadStore
 // on MongoDB or FerretDB). Each test starts from an emptied store.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DuplicateIdError } from '../../stores/readstore/memoryReadStore';
+import { DuplicateIdError } from '../../stores/readstore/documents/collectionNames';
 import type { Collection, Document, ReadStore } from '../../stores/readstore/readStore';
 
 type Sample = Document & {

@@ -5,7 +5,8 @@
 import fc from 'fast-check';
 import { update as mingoUpdate } from 'mingo';
 import { describe, expect, it } from 'vitest';
-import { buildUpsertDoc, copyDoc } from '../../stores/readstore/memoryReadStore';
+import { copyDoc } from '../../stores/readstore/documents/plainObjects';
+import { buildUpsertDoc } from '../../stores/readstore/documents/updates';
 import type { Document, Filter, Update } from '../../stores/readstore/readStore';
 
 const key = fc.constantFrom('a', 'b', 'c', 'n');

@@ -1,5 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { DuplicateIdError, MemoryReadStore } from '../../stores/readstore/memoryReadStore';
+import { DuplicateIdError } from '../../stores/readstore/documents/collectionNames';
+import { MemoryReadStore } from '../../stores/readstore/memoryReadStore';
 import type { WriteOp } from '../../stores/readstore/readStore';
 import { WriteBuffer } from '../../stores/readstore/writeBuffer';
 
