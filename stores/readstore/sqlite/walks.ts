@@ -106,9 +106,11 @@ export class WalksApart {
   async run(walk: Walk, page: Page): Promise<void> {
     while (this.scans >= MAX_SCANS) await new Promise((resolve) => setTimeout(resolve, 20));
     this.scans += 1;
-    this.options.commitGroup();
-    const db = new Database(this.options.file, { readonly: true, fileMustExist: true, timeout: this.options.busyTimeoutMs });
+    // Whatever fails from here (the commit, opening the connection) gives the walk's turn back.
+    let db: Database.Database | undefined;
     try {
+      this.options.commitGroup();
+      db = new Database(this.options.file, { readonly: true, fileMustExist: true, timeout: this.options.busyTimeoutMs });
       let sliceEnds = performance.now() + this.options.scanSliceMs;
       let rows = 0;
       for (const row of db.prepare(walk.sql).iterate(...walk.params) as IterableIterator<{ seq: number; doc: string | null }>) {
@@ -120,7 +122,7 @@ export class WalksApart {
         if (page.offer(row.seq, row.doc)) break;
       }
     } finally {
-      db.close();
+      db?.close();
       this.scans -= 1;
     }
   }
