@@ -114,7 +114,7 @@ export interface Operation<B extends AnySchema = AnySchema, Q extends AnySchema 
 export function operation<B extends AnySchema = z.ZodUndefined, Q extends AnySchema = z.ZodUndefined, A extends AuthRequirement = AuthRequirement, G = void>(
   op: Operation<B, Q, A, G>,
 ): Operation {
-  return op as unknown as Operation;
+  return op;
 }
 
 /** `"username" is required`, `"privacyPolicy": expected boolean, received string`. */
@@ -197,7 +197,7 @@ export function mountOperations(router: Router, operations: readonly Operation[]
           query,
           params: ctx.params as Record<string, string>,
           principal: principal as Principal,
-          user: (principal?.kind === 'user' ? principal.user : null) as UserDocument,
+          user: principal?.kind === 'user' ? principal.user : null,
           authorized,
           requestId: String(ctx.state.requestId),
           settle: deps.settle,
