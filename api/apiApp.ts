@@ -16,7 +16,12 @@ import { logRequestErrors } from '../http/requestErrors';
 import { unknownMethod } from '../http/clientErrors';
 import { openApiDocument } from './openApi';
 import { accountOperations } from './routes/accountRoutes';
-import { currentUserOperations } from './routes/currentUserRoutes';
+import { userProfileOperations } from './routes/userProfileRoutes';
+import { userCredentialOperations } from './routes/userCredentialRoutes';
+import { userTotpOperations } from './routes/userTotpRoutes';
+import { userSubscriptionOperations } from './routes/userSubscriptionRoutes';
+import { userOrganizationOperations } from './routes/userOrganizationRoutes';
+import { userSupportOperations } from './routes/userSupportRoutes';
 import { internalOperations } from './routes/internalRoutes';
 import { invitationOperations } from './routes/invitationRoutes';
 import { organizationInvitationOperations } from './routes/organizationInvitationRoutes';
@@ -65,7 +70,12 @@ export function allOperations(deps: ApiDeps): Operation[] {
     ...organizationInvitationOperations(deps),
     ...paymentOperations(deps),
     ...userPhotoOperations(deps),
-    ...currentUserOperations(deps),
+    ...userProfileOperations(deps),
+    ...userCredentialOperations(deps),
+    ...userTotpOperations(deps),
+    ...userSubscriptionOperations(deps),
+    ...userOrganizationOperations(deps),
+    ...userSupportOperations(deps),
     ...organizationOperations(deps),
     ...organizationJobOperations(deps),
     ...deploymentOperations(deps),

@@ -9,16 +9,24 @@ import { z } from 'zod';
 import { TooLargeError, ValidationError } from '../../domain/shared/errors';
 import type { Position } from '../../stores/eventstore/eventStore';
 import type { Project } from '../../projections/projects/projectQueries';
+import type { UserDocument } from '../../projections/users/userDocument';
 import { authenticate, requirePrincipal, type AuthDeps, type AuthRequirement, type Principal } from '../auth/principal';
 import type { ReadModelMemo } from './readModelMemo';
 
-export interface OperationRequest<Body, Query, Auth extends AuthRequirement = AuthRequirement> {
+export interface OperationRequest<Body, Query, Auth extends AuthRequirement = AuthRequirement, Granted = unknown> {
   ctx: Context;
   body: Body;
   query: Query;
   params: Record<string, string>;
   /** Present whenever the operation requires authentication. */
   principal: Auth extends 'none' ? Principal | null : Principal;
+  /** The signed-in user: always there for a JWT-only operation; null for an API key or no credentials. */
+  user: Auth extends 'jwt' ? UserDocument : UserDocument | null;
+  /**
+   * What the operation's `authorize` answered: what it found the principal may reach (an
+   * organization and the caller's standing in it), so the handler need not look it up again.
+   */
+  authorized: Granted;
   requestId: string;
   /** Read your writes: resolves once the read models have applied the write at `position` (at once when there was none). */
   settle(position: Position | undefined): Promise<void>;
@@ -61,7 +69,7 @@ type AnySchema = z.ZodType;
  * per operation; the same schemas produce the OpenAPI document) and its handler. The handler
  * answers the response fields; the envelope adds `success`.
  */
-export interface Operation<B extends AnySchema = AnySchema, Q extends AnySchema = AnySchema, A extends AuthRequirement = AuthRequirement> {
+export interface Operation<B extends AnySchema = AnySchema, Q extends AnySchema = AnySchema, A extends AuthRequirement = AuthRequirement, G = unknown> {
   operationId: string;
   method: 'get' | 'post' | 'put' | 'delete';
   /** Koa-router style (`/api/:projectId`), relative to `/v1`. */
@@ -86,22 +94,27 @@ export interface Operation<B extends AnySchema = AnySchema, Q extends AnySchema 
   multipart?: MultipartOptions;
   /**
    * Whether this principal may call the operation on these path parameters, checked before the
-   * body is parsed or validated: a caller without the right learns nothing from validation.
+   * body is parsed or validated: a caller without the right learns nothing from validation. What it
+   * answers reaches the handler as `request.authorized`.
    */
-  authorize?(principal: A extends 'none' ? Principal | null : Principal, params: Record<string, string>): Promise<void>;
+  authorize?(principal: A extends 'none' ? Principal | null : Principal, params: Record<string, string>): Promise<G>;
   /**
    * Whether this answer may be kept while the read models stand still (`MountDeps.answers`): true
    * only when it is made of the principal, the host, the path, this query and the read models alone,
    * and of the clock no finer than a second (nothing of the log, the blobs or other requests).
    */
   keepAnswer?(query: z.infer<Q>): boolean;
-  handler(request: OperationRequest<z.infer<B>, z.infer<Q>, A>): Promise<Record<string, unknown>>;
+  handler(request: OperationRequest<z.infer<B>, z.infer<Q>, A, G>): Promise<Record<string, unknown>>;
 }
 
-export function operation<B extends AnySchema = z.ZodUndefined, Q extends AnySchema = z.ZodUndefined, A extends AuthRequirement = AuthRequirement>(
-  op: Operation<B, Q, A>,
+/**
+ * The one way to declare an operation: infers the body, query, principal and `authorized` types
+ * its handler sees from its schemas, `auth` and `authorize`.
+ */
+export function operation<B extends AnySchema = z.ZodUndefined, Q extends AnySchema = z.ZodUndefined, A extends AuthRequirement = AuthRequirement, G = void>(
+  op: Operation<B, Q, A, G>,
 ): Operation {
-  return op as unknown as Operation;
+  return op;
 }
 
 /** `"username" is required`, `"privacyPolicy": expected boolean, received string`. */
@@ -174,7 +187,7 @@ export function mountOperations(router: Router, operations: readonly Operation[]
           principal && op.path.includes('/:projectId') && op.checkProject !== false
             ? await deps.projectAccess(principal, intParam(ctx.params as Record<string, string>, 'projectId'), op.projectAccess ?? (op.method === 'get' ? 'read' : 'write'))
             : undefined;
-        await op.authorize?.(principal as Principal, ctx.params as Record<string, string>);
+        const authorized = await op.authorize?.(principal as Principal, ctx.params as Record<string, string>);
         const files = parseMultipart ? await parseMultipart(ctx) : {};
         const body = validate(op.body, ctx.request.body ?? {}, 'request body');
         const query = validate(op.query, ctx.query, 'query parameters');
@@ -184,6 +197,8 @@ export function mountOperations(router: Router, operations: readonly Operation[]
           query,
           params: ctx.params as Record<string, string>,
           principal: principal as Principal,
+          user: principal?.kind === 'user' ? principal.user : null,
+          authorized,
           requestId: String(ctx.state.requestId),
           settle: deps.settle,
           files,

@@ -14,7 +14,7 @@ import { MANAGE_LEVEL, requireOrganization, type OrganizationCaller, type Organi
 import { requestContext, type Principal } from '../auth/principal';
 import { isStaff } from '../auth/staff';
 import { authorizeSelfOrStaff, signedInUser, targetUser } from '../auth/userTarget';
-import { intParam, operation, type Operation, type OperationRequest } from '../http/operation';
+import { intParam, operation, type Operation } from '../http/operation';
 import { organizationApiKeyView, organizationInfoView, organizationViews, whitelabelsOfOrganizations, type OrganizationAudience } from '../views/organizationView';
 
 /** The body of an enterprise upgrade or trial extension request (same type in the SDK). */
@@ -52,19 +52,6 @@ const AddOrganizationApiKeyRequest = z
   })
   .strict();
 
-interface OrganizationOperationSpec<B extends z.ZodType = z.ZodType> {
-  operationId: string;
-  method: 'get' | 'post' | 'delete';
-  /** Below `/api/organizations/:organizationId`. */
-  path: string;
-  summary: string;
-  need: OrganizationNeed;
-  /** Member changes give a human account lasting access: only a signed-in admin (or staff) makes them, never a key. */
-  usersOnly?: boolean;
-  body?: B;
-  handler(request: OperationRequest<z.infer<B>, unknown, 'any'> & { caller: OrganizationCaller }): Promise<Record<string, unknown>>;
-}
-
 export function organizationOperations(deps: ApiDeps): Operation[] {
   const ctxOf = (request: { principal: Principal; requestId: string }) => requestContext(request.principal, request.requestId);
   const userIdOf = (p: Principal): number | null => (p.kind === 'user' ? p.user.id : null);
@@ -74,29 +61,20 @@ export function organizationOperations(deps: ApiDeps): Operation[] {
   };
   const memberParam = (params: Record<string, string>) => intParam(params, 'memberId');
 
-  const orgOp = <B extends z.ZodType = z.ZodUndefined>(spec: OrganizationOperationSpec<B>): Operation => {
-    const check = async (principal: Principal, params: Record<string, string>) => {
-      if (spec.usersOnly && principal.kind !== 'user') throw new ForbiddenError('Members are managed by a signed-in admin, not with an API key');
-      return requireOrganization(deps, principal, intParam(params, 'organizationId'), spec.need);
-    };
-    return operation({
-      operationId: spec.operationId,
-      method: spec.method,
-      path: `/api/organizations/:organizationId${spec.path}`,
-      summary: spec.summary,
-      auth: 'any',
-      acceptsOrganizationKey: true,
-      body: spec.body,
-      async authorize(principal, params) {
-        await check(principal, params);
-      },
-      async handler(request) {
-        const caller = await check(request.principal, request.params);
-        // Not a spread: it would read the request's `project` getter, which throws off project paths.
-        return spec.handler(Object.assign(request, { caller }) as never);
-      },
-    });
-  };
+  /**
+   * The access of an operation on the organization of its path: any caller, an organization key
+   * included, that has `need` on it, checked before the body is read; the handler gets the caller's
+   * standing as `request.authorized`. Member changes give a human account lasting access: with
+   * `usersOnly`, only a signed-in admin (or staff) makes them, never a key.
+   */
+  const onOrganization = (need: OrganizationNeed, options: { usersOnly?: true } = {}) => ({
+    auth: 'any' as const,
+    acceptsOrganizationKey: true,
+    async authorize(principal: Principal, params: Record<string, string>): Promise<OrganizationCaller> {
+      if (options.usersOnly && principal.kind !== 'user') throw new ForbiddenError('Members are managed by a signed-in admin, not with an API key');
+      return requireOrganization(deps, principal, intParam(params, 'organizationId'), need);
+    },
+  });
 
   const usersByIds = async (ids: readonly number[]) => new Map((await deps.users.byIds([...new Set(ids)])).map((u) => [u.id, u]));
 
@@ -153,13 +131,13 @@ export function organizationOperations(deps: ApiDeps): Operation[] {
         return { organizations: await organizationViews(deps, await deps.organizations.forMember(principal.user.id), principal.user.id) };
       },
     }),
-    orgOp({
+    operation({
       operationId: 'getOrganizationInfo',
       method: 'get',
-      path: '',
+      path: '/api/organizations/:organizationId',
       summary: 'The organization with its members (organization.users, with role and datasets); a guest sees only their own entry',
-      need: 'guest',
-      async handler({ caller }) {
+      ...onOrganization('guest'),
+      async handler({ authorized: caller }) {
         const o = caller.organization;
         const audience: OrganizationAudience = caller.isGuest ? { kind: 'guest', userId: caller.userId! } : caller.userId === null ? { kind: 'apiKey' } : { kind: 'full' };
         // Pending invitations to those who may withdraw them; never to keys, members or guests.
@@ -176,40 +154,39 @@ export function organizationOperations(deps: ApiDeps): Operation[] {
         });
       },
     }),
-    orgOp({
+    operation({
       operationId: 'updateOrganization',
       method: 'post',
-      path: '',
+      path: '/api/organizations/:organizationId',
       summary: "Change the organization's name, readme, header mask or experiments (admins)",
-      need: 'manage',
+      ...onOrganization('manage'),
       body: UpdateOrganizationRequest,
       async handler(request) {
-        return settled(request, await runOrganizationCommand(deps.events, request.caller.organization.id, { type: 'UpdateOrganization', data: { changes: request.body, now: new Date() } }, ctxOf(request)));
+        return settled(request, await runOrganizationCommand(deps.events, request.authorized.organization.id, { type: 'UpdateOrganization', data: { changes: request.body, now: new Date() } }, ctxOf(request)));
       },
     }),
-    orgOp({
+    operation({
       operationId: 'deleteOrganization',
       method: 'delete',
-      path: '',
+      path: '/api/organizations/:organizationId',
       summary: 'Delete the organization (admins): gone from every listing, its keys stop working',
-      need: 'manage',
+      ...onOrganization('manage'),
       async handler(request) {
-        return settled(request, await runOrganizationCommand(deps.events, request.caller.organization.id, { type: 'DeleteOrganization', data: { now: new Date() } }, ctxOf(request)));
+        return settled(request, await runOrganizationCommand(deps.events, request.authorized.organization.id, { type: 'DeleteOrganization', data: { now: new Date() } }, ctxOf(request)));
       },
     }),
-    orgOp({
+    operation({
       operationId: 'addOrganizationMember',
       method: 'post',
-      path: '/members/add',
+      path: '/api/organizations/:organizationId/members/add',
       summary:
         'Invite a user, by username or e-mail, as admin, member or guest (with the datasets a guest may see); they become a member once they accept. Answers the invitation id, for any name typed',
-      need: 'manage',
-      usersOnly: true,
+      ...onOrganization('manage', { usersOnly: true }),
       body: AddMemberRequest,
       async handler(request) {
         const { invitationId, position } = await inviteMemberByName(
           deps,
-          { organizationId: request.caller.organization.id, usernameOrEmail: request.body.usernameOrEmail, role: request.body.role, datasets: request.body.datasets, invitedByUserId: signedInUser(request.principal).id },
+          { organizationId: request.authorized.organization.id, usernameOrEmail: request.body.usernameOrEmail, role: request.body.role, datasets: request.body.datasets, invitedByUserId: signedInUser(request.principal).id },
           ctxOf(request),
         );
         await request.settle(position);
@@ -217,21 +194,20 @@ export function organizationOperations(deps: ApiDeps): Operation[] {
         return { id: invitationId };
       },
     }),
-    orgOp({
+    operation({
       operationId: 'inviteOrganizationMember',
       method: 'post',
-      path: '/members/invite',
+      path: '/api/organizations/:organizationId/members/invite',
       summary: 'Invite by e-mail: an account with that address is invited; otherwise an account is created pending and its activation code e-mailed. Answers the invitation id either way',
-      need: 'manage',
-      usersOnly: true,
+      ...onOrganization('manage', { usersOnly: true }),
       body: InviteMemberRequest,
       async handler(request) {
         const inviter = signedInUser(request.principal);
         const { invitationId, position } = await inviteMember(
           deps,
           {
-            organizationId: request.caller.organization.id,
-            organizationName: request.caller.organization.name,
+            organizationId: request.authorized.organization.id,
+            organizationName: request.authorized.organization.name,
             email: request.body.email,
             role: request.body.role,
             datasets: request.body.datasets,
@@ -244,14 +220,14 @@ export function organizationOperations(deps: ApiDeps): Operation[] {
         return { id: invitationId };
       },
     }),
-    orgOp({
+    operation({
       operationId: 'withdrawOrganizationMemberInvitation',
       method: 'delete',
-      path: '/members/invitations/:invitationId',
+      path: '/api/organizations/:organizationId/members/invitations/:invitationId',
       summary: 'Withdraw an invitation the invitee has not answered (admins)',
-      need: 'manage',
+      ...onOrganization('manage'),
       async handler(request) {
-        const position = await withdrawMemberInvitation(deps.events, request.caller.organization.id, intParam(request.params, 'invitationId'), userIdOf(request.principal), ctxOf(request));
+        const position = await withdrawMemberInvitation(deps.events, request.authorized.organization.id, intParam(request.params, 'invitationId'), userIdOf(request.principal), ctxOf(request));
         return settled(request, position);
       },
     }),
@@ -274,56 +250,54 @@ export function organizationOperations(deps: ApiDeps): Operation[] {
         return settled(request, await runOrganizationCommand(deps.events, caller.organization.id, { type: 'RemoveMember', data: { userId: request.body.id, now: new Date() } }, ctxOf(request)));
       },
     }),
-    orgOp({
+    operation({
       operationId: 'setOrganizationMemberRole',
       method: 'post',
-      path: '/members/:memberId/role',
+      path: '/api/organizations/:organizationId/members/:memberId/role',
       summary: "Change a member's role (admins); the last admin cannot be demoted",
-      need: 'manage',
-      usersOnly: true,
+      ...onOrganization('manage', { usersOnly: true }),
       body: SetMemberRoleRequest,
       async handler(request) {
         const command = { type: 'SetMemberRole' as const, data: { userId: memberParam(request.params), role: request.body.role, now: new Date() } };
-        return settled(request, await runOrganizationCommand(deps.events, request.caller.organization.id, command, ctxOf(request)));
+        return settled(request, await runOrganizationCommand(deps.events, request.authorized.organization.id, command, ctxOf(request)));
       },
     }),
-    orgOp({
+    operation({
       operationId: 'setOrganizationMemberDatasets',
       method: 'post',
-      path: '/members/:memberId/datasets',
+      path: '/api/organizations/:organizationId/members/:memberId/datasets',
       summary: 'Set the datasets a guest member may see (admins)',
-      need: 'manage',
-      usersOnly: true,
+      ...onOrganization('manage', { usersOnly: true }),
       body: SetMemberDatasetsRequest,
       async handler(request) {
         const command = { type: 'SetMemberDatasets' as const, data: { userId: memberParam(request.params), datasets: request.body.datasets, now: new Date() } };
-        return settled(request, await runOrganizationCommand(deps.events, request.caller.organization.id, command, ctxOf(request)));
+        return settled(request, await runOrganizationCommand(deps.events, request.authorized.organization.id, command, ctxOf(request)));
       },
     }),
-    orgOp({
+    operation({
       operationId: 'listOrganizationApiKeys',
       method: 'get',
-      path: '/apikeys',
+      path: '/api/organizations/:organizationId/apikeys',
       summary: "The organization's API keys, truncated (admins)",
-      need: 'manage',
-      async handler({ caller }) {
+      ...onOrganization('manage'),
+      async handler({ authorized: caller }) {
         const keys = await deps.organizations.keysOf(caller.organization.id);
         const creators = await usersByIds(keys.flatMap((k) => (k.createdByUserId === null ? [] : [k.createdByUserId])));
         return { apiKeys: keys.map((k) => organizationApiKeyView(k, creators)) };
       },
     }),
-    orgOp({
+    operation({
       operationId: 'addOrganizationApiKey',
       method: 'post',
-      path: '/apikeys',
+      path: '/api/organizations/:organizationId/apikeys',
       summary: "Add an API key for the organization's routes (role admin or member, optional time to live in seconds)",
-      need: 'manage',
+      ...onOrganization('manage'),
       body: AddOrganizationApiKeyRequest,
       async handler(request) {
         const b = request.body;
         const result = await addOrganizationApiKey(
           deps,
-          request.caller.organization.id,
+          request.authorized.organization.id,
           { name: b.name, role: b.role, createdByUserId: userIdOf(request.principal), ...(b.apiKey === undefined ? {} : { apiKey: b.apiKey }), ...(b.ttl === undefined ? {} : { ttlSeconds: b.ttl }) },
           ctxOf(request),
         );
@@ -331,15 +305,15 @@ export function organizationOperations(deps: ApiDeps): Operation[] {
         return { id: result.apiKeyId, apiKey: result.apiKey };
       },
     }),
-    orgOp({
+    operation({
       operationId: 'revokeOrganizationApiKey',
       method: 'delete',
-      path: '/apikeys/:apiKeyId',
+      path: '/api/organizations/:organizationId/apikeys/:apiKeyId',
       summary: 'Revoke an organization API key (admins): refused from the next request on',
-      need: 'manage',
+      ...onOrganization('manage'),
       async handler(request) {
         const command = { type: 'RevokeApiKey' as const, data: { apiKeyId: intParam(request.params, 'apiKeyId'), now: new Date() } };
-        return settled(request, await runOrganizationCommand(deps.events, request.caller.organization.id, command, ctxOf(request)));
+        return settled(request, await runOrganizationCommand(deps.events, request.authorized.organization.id, command, ctxOf(request)));
       },
     }),
     operation({
