@@ -73,7 +73,7 @@ export interface ApiDeps {
   kerasModels: KerasModelQueries;
   deployments: DeploymentQueries;
   modelTesting: ModelTestingQueries;
-  /** The auditors' index of the log (issue 13). */
+  /** The auditors' index of the log. */
   history: HistoryQueries;
   /** The project's read models as of a time, replayed from the log (undefined: no event by then). */
   pointInTime(projectId: number, asOf: string): Promise<ReadStore | undefined>;

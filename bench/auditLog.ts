@@ -1,4 +1,4 @@
-// Issue 13's verify figure: `npm run audit -- verify` (verifyLog) walks a log filled through the
+// The audit's verify figure: `npm run audit -- verify` (verifyLog) walks a log filled through the
 // command path (bench/fillLog.ts; BENCH_EVENTS events, default 20,000, the issue's figure 1,000,000;
 // BENCH_DATA_DIR reuses a filled folder), next to the ceiling of only reading the same rows, page by
 // page, in the same run. The rebuild figure is bench/restart.ts's.

@@ -1,4 +1,4 @@
-// Issue 23's classification benchmark: windows classified per second by GET classify/{sampleId} (the
+// The classification benchmark: windows classified per second by GET classify/{sampleId} (the
 // whole impulse, spectral features then a keras classifier and a K-means anomaly block, on every
 // window of a 60 s testing sample: 591 windows), called by a load generator in its own process
 // (bench/featureJobClient.ts) with 1 and 2 keep-alive connections. The ceiling, measured in the same

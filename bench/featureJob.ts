@@ -1,4 +1,4 @@
-// Issue 10's benchmark: a 10,000-window generate-features job through the whole service (embedded
+// The feature job's benchmark: a 10,000-window generate-features job through the whole service (embedded
 // default, in this process, talking only to 127.0.0.1), with a load generator in a child process
 // (bench/featureJobClient.ts) calling GET /v1/api/{projectId} over 8 keep-alive connections.
 // Setup: 200 unsigned (alg none) JSON training samples of two labels, 5,100 rows of two axes at

@@ -1,6 +1,6 @@
 // The ingestion API through the whole service, started in this process on a temp data folder and
 // talking only to 127.0.0.1, loaded by a load generator in a child process (bench/loadGenerator.ts)
-// as real devices are. Issue 11's figures:
+// as real devices are. The figures:
 // 1. small signed JSON samples per second through `POST /api/training/data` over 32 keep-alive
 //    connections, next to a bare Koa handler in the service's process, on another port, that reads
 //    each body fully and answers the file name as text; on the embedded default and, when MONGO_URL

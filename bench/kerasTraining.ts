@@ -1,4 +1,4 @@
-// Issue 23's keras benchmark, two parts in one run:
+// The keras benchmark, two parts in one run:
 // 1. The same network (the defaults: dense 20, dense 10, softmax) on the same features, trained by
 //    this service's pool task (TensorFlow.js, wasm backend) and, when `$KERAS_PYTHON -c 'import tensorflow'`
 //    works (KERAS_PYTHON: a Python with tensorflow-cpu from PyPI; default python3), same epochs, batch size, optimizer and

@@ -2,7 +2,7 @@
 // generator in a child process (bench/largeUploadsClient.ts), as real clients are: the service's
 // own RSS is sampled every 20 ms, so what is measured is the service alone. For each case (JSON
 // and CBOR acquisition files through /data and through /files, CSV and WAV through /files):
-// - the peak RSS over the service's idle RSS (the bound is 512 MB, issue 9 "Memory bounded by design");
+// - the peak RSS over the service's idle RSS (the bound is 512 MB);
 // - the seconds the upload took, next to the ceiling measured in the same run: the same bytes
 //   copied to a new file in the same folder and fsynced;
 // - the latency (p50/p99) of small signed uploads kept in flight meanwhile (two at a time), next

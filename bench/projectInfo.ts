@@ -12,7 +12,7 @@
 // - a bare Koa handler in the same process, on another port, answering a copy of the service's own
 //   answer (kept as an object and stringified by Koa per request, as the service does).
 // Every answer is checked (status 200 and a `{"success":true` envelope), so a failing service
-// cannot look fast. Issue 11's aims: 0.5 of bare Koa, and a p99 under 20 ms at 32 connections.
+// cannot look fast. The aims: 0.5 of bare Koa, and a p99 under 20 ms at 32 connections.
 
 import http from 'node:http';
 import Koa from 'koa';

@@ -1,4 +1,4 @@
-// Issue 11's restart, memory and rebuild figures. A data folder is filled with BENCH_EVENTS events
+// The restart, memory and rebuild figures. A data folder is filled with BENCH_EVENTS events
 // (default 20,000; the issue's figure is 1,000,000) through the command path (bench/fillLog.ts), or
 // BENCH_DATA_DIR names one filled before. The service then runs as a process of its own
 // (`node --import tsx main.ts`, no npm or shell wrapper), on whatever read store the environment

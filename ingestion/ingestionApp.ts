@@ -82,7 +82,7 @@ function failureOf(error: unknown): { status: number; message: string; retryAfte
  * The device ingestion API (ports 4810/4811): text/plain answers, API-key authentication, the
  * legacy `/data` endpoints (one body, name in X-File-Name) and multipart `/files`.
  * An upload is acknowledged once its SampleIngested event is durably appended, without waiting for
- * the read models: a device never reads back, and its acknowledgement is the durable event (issue 11).
+ * the read models: a device never reads back, and its acknowledgement is the durable event.
  * A client that reads back through the management API waits for the sample to show there.
  */
 export function createIngestionApp(deps: IngestionDeps): Koa {

@@ -3,7 +3,7 @@
 // WAV, images and videos are read by their headers), so a parse holds a few hundred KB whatever
 // the file's size, and each read of a file on disk hands the event loop back to other requests.
 // No worker and no queue: a 100 MB file shares the loop with the uploads that arrive meanwhile
-// instead of making them wait behind it (issue 9: they waited 23 s each), and no heap limit can
+// instead of making them wait behind it, and no heap limit can
 // make the same file accepted once and refused the next time.
 import { streamValues } from '../domain/sample/formats/decodeValues';
 import { parseSampleFile } from '../domain/sample/formats/detectFormat';

@@ -1,4 +1,4 @@
-// `npm run rebuild -- --verify` (issue 13): the read models rebuilt from the log into a scratch
+// `npm run rebuild -- --verify`: the read models rebuilt from the log into a scratch
 // store, compared document by document with the live ones. Each projection is replayed up to its
 // own live checkpoint, so a live store that is behind (or a projection that failed) is compared at
 // the point it reached; only a difference in what the same events produced is reported.

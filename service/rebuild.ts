@@ -297,7 +297,7 @@ function complete(replayed: Replayed): RebuildResult {
 
 /**
  * `npm run rebuild -- --verify`: rebuilds every read model from the log into a scratch SQLite file
- * (never the live store) and compares it with the live one document by document (issue 13). Holds
+ * (never the live store) and compares it with the live one document by document. Holds
  * the data folder's exclusive lock, so no service moves the live read models meanwhile. Answers the
  * number of differing documents, printing the first ones.
  */

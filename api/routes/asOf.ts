@@ -1,4 +1,4 @@
-// `asOf` on project information and the raw-data listing (issue 13): the same route code, run
+// `asOf` on project information and the raw-data listing: the same route code, run
 // against queries over the read models as they were then (projections/history/pointInTime.ts).
 import { z } from 'zod';
 import { NotFoundError } from '../../domain/shared/errors';

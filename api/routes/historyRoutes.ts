@@ -1,4 +1,4 @@
-// The auditors' view (issue 13): the events of a project, of a user, or of the whole log, in log
+// The auditors' view: the events of a project, of a user, or of the whole log, in log
 // order, with who did what, when, in which request. Pages come from the history read model; each
 // event's data is read from the log, with secrets redacted and forgotten personal data marked.
 import { z } from 'zod';

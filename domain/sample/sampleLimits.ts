@@ -1,6 +1,6 @@
 // Ranges every sample value must fall in before it may enter the log. Parsers refuse values outside
 // them with a message naming the field, and the sample decider refuses them again, so no upload (or
-// any future path to IngestSample) can append a value a projection cannot apply (issue: 1e308 as an
+// any future path to IngestSample) can append a value a projection cannot apply (1e308 as an
 // interval made the length Infinity, which broke the samples read model for every tenant).
 
 /** Shortest interval between values, in ms: 1 GHz. */

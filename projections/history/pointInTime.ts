@@ -1,4 +1,4 @@
-// Read models as they were at a point in time (issue 13's asOf): the project's events up to then,
+// Read models as they were at a point in time (`asOf`): the project's events up to then,
 // and those of the users it involved, replayed in log order through the very projections that keep
 // the live read models, into a scratch memory store. No second implementation of any view: the
 // routes run their usual code against queries over the scratch store.
