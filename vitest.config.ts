@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 // Files that change module state other files would see: a vi.mock of a module the service imports,
 // and the process-wide storage-full memory that /health reads. They get a fresh module graph each.
-const needIsolation = ['test/api/organizationReadme.unit.spec.ts', 'test/service/storageFull.unit.spec.ts', 'test/service/fullDisk.int.spec.ts'];
+const needIsolation = ['test/api/organizationReadme.unit.spec.ts', 'test/stores/storageFull.unit.spec.ts', 'test/service/fullDisk.int.spec.ts'];
 
 export default defineConfig({
   test: {
