@@ -166,6 +166,17 @@ describe('login and code throttling over HTTP, clients told apart by their sourc
     expect((await callFrom(service, '127.0.5.2', '/api/user/by-third-party-activation-code', { activationCode: 'ZZZZ-ZZZZ' })).status).toBe(400);
   }, 60_000);
 
+  it('slows down and then refuses repeated wrong passwords with 429', async () => {
+    await registerUser(service, 'target');
+    const statuses: number[] = [];
+    for (let i = 0; i < 11; i++) statuses.push((await login(service, '127.0.7.1', 'target', `wrong ${i}`)).status);
+    expect(statuses.slice(0, 10).every((s) => s === 401)).toBe(true);
+    expect(statuses[10]).toBe(429);
+    const right = await login(service, '127.0.7.1', 'target', PASSWORD);
+    expect(right.status).toBe(429);
+    expect(String(right.body.error)).toMatch(/Too many failed attempts/);
+  }, 60_000);
+
   it('does not slow or refuse an address shared by many honest users who log in', async () => {
     const names = ['nat1', 'nat2', 'nat3', 'nat4', 'nat5'];
     for (const name of names) await registerUser(service, name);
