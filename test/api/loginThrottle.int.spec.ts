@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { routeSpec, type Answer as SpecAnswer, type RouteSpec } from '../support/routeSpec';
-import { signup } from '../support/signup';
+import { registerUser, routeSpec, type Answer as SpecAnswer, type RouteSpec } from '../support/routeSpec';
 
 const PASSWORD = 'correct horse battery';
 
@@ -22,15 +21,6 @@ async function callFrom(spec: RouteSpec, from: string, pathname: string, body: u
   const answer: SpecAnswer = await spec.request('POST', pathname, { body, headers, from });
   const retryAfter = answer.headers['retry-after'];
   return { status: answer.status, body: answer.body, retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, ms: answer.ms, at: answer.at };
-}
-
-/** Signs a user up (e-mail `<username>@example.com`, the test password) and logs them in. */
-async function registerUser(spec: RouteSpec, username: string): Promise<{ id: number; token: string }> {
-  const created = await spec.request('POST', '/api-user-create', { body: signup({ username, email: `${username}@example.com` }) });
-  if (created.status !== 200) throw new Error(`sign-up of ${username} answered ${created.status}: ${JSON.stringify(created.body)}`);
-  const login = await spec.request('POST', '/api-login', { body: { username, password: PASSWORD } });
-  if (login.status !== 200) throw new Error(`login of ${username} answered ${login.status}: ${JSON.stringify(login.body)}`);
-  return { id: Number(created.body.id), token: String(login.body.token) };
 }
 
 const login = (service: RouteSpec, from: string, username: string, password: string, headers?: Record<string, string>) =>

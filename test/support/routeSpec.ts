@@ -42,6 +42,7 @@ import { SqliteEventStore } from '../../stores/eventstore/sqliteEventStore';
 import { SealingEventStore } from '../../stores/keystore/sealingEventStore';
 import { SqliteKeyStore } from '../../stores/keystore/sqliteKeyStore';
 import { MemoryReadStore } from '../../stores/readstore/memoryReadStore';
+import { signup } from './signup';
 
 /**
  * A route's behaviour, given / when / then, without booting the service: the API app over an
@@ -201,6 +202,15 @@ export async function routeSpec(options: { settings?: Partial<ApiSettings> } = {
       await Promise.allSettled([events.close(), keys.close(), blobs.close(), readStore.close()]);
     },
   };
+}
+
+/** Signs a user up (e-mail `<username>@example.com`, the test password) and logs them in. */
+export async function registerUser(spec: RouteSpec, username: string): Promise<{ id: number; token: string }> {
+  const created = await spec.request('POST', '/api-user-create', { body: signup({ username, email: `${username}@example.com` }) });
+  if (created.status !== 200) throw new Error(`sign-up of ${username} answered ${created.status}: ${JSON.stringify(created.body)}`);
+  const login = await spec.request('POST', '/api-login', { body: { username, password: 'correct horse battery' } });
+  if (login.status !== 200) throw new Error(`login of ${username} answered ${login.status}: ${JSON.stringify(login.body)}`);
+  return { id: Number(created.body.id), token: String(login.body.token) };
 }
 
 /** An HTTP/1.1 exchange with `server` over an in-memory socket pair: the server's parser and Koa run as for a real client. */
