@@ -16,7 +16,7 @@ import { processingBlocks } from '../domain/dsp/blocks';
 import type { DspParams } from '../domain/dsp/processingBlock';
 import type { BenchResult } from './benchResult';
 import { spread } from './benchKit';
-import { difference } from '../test/dsp/referenceFixtures';
+import { difference } from '../test/domain/dsp/referenceFixtures';
 
 const ROUNDS = 5;
 const ROUND_SECONDS = 0.4;

@@ -1,5 +1,5 @@
 // The indexes every read model's queries need, by collection: each read store creates them at start
-// (see stores/readstore/indexDeclarations.ts), and test/stores/readModelIndexes.int.spec.ts checks
+// (see stores/readstore/indexDeclarations.ts), and test/projections/readModelIndexes.int.spec.ts checks
 // that the hot queries use them.
 import type { ReadModelIndexes } from '../stores/readstore/indexDeclarations';
 import { API_KEY_INDEXES, API_KEYS } from './apiKeys/apiKeyDocument';

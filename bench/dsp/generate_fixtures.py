@@ -1,4 +1,4 @@
-"""Writes test/dsp/fixtures/<block>.json: what the official blocks answer on the inputs below.
+"""Writes test/domain/dsp/fixtures/<block>.json: what the official blocks answer on the inputs below.
 
 Usage: /tmp/ei-venv-audio/bin/python bench/dsp/generate_fixtures.py <processing-blocks checkout> [out dir]
 The venv needs 'numpy<2' 'scipy<1.14' python_speech_features==0.6 speechpy PyWavelets matplotlib.

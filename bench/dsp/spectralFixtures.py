@@ -1,6 +1,6 @@
-"""Generates test/dsp/fixtures/spectral*.json: expected values from the reference spectral-analysis
+"""Generates test/domain/dsp/fixtures/spectral*.json: expected values from the reference spectral-analysis
 block (edgeimpulse/processing-blocks, spectral_analysis/dsp.py generate_features) and from scipy's
-filter design, for test/dsp/spectralAnalysis.unit.spec.ts.
+filter design, for test/domain/dsp/spectralAnalysis.unit.spec.ts.
 
 Usage: /tmp/ei-venv/bin/python bench/dsp/spectralFixtures.py <processing-blocks checkout> [out dir]
 (venv: numpy<2, scipy<1.14, PyWavelets, PeakUtils==1.3.2, matplotlib). Only inputs and the numbers
@@ -16,7 +16,7 @@ import scipy
 from scipy import signal
 
 checkout = sys.argv[1]
-out_dir = sys.argv[2] if len(sys.argv) > 2 else 'test/dsp/fixtures'
+out_dir = sys.argv[2] if len(sys.argv) > 2 else 'test/domain/dsp/fixtures'
 sys.path.insert(0, checkout + '/spectral_analysis')
 import dsp  # noqa: E402
 

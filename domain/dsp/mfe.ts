@@ -71,7 +71,7 @@ function minMaxScaled(m: Float32Array): Float32Array {
  * v3/v4: (dB − nf)/(−nf + 12) clipped to [0, 1], rounded half-even to 1/256 and cast to uint8.
  * The cast wraps 256 to 0, so the loudest bins (y ≥ 255.5/256) come out as 0: the reference does
  * this and the Studio's features, hence trained models, have it, so we match it (the C++ SDK clamps
- * to 1.0 instead; see test/dsp/mfe.unit.spec.ts).
+ * to 1.0 instead; see test/domain/dsp/mfe.unit.spec.ts).
  */
 function quantisedDecibels(energies: Float64Array, noiseFloor: number): Float32Array {
   const out = new Float32Array(energies.length);

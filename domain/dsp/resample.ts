@@ -6,7 +6,7 @@
 // polyphase FIR resampling with up/down = newLength/length reduced by their gcd, a Kaiser-windowed
 // (β = 5) sinc low-pass of 2·10·max(up, down) + 1 taps cut at 1/max(up, down) of the upsampled
 // Nyquist, scaled to unit DC gain × up, zero padding outside the signal ('constant' padtype), and the
-// output aligned on the filter's centre. Checked against scipy in test/dsp/resample.unit.spec.ts.
+// output aligned on the filter's centre. Checked against scipy in test/domain/dsp/resample.unit.spec.ts.
 
 /**
  * Recorded in the DSP metadata (`resamplingAlgorithmVersion`) so features made by another algorithm

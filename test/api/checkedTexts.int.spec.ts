@@ -1,28 +1,30 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, registerUser, signup, startTestService, type TestService } from '../support/testService';
+import { routeSpec, type RouteSpec } from '../support/routeSpec';
+import { signup } from '../support/signup';
 
 /**
  * Texts with control or bidirectional-override characters, and values no read model could store,
  * sent to the management API: each is answered 400 naming the field, and nothing is appended.
- * (Storage does not matter here: the embedded setup alone.)
+ * (Storage does not matter here: the API app over in-memory stores, test/support/routeSpec.ts.)
  */
 describe('texts and values the deciders refuse, over the management API', () => {
-  let service: TestService;
+  let spec: RouteSpec;
   let token: string;
   let projectId: number;
 
   beforeAll(async () => {
-    service = await startTestService({ mongo: false });
-    token = (await registerUser(service)).token;
-    const project = await call(service, 'POST', '/api/projects/create', { headers: { 'x-jwt-token': token }, body: { projectName: 'Texts' } });
+    spec = await routeSpec();
+    await spec.request('POST', '/api-user-create', { body: signup() });
+    token = String((await spec.request('POST', '/api-login', { body: { username: 'ada', password: 'correct horse battery' } })).body.token);
+    const project = await spec.request('POST', '/api/projects/create', { headers: { 'x-jwt-token': token }, body: { projectName: 'Texts' } });
     projectId = Number(project.body.id);
   });
   afterAll(async () => {
-    await service?.destroy();
+    await spec?.close();
   });
 
-  const head = () => service.stores.events.headPosition();
-  const asUser = (method: string, pathname: string, body: unknown) => call(service, method, pathname, { headers: { 'x-jwt-token': token }, body });
+  const head = () => spec.deps.events.headPosition();
+  const asUser = (method: string, pathname: string, body: unknown) => spec.request(method, pathname, { headers: { 'x-jwt-token': token }, body });
 
   async function refusedWithoutAppend(send: () => Promise<{ status: number; body: Record<string, unknown> }>, names: RegExp): Promise<void> {
     const before = await head();
@@ -52,7 +54,7 @@ describe('texts and values the deciders refuse, over the management API', () => 
   it('refuses metadata a read model cannot store as a sub-document, and numbers JSON turns into Infinity', async () => {
     await refusedWithoutAppend(() => asUser('POST', `/api/${projectId}`, { metadata: { $set: 1 } }), /"metadata": the key "\$set" must not start with "\$"/);
     const before = await head();
-    const res = await call(service, 'POST', `/api/${projectId}`, { headers: { 'x-jwt-token': token }, rawBody: '{"metadata":{"size":1e400}}' });
+    const res = await spec.request('POST', `/api/${projectId}`, { headers: { 'x-jwt-token': token }, rawBody: '{"metadata":{"size":1e400}}' });
     expect(res.status, JSON.stringify(res.body)).toBe(400);
     expect(String(res.body.error)).toMatch(/"metadata"\.size must be a finite number, got Infinity/);
     expect(await head()).toBe(before);
@@ -67,7 +69,7 @@ describe('texts and values the deciders refuse, over the management API', () => 
     await refusedWithoutAppend(() => asUser('POST', '/api/user', { name: 'Ada\u202E' }), /"name" contains an invisible formatting character/);
     await refusedWithoutAppend(() => asUser('POST', '/api/user', { companyName: 'ACME\u0085' }), /"companyName" contains a control character \(U\+0085\)/);
     await refusedWithoutAppend(
-      () => call(service, 'POST', '/api-user-create', { body: signup({ username: 'grace', email: 'grace@example.com', name: 'Grace\u2067' }) }),
+      () => spec.request('POST', '/api-user-create', { body: signup({ username: 'grace', email: 'grace@example.com', name: 'Grace\u2067' }) }),
       /"name" contains an invisible formatting character/,
     );
   });

@@ -1,6 +1,5 @@
-import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerUser, startTestService, type TestService } from '../support/testService';
+import { registerUser, routeSpec, type Answer as SpecAnswer, type RouteSpec } from '../support/routeSpec';
 
 const PASSWORD = 'correct horse battery';
 
@@ -8,70 +7,41 @@ interface Answer {
   status: number;
   body: Record<string, unknown>;
   retryAfter: string | undefined;
+  /** Milliseconds the request took on the throttles' (virtual) clock. */
   ms: number;
-  /** performance.now() when the answer arrived. */
+  /** That clock when the answer arrived. */
   at: number;
 }
 
 /**
- * A JSON call to the management API from a chosen loopback address (Linux routes all of 127/8 to
- * the loopback interface, so a socket may bind any of them): distinct clients as the service sees
- * them, without trusting any header.
+ * A JSON call to the management API from a chosen address (the in-memory socket's peer): distinct
+ * clients as the service sees them, without trusting any header.
  */
-function callFrom(service: TestService, from: string, pathname: string, body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
-  const url = new URL(`${service.apiUrl}/v1${pathname}`);
-  const payload = JSON.stringify(body);
-  const started = performance.now();
-  return new Promise((resolve, reject) => {
-    const request = http.request(
-      {
-        host: url.hostname,
-        port: url.port,
-        path: url.pathname,
-        method: 'POST',
-        localAddress: from,
-        agent: false,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), ...headers },
-      },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (c: Buffer) => chunks.push(c));
-        response.on('error', reject);
-        response.on('end', () =>
-          resolve({
-            status: response.statusCode ?? 0,
-            body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>,
-            retryAfter: response.headers['retry-after'],
-            ms: performance.now() - started,
-            at: performance.now(),
-          }),
-        );
-      },
-    );
-    request.on('error', reject);
-    request.end(payload);
-  });
+async function callFrom(spec: RouteSpec, from: string, pathname: string, body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
+  const answer: SpecAnswer = await spec.request('POST', pathname, { body, headers, from });
+  const retryAfter = answer.headers['retry-after'];
+  return { status: answer.status, body: answer.body, retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, ms: answer.ms, at: answer.at };
 }
 
-const login = (service: TestService, from: string, username: string, password: string, headers?: Record<string, string>) =>
+const login = (service: RouteSpec, from: string, username: string, password: string, headers?: Record<string, string>) =>
   callFrom(service, from, '/api-login', { username, password }, headers);
 
 /** `n` wrong passwords sent at once, as an impatient guesser would. */
-const wrongPasswords = (service: TestService, from: string, names: readonly string[]) =>
+const wrongPasswords = (service: RouteSpec, from: string, names: readonly string[]) =>
   Promise.all(names.map((name, i) => login(service, from, name, `wrong guess ${i}`)));
 
-// The throttle lives in the API process's memory, the same whichever stores run behind it, so this
-// runs on the embedded setup only.
+// The throttle lives in the API process's memory, the same whichever stores run behind it: the API
+// app over in-memory stores (test/support/routeSpec.ts), whose throttles wait on a virtual clock.
 describe('login and code throttling over HTTP, clients told apart by their source address', () => {
-  let service: TestService;
+  let service: RouteSpec;
   let staffToken: string;
 
   beforeAll(async () => {
-    service = await startTestService({ mongo: false });
+    service = await routeSpec();
     staffToken = (await registerUser(service, 'staff')).token;
   });
   afterAll(async () => {
-    await service?.destroy();
+    await service?.close();
   });
 
   it('locks an address out of one account after ten wrong passwords, whatever name was typed, and no one else', async () => {
@@ -127,9 +97,9 @@ describe('login and code throttling over HTTP, clients told apart by their sourc
     const answers = [];
     for (let i = 0; i < 20; i++) answers.push(await callFrom(service, `127.0.1.${i + 1}`, '/api-user-request-reset-password', { email: 'forgetful@example.com' }));
     expect(answers.map((a) => [a.status, a.body])).toEqual(Array(20).fill([200, { success: true }]));
-    await service.projections!.waitFor((await service.stores.events.headPosition())!, 5000);
-    const mails = await fetch(`${service.apiUrl}/v1/api/users/${user.id}/emails`, { headers: { 'x-jwt-token': staffToken } });
-    const { emails } = (await mails.json()) as { emails: { subject: string }[] };
+    await service.caughtUp();
+    const mails = await service.request('GET', `/api/users/${user.id}/emails`, { headers: { 'x-jwt-token': staffToken } });
+    const { emails } = mails.body as unknown as { emails: { subject: string }[] };
     expect(emails.filter((m) => m.subject === 'Reset your password')).toHaveLength(3);
 
     // One address asking for many accounts, known or not, is refused from its 31st request.
@@ -145,9 +115,9 @@ describe('login and code throttling over HTTP, clients told apart by their sourc
   it('counts wrong reset codes like wrong passwords: that address is refused, the owner elsewhere resets', async () => {
     const user = await registerUser(service, 'resetter');
     await callFrom(service, '127.0.3.1', '/api-user-request-reset-password', { email: 'resetter@example.com' });
-    await service.projections!.waitFor((await service.stores.events.headPosition())!, 5000);
-    const mails = await fetch(`${service.apiUrl}/v1/api/users/${user.id}/emails`, { headers: { 'x-jwt-token': staffToken } });
-    const { emails } = (await mails.json()) as { emails: { subject: string; bodyText: string }[] };
+    await service.caughtUp();
+    const mails = await service.request('GET', `/api/users/${user.id}/emails`, { headers: { 'x-jwt-token': staffToken } });
+    const { emails } = mails.body as unknown as { emails: { subject: string; bodyText: string }[] };
     const code = /code is: ([A-Z0-9-]+)/.exec(emails.find((m) => m.subject === 'Reset your password')?.bodyText ?? '')?.[1];
     expect(code).toBeDefined();
 
@@ -186,6 +156,17 @@ describe('login and code throttling over HTTP, clients told apart by their sourc
     expect((await callFrom(service, '127.0.5.2', '/api/user/by-third-party-activation-code', { activationCode: 'ZZZZ-ZZZZ' })).status).toBe(400);
   }, 60_000);
 
+  it('slows down and then refuses repeated wrong passwords with 429', async () => {
+    await registerUser(service, 'target');
+    const statuses: number[] = [];
+    for (let i = 0; i < 11; i++) statuses.push((await login(service, '127.0.7.1', 'target', `wrong ${i}`)).status);
+    expect(statuses.slice(0, 10).every((s) => s === 401)).toBe(true);
+    expect(statuses[10]).toBe(429);
+    const right = await login(service, '127.0.7.1', 'target', PASSWORD);
+    expect(right.status).toBe(429);
+    expect(String(right.body.error)).toMatch(/Too many failed attempts/);
+  }, 60_000);
+
   it('does not slow or refuse an address shared by many honest users who log in', async () => {
     const names = ['nat1', 'nat2', 'nat3', 'nat4', 'nat5'];
     for (const name of names) await registerUser(service, name);
@@ -197,12 +178,12 @@ describe('login and code throttling over HTTP, clients told apart by their sourc
 });
 
 describe('login throttling behind one trusted reverse proxy (TRUSTED_PROXY_HOPS=1)', () => {
-  let service: TestService;
+  let service: RouteSpec;
   beforeAll(async () => {
-    service = await startTestService({ mongo: false, env: { TRUSTED_PROXY_HOPS: '1' } });
+    service = await routeSpec({ settings: { trustedProxyHops: 1 } });
   });
   afterAll(async () => {
-    await service?.destroy();
+    await service?.close();
   });
 
   // Every request comes from the proxy's socket (127.0.0.1 here); the proxy appends the client's address.

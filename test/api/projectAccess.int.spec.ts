@@ -1,8 +1,9 @@
 // Every project route of the OpenAPI document, tried by callers who must not get in: another
 // project's admin key, a user who is not a collaborator, and this project's keys whose role does
 // not allow the operation. Each gets 403 before its body is even validated, and nothing is appended.
+// The API app alone over in-memory stores (test/support/routeSpec.ts): access is the routes' concern.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, startTestService, type TestService, registerUser } from '../support/testService';
+import { registerUser, routeSpec, type RouteSpec } from '../support/routeSpec';
 
 interface Route {
   method: string;
@@ -11,7 +12,7 @@ interface Route {
 }
 
 describe('every project route, refused to those without access', () => {
-  let service: TestService;
+  let spec: RouteSpec;
   let routes: Route[] = [];
   let projectId: number;
   let strangerToken: string;
@@ -29,27 +30,27 @@ describe('every project route, refused to those without access', () => {
   const bodyFor = (method: string) => (method === 'GET' || method === 'DELETE' ? {} : { body: { notAField: true } });
 
   beforeAll(async () => {
-    service = await startTestService({ mongo: false });
+    spec = await routeSpec();
     // The first user is staff; the others are ordinary users.
-    await registerUser(service, 'staffer');
-    const ada = (await registerUser(service, 'ada')).token;
-    strangerToken = (await registerUser(service, 'mallory')).token;
-    const created = await call(service, 'POST', '/api/projects/create', { headers: { 'x-jwt-token': ada }, body: { projectName: 'Guarded' } });
+    await registerUser(spec, 'staffer');
+    const ada = (await registerUser(spec, 'ada')).token;
+    strangerToken = (await registerUser(spec, 'mallory')).token;
+    const created = await spec.request('POST', '/api/projects/create', { headers: { 'x-jwt-token': ada }, body: { projectName: 'Guarded' } });
     projectId = Number(created.body.id);
-    const other = await call(service, 'POST', '/api/projects/create', { headers: { 'x-jwt-token': strangerToken }, body: { projectName: 'Elsewhere' } });
+    const other = await spec.request('POST', '/api/projects/create', { headers: { 'x-jwt-token': strangerToken }, body: { projectName: 'Elsewhere' } });
     otherProjectKey = String(other.body.apiKey);
     const addKey = async (role: string) =>
-      String((await call(service, 'POST', `/api/${projectId}/apikeys`, { headers: { 'x-jwt-token': ada }, body: { name: role, role, isDevelopmentKey: false } })).body.apiKey);
+      String((await spec.request('POST', `/api/${projectId}/apikeys`, { headers: { 'x-jwt-token': ada }, body: { name: role, role, isDevelopmentKey: false } })).body.apiKey);
     readonlyKey = await addKey('readonly');
     ingestionOnlyKey = await addKey('ingestiononly');
-    const doc = await call(service, 'GET', '/openapi.json');
+    const doc = await spec.request('GET', '/openapi.json');
     for (const [path, methods] of Object.entries(doc.body.paths as Record<string, Record<string, { operationId: string }>>)) {
       if (!path.includes('{projectId}')) continue;
       for (const [method, op] of Object.entries(methods)) routes.push({ method: method.toUpperCase(), path, operationId: op.operationId });
     }
   });
   afterAll(async () => {
-    await service?.destroy();
+    await spec?.close();
   });
 
   it('covers the project routes of this issue', () => {
@@ -60,30 +61,30 @@ describe('every project route, refused to those without access', () => {
   });
 
   it("refuses another project's API key and a user who is not a collaborator, on every route", async () => {
-    const before = await service.stores.events.headPosition();
+    const before = await spec.deps.events.headPosition();
     for (const { method, path, operationId } of routes) {
       const url = fill(path);
-      const byKey = await call(service, method, url, { ...bodyFor(method), headers: { 'x-api-key': otherProjectKey } });
+      const byKey = await spec.request(method, url, { ...bodyFor(method), headers: { 'x-api-key': otherProjectKey } });
       expect(byKey.status, `${operationId} with another project's key: ${JSON.stringify(byKey.body)}`).toBe(403);
-      const byStranger = await call(service, method, url, { ...bodyFor(method), headers: { 'x-jwt-token': strangerToken } });
+      const byStranger = await spec.request(method, url, { ...bodyFor(method), headers: { 'x-jwt-token': strangerToken } });
       expect(byStranger.status, `${operationId} by a stranger: ${JSON.stringify(byStranger.body)}`).toBe(403);
       expect(byStranger.body.success).toBe(false);
     }
-    expect(await service.stores.events.headPosition()).toBe(before);
+    expect(await spec.deps.events.headPosition()).toBe(before);
   });
 
   it('lets a read-only key read but change nothing, and an ingestion-only key do nothing here', async () => {
-    const before = await service.stores.events.headPosition();
+    const before = await spec.deps.events.headPosition();
     for (const { method, path, operationId } of routes) {
       const url = fill(path);
-      const ingestionOnly = await call(service, method, url, { ...bodyFor(method), headers: { 'x-api-key': ingestionOnlyKey } });
+      const ingestionOnly = await spec.request(method, url, { ...bodyFor(method), headers: { 'x-api-key': ingestionOnlyKey } });
       expect(ingestionOnly.status, `${operationId} with an ingestion-only key`).toBe(403);
       if (method === 'GET') continue;
-      const readonly = await call(service, method, url, { ...bodyFor(method), headers: { 'x-api-key': readonlyKey } });
+      const readonly = await spec.request(method, url, { ...bodyFor(method), headers: { 'x-api-key': readonlyKey } });
       expect(readonly.status, `${operationId} with a read-only key: ${JSON.stringify(readonly.body)}`).toBe(403);
     }
-    expect(await service.stores.events.headPosition()).toBe(before);
-    const read = await call(service, 'GET', `/api/${projectId}`, { headers: { 'x-api-key': readonlyKey } });
+    expect(await spec.deps.events.headPosition()).toBe(before);
+    const read = await spec.request('GET', `/api/${projectId}`, { headers: { 'x-api-key': readonlyKey } });
     expect(read.status).toBe(200);
   });
 });

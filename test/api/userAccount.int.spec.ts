@@ -266,17 +266,5 @@ for (const setup of setups) {
       const again = await call(service, 'POST', '/api-user-create', { body: signup({ username: 'forgetme', email: 'forgetme@example.com', name: 'New person' }) });
       expect(again.status).toBe(200);
     });
-
-    // Last: it locks the test client's address out of this account (others still log in from it).
-    it('slows down and then refuses repeated wrong passwords with 429', async () => {
-      await register('target');
-      const statuses: number[] = [];
-      for (let i = 0; i < 11; i++) statuses.push((await loginAs('target', `wrong ${i}`)).status);
-      expect(statuses.slice(0, 10).every((s) => s === 401)).toBe(true);
-      expect(statuses[10]).toBe(429);
-      const right = await loginAs('target');
-      expect(right.status).toBe(429);
-      expect(String(right.body.error)).toMatch(/Too many failed attempts/);
-    }, 60_000);
   });
 }

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { eventId, type CommandContext } from '../../commands/commandContext';
 import { handleCommand } from '../../commands/handleCommand';
 import { IdAllocator } from '../../commands/idAllocator';
-import { hashPassword, verifyPassword } from '../../commands/passwords';
+import { hashPassword, scryptCost, verifyPassword } from '../../commands/passwords';
 import { keyedReservationStream, RESERVATION_KEY_SUBJECT, UniquenessReservations, reservationStream } from '../../commands/uniqueness';
 import type { Decider, DomainEvent } from '../../domain/shared/decider';
 import { ConflictError } from '../../domain/shared/errors';
@@ -182,7 +182,8 @@ describe('uniqueness reservations', () => {
 describe('password hashing', () => {
   it('verifies the right password and refuses a wrong one', async () => {
     const hash = await hashPassword('s3cret-pass');
-    expect(hash).toMatch(/^scrypt\$16384\$8\$1\$/);
+    // The cost this process hashes at (lowered for tests; passwords.unit.spec.ts checks production's).
+    expect(hash).toMatch(new RegExp(`^scrypt\\$${scryptCost(process.env).N}\\$8\\$1\\$`));
     expect(hash).not.toContain('s3cret');
     expect(await verifyPassword('s3cret-pass', hash)).toBe(true);
     expect(await verifyPassword('s3cret-pasS', hash)).toBe(false);

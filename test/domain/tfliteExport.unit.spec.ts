@@ -11,7 +11,7 @@ import { unpackKerasModel } from '../../domain/learn/kerasModelBlob';
 import { planNetwork } from '../../domain/learn/kerasNetwork';
 import { DEFAULT_KERAS_SETTINGS, type KerasLayer } from '../../domain/learn/kerasSettings';
 import { kerasModelToTflite, TfliteExportError } from '../../domain/learn/tfliteExport';
-import { oracleSkipReason, runOracle } from '../dsp/numpyOracle';
+import { oracleSkipReason, runOracle } from './dsp/numpyOracle';
 
 const skip = oracleSkipReason('numpy, ai_edge_litert.interpreter');
 

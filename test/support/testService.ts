@@ -12,6 +12,9 @@ import { MemoryReadStore } from '../../stores/readstore/memoryReadStore';
 import type { Position } from '../../stores/eventstore/eventStore';
 import type { Projection } from '../../projections/projection';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { signup } from './signup';
+
+export { signup };
 
 export const TEST_PAYMENT_SECRET = 'test-payment-secret-0123456789';
 
@@ -154,15 +157,6 @@ export async function registerUser(service: { apiUrl: string }, username = 'ada'
   return { id: Number(res.body.id), token: await loginToken(service, username) };
 }
 
-export const signup = (overrides: Record<string, unknown> = {}) => ({
-  name: 'Ada Lovelace',
-  username: 'ada',
-  email: 'ada@example.com',
-  password: 'correct horse battery',
-  privacyPolicy: true,
-  turnstileResponse: 'test',
-  ...overrides,
-});
 
 /** A describe block for one setup; a skipped setup says why in its title. */
 export function describeOn(setup: (typeof setups)[number], title: string, body: () => void): void {
