@@ -1,6 +1,7 @@
 // The api role: the management API (Koa, api/apiApp.ts) and the job websockets on API_PORT.
 // Its port opens first, answering 503 "starting" (service/startingGate.ts); `open` puts the API behind
 // it once the read models have caught up, so that no command is decided on read models that are behind.
+import { readModelQueries } from '../../api/readModelQueries';
 import { availableParallelism } from 'node:os';
 import http from 'node:http';
 import type { Logger } from 'pino';
@@ -18,27 +19,8 @@ import { ThreadPool } from '../../commands/jobs/threadPool';
 import type { ApiKeyUsageRecorder } from '../../commands/projects/projectCommands';
 import { UniquenessReservations } from '../../commands/uniqueness';
 import type { SampleParser } from '../../ingestion/sampleParser';
-import { allProjections } from '../../projections';
-import { AnomalyModelQueries } from '../../projections/anomalyModels/anomalyModelQueries';
-import { ApiKeyQueries } from '../../projections/apiKeys/apiKeyQueries';
-import { DeploymentQueries } from '../../projections/deployments/deploymentQueries';
-import { DeviceQueries } from '../../projections/devices/deviceQueries';
-import { DspFeaturesQueries } from '../../projections/dspFeatures/dspFeaturesQueries';
-import { EmailQueries } from '../../projections/emails/emailQueries';
-import { historyProjection } from '../../projections/history/historyProjection';
-import { HistoryQueries } from '../../projections/history/historyQueries';
-import { readModelsAsOf } from '../../projections/history/pointInTime';
-import { ImpulseQueries } from '../../projections/impulses/impulseQueries';
-import { JobQueries } from '../../projections/jobs/jobQueries';
-import { KerasModelQueries } from '../../projections/kerasModels/kerasModelQueries';
-import { ModelTestingQueries } from '../../projections/modelTesting/modelTestingQueries';
-import { OrganizationQueries } from '../../projections/organizations/organizationQueries';
 import type { ReadModelSync } from '../../projections/projectionRunner';
 import type { ProjectionHealth } from '../../projections/projectionStatus';
-import { ProjectQueries } from '../../projections/projects/projectQueries';
-import { SampleQueries } from '../../projections/samples/sampleQueries';
-import { UserQueries } from '../../projections/users/userQueries';
-import { WhitelabelQueries } from '../../projections/whitelabels/whitelabelQueries';
 import type { Stores } from '../composition';
 import type { Config } from '../configuration';
 import { jwtSecret } from '../secrets';
@@ -87,24 +69,7 @@ export async function listenApi(deps: { config: Config; log: Logger; starting: S
         blobs: stores.blobs,
         ids,
         reservations: new UniquenessReservations(stores.events, stores.keys),
-        users: new UserQueries(stores.readStore),
-        projects: new ProjectQueries(stores.readStore),
-        apiKeys: new ApiKeyQueries(stores.readStore),
-        organizations: new OrganizationQueries(stores.readStore),
-        whitelabels: new WhitelabelQueries(stores.readStore),
-        emails: new EmailQueries(stores.readStore),
-        devices: new DeviceQueries(stores.readStore),
-        impulses: new ImpulseQueries(stores.readStore),
-        samples: new SampleQueries(stores.readStore),
-        jobs: new JobQueries(stores.readStore),
-        dspFeatures: new DspFeaturesQueries(stores.readStore),
-        anomalyModels: new AnomalyModelQueries(stores.readStore),
-        kerasModels: new KerasModelQueries(stores.readStore),
-        deployments: new DeploymentQueries(stores.readStore),
-        modelTesting: new ModelTestingQueries(stores.readStore),
-        history: new HistoryQueries(stores.readStore),
-        changeMark: stores.readStore.changeMark?.bind(stores.readStore),
-        pointInTime: (projectId, asOf) => readModelsAsOf(stores.events, stores.readStore, allProjections.filter((p) => p !== historyProjection), projectId, asOf),
+        ...readModelQueries(stores.events, stores.readStore),
         tokens: new TokenService(await jwtSecret(config), { socketTokenLifetimeSeconds: config.socketTokenTtlSeconds }),
         throttle: new LoginThrottle(),
         resetRequests: new ResetRequestThrottle(),

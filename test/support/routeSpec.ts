@@ -1,3 +1,4 @@
+import { readModelQueries } from '../../api/readModelQueries';
 import { randomUUID } from 'node:crypto';
 import { duplexPair } from 'node:stream';
 import http from 'node:http';
@@ -17,25 +18,7 @@ import { sealedFieldsByEventType } from '../../domain/personalData';
 import type { DomainEvent } from '../../domain/shared/decider';
 import { SampleParser } from '../../ingestion/sampleParser';
 import { allProjections } from '../../projections';
-import { AnomalyModelQueries } from '../../projections/anomalyModels/anomalyModelQueries';
-import { ApiKeyQueries } from '../../projections/apiKeys/apiKeyQueries';
-import { DeploymentQueries } from '../../projections/deployments/deploymentQueries';
-import { DeviceQueries } from '../../projections/devices/deviceQueries';
-import { DspFeaturesQueries } from '../../projections/dspFeatures/dspFeaturesQueries';
-import { EmailQueries } from '../../projections/emails/emailQueries';
-import { historyProjection } from '../../projections/history/historyProjection';
-import { HistoryQueries } from '../../projections/history/historyQueries';
-import { readModelsAsOf } from '../../projections/history/pointInTime';
-import { ImpulseQueries } from '../../projections/impulses/impulseQueries';
-import { JobQueries } from '../../projections/jobs/jobQueries';
-import { KerasModelQueries } from '../../projections/kerasModels/kerasModelQueries';
-import { ModelTestingQueries } from '../../projections/modelTesting/modelTestingQueries';
-import { OrganizationQueries } from '../../projections/organizations/organizationQueries';
 import { ProjectionRunner } from '../../projections/projectionRunner';
-import { ProjectQueries } from '../../projections/projects/projectQueries';
-import { SampleQueries } from '../../projections/samples/sampleQueries';
-import { UserQueries } from '../../projections/users/userQueries';
-import { WhitelabelQueries } from '../../projections/whitelabels/whitelabelQueries';
 import { SqliteBlobStore } from '../../stores/blobstore/sqliteBlobStore';
 import type { StoredEvent } from '../../stores/eventstore/eventStore';
 import { SqliteEventStore } from '../../stores/eventstore/sqliteEventStore';
@@ -137,24 +120,7 @@ export async function routeSpec(options: { settings?: Partial<ApiSettings> } = {
     blobs,
     ids,
     reservations: new UniquenessReservations(events, keys),
-    users: new UserQueries(readStore),
-    projects: new ProjectQueries(readStore),
-    apiKeys: new ApiKeyQueries(readStore),
-    organizations: new OrganizationQueries(readStore),
-    whitelabels: new WhitelabelQueries(readStore),
-    emails: new EmailQueries(readStore),
-    devices: new DeviceQueries(readStore),
-    impulses: new ImpulseQueries(readStore),
-    samples: new SampleQueries(readStore),
-    jobs: new JobQueries(readStore),
-    dspFeatures: new DspFeaturesQueries(readStore),
-    anomalyModels: new AnomalyModelQueries(readStore),
-    kerasModels: new KerasModelQueries(readStore),
-    deployments: new DeploymentQueries(readStore),
-    modelTesting: new ModelTestingQueries(readStore),
-    history: new HistoryQueries(readStore),
-    changeMark: readStore.changeMark?.bind(readStore),
-    pointInTime: (projectId, asOf) => readModelsAsOf(events, readStore, allProjections.filter((p) => p !== historyProjection), projectId, asOf),
+    ...readModelQueries(events, readStore),
     tokens: new TokenService('route-spec-jwt-secret-0123456789abcdef'),
     throttle,
     resetRequests: new ResetRequestThrottle(undefined, clock.now),
