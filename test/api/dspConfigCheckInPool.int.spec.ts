@@ -6,7 +6,7 @@ import { signedSample } from '../support/signedSample';
 import { adaWithProject, call, startTestService, type TestService } from '../support/testService';
 import { readModelsCaughtUp } from '../support/readModels';
 
-// Issue 22, item 8: saving a DSP config runs the block once on a synthetic window of the input's size
+// Saving a DSP config runs the block once on a synthetic window of the input's size
 // (up to 100,000 rows). That run belongs in the DSP pool, not on the event loop that serves requests.
 
 /** 16 kHz audio, windows of 6,250 ms: 100,000 rows, the most the check runs on. */

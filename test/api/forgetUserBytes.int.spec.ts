@@ -1,4 +1,4 @@
-// Issue 22, item 4: a deleted user leaves no byte of their personal data in the data folder. The
+// A deleted user leaves no byte of their personal data in the data folder. The
 // check reads every file under it (SQLite files with their -wal and -shm, blob files) as bytes, the
 // way someone holding a copy of the folder would, looking for each distinctive value in UTF-8 and
 // UTF-16, and for the user's sealing key: free pages and write-ahead logs count as much as rows.

@@ -1,4 +1,4 @@
-// Issue 22 item 14: a sample whose file is gone from the blob store (a lost disk, a data folder
+// A sample whose file is gone from the blob store (a lost disk, a data folder
 // restored without its blobs) answers a clear 410 with a message, logged, rather than a bare 500.
 import { afterEach, describe, expect, it } from 'vitest';
 import { adaWithProject, call, startTestService, type TestService } from '../support/testService';

@@ -1,4 +1,4 @@
-// Organization membership takes the person's consent (issue 22): any user is the admin of their own
+// Organization membership takes the person's consent: any user is the admin of their own
 // developer profile, so `members/add` and `members/invite` must not enrol anyone, nor show their
 // profile, nor say whether a name has an account.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

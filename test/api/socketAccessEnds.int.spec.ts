@@ -1,4 +1,4 @@
-// Access that ends ends on the job websocket too (issue 22, items 6 and 7): for every way a grant
+// Access that ends ends on the job websocket too: for every way a grant
 // ends, a socket token issued before is refused at the next handshake, and a socket already open is
 // told why, closed, and sent nothing more, not even of a job started after the end.
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -1,4 +1,4 @@
-// Tenant isolation and privacy over HTTP (issue 9): what each key role sees of a project's people,
+// Tenant isolation and privacy over HTTP: what each key role sees of a project's people,
 // cross-site writes made with the jwt cookie, collaborators who join only by accepting an
 // invitation, chosen API key values that reveal nothing about other tenants, nosniff on both APIs,
 // and a readme that cannot track its readers.

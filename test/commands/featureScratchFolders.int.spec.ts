@@ -1,4 +1,4 @@
-// Issue 22 item 14: feature generation folders left by a job process killed with -9 are removed at
+// Feature generation folders left by a job process killed with -9 are removed at
 // the next start of the jobs role; those of a worker still running on the host, other programs'
 // folders and fresh folders of unknown owner stay.
 import { spawnSync } from 'node:child_process';

@@ -116,7 +116,7 @@ describe('an e-mail with a recorded outcome', () => {
   });
 });
 
-describe('texts an e-mail carries (issue 9: bounded, no control or bidirectional-override characters)', () => {
+describe('texts an e-mail carries (bounded, no control or bidirectional-override characters)', () => {
   it('refuses a subject or an address that hides characters, naming the field', () => {
     spec.given([]).when(queue({ subject: 'Your job\u202E finished' })).thenThrows(ValidationError, /\("subject"\) contains an invisible formatting character/);
     spec.given([]).when(queue({ subject: 'Your job\r\nBcc: x@y.z' })).thenThrows(ValidationError, /\("subject"\) contains a control character/);

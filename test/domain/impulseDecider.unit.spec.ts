@@ -246,7 +246,7 @@ describe('a DSP block config', () => {
   });
 });
 
-describe('texts and numbers an impulse keeps (issue 9: no value the deciders accept can break a projection)', () => {
+describe('texts and numbers an impulse keeps (no value the deciders accept can break a projection)', () => {
   const base = motionImpulse();
   const refused = (blocks: ImpulseBlocksRequest, message: RegExp, name?: string) =>
     spec.given([]).when(save(blocks, name === undefined ? {} : { name })).thenThrows(ValidationError, message);

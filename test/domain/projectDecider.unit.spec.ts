@@ -548,7 +548,7 @@ describe('a change of settings with nothing in it', () => {
   });
 });
 
-describe('texts and numbers a project keeps (issue 9: no value the deciders accept can break a projection)', () => {
+describe('texts and numbers a project keeps (no value the deciders accept can break a projection)', () => {
   it('refuses a project name with a control character or a direction override', () => {
     spec.given([]).when(create('Gest\u0000ures')).thenThrows(ValidationError, /Project name \("name"\) contains a control character \(U\+0000\)/);
     spec.given([]).when(create('Gest\u202Eures')).thenThrows(ValidationError, /"name"\) contains an invisible formatting character \(U\+202E\)/);

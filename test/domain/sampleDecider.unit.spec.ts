@@ -123,7 +123,7 @@ describe('a sample that does not exist yet', () => {
 });
 
 describe('a sample whose numbers a projection could not apply', () => {
-  it('is refused when its interval is 1e308, whose length overflows to Infinity (the upload of issue 9)', () => {
+  it('is refused when its interval is 1e308, whose length overflows to Infinity (an upload once accepted)', () => {
     refused({ ...timeSeries, intervalMs: 1e308, frequency: 1000 / 1e308, totalLengthMs: 2 * 1e308 }, /intervalMs must be from .* got 1e\+308/);
     refused({ ...timeSeries, totalLengthMs: Infinity }, /totalLengthMs must be a finite number, got Infinity/);
   });

@@ -217,7 +217,7 @@ describe('a deleted user', () => {
   });
 });
 
-describe('texts a user shows to others (issue 9: bounded, no control or bidirectional-override characters)', () => {
+describe('texts a user shows to others (bounded, no control or bidirectional-override characters)', () => {
   it('refuses a name, e-mail, job title or company that hides characters, naming the field', () => {
     spec.given([]).when(register({ name: 'Ada\u202E' })).thenThrows(ValidationError, /^"name" contains an invisible formatting character \(U\+202E\)/);
     spec.given([]).when(register({ name: 'Ada\u0000' })).thenThrows(ValidationError, /^"name" contains a control character/);

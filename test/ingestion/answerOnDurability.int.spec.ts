@@ -1,4 +1,4 @@
-// Issue 11: the ingestion API answers once a sample's event is durably in the log, not once the read
+// The ingestion API answers once a sample's event is durably in the log, not once the read
 // models show it. Here the projections are stopped before the uploads, and the settle timeout is far
 // longer than the test's: an answer that waited for the read models would never come in time.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -58,7 +58,7 @@ describe('values the deciders refuse, over HTTP', () => {
     expect(await head()).not.toBe(before);
   });
 
-  it('refuses the acquisition file of issue 9 (an interval of 1e308, whose length overflows to Infinity)', async () => {
+  it('refuses the acquisition file that once broke the samples read model (an interval of 1e308, whose length overflows to Infinity)', async () => {
     const poison = '{"protected":{"ver":"v1","alg":"none"},"signature":"0","payload":{"interval_ms":1e308,"sensors":[{"name":"x","units":"u"}],"values":[[1],[2]]}}';
     await refusedWithoutAppend(() => data(poison), /interval/i);
   });

@@ -1,4 +1,4 @@
-// Issue 22 item 13: a damaged read-models.sqlite (truncated, or pages overwritten inside) is found at
+// A damaged read-models.sqlite (truncated, or pages overwritten inside) is found at
 // start, named in the log, and rebuilt from the log; the service then serves and writes. Before, a
 // truncated file stopped the start with a raw "database disk image is malformed", and a file damaged
 // inside stopped the process at its first write, from the group-commit timer, at every restart.

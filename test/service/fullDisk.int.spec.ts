@@ -1,4 +1,4 @@
-// A full disk under the running service (issue 22, item 11), on a real one: a small tmpfs holds the
+// A full disk under the running service, on a real one: a small tmpfs holds the
 // data folder and a filler file takes its last bytes. Writes must answer 507 (or 503) with
 // Retry-After, never 500; /health on both ports must say why; reads go on; the process must not
 // exit (a read-model group commit failing from its timer used to end it); once the filler is gone,

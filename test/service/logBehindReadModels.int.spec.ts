@@ -1,4 +1,4 @@
-// Issue 22 item 9: a log restored from a backup taken before the last uploads is behind the read
+// A log restored from a backup taken before the last uploads is behind the read
 // models' checkpoints. The start must say so and rebuild them: no sample the log no longer holds is
 // served, and the uploads after the restart appear (before: their positions fell below the
 // checkpoints, so they were acknowledged and never shown).

@@ -1,4 +1,4 @@
-// Issue 22 item 14: a second service on ports already taken says so in one line, naming the port,
+// A second service on ports already taken says so in one line, naming the port,
 // and exits with a non-zero code; before, it died with a raw EADDRINUSE stack.
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';

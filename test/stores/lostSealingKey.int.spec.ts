@@ -1,4 +1,4 @@
-// Issue 22 item 10: a key store that lost a key (keys.sqlite-wal lost) must not make a new key for a
+// A key store that lost a key (keys.sqlite-wal lost) must not make a new key for a
 // subject whose data the log holds sealed; the subject is named; its data reads as forgotten; and data
 // sealed with a key that is gone (made anew by an earlier version) reads as forgotten too, rather
 // than stopping every read model at that event.

@@ -1,5 +1,5 @@
 // What the SQLite stores delete leaves no copy in their files: not in a free page, not in the
-// write-ahead log (issue 22). Each test keeps a value that was not deleted, found by the same scan.
+// write-ahead log. Each test keeps a value that was not deleted, found by the same scan.
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

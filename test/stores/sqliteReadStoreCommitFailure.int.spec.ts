@@ -1,4 +1,4 @@
-// Issue 22 item 13: a group of writes whose commit fails in the group-commit timer (a damaged file,
+// A group of writes whose commit fails in the group-commit timer (a damaged file,
 // a failing disk) must not be an uncaught exception that stops the process: it is reported with the
 // file's name, the group is rolled back, and every later write is refused with the same error.
 import { mkdtemp, rm } from 'node:fs/promises';

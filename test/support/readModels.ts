@@ -2,7 +2,7 @@ import type { RunningService } from '../../main';
 
 /**
  * Waits until the service's read models have applied every event in the log so far. The ingestion
- * API answers once a sample's event is durable, not once the read models show it (issue 11), so a
+ * API answers once a sample's event is durable, not once the read models show it, so a
  * test that ingests and then reads through the management API waits here in between.
  */
 export async function readModelsCaughtUp(service: Pick<RunningService, 'stores' | 'projections'>, timeoutMs = 10_000): Promise<void> {

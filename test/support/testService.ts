@@ -32,7 +32,7 @@ export interface TestService extends RunningService {
   restart(): Promise<TestService>;
   /**
    * Stops it and removes its data, after checking that the read models equal a rebuild from the
-   * log (issue 13): every test's traffic doubles as a check that projections are deterministic.
+   * log: every test's traffic doubles as a check that projections are deterministic.
    */
   destroy(): Promise<void>;
   /** The live read models against a rebuild from the log, once the projections caught up. */
