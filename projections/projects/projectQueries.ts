@@ -6,16 +6,20 @@ import { emptyData, PROJECTS, type ProjectDocument } from './projectDocument';
 /** A project as the API shows it: its document joined with the summary of its data. */
 export type Project = ProjectDocument & Pick<ProjectDataDocument, 'data' | 'sampleKinds' | 'hasNewTrainingData'>;
 
-/**
- * The client-keyed settings as sent (the projection stores their keys escaped), and the data's
- * summary; the last modification is the later of the project's own and its data's.
- */
-function joined(project: ProjectDocument, summary: ProjectDataDocument | null | undefined): Project {
+/** The client-keyed settings as sent (the projection stores their keys escaped). */
+function readable(project: ProjectDocument): ProjectDocument {
   const { metadata, csvImportConfig } = project.settings;
-  const bySamples = summary?.lastModified != null && summary._position > (project._modifiedPosition ?? '');
   return {
     ...project,
     settings: { ...project.settings, ...(metadata === undefined ? {} : { metadata: readableKeys(metadata) }), ...(csvImportConfig === undefined ? {} : { csvImportConfig: readableKeys(csvImportConfig) }) },
+  };
+}
+
+/** The project with its data's summary; the last modification is the later of the project's own and its data's. */
+function joined(project: ProjectDocument, summary: ProjectDataDocument | null | undefined): Project {
+  const bySamples = summary?.lastModified != null && summary._position > (project._modifiedPosition ?? '');
+  return {
+    ...readable(project),
     data: summary?.data ?? emptyData(),
     sampleKinds: summary?.sampleKinds ?? {},
     hasNewTrainingData: summary?.hasNewTrainingData ?? false,
@@ -64,9 +68,9 @@ export class ProjectQueries {
     return (await this.projects.find({ fullDeletionDate: null }, { sort: { _id: 1 } })).map((p) => p._id);
   }
 
-  /** Live projects with an invitation to this user that they have not answered. */
-  async invitingUser(userId: number): Promise<Project[]> {
-    return this.withData(await this.projects.find({ invitedUserIds: userId, deleted: false }, { sort: { _id: 1 } }));
+  /** Live projects with an invitation to this user that they have not answered (their data is not the invitee's to read). */
+  async invitingUser(userId: number): Promise<ProjectDocument[]> {
+    return (await this.projects.find({ invitedUserIds: userId, deleted: false }, { sort: { _id: 1 } })).map(readable);
   }
 
   async forCollaborator(userId: number): Promise<Project[]> {
