@@ -3,6 +3,7 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { allProjections } from '../../projections';
+import { DEVICES } from '../../projections/devices/deviceDocument';
 import { ProjectionRunner } from '../../projections/projectionRunner';
 import { PROJECTS } from '../../projections/projects/projectDocument';
 import { checkpointName } from '../../projections/readModelVersions';
@@ -43,8 +44,13 @@ describe('read model versions', () => {
     }
     for (const p of allProjections) if (p.name !== 'projects') await upgraded.setCheckpoint(p.checkpoint, head, identity);
     await upgraded.setCheckpoint('projects', head, identity);
+    // A document of a projection whose version did not change, which no replay would make: it stays
+    // as long as that projection is not emptied and replayed too.
+    await upgraded.commit([{ kind: 'put', collection: DEVICES, doc: { _id: 'marker', projectId: 0 } }], []);
 
     await built(log, upgraded);
+    expect(await upgraded.collection(DEVICES).findOne({ _id: 'marker' })).toEqual({ _id: 'marker', projectId: 0 });
+    await upgraded.collection(DEVICES).deleteOne({ _id: 'marker' });
     expect(await snapshot(upgraded)).toEqual(await snapshot(fresh));
     expect(await upgraded.getCheckpoint('projects@v2')).toBe(head);
   });
