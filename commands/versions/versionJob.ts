@@ -1,10 +1,25 @@
-// The version job: the log position it stands at and the content hashes of what the project holds
-// (versionContents.ts), recorded as VersionCreated. Nothing is copied: the blobs are content-addressed
-// and the hashes the version names keep them stored (commands/projects/projectBlobs.ts). A retried job
-// records its version once (the version id is allocated with the request).
+// The version job: the log position it stands at (its request's: everything the caller had done when
+// asking) and the content hashes of what the project held there, recorded as VersionCreated. The
+// contents come from the project's events up to that position, replayed through the projections into
+// a scratch store (projections/history/pointInTime.ts), not from the live read models: a write that
+// lands while the job waits or runs is not in the version, so the contents are a function of the log
+// up to the position. Nothing is copied: the blobs are content-addressed and the hashes the version
+// names keep them stored (commands/projects/projectBlobs.ts). A retried job records its version once
+// (the version id is allocated with the request).
+import { setTimeout as sleep } from 'node:timers/promises';
+import { jobStream } from '../../domain/job/jobEvents';
 import { versionDecider } from '../../domain/version/versionDecider';
 import { versionsStream } from '../../domain/version/versionEvents';
-import type { EventStore } from '../../stores/eventstore/eventStore';
+import { AnomalyModelQueries } from '../../projections/anomalyModels/anomalyModelQueries';
+import { DspFeaturesQueries } from '../../projections/dspFeatures/dspFeaturesQueries';
+import { readModelsAsOf } from '../../projections/history/pointInTime';
+import { ImpulseQueries } from '../../projections/impulses/impulseQueries';
+import { KerasModelQueries } from '../../projections/kerasModels/kerasModelQueries';
+import { ModelTestingQueries } from '../../projections/modelTesting/modelTestingQueries';
+import type { Projection } from '../../projections/projection';
+import { SampleQueries } from '../../projections/samples/sampleQueries';
+import type { EventStore, Position, StoredEvent } from '../../stores/eventstore/eventStore';
+import type { ReadStore } from '../../stores/readstore/readStore';
 import { systemContext } from '../commandContext';
 import { handleCommand } from '../handleCommand';
 import type { JobRunContext, JobRunner } from '../jobs/jobRunners';
@@ -18,8 +33,33 @@ export interface VersionJobParameters {
   createdByUserId: number | null;
 }
 
-export interface VersionJobDeps extends VersionContentsDeps {
-  events: EventStore;
+export interface VersionJobDeps {
+  events: EventStore & { isForgotten(event: StoredEvent): Promise<boolean> };
+  /** The read store holding the history index, which says which events are the project's. */
+  readStore: ReadStore;
+  /** The history projection, whose checkpoint must reach the version's position before the replay. */
+  history: Projection;
+  /** The projections the contents are read from (every one but the history). */
+  projections: readonly Projection[];
+  /** How often the history index's checkpoint is looked at while it has not reached the position. */
+  pollMs?: number;
+}
+
+const queriesOver = (store: ReadStore): VersionContentsDeps => ({
+  samples: new SampleQueries(store),
+  impulses: new ImpulseQueries(store),
+  dspFeatures: new DspFeaturesQueries(store),
+  kerasModels: new KerasModelQueries(store),
+  anomalyModels: new AnomalyModelQueries(store),
+  modelTesting: new ModelTestingQueries(store),
+});
+
+async function historyReaches(deps: VersionJobDeps, position: Position, signal: AbortSignal): Promise<void> {
+  for (;;) {
+    const checkpoint = await deps.readStore.readCheckpoint(deps.history.checkpoint);
+    if (checkpoint && checkpoint.position >= position) return;
+    await sleep(deps.pollMs ?? 100, undefined, { signal });
+  }
 }
 
 export function versionJobRunner(deps: VersionJobDeps): JobRunner {
@@ -27,9 +67,13 @@ export function versionJobRunner(deps: VersionJobDeps): JobRunner {
     const projectId = job.projectId;
     if (projectId === null) throw new Error('A version job belongs to a project');
     const params = job.parameters as unknown as VersionJobParameters;
-    // The request was answered once the read models held it: they cover at least this position.
-    const position = (await deps.events.headPosition()) ?? 0n;
-    const contents = await versionContents(deps, projectId);
+    const [requested] = await deps.events.readStream(jobStream(job.jobId), { maxCount: 1 });
+    if (!requested) throw new Error(`Job ${job.jobId} has no request`);
+    const position = requested.position;
+    await historyReaches(deps, position, job.signal);
+    const scratch = await readModelsAsOf(deps.events, deps.readStore, deps.projections, projectId, { position });
+    if (!scratch) throw new Error(`Project ${projectId} has no event up to log position ${position}`);
+    const contents = await versionContents(queriesOver(scratch), projectId);
     job.signal.throwIfAborted();
     const now = new Date();
     await handleCommand(

@@ -8,7 +8,8 @@ import { generateFeaturesRunner } from '../../commands/dsp/generateFeatures';
 import type { JobRunner } from '../../commands/jobs/jobRunners';
 import { anomalyTrainingRunner, TRAIN_ANOMALY } from '../../commands/training/anomalyTraining';
 import { VERSION_JOB, versionJobRunner } from '../../commands/versions/versionJob';
-import { ModelTestingQueries } from '../../projections/modelTesting/modelTestingQueries';
+import { allProjections } from '../../projections';
+import { historyProjection } from '../../projections/history/historyProjection';
 import { kerasTrainingRunner } from '../../commands/training/kerasTraining';
 import { AnomalyModelQueries } from '../../projections/anomalyModels/anomalyModelQueries';
 import { DspFeaturesQueries } from '../../projections/dspFeatures/dspFeaturesQueries';
@@ -45,6 +46,6 @@ export const productionJobRunners: JobRunnersFactory = ({ events, blobs, readSto
         anomalyModels,
       }),
     ],
-    [VERSION_JOB, versionJobRunner({ events, samples, impulses, dspFeatures, kerasModels, anomalyModels, modelTesting: new ModelTestingQueries(readStore) })],
+    [VERSION_JOB, versionJobRunner({ events, readStore, history: historyProjection, projections: allProjections.filter((p) => p !== historyProjection) })],
   ]);
 };
