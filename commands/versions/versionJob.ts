@@ -43,7 +43,12 @@ export interface VersionJobDeps {
   projections: readonly Projection[];
   /** How often the history index's checkpoint is looked at while it has not reached the position. */
   pollMs?: number;
+  /** How long the job waits for it (a stalled history projection, or no projections role running): then it fails. */
+  historyTimeoutMs?: number;
 }
+
+/** The history index keeps up with the log within seconds; far longer means it is stalled or not running. */
+const HISTORY_TIMEOUT_MS = 5 * 60_000;
 
 const queriesOver = (store: ReadStore): VersionContentsDeps => ({
   samples: new SampleQueries(store),
@@ -55,9 +60,12 @@ const queriesOver = (store: ReadStore): VersionContentsDeps => ({
 });
 
 async function historyReaches(deps: VersionJobDeps, position: Position, signal: AbortSignal): Promise<void> {
+  const timeoutMs = deps.historyTimeoutMs ?? HISTORY_TIMEOUT_MS;
+  const end = Date.now() + timeoutMs;
   for (;;) {
     const checkpoint = await deps.readStore.readCheckpoint(deps.history.checkpoint);
     if (checkpoint && checkpoint.position >= position) return;
+    if (Date.now() >= end) throw new Error(`The history index has not reached log position ${position} in ${timeoutMs / 1000} s: is the projections role running and healthy (GET /health)?`);
     await sleep(deps.pollMs ?? 100, undefined, { signal });
   }
 }

@@ -56,4 +56,13 @@ describe('the version job', () => {
     expect(recorded!.data).toMatchObject({ versionId: 70, number: 1, position: requested!.position.toString(), contents: { samples: { count: 2, blobs: ['a'.repeat(64), 'b'.repeat(64)] } } });
     await events.close();
   });
+  it('fails naming the position when the history index does not reach it in time, recording nothing', async () => {
+    const events = Object.assign(SqliteEventStore.open(':memory:'), { isForgotten: async () => false });
+    await events.appendToStream('job-8', [{ id: randomUUID(), type: 'JobRequested', data: { jobId: 8, projectId: 10 }, metadata }], 'any');
+    const job = { jobId: 8, projectId: 10, organizationId: null, parameters: { versionId: 80, description: '', createdByUserId: null }, log: () => {}, signal: new AbortController().signal } as unknown as JobRunContext;
+    const run = versionJobRunner({ events, readStore: new MemoryReadStore(), history: historyProjection, projections: [], pollMs: 5, historyTimeoutMs: 50 })(job);
+    await expect(run).rejects.toThrow(/history index has not reached log position 1 in 0.05 s/);
+    expect(await events.readStream('versions-10')).toEqual([]);
+    await events.close();
+  });
 });
