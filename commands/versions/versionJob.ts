@@ -9,7 +9,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jobStream } from '../../domain/job/jobEvents';
 import { versionDecider } from '../../domain/version/versionDecider';
-import { versionsStream } from '../../domain/version/versionEvents';
+import { versionsStream, type VersionContents } from '../../domain/version/versionEvents';
 import { AnomalyModelQueries } from '../../projections/anomalyModels/anomalyModelQueries';
 import { DspFeaturesQueries } from '../../projections/dspFeatures/dspFeaturesQueries';
 import { readModelsAsOf } from '../../projections/history/pointInTime';
@@ -70,6 +70,18 @@ async function historyReaches(deps: VersionJobDeps, position: Position, signal: 
   }
 }
 
+/**
+ * The project's read models as its events up to `position` make them (a scratch store), and what a
+ * version standing there covers: the version job records these contents, a restore rebuilds from
+ * the store after checking them against the recorded ones (versionCheck.ts).
+ */
+export async function projectAt(deps: VersionJobDeps, projectId: number, position: Position, signal: AbortSignal): Promise<{ store: ReadStore; contents: VersionContents }> {
+  await historyReaches(deps, position, signal);
+  const store = await readModelsAsOf(deps.events, deps.readStore, deps.projections, projectId, { position });
+  if (!store) throw new Error(`Project ${projectId} has no event up to log position ${position}`);
+  return { store, contents: await versionContents(queriesOver(store), projectId) };
+}
+
 export function versionJobRunner(deps: VersionJobDeps): JobRunner {
   return async (job: JobRunContext) => {
     const projectId = job.projectId;
@@ -78,10 +90,7 @@ export function versionJobRunner(deps: VersionJobDeps): JobRunner {
     const [requested] = await deps.events.readStream(jobStream(job.jobId), { maxCount: 1 });
     if (!requested) throw new Error(`Job ${job.jobId} has no request`);
     const position = requested.position;
-    await historyReaches(deps, position, job.signal);
-    const scratch = await readModelsAsOf(deps.events, deps.readStore, deps.projections, projectId, { position });
-    if (!scratch) throw new Error(`Project ${projectId} has no event up to log position ${position}`);
-    const contents = await versionContents(queriesOver(scratch), projectId);
+    const { contents } = await projectAt(deps, projectId, position, job.signal);
     job.signal.throwIfAborted();
     const now = new Date();
     await handleCommand(

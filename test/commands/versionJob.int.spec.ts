@@ -1,8 +1,11 @@
 // The version job stands at its request's log position: what the project holds up to there is in
-// the version, what lands after it (while the job waits for a worker) is not.
+// the version, what lands after it (while the job waits for a worker) is not; a restore rebuilds it
+// from the log and checks it against the record.
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { versionJobRunner } from '../../commands/versions/versionJob';
+import { rebuildVersion } from '../../commands/versions/versionCheck';
+import { SampleQueries } from '../../projections/samples/sampleQueries';
 import type { JobRunContext } from '../../commands/jobs/jobRunners';
 import { checkSample, type SampleDescription } from '../../domain/sample/checkSample';
 import { sampleDecider } from '../../domain/sample/sampleDecider';
@@ -54,6 +57,13 @@ describe('the version job', () => {
     const [recorded] = (await events.readStream('versions-10')) as unknown as VersionCreated[];
     const [requested] = await events.readStream('job-7');
     expect(recorded!.data).toMatchObject({ versionId: 70, number: 1, position: requested!.position.toString(), contents: { samples: { count: 2, blobs: ['a'.repeat(64), 'b'.repeat(64)] } } });
+
+    // A restore rebuilds it from the log as recorded; a record that says otherwise is refused, naming the part.
+    const deps = { events, readStore, history: historyProjection, projections: allProjections.filter((p) => p !== historyProjection), pollMs: 5 };
+    const rebuilt = await rebuildVersion(deps, recorded!.data, new AbortController().signal);
+    expect((await new SampleQueries(rebuilt).ids(10, 'all')).map((s) => s.id).sort()).toEqual([1, 2]);
+    const tampered = { ...recorded!.data, contents: { ...recorded!.data.contents, samples: { ...recorded!.data.contents.samples, count: 3 }, testAccuracy: 1 } };
+    await expect(rebuildVersion(deps, tampered, new AbortController().signal)).rejects.toThrow(/Version 70 of project 10 does not rebuild as recorded: its samples, testAccuracy differ/);
     await events.close();
   });
   it('fails naming the position when the history index does not reach it in time, recording nothing', async () => {
