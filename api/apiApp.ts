@@ -28,6 +28,7 @@ import { organizationInvitationOperations } from './routes/organizationInvitatio
 import { organizationOperations } from './routes/organizationRoutes';
 import { organizationJobOperations } from './routes/organizationJobRoutes';
 import { deploymentOperations } from './routes/deploymentRoutes';
+import { versionOperations } from './routes/versionRoutes';
 import { learnModelDownloadOperations } from './routes/learnModelDownloadRoutes';
 import { paymentOperations } from './routes/paymentRoutes';
 import { ssoOperations } from './routes/ssoRoutes';
@@ -79,6 +80,7 @@ export function allOperations(deps: ApiDeps): Operation[] {
     ...organizationOperations(deps),
     ...organizationJobOperations(deps),
     ...deploymentOperations(deps),
+    ...versionOperations(deps),
     ...learnModelDownloadOperations(deps),
     ...deviceOperations(deps),
     ...impulseOperations(deps),

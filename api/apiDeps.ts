@@ -13,6 +13,7 @@ import type { ImpulseQueries } from '../projections/impulses/impulseQueries';
 import type { JobQueries } from '../projections/jobs/jobQueries';
 import type { KerasModelQueries } from '../projections/kerasModels/kerasModelQueries';
 import type { ModelTestingQueries } from '../projections/modelTesting/modelTestingQueries';
+import type { VersionQueries } from '../projections/versions/versionQueries';
 import type { SampleQueries } from '../projections/samples/sampleQueries';
 import type { EmailQueries } from '../projections/emails/emailQueries';
 import type { OrganizationQueries } from '../projections/organizations/organizationQueries';
@@ -73,6 +74,7 @@ export interface ApiDeps {
   kerasModels: KerasModelQueries;
   deployments: DeploymentQueries;
   modelTesting: ModelTestingQueries;
+  versions: VersionQueries;
   /** The auditors' index of the log. */
   history: HistoryQueries;
   /** The project's read models as of a time, replayed from the log (undefined: no event by then). */

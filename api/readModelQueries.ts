@@ -18,6 +18,7 @@ import { OrganizationQueries } from '../projections/organizations/organizationQu
 import { ProjectQueries } from '../projections/projects/projectQueries';
 import { SampleQueries } from '../projections/samples/sampleQueries';
 import { UserQueries } from '../projections/users/userQueries';
+import { VersionQueries } from '../projections/versions/versionQueries';
 import { WhitelabelQueries } from '../projections/whitelabels/whitelabelQueries';
 import type { SealingEventStore } from '../stores/keystore/sealingEventStore';
 import type { ReadStore } from '../stores/readstore/readStore';
@@ -26,7 +27,7 @@ import type { ApiDeps } from './apiDeps';
 export type ReadModelQueries = Pick<
   ApiDeps,
   | 'users' | 'projects' | 'apiKeys' | 'organizations' | 'whitelabels' | 'emails' | 'devices' | 'impulses' | 'samples' | 'jobs'
-  | 'dspFeatures' | 'anomalyModels' | 'kerasModels' | 'deployments' | 'modelTesting' | 'history' | 'changeMark' | 'pointInTime'
+  | 'dspFeatures' | 'anomalyModels' | 'kerasModels' | 'deployments' | 'modelTesting' | 'versions' | 'history' | 'changeMark' | 'pointInTime'
 >;
 
 export function readModelQueries(events: SealingEventStore, readStore: ReadStore): ReadModelQueries {
@@ -46,6 +47,7 @@ export function readModelQueries(events: SealingEventStore, readStore: ReadStore
     kerasModels: new KerasModelQueries(readStore),
     deployments: new DeploymentQueries(readStore),
     modelTesting: new ModelTestingQueries(readStore),
+    versions: new VersionQueries(readStore),
     history: new HistoryQueries(readStore),
     changeMark: readStore.changeMark?.bind(readStore),
     // The point-in-time views replay the project's events through every projection but the history itself.

@@ -14,7 +14,8 @@ import type { Projection } from './projection';
 import { samplesProjection } from './samples/samplesProjection';
 import { projectsProjection } from './projects/projectsProjection';
 import { usersProjection } from './users/usersProjection';
+import { versionsProjection } from './versions/versionsProjection';
 import { whitelabelsProjection } from './whitelabels/whitelabelsProjection';
 
 /** Every read model the API serves from. */
-export const allProjections: readonly Projection[] = [usersProjection, projectsProjection, apiKeysProjection, emailsProjection, organizationsProjection, samplesProjection, devicesProjection, impulsesProjection, jobsProjection, dspFeaturesProjection, anomalyModelsProjection, kerasModelsProjection, deploymentsProjection, modelTestingProjection, whitelabelsProjection, historyProjection];
+export const allProjections: readonly Projection[] = [usersProjection, projectsProjection, apiKeysProjection, emailsProjection, organizationsProjection, samplesProjection, devicesProjection, impulsesProjection, jobsProjection, dspFeaturesProjection, anomalyModelsProjection, kerasModelsProjection, deploymentsProjection, modelTestingProjection, whitelabelsProjection, versionsProjection, historyProjection];

@@ -12,6 +12,7 @@ import { ORGANIZATION_API_KEY_INDEXES, ORGANIZATION_API_KEYS, ORGANIZATION_INDEX
 import { WHITELABEL_INDEXES, WHITELABELS } from './whitelabels/whitelabelDocument';
 import { PROJECT_INDEXES, PROJECTS } from './projects/projectDocument';
 import { SAMPLE_INDEXES, SAMPLES } from './samples/sampleDocument';
+import { VERSION_INDEXES, VERSIONS } from './versions/versionDocument';
 import { TRIAL_INDEXES, TRIALS, USER_INDEXES, USERS } from './users/userDocument';
 
 export const readModelIndexes: ReadModelIndexes = {
@@ -29,4 +30,5 @@ export const readModelIndexes: ReadModelIndexes = {
   [SAMPLES]: SAMPLE_INDEXES,
   [USERS]: USER_INDEXES,
   [TRIALS]: TRIAL_INDEXES,
+  [VERSIONS]: VERSION_INDEXES,
 };

@@ -1,5 +1,6 @@
 // The blobs a project holds, for its full deletion: its samples' files and everything its jobs derived
-// from them (features, trained models, model testing results, deployment builds). Derived blobs are
+// from them (features, trained models, model testing results, deployment builds), and what its
+// versions cover (a version keeps the blobs it names, so a deleted sample or model still restores). Derived blobs are
 // read from the project's event streams, not from the read models, which keep only the latest of
 // each: superseded models and features are the same person's data and go too.
 import type { DeploymentBuilt } from '../../domain/deployment/deploymentEvents';
@@ -9,6 +10,7 @@ import { impulsesStream, type ImpulseEvent } from '../../domain/impulse/impulseE
 import { anomalyStream, type AnomalyModelTrained } from '../../domain/learn/anomalyEvents';
 import { kerasStream, type KerasModelTrained } from '../../domain/learn/kerasEvents';
 import { modelTestingStream, type ModelTested } from '../../domain/learn/modelTestingEvents';
+import { blobsOfVersion, versionsStream, type VersionCreated } from '../../domain/version/versionEvents';
 import type { EventStore, StoredEvent } from '../../stores/eventstore/eventStore';
 
 const SHA256 = /^[0-9a-f]{64}$/;
@@ -35,6 +37,8 @@ export function blobsNamedBy(event: StoredEvent): string[] {
         const d = event.data as DeploymentBuilt['data'];
         return [d.artifact, ...d.models.map((m) => m.model)];
       }
+      case 'VersionCreated':
+        return blobsOfVersion((event.data as VersionCreated['data']).contents);
       default:
         return [];
     }
@@ -59,7 +63,7 @@ async function blockIdsOf(events: EventStore, projectId: number): Promise<Set<nu
 /** The streams that name blobs derived from the project's samples. */
 async function derivedStreamsOf(events: EventStore, projectId: number): Promise<string[]> {
   const perBlock = [...(await blockIdsOf(events, projectId))].flatMap((id) => [dspFeaturesStream(projectId, id), kerasStream(projectId, id), anomalyStream(projectId, id)]);
-  return [modelTestingStream(projectId), deploymentStream(projectId), ...perBlock];
+  return [modelTestingStream(projectId), deploymentStream(projectId), versionsStream(projectId), ...perBlock];
 }
 
 /** Every derived blob any record of the project ever named, superseded ones included. */

@@ -1,3 +1,4 @@
+import { positionKey } from '../projection';
 import type { Filter, ReadStore } from '../../stores/readstore/readStore';
 import { HISTORY, type HistoryDocument } from './historyDocument';
 
@@ -46,11 +47,17 @@ export class HistoryQueries {
   }
 }
 
-/** The documents matching `filter` up to `asOf` (inclusive), page by page in log order. */
-export async function* historyUpTo(store: ReadStore, filter: Filter, asOf: string, pageSize = 1000): AsyncGenerator<HistoryDocument> {
+/** Where a past view stops: a time (ISO), or a log position (a version stands at one), inclusive. */
+export type HistoryBound = string | { position: bigint };
+
+/** The documents matching `filter` up to `bound` (inclusive), page by page in log order. */
+export async function* historyUpTo(store: ReadStore, filter: Filter, bound: HistoryBound, pageSize = 1000): AsyncGenerator<HistoryDocument> {
   let after: string | undefined;
+  const upTo: Filter = typeof bound === 'string' ? { created: { $lte: bound } } : {};
+  const last = typeof bound === 'string' ? undefined : positionKey(bound.position);
   for (;;) {
-    const query: Filter = { ...filter, created: { $lte: asOf }, ...(after !== undefined ? { _position: { $gt: after } } : {}) };
+    const positions = { ...(after !== undefined ? { $gt: after } : {}), ...(last !== undefined ? { $lte: last } : {}) };
+    const query: Filter = { ...filter, ...upTo, ...(Object.keys(positions).length > 0 ? { _position: positions } : {}) };
     const page = await store.collection<HistoryDocument>(HISTORY).find(query, { sort: { _position: 1 }, limit: pageSize });
     yield* page;
     if (page.length < pageSize) return;

@@ -9,7 +9,7 @@ import type { ReadStore } from '../../stores/readstore/readStore';
 import type { Projection } from '../projection';
 import type { HistoryDocument } from './historyDocument';
 import { eventKey, eventsOf } from './historyEvents';
-import { historyUpTo } from './historyQueries';
+import { historyUpTo, type HistoryBound } from './historyQueries';
 
 /** The user ids an event names: in its data, or as its actor. */
 function usersNamedBy(doc: HistoryDocument, event: StoredEvent | undefined, into: Set<number>): void {
@@ -22,7 +22,8 @@ function usersNamedBy(doc: HistoryDocument, event: StoredEvent | undefined, into
 }
 
 /**
- * The read models of `projectId` as of `asOf`, or undefined when the project had no event by then.
+ * The read models of `projectId` as of `asOf` (a time, or a log position: where a version stands),
+ * or undefined when the project had no event by then.
  * `history` is the read store holding the history index; `projections` the live ones (history aside).
  */
 export async function readModelsAsOf(
@@ -30,7 +31,7 @@ export async function readModelsAsOf(
   history: ReadStore,
   projections: readonly Projection[],
   projectId: number,
-  asOf: string,
+  asOf: HistoryBound,
 ): Promise<ReadStore | undefined> {
   const projectDocs: HistoryDocument[] = [];
   for await (const doc of historyUpTo(history, { projectId }, asOf)) projectDocs.push(doc);

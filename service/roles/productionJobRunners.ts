@@ -1,5 +1,5 @@
 // The job runners of a production service, by category key: feature generation, anomaly and keras
-// training, on-device model builds and model testing. The service gives them to the jobs role
+// training, on-device model builds, model testing and versions. The service gives them to the jobs role
 // (service/roles/jobsRole.ts); a test entry point may give more (test/support/testJobRunners.ts).
 import { MODEL_TESTING, modelTestingRunner } from '../../commands/classify/modelTesting';
 import { BUILD_ONDEVICE_MODEL } from '../../commands/deployment/buildDeployment';
@@ -7,6 +7,9 @@ import { deploymentBuildRunnerFor } from '../../commands/deployment/deploymentRu
 import { generateFeaturesRunner } from '../../commands/dsp/generateFeatures';
 import type { JobRunner } from '../../commands/jobs/jobRunners';
 import { anomalyTrainingRunner, TRAIN_ANOMALY } from '../../commands/training/anomalyTraining';
+import { VERSION_JOB, versionJobRunner } from '../../commands/versions/versionJob';
+import { allProjections } from '../../projections';
+import { historyProjection } from '../../projections/history/historyProjection';
 import { kerasTrainingRunner } from '../../commands/training/kerasTraining';
 import { AnomalyModelQueries } from '../../projections/anomalyModels/anomalyModelQueries';
 import { DspFeaturesQueries } from '../../projections/dspFeatures/dspFeaturesQueries';
@@ -23,6 +26,8 @@ export const productionJobRunners: JobRunnersFactory = ({ events, blobs, readSto
   const impulses = new ImpulseQueries(readStore);
   const samples = new SampleQueries(readStore);
   const dspFeatures = new DspFeaturesQueries(readStore);
+  const kerasModels = new KerasModelQueries(readStore);
+  const anomalyModels = new AnomalyModelQueries(readStore);
   return new Map<string, JobRunner>([
     ['generate-features', generateFeaturesRunner({ events, blobs, impulses, samples })],
     [TRAIN_ANOMALY, anomalyTrainingRunner({ events, blobs, impulses, dspFeatures })],
@@ -37,9 +42,10 @@ export const productionJobRunners: JobRunnersFactory = ({ events, blobs, readSto
         impulses,
         samples,
         dspFeatures,
-        kerasModels: new KerasModelQueries(readStore),
-        anomalyModels: new AnomalyModelQueries(readStore),
+        kerasModels,
+        anomalyModels,
       }),
     ],
+    [VERSION_JOB, versionJobRunner({ events, readStore, history: historyProjection, projections: allProjections.filter((p) => p !== historyProjection) })],
   ]);
 };

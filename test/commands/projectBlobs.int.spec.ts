@@ -57,4 +57,16 @@ describe('the blobs derived from a project', () => {
     expect([...(await blobs.usedElsewhere(2, [sha('2')]))]).toEqual([]);
     await events.close();
   });
+  it('counts what a version covers (its samples\', features\' and models\' blobs) as the project\'s, and as held elsewhere by another live project\'s version', async () => {
+    const events = SqliteEventStore.open(':memory:');
+    const contents = (samples: string[], features: string[], model: string) => ({
+      samples: { count: samples.length, digest: sha('0'), blobs: samples }, impulses: sha('0'), features, models: [{ learnId: 3, type: 'keras', model, accuracy: null }], trainingAccuracy: null, testAccuracy: null,
+    });
+    await append(events, 'versions-1', 'VersionCreated', { projectId: 1, versionId: 10, contents: contents([sha('1')], [sha('2')], sha('3')) });
+    await append(events, 'versions-2', 'VersionCreated', { projectId: 2, versionId: 11, contents: contents([sha('4')], [], sha('5')) });
+    expect([...(await derivedBlobsOf(events, 1))].sort()).toEqual([sha('1'), sha('2'), sha('3')].sort());
+    const blobs = new ProjectBlobs({ events, samples: { contentsOf: async () => [], referencedOutside: async () => false }, liveProjectIds: async () => [1, 2], isUserPhoto: async () => false });
+    expect([...(await blobs.usedElsewhere(1, [sha('1'), sha('4'), sha('5'), sha('6')]))].sort()).toEqual([sha('4'), sha('5')].sort());
+    await events.close();
+  });
 });

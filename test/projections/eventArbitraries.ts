@@ -13,6 +13,8 @@ import { NORMALIZE_DATA, type DspFeaturesEvent } from '../../domain/dsp/dspFeatu
 import type { AnomalyEvent } from '../../domain/learn/anomalyEvents';
 import type { KerasEvent } from '../../domain/learn/kerasEvents';
 import type { DeploymentEvent } from '../../domain/deployment/deploymentEvents';
+import type { VersionEvent } from '../../domain/version/versionEvents';
+import { DESCRIPTION_RULE } from '../../domain/version/versionDecider';
 import type { ModelTestingEvent } from '../../domain/learn/modelTestingEvents';
 import { KERAS_LAYER_TYPES, type KerasSettings } from '../../domain/learn/kerasSettings';
 import type { EmailEvent } from '../../domain/email/emailEvents';
@@ -28,7 +30,7 @@ import { textProblem, type TextRule } from '../../domain/shared/textRules';
 import { PROJECTS_SORT_ORDERS, type UserEvent } from '../../domain/user/userEvents';
 import { EULAS, USER_EXPERIMENTS, USER_NOTIFICATIONS } from '../../api/views/userView';
 
-export type AnyEvent = UserEvent | ProjectEvent | ApiKeyUsed | SampleEvent | DeviceEvent | EmailEvent | ImpulseEvent | OrganizationEvent | JobEvent | DspFeaturesEvent | AnomalyEvent | KerasEvent | DeploymentEvent | ModelTestingEvent | WhitelabelEvent | AuditEvent;
+export type AnyEvent = UserEvent | ProjectEvent | ApiKeyUsed | SampleEvent | DeviceEvent | EmailEvent | ImpulseEvent | OrganizationEvent | JobEvent | DspFeaturesEvent | AnomalyEvent | KerasEvent | DeploymentEvent | VersionEvent | ModelTestingEvent | WhitelabelEvent | AuditEvent;
 export type EventType = AnyEvent['type'];
 type DataOf<T extends EventType> = Extract<AnyEvent, { type: T }>['data'];
 
@@ -505,6 +507,30 @@ export const eventGenerators: Generators = {
       models: fc.array(fc.record({ learnId: between(1, Number.MAX_SAFE_INTEGER, { integer: true }), type: fc.constantFrom('keras' as const, 'anomaly' as const), model: hash }), { minLength: 1, maxLength: 3 }),
       built: iso,
     }),
+  // versions-{projectId}; the stream's version id is `ids.id`
+  VersionCreated: (ids) => {
+    const accuracy = fc.option(between(0, 1), { nil: null });
+    return fc.record({
+      projectId: fc.constant(ids.projectId),
+      versionId: fc.constant(ids.id),
+      number: between(1, Number.MAX_SAFE_INTEGER, { integer: true }),
+      description: text(DESCRIPTION_RULE),
+      position: fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }).map(String),
+      jobId: between(1, Number.MAX_SAFE_INTEGER, { integer: true }),
+      contents: fc.record({
+        samples: fc.record({ count: between(0, Number.MAX_SAFE_INTEGER, { integer: true }), digest: hash, blobs: fc.array(hash, { maxLength: 3 }) }),
+        impulses: hash,
+        features: fc.array(hash, { maxLength: 3 }),
+        models: fc.array(fc.record({ learnId: between(1, Number.MAX_SAFE_INTEGER, { integer: true }), type: fc.constantFrom('keras' as const, 'anomaly' as const), model: hash, accuracy }), { maxLength: 2 }),
+        trainingAccuracy: accuracy,
+        testAccuracy: accuracy,
+      }),
+      createdByUserId: fc.option(fc.constant(ids.userId), { nil: null }),
+      created: iso,
+    });
+  },
+  VersionUpdated: (ids) => fc.record({ projectId: fc.constant(ids.projectId), versionId: fc.constant(ids.id), description: text(DESCRIPTION_RULE), updated: iso }),
+  VersionDeleted: (ids) => fc.record({ projectId: fc.constant(ids.projectId), versionId: fc.constant(ids.id), deleted: iso }),
   // model-testing-{projectId}
   ModelTested: (ids) =>
     between(0, 1e9, { integer: true }).chain((windowCount) =>

@@ -1,6 +1,7 @@
 // The hot queries of the read models use an index on every read store that has them: each query the
 // *Queries classes make is recorded, then explained (SQLite: EXPLAIN QUERY PLAN; MongoDB: explain).
 import { WhitelabelQueries } from '../../projections/whitelabels/whitelabelQueries';
+import { VersionQueries } from '../../projections/versions/versionQueries';
 import { HistoryQueries, historyUpTo } from '../../projections/history/historyQueries';
 import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -104,6 +105,10 @@ const hotQueries: [string, (store: ReadStore) => Promise<unknown>][] = [
   ['a white label by domain', (s) => new WhitelabelQueries(s).byDomain('studio.example.com')],
   ['the white labels organizations own', (s) => new WhitelabelQueries(s).ownedBy([2, 3])],
   ['a project\'s history up to a time', async (s) => { for await (const _ of historyUpTo(s, { projectId: 7 }, now.toISOString())) break; }],
+  ['a project\'s history up to a log position (a version)', async (s) => { for await (const _ of historyUpTo(s, { projectId: 7 }, { position: 100n })) break; }],
+  ['a project\'s versions', (s) => new VersionQueries(s).forProject(7)],
+  ['a version', (s) => new VersionQueries(s).byId(7, 3)],
+  ['a project\'s next version number', (s) => new VersionQueries(s).nextNumber(7)],
 ];
 
 async function record(run: (store: ReadStore) => Promise<unknown>): Promise<Recorded[]> {

@@ -314,6 +314,7 @@ export function sampleLog(): StoredEvent[] {
   batches.push(['anomaly-10-4', [drawn('AnomalySettingsChanged', 4), drawn('AnomalyModelTrained', 4)]]);
   batches.push(['keras-10-5', [drawn('KerasSettingsSet', 5), drawn('KerasModelTrained', 5)]]);
   batches.push(['deployment-10', [drawn('DeploymentBuilt', 10)]]);
+  batches.push(['versions-10', [drawn('VersionCreated', 70), drawn('VersionUpdated', 70), drawn('VersionCreated', 71), drawn('VersionDeleted', 71)]]);
   batches.push(['model-testing-10', [drawn('ModelTested', 0), drawn('ModelTested', 0)]]);
   let position = 0n;
   const log: StoredEvent[] = [];
