@@ -11,6 +11,7 @@ import type { DspFeaturesQueries } from '../projections/dspFeatures/dspFeaturesQ
 import type { HistoryQueries } from '../projections/history/historyQueries';
 import type { ImpulseQueries } from '../projections/impulses/impulseQueries';
 import type { JobQueries } from '../projections/jobs/jobQueries';
+import type { OptimizeConfigQueries } from '../projections/optimizeConfigs/optimizeConfigQueries';
 import type { KerasModelQueries } from '../projections/kerasModels/kerasModelQueries';
 import type { ModelTestingQueries } from '../projections/modelTesting/modelTestingQueries';
 import type { SampleQueries } from '../projections/samples/sampleQueries';
@@ -73,6 +74,7 @@ export interface ApiDeps {
   kerasModels: KerasModelQueries;
   deployments: DeploymentQueries;
   modelTesting: ModelTestingQueries;
+  optimizeConfigs: OptimizeConfigQueries;
   /** The auditors' index of the log. */
   history: HistoryQueries;
   /** The project's read models as of a time, replayed from the log (undefined: no event by then). */

@@ -14,6 +14,7 @@ import { ImpulseQueries } from '../projections/impulses/impulseQueries';
 import { JobQueries } from '../projections/jobs/jobQueries';
 import { KerasModelQueries } from '../projections/kerasModels/kerasModelQueries';
 import { ModelTestingQueries } from '../projections/modelTesting/modelTestingQueries';
+import { OptimizeConfigQueries } from '../projections/optimizeConfigs/optimizeConfigQueries';
 import { OrganizationQueries } from '../projections/organizations/organizationQueries';
 import { ProjectQueries } from '../projections/projects/projectQueries';
 import { SampleQueries } from '../projections/samples/sampleQueries';
@@ -26,7 +27,7 @@ import type { ApiDeps } from './apiDeps';
 export type ReadModelQueries = Pick<
   ApiDeps,
   | 'users' | 'projects' | 'apiKeys' | 'organizations' | 'whitelabels' | 'emails' | 'devices' | 'impulses' | 'samples' | 'jobs'
-  | 'dspFeatures' | 'anomalyModels' | 'kerasModels' | 'deployments' | 'modelTesting' | 'history' | 'changeMark' | 'pointInTime'
+  | 'dspFeatures' | 'anomalyModels' | 'kerasModels' | 'deployments' | 'modelTesting' | 'optimizeConfigs' | 'history' | 'changeMark' | 'pointInTime'
 >;
 
 export function readModelQueries(events: SealingEventStore, readStore: ReadStore): ReadModelQueries {
@@ -46,6 +47,7 @@ export function readModelQueries(events: SealingEventStore, readStore: ReadStore
     kerasModels: new KerasModelQueries(readStore),
     deployments: new DeploymentQueries(readStore),
     modelTesting: new ModelTestingQueries(readStore),
+    optimizeConfigs: new OptimizeConfigQueries(readStore),
     history: new HistoryQueries(readStore),
     changeMark: readStore.changeMark?.bind(readStore),
     // The point-in-time views replay the project's events through every projection but the history itself.

@@ -9,6 +9,7 @@ import { impulsesProjection } from './impulses/impulsesProjection';
 import { jobsProjection } from './jobs/jobsProjection';
 import { kerasModelsProjection } from './kerasModels/kerasModelsProjection';
 import { modelTestingProjection } from './modelTesting/modelTestingProjection';
+import { optimizeConfigsProjection } from './optimizeConfigs/optimizeConfigsProjection';
 import { organizationsProjection } from './organizations/organizationsProjection';
 import type { Projection } from './projection';
 import { samplesProjection } from './samples/samplesProjection';
@@ -17,4 +18,4 @@ import { usersProjection } from './users/usersProjection';
 import { whitelabelsProjection } from './whitelabels/whitelabelsProjection';
 
 /** Every read model the API serves from. */
-export const allProjections: readonly Projection[] = [usersProjection, projectsProjection, apiKeysProjection, emailsProjection, organizationsProjection, samplesProjection, devicesProjection, impulsesProjection, jobsProjection, dspFeaturesProjection, anomalyModelsProjection, kerasModelsProjection, deploymentsProjection, modelTestingProjection, whitelabelsProjection, historyProjection];
+export const allProjections: readonly Projection[] = [usersProjection, projectsProjection, apiKeysProjection, emailsProjection, organizationsProjection, samplesProjection, devicesProjection, impulsesProjection, jobsProjection, dspFeaturesProjection, anomalyModelsProjection, kerasModelsProjection, deploymentsProjection, modelTestingProjection, optimizeConfigsProjection, whitelabelsProjection, historyProjection];

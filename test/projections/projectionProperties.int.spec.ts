@@ -144,6 +144,7 @@ const scenario: fc.Arbitrary<{ creations: Step[][]; streams: Step[][] }> = fc.tu
     streams.push(sequence([], oneOf(['KerasSettingsSet', 'KerasModelTrained'], kerasIds, keras), [], 3));
     streams.push(sequence([], ev('DeploymentBuilt', base, `deployment-${projectId}`), [], 3));
     streams.push(sequence([], ev('ModelTested', base, `model-testing-${projectId}`), [], 3));
+    streams.push(sequence([], ev('OptimizeConfigSet', base, `optimize-config-${projectId}`), [], 3));
     const emailIds = { ...base, id: 50_000 + projectId };
     streams.push(sequence([ev('EmailQueued', emailIds, `email-${emailIds.id}`)], oneOf(['EmailSent', 'EmailNotSent'], emailIds, `email-${emailIds.id}`), [], 2));
   }

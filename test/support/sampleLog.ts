@@ -25,6 +25,7 @@ import { ANOMALY_MODELS } from '../../projections/anomalyModels/anomalyModelDocu
 import { KERAS_MODELS } from '../../projections/kerasModels/kerasModelDocument';
 import { DEPLOYMENTS } from '../../projections/deployments/deploymentDocument';
 import { MODEL_TESTING } from '../../projections/modelTesting/modelTestingDocument';
+import { OPTIMIZE_CONFIGS } from '../../projections/optimizeConfigs/optimizeConfigDocument';
 import fc from 'fast-check';
 import { eventGenerators, type Ids } from '../projections/eventArbitraries';
 import { impulsesStream } from '../../domain/impulse/impulseEvents';
@@ -42,7 +43,7 @@ import { jobStream } from '../../domain/job/jobEvents';
 import { JOB_CATEGORY_COUNTS, JOB_COMPUTE_TIME, JOB_OUTPUT, JOBS } from '../../projections/jobs/jobDocument';
 
 /** Every collection the projections write, for snapshots. */
-export const READ_MODEL_COLLECTIONS = [USERS, TRIALS, PROJECTS, PROJECT_DATA, API_KEYS, EMAILS, ORGANIZATIONS, SAMPLES, DEVICES, IMPULSES, JOBS, JOB_OUTPUT, JOB_COMPUTE_TIME, JOB_CATEGORY_COUNTS, DSP_FEATURES, ANOMALY_MODELS, KERAS_MODELS, DEPLOYMENTS, MODEL_TESTING];
+export const READ_MODEL_COLLECTIONS = [USERS, TRIALS, PROJECTS, PROJECT_DATA, API_KEYS, EMAILS, ORGANIZATIONS, SAMPLES, DEVICES, IMPULSES, JOBS, JOB_OUTPUT, JOB_COMPUTE_TIME, JOB_CATEGORY_COUNTS, DSP_FEATURES, ANOMALY_MODELS, KERAS_MODELS, DEPLOYMENTS, MODEL_TESTING, OPTIMIZE_CONFIGS];
 
 /** A small but complete log, made by the deciders: it holds every event type a projection handles. */
 export function sampleLog(): StoredEvent[] {
@@ -315,6 +316,7 @@ export function sampleLog(): StoredEvent[] {
   batches.push(['keras-10-5', [drawn('KerasSettingsSet', 5), drawn('KerasModelTrained', 5)]]);
   batches.push(['deployment-10', [drawn('DeploymentBuilt', 10)]]);
   batches.push(['model-testing-10', [drawn('ModelTested', 0), drawn('ModelTested', 0)]]);
+  batches.push(['optimize-config-10', [drawn('OptimizeConfigSet', 0), drawn('OptimizeConfigSet', 0)]]);
   let position = 0n;
   const log: StoredEvent[] = [];
   for (const [streamId, events] of batches) {
