@@ -173,3 +173,25 @@ export function hyperbandBrackets(maxCycles: number, maxTrials: number, eta = 3)
   }
   return brackets;
 }
+
+/** A finished trial of a hyperband round, as the coordinator ranks it. */
+export interface RoundResult {
+  /** The trial's index in the run (its order in randomTrials). */
+  index: number;
+  /** Validation accuracy; null when the trial failed or its model diverged. */
+  accuracy: number | null;
+  /** Over the target device's RAM, ROM or latency. */
+  overBudget: boolean;
+}
+
+/**
+ * The trials that go on to the next round: the best `keep`, those within the device's budget before
+ * those over it, then by accuracy (failed last), ties by index so the choice is the same on a replay.
+ */
+export function hyperbandSurvivors(results: readonly RoundResult[], keep: number): number[] {
+  return [...results]
+    .filter((r) => r.accuracy !== null)
+    .sort((a, b) => Number(a.overBudget) - Number(b.overBudget) || b.accuracy! - a.accuracy! || a.index - b.index)
+    .slice(0, Math.max(0, keep))
+    .map((r) => r.index);
+}

@@ -43,4 +43,8 @@ export const SPACE_LIMITS = {
   choices: 32,
   values: 32,
   layers: 8,
+  /** Windows of one space impulse, over all its input blocks. */
+  windows: 32,
+  /** DSP checks on saving a space (each value and each block's defaults, for each window of its space impulse): bounds a save's work on the event loop. */
+  checks: 2_000,
 } as const;

@@ -131,11 +131,19 @@ export function parseTunerSpace(space: readonly TunerSpaceInput[], context: Tune
   if (space.length > SPACE_LIMITS.impulses) throw new ValidationError(`space: at most ${SPACE_LIMITS.impulses} impulses`);
   const impulse = context.impulse;
   if (!impulse) throw new ValidationError('space: the project has no impulse to check the space against: create one first', 'NO_IMPULSE');
+  let checks = 0;
   return space.map((s, i) => {
     const field = `space[${i}]`;
     const entry = record(s, field);
     const inputBlocks = list(entry.inputBlocks, `${field}.inputBlocks`).map((b, j) => parseInput(b, `${field}.inputBlocks[${j}]`, impulse.inputType));
     const windows = inputBlocks.flatMap((b) => b.windows);
+    if (windows.length > SPACE_LIMITS.windows) throw new ValidationError(`${field}.inputBlocks: ${windows.length} windows in all; at most ${SPACE_LIMITS.windows}`, 'SPACE_TOO_LARGE');
+    const values = list(entry.dspBlocks, `${field}.dspBlocks`).reduce<number>((n, b) => n + 1 + (isRecord(b) ? Object.entries(b).reduce((m, [k, v]) => m + (k !== 'type' && Array.isArray(v) ? v.length : 0), 0) : 0), 0);
+    checks += values * windows.length;
+    if (checks > SPACE_LIMITS.checks) {
+      const what = i === 0 ? `${windows.length} windows by ${values} values and defaults` : `with the impulses before it; here ${windows.length} windows by ${values} values and defaults`;
+      throw new ValidationError(`${field}: checking it takes ${checks} DSP checks (${what}); at most ${SPACE_LIMITS.checks}: list fewer windows or values`, 'SPACE_TOO_LARGE');
+    }
     const dspBlocks = list(entry.dspBlocks, `${field}.dspBlocks`).map((b, j) => parseDsp(b, `${field}.dspBlocks[${j}]`, windows, impulse.frequencyHz));
     const learnBlocks = list(entry.learnBlocks, `${field}.learnBlocks`).map((set, j) => {
       const where = `${field}.learnBlocks[${j}]`;

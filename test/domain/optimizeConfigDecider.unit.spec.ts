@@ -90,6 +90,17 @@ describe('a tuner config refused with the problem named', () => {
     refused({ space: [space({ learnBlocks: [[{ type: 'keras', dimension: [] }]] })] }, /space\[0\].learnBlocks\[0\]\[0\].dimension is empty/);
   });
 
+  it('refuses a space too large to check on saving (every value against every window), naming the count', () => {
+    const windows = Array.from({ length: 32 }, (_, i) => ({ windowSizeMs: 1000 + i, windowIncreaseMs: 100 }));
+    const values = Array.from({ length: 32 }, (_, i) => String(2 ** (i % 12 + 1)));
+    const dsp = { type: 'spectral-analysis', 'fft-length': values, 'filter-cutoff': values, 'filter-order': ['0', '2', '4', '6', '8'] };
+    refused({ space: [space({ inputBlocks: [{ type: 'time-series', window: windows }], dspBlocks: Array.from({ length: 8 }, () => dsp) })] }, /space\[0\]: checking it takes 17920 DSP checks \(32 windows by 560 values and defaults\); at most 2000/);
+    refused({ space: [space({ inputBlocks: Array.from({ length: 2 }, () => ({ type: 'time-series', window: windows })) })] }, /space\[0\].inputBlocks: 64 windows in all; at most 32/);
+    // The bound is on the whole space: impulses of 32 windows by 20 values each (640 checks) go beyond it at the 4th.
+    const mid = space({ inputBlocks: [{ type: 'time-series', window: windows }], dspBlocks: [{ type: 'spectral-analysis', 'fft-length': values.slice(0, 19) }] });
+    refused({ space: Array.from({ length: 16 }, () => mid) }, /space\[3\]: checking it takes 2560 DSP checks \(with the impulses before it/);
+  });
+
   it('refuses a window the input cannot take', () => {
     refused({ space: [space({ inputBlocks: [{ type: 'time-series', window: [{ windowSizeMs: 1000, windowIncreaseMs: 2000 }] }] })] }, /window\[0\].windowIncreaseMs must be from 1 to 1000, got 2000/);
     refused({ space: [space({ inputBlocks: [{ type: 'image', window: [{ windowSizeMs: 1000, windowIncreaseMs: 100 }] }] })] }, /searches time-series inputs/);

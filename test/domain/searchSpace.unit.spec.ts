@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hyperbandBrackets, randomTrials, spaceSize, trialKey, trialProblem } from '../../domain/optimize/searchSpace';
+import { hyperbandBrackets, hyperbandSurvivors, randomTrials, spaceSize, trialKey, trialProblem } from '../../domain/optimize/searchSpace';
 import type { TunerSpaceImpulse } from '../../domain/optimize/tunerSpace';
 
 const keras = (over: Partial<TunerSpaceImpulse['learnBlocks'][number]['blocks'][number]> = {}) => ({
@@ -85,5 +85,21 @@ describe('hyperband brackets', () => {
     expect(hyperbandBrackets(27, 60).map((b) => b[0]!.trials)).toEqual([27, 12, 6, 4, 11]);
     // One cycle at most: one round per bracket, random search on one cycle.
     expect(hyperbandBrackets(1, 3)).toEqual([[{ trials: 1, cycles: 1 }], [{ trials: 1, cycles: 1 }], [{ trials: 1, cycles: 1 }]]);
+  });
+});
+
+describe('hyperband survivors', () => {
+  it('keeps the best within the device budget first, then by accuracy, ties by index, never a failed trial', () => {
+    const results = [
+      { index: 0, accuracy: 0.7, overBudget: false },
+      { index: 1, accuracy: 0.99, overBudget: true },
+      { index: 2, accuracy: null, overBudget: false },
+      { index: 3, accuracy: 0.9, overBudget: false },
+      { index: 4, accuracy: 0.7, overBudget: false },
+    ];
+    expect(hyperbandSurvivors(results, 3)).toEqual([3, 0, 4]);
+    expect(hyperbandSurvivors(results, 5)).toEqual([3, 0, 4, 1]);
+    expect(hyperbandSurvivors([...results].reverse(), 2)).toEqual([3, 0]);
+    expect(hyperbandSurvivors(results, 0)).toEqual([]);
   });
 });
