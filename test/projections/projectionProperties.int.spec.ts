@@ -145,6 +145,16 @@ const scenario: fc.Arbitrary<{ creations: Step[][]; streams: Step[][] }> = fc.tu
     streams.push(sequence([], ev('DeploymentBuilt', base, `deployment-${projectId}`), [], 3));
     streams.push(sequence([], ev('ModelTested', base, `model-testing-${projectId}`), [], 3));
     streams.push(sequence([], ev('OptimizeConfigSet', base, `optimize-config-${projectId}`), [], 3));
+    const runIds = { ...base, id: 70_000 + projectId };
+    const tunerRun = `tuner-run-${projectId}-${runIds.id}`;
+    streams.push(
+      sequence(
+        [ev('TunerRunStarted', runIds, tunerRun)],
+        oneOf(['TunerTrialPlanned', 'TunerTrialStarted', 'TunerTrialFinished', 'TunerRunRenamed'], runIds, tunerRun),
+        [ev('TunerRunEnded', runIds, tunerRun), ev('TunerRunRenamed', runIds, tunerRun)],
+        4,
+      ),
+    );
     const emailIds = { ...base, id: 50_000 + projectId };
     streams.push(sequence([ev('EmailQueued', emailIds, `email-${emailIds.id}`)], oneOf(['EmailSent', 'EmailNotSent'], emailIds, `email-${emailIds.id}`), [], 2));
   }
