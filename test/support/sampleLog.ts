@@ -26,6 +26,7 @@ import { KERAS_MODELS } from '../../projections/kerasModels/kerasModelDocument';
 import { DEPLOYMENTS } from '../../projections/deployments/deploymentDocument';
 import { MODEL_TESTING } from '../../projections/modelTesting/modelTestingDocument';
 import { OPTIMIZE_CONFIGS } from '../../projections/optimizeConfigs/optimizeConfigDocument';
+import { TUNER_RUNS, TUNER_TRIALS } from '../../projections/tunerRuns/tunerRunDocument';
 import fc from 'fast-check';
 import { eventGenerators, type Ids } from '../projections/eventArbitraries';
 import { impulsesStream } from '../../domain/impulse/impulseEvents';
@@ -43,7 +44,7 @@ import { jobStream } from '../../domain/job/jobEvents';
 import { JOB_CATEGORY_COUNTS, JOB_COMPUTE_TIME, JOB_OUTPUT, JOBS } from '../../projections/jobs/jobDocument';
 
 /** Every collection the projections write, for snapshots. */
-export const READ_MODEL_COLLECTIONS = [USERS, TRIALS, PROJECTS, PROJECT_DATA, API_KEYS, EMAILS, ORGANIZATIONS, SAMPLES, DEVICES, IMPULSES, JOBS, JOB_OUTPUT, JOB_COMPUTE_TIME, JOB_CATEGORY_COUNTS, DSP_FEATURES, ANOMALY_MODELS, KERAS_MODELS, DEPLOYMENTS, MODEL_TESTING, OPTIMIZE_CONFIGS];
+export const READ_MODEL_COLLECTIONS = [USERS, TRIALS, PROJECTS, PROJECT_DATA, API_KEYS, EMAILS, ORGANIZATIONS, SAMPLES, DEVICES, IMPULSES, JOBS, JOB_OUTPUT, JOB_COMPUTE_TIME, JOB_CATEGORY_COUNTS, DSP_FEATURES, ANOMALY_MODELS, KERAS_MODELS, DEPLOYMENTS, MODEL_TESTING, OPTIMIZE_CONFIGS, TUNER_RUNS, TUNER_TRIALS];
 
 /** A small but complete log, made by the deciders: it holds every event type a projection handles. */
 export function sampleLog(): StoredEvent[] {
@@ -317,6 +318,12 @@ export function sampleLog(): StoredEvent[] {
   batches.push(['deployment-10', [drawn('DeploymentBuilt', 10)]]);
   batches.push(['model-testing-10', [drawn('ModelTested', 0), drawn('ModelTested', 0)]]);
   batches.push(['optimize-config-10', [drawn('OptimizeConfigSet', 0), drawn('OptimizeConfigSet', 0)]]);
+  // A tuner run of project 10 (its coordinator job 70): started, a trial planned, started, finished, renamed, ended.
+  const trial = (type: keyof typeof eventGenerators): DomainEvent => {
+    const e = drawn(type, 70);
+    return { type: e.type, data: { ...e.data, trial: 0 } } as DomainEvent;
+  };
+  batches.push(['tuner-run-10-70', [drawn('TunerRunStarted', 70), trial('TunerTrialPlanned'), trial('TunerTrialStarted'), trial('TunerTrialFinished'), drawn('TunerRunRenamed', 70), drawn('TunerRunEnded', 70)]]);
   let position = 0n;
   const log: StoredEvent[] = [];
   for (const [streamId, events] of batches) {
