@@ -12,6 +12,7 @@ import type { HistoryQueries } from '../projections/history/historyQueries';
 import type { ImpulseQueries } from '../projections/impulses/impulseQueries';
 import type { JobQueries } from '../projections/jobs/jobQueries';
 import type { OptimizeConfigQueries } from '../projections/optimizeConfigs/optimizeConfigQueries';
+import type { TunerRunQueries } from '../projections/tunerRuns/tunerRunQueries';
 import type { KerasModelQueries } from '../projections/kerasModels/kerasModelQueries';
 import type { ModelTestingQueries } from '../projections/modelTesting/modelTestingQueries';
 import type { SampleQueries } from '../projections/samples/sampleQueries';
@@ -75,6 +76,7 @@ export interface ApiDeps {
   deployments: DeploymentQueries;
   modelTesting: ModelTestingQueries;
   optimizeConfigs: OptimizeConfigQueries;
+  tunerRuns: TunerRunQueries;
   /** The auditors' index of the log. */
   history: HistoryQueries;
   /** The project's read models as of a time, replayed from the log (undefined: no event by then). */

@@ -3,13 +3,16 @@
 // selected default) when it is saved, so a refused save changes nothing and names the choice.
 import { z } from 'zod';
 import { setOptimizeConfig } from '../../commands/optimize/optimizeCommands';
+import { renameTunerRun } from '../../commands/optimize/tunerRunCommands';
+import { NotFoundError } from '../../domain/shared/errors';
+import type { TunerRunDocument } from '../../projections/tunerRuns/tunerRunDocument';
 import { DEFAULT_OPTIMIZE_SETTINGS, type OptimizeSettings } from '../../domain/optimize/optimizeConfig';
 import type { TunerProjectContext } from '../../domain/optimize/tunerSpaceInput';
 import { LATENCY_DEVICES } from '../../domain/learn/kerasPerformance';
 import type { Project } from '../../projections/projects/projectQueries';
 import type { ApiDeps } from '../apiDeps';
 import { requestContext } from '../auth/principal';
-import { operation, type Operation } from '../http/operation';
+import { intParam, operation, type Operation } from '../http/operation';
 import { tunerSpaceView } from '../views/tunerSpaceView';
 import { selectedImpulseId } from './selectedImpulse';
 
@@ -31,6 +34,21 @@ const OptimizeConfigBody = z.object({
   space: z
     .array(z.object({ parameters: z.object({}).passthrough().optional(), inputBlocks: z.array(z.unknown()), dspBlocks: z.array(z.unknown()), learnBlocks: z.array(z.array(z.unknown())) }))
     .optional(),
+});
+
+const JOB_STATUS = { running: 'running', completed: 'success', failed: 'failed', cancelled: 'cancelled' } as const;
+
+/** The SDK's TunerRun: the coordinator job is the run's job (there is no separate tuner job). */
+export const tunerRunView = (run: TunerRunDocument) => ({
+  tunerJobId: run.coordinatorJobId,
+  tunerCoordinatorJobId: run.coordinatorJobId,
+  index: run.index,
+  name: run.name,
+  created: run.created,
+  jobStatus: JOB_STATUS[run.jobStatus],
+  ...(run.extendedFromJobId === null ? {} : { continuationJobId: run.extendedFromJobId }),
+  space: tunerSpaceView(run.space),
+  visible: true,
 });
 
 /** The SDK's OptimizeConfig fields for a stored config. */
@@ -71,6 +89,16 @@ export function optimizeOperations(deps: ApiDeps): Operation[] {
       },
     }),
     operation({
+      operationId: 'listTunerRuns',
+      method: 'get',
+      path: '/api/:projectId/optimize/runs',
+      summary: 'The tuner runs of the project, oldest first',
+      auth: 'any',
+      async handler({ project }) {
+        return { runs: (await deps.tunerRuns.forProject(project.id)).map(tunerRunView) };
+      },
+    }),
+    operation({
       operationId: 'updateConfig',
       method: 'post',
       path: '/api/:projectId/optimize/config',
@@ -80,6 +108,21 @@ export function optimizeOperations(deps: ApiDeps): Operation[] {
       async handler({ project, body, principal, requestId, settle }) {
         const position = await setOptimizeConfig(deps.events, project.id, body, await projectContext(project), requestContext(principal, requestId));
         await settle(position);
+        return {};
+      },
+    }),
+    // After optimize/config: a path parameter would match it too.
+    operation({
+      operationId: 'updateTunerRun',
+      method: 'post',
+      path: '/api/:projectId/optimize/:tunerCoordinatorJobId',
+      summary: 'Rename a tuner run',
+      auth: 'any',
+      body: z.object({ name: z.string().optional() }),
+      async handler({ params, project, body, principal, requestId, settle }) {
+        const coordinatorJobId = intParam(params, 'tunerCoordinatorJobId');
+        if (!(await deps.tunerRuns.byCoordinator(project.id, coordinatorJobId))) throw new NotFoundError(`No tuner run ${coordinatorJobId} in this project`, 'TUNER_RUN_NOT_FOUND');
+        if (body.name !== undefined) await settle(await renameTunerRun(deps.events, project.id, coordinatorJobId, body.name, requestContext(principal, requestId)));
         return {};
       },
     }),
