@@ -13,6 +13,7 @@ import { WHITELABEL_INDEXES, WHITELABELS } from './whitelabels/whitelabelDocumen
 import { PROJECT_INDEXES, PROJECTS } from './projects/projectDocument';
 import { SAMPLE_INDEXES, SAMPLES } from './samples/sampleDocument';
 import { TRIAL_INDEXES, TRIALS, USER_INDEXES, USERS } from './users/userDocument';
+import { TUNER_RUN_INDEXES, TUNER_RUNS, TUNER_TRIAL_INDEXES, TUNER_TRIALS } from './tunerRuns/tunerRunDocument';
 
 export const readModelIndexes: ReadModelIndexes = {
   [API_KEYS]: API_KEY_INDEXES,
@@ -29,4 +30,6 @@ export const readModelIndexes: ReadModelIndexes = {
   [SAMPLES]: SAMPLE_INDEXES,
   [USERS]: USER_INDEXES,
   [TRIALS]: TRIAL_INDEXES,
+  [TUNER_RUNS]: TUNER_RUN_INDEXES,
+  [TUNER_TRIALS]: TUNER_TRIAL_INDEXES,
 };

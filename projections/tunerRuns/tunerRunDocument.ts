@@ -1,3 +1,4 @@
+import type { IndexDeclaration } from '../../stores/readstore/indexDeclarations';
 import type { OptimizeSettings } from '../../domain/optimize/optimizeConfig';
 import type { TrialImpulse } from '../../domain/optimize/searchSpace';
 import type { TunerSpaceImpulse } from '../../domain/optimize/tunerSpace';
@@ -49,6 +50,9 @@ export interface TunerTrialDocument {
 }
 
 export const TUNER_RUNS = 'tunerRuns';
+/** A project's runs in order (TunerRunQueries.forProject); a run's trials in order (TunerRunQueries.trials). */
+export const TUNER_RUN_INDEXES: readonly IndexDeclaration[] = [{ keys: { projectId: 1, index: 1 } }];
+export const TUNER_TRIAL_INDEXES: readonly IndexDeclaration[] = [{ keys: { projectId: 1, coordinatorJobId: 1, trial: 1 } }];
 export const TUNER_TRIALS = 'tunerTrials';
 export const tunerRunId = (projectId: number, coordinatorJobId: number): string => `${projectId}:${coordinatorJobId}`;
 export const tunerTrialId = (projectId: number, coordinatorJobId: number, trial: number): string => `${projectId}:${coordinatorJobId}:${trial}`;
