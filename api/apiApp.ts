@@ -42,6 +42,7 @@ import { impulseOperations } from './routes/impulseRoutes';
 import { dspOperations } from './routes/dspRoutes';
 import { generateFeaturesOperations } from './routes/generateFeaturesRoutes';
 import { kerasTrainingOperations } from './routes/kerasTrainingRoutes';
+import { optimizeOperations } from './routes/optimizeRoutes';
 import { classifyOperations } from './routes/classifyRoutes';
 import { dspFeaturesOperations } from './routes/dspFeaturesRoutes';
 import { anomalyTrainingOperations } from './routes/anomalyTrainingRoutes';
@@ -87,6 +88,7 @@ export function allOperations(deps: ApiDeps): Operation[] {
     ...dspOperations(deps),
     ...generateFeaturesOperations(deps),
     ...kerasTrainingOperations(deps),
+    ...optimizeOperations(deps),
     ...classifyOperations(deps),
     ...dspFeaturesOperations(deps),
     ...anomalyTrainingOperations(deps),

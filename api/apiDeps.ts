@@ -11,6 +11,8 @@ import type { DspFeaturesQueries } from '../projections/dspFeatures/dspFeaturesQ
 import type { HistoryQueries } from '../projections/history/historyQueries';
 import type { ImpulseQueries } from '../projections/impulses/impulseQueries';
 import type { JobQueries } from '../projections/jobs/jobQueries';
+import type { OptimizeConfigQueries } from '../projections/optimizeConfigs/optimizeConfigQueries';
+import type { TunerRunQueries } from '../projections/tunerRuns/tunerRunQueries';
 import type { KerasModelQueries } from '../projections/kerasModels/kerasModelQueries';
 import type { ModelTestingQueries } from '../projections/modelTesting/modelTestingQueries';
 import type { VersionQueries } from '../projections/versions/versionQueries';
@@ -75,6 +77,8 @@ export interface ApiDeps {
   deployments: DeploymentQueries;
   modelTesting: ModelTestingQueries;
   versions: VersionQueries;
+  optimizeConfigs: OptimizeConfigQueries;
+  tunerRuns: TunerRunQueries;
   /** The auditors' index of the log. */
   history: HistoryQueries;
   /** The project's read models as of a time, replayed from the log (undefined: no event by then). */

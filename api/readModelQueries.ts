@@ -14,6 +14,8 @@ import { ImpulseQueries } from '../projections/impulses/impulseQueries';
 import { JobQueries } from '../projections/jobs/jobQueries';
 import { KerasModelQueries } from '../projections/kerasModels/kerasModelQueries';
 import { ModelTestingQueries } from '../projections/modelTesting/modelTestingQueries';
+import { OptimizeConfigQueries } from '../projections/optimizeConfigs/optimizeConfigQueries';
+import { TunerRunQueries } from '../projections/tunerRuns/tunerRunQueries';
 import { OrganizationQueries } from '../projections/organizations/organizationQueries';
 import { ProjectQueries } from '../projections/projects/projectQueries';
 import { SampleQueries } from '../projections/samples/sampleQueries';
@@ -27,7 +29,7 @@ import type { ApiDeps } from './apiDeps';
 export type ReadModelQueries = Pick<
   ApiDeps,
   | 'users' | 'projects' | 'apiKeys' | 'organizations' | 'whitelabels' | 'emails' | 'devices' | 'impulses' | 'samples' | 'jobs'
-  | 'dspFeatures' | 'anomalyModels' | 'kerasModels' | 'deployments' | 'modelTesting' | 'versions' | 'history' | 'changeMark' | 'pointInTime'
+  | 'dspFeatures' | 'anomalyModels' | 'kerasModels' | 'deployments' | 'modelTesting' | 'versions' | 'optimizeConfigs' | 'tunerRuns' | 'history' | 'changeMark' | 'pointInTime'
 >;
 
 export function readModelQueries(events: SealingEventStore, readStore: ReadStore): ReadModelQueries {
@@ -48,6 +50,8 @@ export function readModelQueries(events: SealingEventStore, readStore: ReadStore
     deployments: new DeploymentQueries(readStore),
     modelTesting: new ModelTestingQueries(readStore),
     versions: new VersionQueries(readStore),
+    optimizeConfigs: new OptimizeConfigQueries(readStore),
+    tunerRuns: new TunerRunQueries(readStore),
     history: new HistoryQueries(readStore),
     changeMark: readStore.changeMark?.bind(readStore),
     // The point-in-time views replay the project's events through every projection but the history itself.

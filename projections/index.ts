@@ -9,6 +9,8 @@ import { impulsesProjection } from './impulses/impulsesProjection';
 import { jobsProjection } from './jobs/jobsProjection';
 import { kerasModelsProjection } from './kerasModels/kerasModelsProjection';
 import { modelTestingProjection } from './modelTesting/modelTestingProjection';
+import { optimizeConfigsProjection } from './optimizeConfigs/optimizeConfigsProjection';
+import { tunerRunsProjection } from './tunerRuns/tunerRunsProjection';
 import { organizationsProjection } from './organizations/organizationsProjection';
 import type { Projection } from './projection';
 import { samplesProjection } from './samples/samplesProjection';
@@ -18,4 +20,4 @@ import { versionsProjection } from './versions/versionsProjection';
 import { whitelabelsProjection } from './whitelabels/whitelabelsProjection';
 
 /** Every read model the API serves from. */
-export const allProjections: readonly Projection[] = [usersProjection, projectsProjection, apiKeysProjection, emailsProjection, organizationsProjection, samplesProjection, devicesProjection, impulsesProjection, jobsProjection, dspFeaturesProjection, anomalyModelsProjection, kerasModelsProjection, deploymentsProjection, modelTestingProjection, whitelabelsProjection, versionsProjection, historyProjection];
+export const allProjections: readonly Projection[] = [usersProjection, projectsProjection, apiKeysProjection, emailsProjection, organizationsProjection, samplesProjection, devicesProjection, impulsesProjection, jobsProjection, dspFeaturesProjection, anomalyModelsProjection, kerasModelsProjection, deploymentsProjection, modelTestingProjection, optimizeConfigsProjection, tunerRunsProjection, whitelabelsProjection, versionsProjection, historyProjection];

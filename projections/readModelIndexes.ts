@@ -14,6 +14,7 @@ import { PROJECT_INDEXES, PROJECTS } from './projects/projectDocument';
 import { SAMPLE_INDEXES, SAMPLES } from './samples/sampleDocument';
 import { VERSION_INDEXES, VERSIONS } from './versions/versionDocument';
 import { TRIAL_INDEXES, TRIALS, USER_INDEXES, USERS } from './users/userDocument';
+import { TUNER_RUN_INDEXES, TUNER_RUNS, TUNER_TRIAL_INDEXES, TUNER_TRIALS } from './tunerRuns/tunerRunDocument';
 
 export const readModelIndexes: ReadModelIndexes = {
   [API_KEYS]: API_KEY_INDEXES,
@@ -31,4 +32,6 @@ export const readModelIndexes: ReadModelIndexes = {
   [USERS]: USER_INDEXES,
   [TRIALS]: TRIAL_INDEXES,
   [VERSIONS]: VERSION_INDEXES,
+  [TUNER_RUNS]: TUNER_RUN_INDEXES,
+  [TUNER_TRIALS]: TUNER_TRIAL_INDEXES,
 };

@@ -19,6 +19,8 @@ const DEVICES: Record<string, Device> = {
   'raspberry-pi-4': { mcu: 'raspberry-pi-4', name: 'Raspberry Pi 4', macsPerMs: 1_000_000 },
 };
 export const DEFAULT_LATENCY_DEVICE = 'cortex-m4f-80mhz';
+/** The devices latency, RAM and ROM are estimated for (a tuner's target device is one of them). */
+export const LATENCY_DEVICES: readonly string[] = Object.keys(DEVICES);
 
 const PER_LAYER_BYTES = 512;
 const TFLITE = { rom: 30_000, ram: 4_000 };

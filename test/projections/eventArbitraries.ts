@@ -12,6 +12,11 @@ import type { WhitelabelEvent, WhitelabelSettings } from '../../domain/whitelabe
 import { NORMALIZE_DATA, type DspFeaturesEvent } from '../../domain/dsp/dspFeaturesEvents';
 import type { AnomalyEvent } from '../../domain/learn/anomalyEvents';
 import type { KerasEvent } from '../../domain/learn/kerasEvents';
+import type { OptimizeConfigEvent } from '../../domain/optimize/optimizeEvents';
+import type { TunerRunEvent } from '../../domain/optimize/tunerRunEvents';
+import type { TrialImpulse } from '../../domain/optimize/searchSpace';
+import { OPTIMIZE_LIMITS, TUNING_ALGORITHMS, type OptimizeSettings } from '../../domain/optimize/optimizeConfig';
+import type { TunerSpaceImpulse } from '../../domain/optimize/tunerSpace';
 import type { DeploymentEvent } from '../../domain/deployment/deploymentEvents';
 import type { VersionEvent } from '../../domain/version/versionEvents';
 import { DESCRIPTION_RULE } from '../../domain/version/versionDecider';
@@ -30,7 +35,7 @@ import { textProblem, type TextRule } from '../../domain/shared/textRules';
 import { PROJECTS_SORT_ORDERS, type UserEvent } from '../../domain/user/userEvents';
 import { EULAS, USER_EXPERIMENTS, USER_NOTIFICATIONS } from '../../api/views/userView';
 
-export type AnyEvent = UserEvent | ProjectEvent | ApiKeyUsed | SampleEvent | DeviceEvent | EmailEvent | ImpulseEvent | OrganizationEvent | JobEvent | DspFeaturesEvent | AnomalyEvent | KerasEvent | DeploymentEvent | VersionEvent | ModelTestingEvent | WhitelabelEvent | AuditEvent;
+export type AnyEvent = UserEvent | ProjectEvent | ApiKeyUsed | SampleEvent | DeviceEvent | EmailEvent | ImpulseEvent | OrganizationEvent | JobEvent | DspFeaturesEvent | AnomalyEvent | KerasEvent | DeploymentEvent | VersionEvent | ModelTestingEvent | OptimizeConfigEvent | TunerRunEvent | WhitelabelEvent | AuditEvent;
 export type EventType = AnyEvent['type'];
 type DataOf<T extends EventType> = Extract<AnyEvent, { type: T }>['data'];
 
@@ -191,6 +196,40 @@ function sampleIngested(ids: Ids): fc.Arbitrary<DataOf<'SampleIngested'>> {
     })
     .map((d) => ({ ...d, sampleId: ids.id, projectId: ids.projectId, frequency: 1000 / d.intervalMs }));
 }
+
+// A stored space: DSP parameter names are checked against a block's parameters, so they are plain
+// (letters, digits, dashes); values any accepted text.
+const tunerSpace: fc.Arbitrary<TunerSpaceImpulse> = fc.record({
+  inputBlocks: fc.array(fc.record({ type: fc.constant('time-series' as const), windows: fc.array(between(1, 86_400_000, { integer: true }).chain((size) => fc.record({ windowSizeMs: fc.constant(size), windowIncreaseMs: between(1, size, { integer: true }) })), { minLength: 1, maxLength: 3 }) }), { minLength: 1, maxLength: 2 }),
+  dspBlocks: fc.array(fc.record({ type: fc.constantFrom('spectral-analysis', 'raw', 'mfe'), parameters: fc.array(fc.record({ name: fc.stringMatching(/^[a-z][a-z0-9-]{0,20}$/), values: fc.array(line(64, true), { minLength: 1, maxLength: 3 }) }), { maxLength: 3 }) }), { minLength: 1, maxLength: 2 }),
+  learnBlocks: fc.array(fc.record({ blocks: fc.array(fc.record({
+    type: fc.constantFrom('keras' as const, 'keras-regression' as const),
+    denseStacks: fc.array(fc.record({ neurons: fc.array(between(1, 4096, { integer: true }), { maxLength: 8 }) }), { minLength: 1, maxLength: 3 }),
+    learningRates: fc.array(between(1e-7, 10), { minLength: 1, maxLength: 3 }),
+    trainingCycles: fc.array(between(1, 10_000, { integer: true }), { minLength: 1, maxLength: 3 }),
+    batchSizes: fc.array(between(1, 65_536, { integer: true }), { minLength: 1, maxLength: 3 }),
+  }), { minLength: 1, maxLength: 1 }) }), { minLength: 1, maxLength: 2 }),
+});
+
+const optimizeSettings: fc.Arbitrary<OptimizeSettings> = fc.record({
+  name: fc.option(line(256), { nil: null }),
+  targetDevice: fc.record({ name: fc.constantFrom('cortex-m4f-80mhz', 'cortex-m7-216mhz', 'raspberry-pi-4'), ram: between(OPTIMIZE_LIMITS.memory.min, OPTIMIZE_LIMITS.memory.max, { integer: true }), rom: between(OPTIMIZE_LIMITS.memory.min, OPTIMIZE_LIMITS.memory.max, { integer: true }) }),
+  targetLatency: between(OPTIMIZE_LIMITS.targetLatency.min, OPTIMIZE_LIMITS.targetLatency.max),
+  tuningMaxTrials: between(1, OPTIMIZE_LIMITS.tuningMaxTrials.max, { integer: true }),
+  tuningWorkers: between(1, OPTIMIZE_LIMITS.tuningWorkers.max, { integer: true }),
+  trainingCycles: between(1, OPTIMIZE_LIMITS.trainingCycles.max, { integer: true }),
+  tuningAlgorithm: fc.constantFrom(...TUNING_ALGORITHMS),
+  space: fc.array(tunerSpace, { maxLength: 2 }),
+});
+
+const trialImpulse: fc.Arbitrary<TrialImpulse> = fc.record({
+  window: between(1, 86_400_000, { integer: true }).chain((size) => fc.record({ windowSizeMs: fc.constant(size), windowIncreaseMs: between(1, size, { integer: true }) })),
+  dsp: fc.record({ type: fc.constantFrom('spectral-analysis', 'mfe'), config: fc.dictionary(fc.stringMatching(/^[a-z][a-z0-9_-]{0,20}$/), line(64, true), { maxKeys: 3 }) }),
+  learn: fc.record({ type: fc.constantFrom('keras' as const, 'keras-regression' as const), denseLayers: fc.array(between(1, 4096, { integer: true }), { maxLength: 8 }), learningRate: between(1e-7, 10), trainingCycles: between(1, 10_000, { integer: true }), batchSize: between(1, 65_536, { integer: true }) }),
+});
+const tunerRun = (ids: Ids) => ({ projectId: fc.constant(ids.projectId), coordinatorJobId: fc.constant(ids.id) });
+const trialNumber = between(0, 999, { integer: true });
+const errorText = fc.option(text({ max: 4096, multiline: true, allowEmpty: true }).filter((t) => t.trim() !== ''), { nil: null });
 
 function whitelabelSettings(ids: Ids): fc.Arbitrary<WhitelabelSettings>;
 function whitelabelSettings(ids: Ids, requiredKeys: []): fc.Arbitrary<Partial<WhitelabelSettings>>;
@@ -492,6 +531,28 @@ export const eventGenerators: Generators = {
         trained: iso,
       }, { requiredKeys: ['projectId', 'learnId', 'jobId', 'model', 'seed', 'settings', 'features', 'classes', 'inputShape', 'parameterCount', 'operations', 'trainingWindowCount', 'validation', 'trained'] }),
     ),
+  // optimize-config-{projectId}
+  OptimizeConfigSet: (ids) => fc.record({ projectId: fc.constant(ids.projectId), config: optimizeSettings, set: iso }),
+  // tuner-run-{projectId}-{coordinatorJobId}
+  TunerRunStarted: (ids) =>
+    fc.record({ ...tunerRun(ids), index: between(1, 1e9, { integer: true }), name: line(256), config: optimizeSettings, space: fc.array(tunerSpace, { maxLength: 2 }), seed: between(0, 2 ** 32 - 1, { integer: true }), extendedFromJobId: fc.option(between(1, Number.MAX_SAFE_INTEGER, { integer: true }), { nil: null }), started: iso }),
+  TunerTrialPlanned: (ids) =>
+    fc.record({ ...tunerRun(ids), trial: trialNumber, impulse: trialImpulse, round: fc.option(fc.record({ bracket: between(0, 100, { integer: true }), round: between(0, 100, { integer: true }), cycles: between(1, 10_000, { integer: true }) }), { nil: null }), planned: iso }),
+  TunerTrialStarted: (ids) => fc.record({ ...tunerRun(ids), trial: trialNumber, jobId: between(1, Number.MAX_SAFE_INTEGER, { integer: true }), attempt: between(1, 2, { integer: true }), started: iso }),
+  TunerTrialFinished: (ids) =>
+    fc.record({
+      ...tunerRun(ids),
+      trial: trialNumber,
+      status: fc.constantFrom('completed' as const, 'failed' as const),
+      accuracy: fc.option(between(0, 1), { nil: null }),
+      loss: fc.option(between(0, 3.4e38), { nil: null }),
+      estimates: fc.option(fc.record({ latencyMs: between(0, 1e12), ramBytes: between(0, 2 ** 53 - 1, { integer: true }), romBytes: between(0, 2 ** 53 - 1, { integer: true }) }), { nil: null }),
+      overBudget: fc.boolean(),
+      error: errorText,
+      finished: iso,
+    }),
+  TunerRunRenamed: (ids) => fc.record({ ...tunerRun(ids), name: line(256), renamed: iso }),
+  TunerRunEnded: (ids) => fc.record({ ...tunerRun(ids), status: fc.constantFrom('completed' as const, 'failed' as const, 'cancelled' as const), error: errorText, ended: iso }),
   // deployment-{projectId}
   DeploymentBuilt: (ids) =>
     fc.record({

@@ -146,6 +146,17 @@ const scenario: fc.Arbitrary<{ creations: Step[][]; streams: Step[][] }> = fc.tu
     streams.push(sequence([], ev('ModelTested', base, `model-testing-${projectId}`), [], 3));
     const versionIds = { ...base, id: projectId * 10_000 + 6 };
     streams.push(sequence([ev('VersionCreated', versionIds, `versions-${projectId}`)], ev('VersionUpdated', versionIds, `versions-${projectId}`), [ev('VersionDeleted', versionIds, `versions-${projectId}`)], 3));
+    streams.push(sequence([], ev('OptimizeConfigSet', base, `optimize-config-${projectId}`), [], 3));
+    const runIds = { ...base, id: 70_000 + projectId };
+    const tunerRun = `tuner-run-${projectId}-${runIds.id}`;
+    streams.push(
+      sequence(
+        [ev('TunerRunStarted', runIds, tunerRun)],
+        oneOf(['TunerTrialPlanned', 'TunerTrialStarted', 'TunerTrialFinished', 'TunerRunRenamed'], runIds, tunerRun),
+        [ev('TunerRunEnded', runIds, tunerRun), ev('TunerRunRenamed', runIds, tunerRun)],
+        4,
+      ),
+    );
     const emailIds = { ...base, id: 50_000 + projectId };
     streams.push(sequence([ev('EmailQueued', emailIds, `email-${emailIds.id}`)], oneOf(['EmailSent', 'EmailNotSent'], emailIds, `email-${emailIds.id}`), [], 2));
   }

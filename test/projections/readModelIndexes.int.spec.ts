@@ -15,6 +15,7 @@ import { ProjectQueries } from '../../projections/projects/projectQueries';
 import { readModelIndexes } from '../../projections/readModelIndexes';
 import { SampleQueries } from '../../projections/samples/sampleQueries';
 import { UserQueries } from '../../projections/users/userQueries';
+import { TunerRunQueries } from '../../projections/tunerRuns/tunerRunQueries';
 import { MemoryReadStore } from '../../stores/readstore/memoryReadStore';
 import { createMongoIndexes } from '../../stores/readstore/mongoIndexes';
 import type { Collection, Document, Filter, FindOptions, ReadStore } from '../../stores/readstore/readStore';
@@ -71,6 +72,8 @@ const hotQueries: [string, (store: ReadStore) => Promise<unknown>][] = [
   ['a live key', (s) => new ApiKeyQueries(s).live('ei_0123456789abcdef', now)],
   ['a key by id (a socket token\'s grant)', (s) => new ApiKeyQueries(s).byId(9)],
   ['devices by project', (s) => new DeviceQueries(s).forProject(7)],
+  ['tuner runs of a project', (s) => new TunerRunQueries(s).forProject(7)],
+  ['trials of a tuner run', (s) => new TunerRunQueries(s).trials(7, 40)],
   ['a device', (s) => new DeviceQueries(s).byId(7, 'dev-1')],
   ['active jobs of a project', (s) => new JobQueries(s).active({ projectId: 7 })],
   ['active jobs of an organization', (s) => new JobQueries(s).active({ organizationId: 2 })],

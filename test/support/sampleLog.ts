@@ -1,4 +1,3 @@
-import { PROJECT_DATA } from '../../projections/samples/projectDataDocument';
 import { emailDecider, type EmailCommand } from '../../domain/email/emailDecider';
 import { emailStream } from '../../domain/email/emailEvents';
 import { deviceDecider, type DeviceCommand } from '../../domain/device/deviceDecider';
@@ -20,29 +19,17 @@ import { impulseSampleEvents } from './impulseSampleLog';
 import { whitelabelSettings } from './whitelabelSettings';
 import { dspFeaturesDecider, type DspFeaturesCommand } from '../../domain/dsp/dspFeaturesDecider';
 import { dspFeaturesStream } from '../../domain/dsp/dspFeaturesEvents';
-import { DSP_FEATURES } from '../../projections/dspFeatures/dspFeaturesDocument';
-import { ANOMALY_MODELS } from '../../projections/anomalyModels/anomalyModelDocument';
-import { KERAS_MODELS } from '../../projections/kerasModels/kerasModelDocument';
-import { DEPLOYMENTS } from '../../projections/deployments/deploymentDocument';
-import { MODEL_TESTING } from '../../projections/modelTesting/modelTestingDocument';
 import fc from 'fast-check';
+import { allProjections } from '../../projections';
+import { historyProjection } from '../../projections/history/historyProjection';
 import { eventGenerators, type Ids } from '../projections/eventArbitraries';
 import { impulsesStream } from '../../domain/impulse/impulseEvents';
-import { IMPULSES } from '../../projections/impulses/impulseDocument';
-import { API_KEYS } from '../../projections/apiKeys/apiKeyDocument';
-import { EMAILS } from '../../projections/emails/emailDocument';
-import { PROJECTS } from '../../projections/projects/projectDocument';
-import { DEVICES } from '../../projections/devices/deviceDocument';
-import { SAMPLES } from '../../projections/samples/sampleDocument';
-import { ORGANIZATIONS } from '../../projections/organizations/organizationDocument';
-import { TRIALS, USERS } from '../../projections/users/userDocument';
 import type { ReadStore } from '../../stores/readstore/readStore';
 import { jobDecider, type JobCommand } from '../../domain/job/jobDecider';
 import { jobStream } from '../../domain/job/jobEvents';
-import { JOB_CATEGORY_COUNTS, JOB_COMPUTE_TIME, JOB_OUTPUT, JOBS } from '../../projections/jobs/jobDocument';
 
-/** Every collection the projections write, for snapshots. */
-export const READ_MODEL_COLLECTIONS = [USERS, TRIALS, PROJECTS, PROJECT_DATA, API_KEYS, EMAILS, ORGANIZATIONS, SAMPLES, DEVICES, IMPULSES, JOBS, JOB_OUTPUT, JOB_COMPUTE_TIME, JOB_CATEGORY_COUNTS, DSP_FEATURES, ANOMALY_MODELS, KERAS_MODELS, DEPLOYMENTS, MODEL_TESTING];
+/** Every collection the projections write, for snapshots (the auditors' index aside: it records when, not what). */
+export const READ_MODEL_COLLECTIONS: readonly string[] = allProjections.filter((p) => p !== historyProjection).flatMap((p) => [...p.writes]);
 
 /** A small but complete log, made by the deciders: it holds every event type a projection handles. */
 export function sampleLog(): StoredEvent[] {
@@ -316,6 +303,13 @@ export function sampleLog(): StoredEvent[] {
   batches.push(['deployment-10', [drawn('DeploymentBuilt', 10)]]);
   batches.push(['versions-10', [drawn('VersionCreated', 70), drawn('VersionUpdated', 70), drawn('VersionCreated', 71), drawn('VersionDeleted', 71)]]);
   batches.push(['model-testing-10', [drawn('ModelTested', 0), drawn('ModelTested', 0)]]);
+  batches.push(['optimize-config-10', [drawn('OptimizeConfigSet', 0), drawn('OptimizeConfigSet', 0)]]);
+  // A tuner run of project 10 (its coordinator job 70): started, a trial planned, started, finished, renamed, ended.
+  const trial = (type: keyof typeof eventGenerators): DomainEvent => {
+    const e = drawn(type, 70);
+    return { type: e.type, data: { ...e.data, trial: 0 } } as DomainEvent;
+  };
+  batches.push(['tuner-run-10-70', [drawn('TunerRunStarted', 70), trial('TunerTrialPlanned'), trial('TunerTrialStarted'), trial('TunerTrialFinished'), drawn('TunerRunRenamed', 70), drawn('TunerRunEnded', 70)]]);
   let position = 0n;
   const log: StoredEvent[] = [];
   for (const [streamId, events] of batches) {

@@ -1,0 +1,44 @@
+import type { DomainEvent } from '../shared/decider';
+import type { OptimizeSettings } from './optimizeConfig';
+import type { TrialImpulse } from './searchSpace';
+import type { TunerSpaceImpulse } from './tunerSpace';
+
+// One stream per tuner run (its coordinator job): the config and space it searches and its seed, each
+// trial planned (its impulse, and its hyperband round), started as a child job (a second attempt
+// when a worker was lost), finished with its metrics and estimates for the target device; renames;
+// the run's end. Trial ids are the run's trial indexes, so a coordinator run again plans nothing twice.
+
+export const tunerRunStream = (projectId: number, coordinatorJobId: number): string => `tuner-run-${projectId}-${coordinatorJobId}`;
+
+type RunData<T> = { projectId: number; coordinatorJobId: number } & T;
+
+export type TunerRunStarted = DomainEvent<
+  'TunerRunStarted',
+  RunData<{ index: number; name: string; config: OptimizeSettings; space: TunerSpaceImpulse[]; seed: number; extendedFromJobId: number | null; started: string }>
+>;
+
+/** Which hyperband round a trial belongs to (null for random search). */
+export interface TrialRound {
+  bracket: number;
+  round: number;
+  cycles: number;
+}
+
+export type TunerTrialPlanned = DomainEvent<'TunerTrialPlanned', RunData<{ trial: number; impulse: TrialImpulse; round: TrialRound | null; planned: string }>>;
+export type TunerTrialStarted = DomainEvent<'TunerTrialStarted', RunData<{ trial: number; jobId: number; attempt: number; started: string }>>;
+
+/** Estimates for the run's target device. */
+export interface TrialEstimates {
+  latencyMs: number;
+  ramBytes: number;
+  romBytes: number;
+}
+
+export type TunerTrialFinished = DomainEvent<
+  'TunerTrialFinished',
+  RunData<{ trial: number; status: 'completed' | 'failed'; accuracy: number | null; loss: number | null; estimates: TrialEstimates | null; overBudget: boolean; error: string | null; finished: string }>
+>;
+export type TunerRunRenamed = DomainEvent<'TunerRunRenamed', RunData<{ name: string; renamed: string }>>;
+export type TunerRunEnded = DomainEvent<'TunerRunEnded', RunData<{ status: 'completed' | 'failed' | 'cancelled'; error: string | null; ended: string }>>;
+
+export type TunerRunEvent = TunerRunStarted | TunerTrialPlanned | TunerTrialStarted | TunerTrialFinished | TunerRunRenamed | TunerRunEnded;
