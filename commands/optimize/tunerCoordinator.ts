@@ -46,22 +46,27 @@ export interface TunerCoordinatorDeps extends RequestJobDeps {
   ids: IdAllocator;
 }
 
-/** Children's ends from a log subscription, in log order. */
+/** Children's ends from a log subscription, in log order; stops waiting when the job's signal aborts. */
 class ChildEnds {
   private readonly iterator: AsyncIterator<{ type: string; data: Record<string, unknown> }>;
-  constructor(private readonly subscription: Subscription) {
+  private readonly aborted: Promise<never>;
+  constructor(
+    private readonly subscription: Subscription,
+    signal: AbortSignal,
+  ) {
     this.iterator = subscription[Symbol.asyncIterator]();
+    // One listener for the whole run, however many waits it has.
+    this.aborted = new Promise<never>((_, reject) => {
+      if (signal.aborted) reject(signal.reason);
+      else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+    });
+    this.aborted.catch(() => undefined);
   }
 
-  /** The next end of one of `jobIds`; rejects when `signal` aborts. */
-  async next(jobIds: ReadonlySet<number>, signal: AbortSignal): Promise<JobFinished['data']> {
-    const aborted = new Promise<never>((_, reject) => {
-      if (signal.aborted) reject(signal.reason);
-      signal.addEventListener('abort', () => reject(signal.reason), { once: true });
-    });
-    aborted.catch(() => undefined);
+  /** The next end of one of `jobIds`. */
+  async next(jobIds: ReadonlySet<number>): Promise<JobFinished['data']> {
     for (;;) {
-      const r = await Promise.race([this.iterator.next(), aborted]);
+      const r = await Promise.race([this.iterator.next(), this.aborted]);
       if (r.done) throw new Error('The log subscription ended while trials were running');
       if (r.value.type === 'JobFinished' && jobIds.has((r.value.data as JobFinished['data']).jobId)) return r.value.data as JobFinished['data'];
     }
@@ -86,7 +91,7 @@ export function tunerCoordinatorRunner(deps: TunerCoordinatorDeps): JobRunner {
 
     // Subscribed before anything is read, so no child's end falls between a read and the subscription.
     const head = await deps.events.headPosition();
-    const ends = new ChildEnds(deps.events.subscribeToAll(head === undefined ? {} : { after: head }));
+    const ends = new ChildEnds(deps.events.subscribeToAll(head === undefined ? {} : { after: head }), job.signal);
     try {
       const lineage = p.extendedFromJobId === null ? null : await readRunLineage(deps.events, projectId, p.extendedFromJobId);
       if (p.extendedFromJobId !== null && !lineage) throw new Error(`Tuner run ${p.extendedFromJobId} is not a run of this project`);
@@ -121,7 +126,7 @@ export function tunerCoordinatorRunner(deps: TunerCoordinatorDeps): JobRunner {
             }
             break;
           case 'wait': {
-            const end = await ends.next(new Set(step.jobIds), job.signal);
+            const end = await ends.next(new Set(step.jobIds));
             await childEnded(deps, job, await read(), end);
             break;
           }

@@ -3,6 +3,7 @@
 // waits a little, and records metrics derived from the impulse, so a run's result is deterministic.
 // The coordinator, the jobs it starts, the job worker and the run-end saga are the service's own.
 import { createHash, randomUUID } from 'node:crypto';
+import { EdgeImpulseApi } from 'edge-impulse-api';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { handleCommand } from '../../commands/handleCommand';
@@ -28,7 +29,7 @@ import { ingestSample, motionImpulse, motionRows } from '../support/projectWithF
 import { adaWithProject, call, startTestService, type TestService } from '../support/testService';
 
 /** What the double does, set by each test, and what it saw. */
-const double = { delayMs: 150, failTrials: new Set<number>(), running: 0, maxRunning: 0, runs: 0 };
+const double = { delayMs: 150, failTrials: new Set<number>(), slowTrials: new Set<number>(), running: 0, maxRunning: 0, runs: 0 };
 
 /** A deterministic accuracy from the impulse: equal impulses score alike, different ones differ. */
 const accuracyOf = (key: string) => 0.5 + createHash('sha256').update(key).digest()[0]! / 512;
@@ -45,7 +46,7 @@ function trialRunnerDouble(events: EventStore): JobRunner {
       const planned = ((await events.readStream(stream)) as unknown as TunerRunEvent[]).find((e) => e.type === 'TunerTrialPlanned' && e.data.trial === trial);
       if (planned?.type !== 'TunerTrialPlanned') throw new Error(`trial ${trial} is not planned`);
       log(`test double: trial ${trial}`);
-      await sleep(double.delayMs, undefined, { signal });
+      await sleep(double.slowTrials.has(trial) ? 60_000 : double.delayMs, undefined, { signal });
       if (double.failTrials.has(trial)) throw new Error(`test double: trial ${trial} fails`);
       const neurons = planned.data.impulse.learn.denseLayers.reduce((a, b) => a + b, 0);
       await handleCommand(
@@ -113,7 +114,7 @@ describe('tuner runs (trials run by a test double)', () => {
     await service?.destroy();
   });
   beforeEach(() => {
-    Object.assign(double, { delayMs: 150, failTrials: new Set<number>(), running: 0, maxRunning: 0, runs: 0 });
+    Object.assign(double, { delayMs: 150, failTrials: new Set<number>(), slowTrials: new Set<number>(), running: 0, maxRunning: 0, runs: 0 });
   });
 
   it('refuses, with no job, a project whose training data has one class', async () => {
@@ -227,6 +228,23 @@ describe('tuner runs (trials run by a test double)', () => {
     expect((await runDoc(runId))?.jobStatus).toBe('completed');
   });
 
+  it('a trial whose job ends from elsewhere (forced cancel, as a lost worker\'s recovery ends it) is finished failed, never left running', async () => {
+    await setConfig({ tuningMaxTrials: 3, tuningWorkers: 2, tuningAlgorithm: 'random' });
+    double.slowTrials = new Set([0]);
+    const runId = await startRun();
+    let child: number | null = null;
+    for (const until = Date.now() + 20_000; child === null; ) {
+      if (Date.now() > until) throw new Error('trial 0 did not start');
+      child = (await children(runId)).find((k) => k.key === `${runId}:0` && k.state === 'started')?.id ?? null;
+      await sleep(25);
+    }
+    expect((await post(`/jobs/${child}/cancel?forceCancel=true`)).status).toBe(200);
+    expect((await jobFinished(service, get, runId, 60_000)).finishedSuccessful).toBe(true);
+    const done = await trials(runId);
+    expect(done.map((t) => t.status)).toEqual(['failed', 'completed', 'completed']);
+    expect(done[0]!.error).toMatch(/Cancelled \(forced\)/);
+  });
+
   it('cancel mid-run stops the running trials and ends the run cancelled', async () => {
     await setConfig({ tuningMaxTrials: 4, tuningWorkers: 2, tuningAlgorithm: 'random' });
     double.delayMs = 30_000;
@@ -306,5 +324,17 @@ describe('tuner runs (trials run by a test double)', () => {
     const started = events.filter((e) => e.type === 'TunerTrialStarted').map((e) => (e.data as { jobId: number }).jobId).sort();
     expect(kids.map((k) => k.id).sort()).toEqual(started);
     expect(double.runs).toBe(4);
+  });
+
+  it('through the official SDK: optimizeJob starts a run (extendedFromJobId as its query), and a refusal is an error naming the problem', async () => {
+    const api = new EdgeImpulseApi({ endpoint: service.apiUrl });
+    await api.authenticate({ method: 'jwtToken', jwtToken: ada['x-jwt-token']! });
+    await setConfig({ tuningMaxTrials: 2, tuningWorkers: 2, tuningAlgorithm: 'random' });
+    const { id } = await api.jobs.optimizeJob(projectId);
+    expect((await jobFinished(service, get, id, 60_000)).finishedSuccessful).toBe(true);
+    const extension = await api.jobs.optimizeJob(projectId, { extendedFromJobId: id });
+    expect((await jobFinished(service, get, extension.id, 60_000)).finishedSuccessful).toBe(true);
+    expect((await runDoc(extension.id))?.extendedFromJobId).toBe(id);
+    await expect(api.jobs.optimizeJob(projectId, { extendedFromJobId: 999_999 })).rejects.toThrow(/999999 is not a tuner run of this project/);
   });
 });
