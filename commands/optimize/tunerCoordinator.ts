@@ -120,7 +120,9 @@ export function tunerCoordinatorRunner(deps: TunerCoordinatorDeps): JobRunner {
             for (const trial of step.trials) {
               // The id is recorded before the job is requested: a restart requests this child, not another.
               const jobId = await deps.ids.next('job');
-              await send({ type: 'StartTrial', data: { ...run, trial, jobId, now: new Date() } });
+              const { events } = await send({ type: 'StartTrial', data: { ...run, trial, jobId, firstAttempt: true, now: new Date() } });
+              // Nothing appended: a second coordinator of this run (one taken for lost, still alive) started it.
+              if (events.length === 0) continue;
               await requestTrialJob(deps, projectId, coordinatorJobId, trial, jobId);
               job.log(`Trial ${trial}: job ${jobId}`);
             }
