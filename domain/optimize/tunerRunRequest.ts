@@ -60,7 +60,7 @@ export function checkTunerRunRequest(facts: TunerRunRequestFacts): TunerRunSearc
   } else if (config.space.length > 0) {
     space = config.space;
   } else {
-    if (!impulse.forSpace) throw new ValidationError(`The tuner config has no space and the impulse has no keras block to vary: save a space (optimize/config)`, 'NO_VALID_TRIAL');
+    if (!impulse.forSpace) throw new ValidationError('The tuner config has no space, and the impulse has no window, DSP block and keras block to search around: save a space (optimize/config)', 'NO_VALID_TRIAL');
     space = [impulseSpace(impulse.forSpace, config.trainingCycles)];
   }
   const learnTypes = [...impulse.learnTypes];
