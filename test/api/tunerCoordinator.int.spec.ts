@@ -1,21 +1,18 @@
 // Tuner runs end to end over HTTP, with a TEST DOUBLE for the trial runner (the real one trains
-// models; it is another helper's): `trialRunnerDouble` reads its trial's impulse from the run stream,
-// waits a little, and records metrics derived from the impulse, so a run's result is deterministic.
+// models; it is another helper's): test/support/tunerTrialDouble.ts reads its trial's impulse from the
+// run stream, waits a little, and records metrics derived from the impulse, so a run's result is deterministic.
 // The coordinator, the jobs it starts, the job worker and the run-end saga are the service's own.
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { EdgeImpulseApi } from 'edge-impulse-api';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { handleCommand } from '../../commands/handleCommand';
 import { IdAllocator } from '../../commands/idAllocator';
-import type { JobRunner } from '../../commands/jobs/jobRunners';
 import { requestJob } from '../../commands/jobs/requestJob';
 import { ThreadPool } from '../../commands/jobs/threadPool';
-import { TUNER_TRIAL, tunerCoordinatorRunner, type TunerCoordinatorParameters, type TunerTrialParameters } from '../../commands/optimize/tunerCoordinator';
+import { TUNER_TRIAL, tunerCoordinatorRunner, type TunerCoordinatorParameters } from '../../commands/optimize/tunerCoordinator';
 import { DEFAULT_OPTIMIZE_SETTINGS } from '../../domain/optimize/optimizeConfig';
 import { optimizeConfigStream } from '../../domain/optimize/optimizeEvents';
 import { hyperbandSurvivors, trialKey } from '../../domain/optimize/searchSpace';
-import { tunerRunDecider } from '../../domain/optimize/tunerRunDecider';
 import { tunerRunStream, type TunerRunEvent } from '../../domain/optimize/tunerRunEvents';
 import { JobQueries } from '../../projections/jobs/jobQueries';
 import { ProjectQueries } from '../../projections/projects/projectQueries';
@@ -25,50 +22,13 @@ import type { EventStore } from '../../stores/eventstore/eventStore';
 import type { Stores } from '../../service/composition';
 import { productionJobRunners } from '../../service/roles/productionJobRunners';
 import { jobFinished } from '../support/jobStatus';
+import { trialDoubleBehaviour, tunerTrialDouble } from '../support/tunerTrialDouble';
 import { ingestSample, motionImpulse, motionRows } from '../support/projectWithFeatures';
 import { adaWithProject, call, startTestService, type TestService } from '../support/testService';
 
-/** What the double does, set by each test, and what it saw. */
-const double = { delayMs: 150, failTrials: new Set<number>(), slowTrials: new Set<number>(), running: 0, maxRunning: 0, runs: 0 };
+const double = trialDoubleBehaviour(150);
 
-/** A deterministic accuracy from the impulse: equal impulses score alike, different ones differ. */
-const accuracyOf = (key: string) => 0.5 + createHash('sha256').update(key).digest()[0]! / 512;
-
-/** TEST DOUBLE of the `tuner-trial` runner (TUNER-CONTRACT.md): no features, no training. */
-function trialRunnerDouble(events: EventStore): JobRunner {
-  return async ({ projectId, parameters, signal, log }) => {
-    const { coordinatorJobId, trial } = parameters as unknown as TunerTrialParameters;
-    double.runs++;
-    double.running++;
-    double.maxRunning = Math.max(double.maxRunning, double.running);
-    try {
-      const stream = tunerRunStream(projectId!, coordinatorJobId);
-      const planned = ((await events.readStream(stream)) as unknown as TunerRunEvent[]).find((e) => e.type === 'TunerTrialPlanned' && e.data.trial === trial);
-      if (planned?.type !== 'TunerTrialPlanned') throw new Error(`trial ${trial} is not planned`);
-      log(`test double: trial ${trial}`);
-      await sleep(double.slowTrials.has(trial) ? 60_000 : double.delayMs, undefined, { signal });
-      if (double.failTrials.has(trial)) throw new Error(`test double: trial ${trial} fails`);
-      const neurons = planned.data.impulse.learn.denseLayers.reduce((a, b) => a + b, 0);
-      await handleCommand(
-        events,
-        stream,
-        tunerRunDecider,
-        {
-          type: 'FinishTrial',
-          data: {
-            projectId: projectId!, coordinatorJobId, trial, status: 'completed', accuracy: accuracyOf(trialKey(planned.data.impulse)), loss: 0.5, error: null, now: new Date(),
-            estimates: { latencyMs: 5, ramBytes: 1000 * neurons, romBytes: 4000 * neurons },
-          },
-        },
-        { actor: 'system:test-trial-double', correlationId: 'test', now: new Date() },
-      );
-    } finally {
-      double.running--;
-    }
-  };
-}
-
-const runners = (stores: Stores) => new Map([...productionJobRunners(stores), [TUNER_TRIAL, trialRunnerDouble(stores.events)]]);
+const runners = (stores: Stores) => new Map([...productionJobRunners(stores), [TUNER_TRIAL, tunerTrialDouble(stores.events, double)]]);
 const device = { name: 'cortex-m4f-80mhz', ram: 128 * 1024, rom: 1024 * 1024 };
 
 describe('tuner runs (trials run by a test double)', () => {
@@ -114,7 +74,7 @@ describe('tuner runs (trials run by a test double)', () => {
     await service?.destroy();
   });
   beforeEach(() => {
-    Object.assign(double, { delayMs: 150, failTrials: new Set<number>(), slowTrials: new Set<number>(), running: 0, maxRunning: 0, runs: 0 });
+    Object.assign(double, trialDoubleBehaviour(150));
   });
 
   it('refuses, with no job, a project whose training data has one class', async () => {
