@@ -10,7 +10,7 @@ import { candidateTrials, freshNeeded, hyperbandSchedule, nextStep, runCapacity,
 import type { OptimizeSettings } from '../../domain/optimize/optimizeConfig';
 import { tunerRunDecider, type TunerRunCommand } from '../../domain/optimize/tunerRunDecider';
 import { tunerRunStream, type TunerRunEvent } from '../../domain/optimize/tunerRunEvents';
-import { foldProgress, type TunerRunProgress } from '../../domain/optimize/tunerRunProgress';
+import { emptyProgress, evolveProgress, type TunerRunProgress } from '../../domain/optimize/tunerRunProgress';
 import type { TunerSpaceImpulse } from '../../domain/optimize/tunerSpace';
 import type { EventStore, Subscription } from '../../stores/eventstore/eventStore';
 import type { CommandContext } from '../commandContext';
@@ -87,7 +87,16 @@ export function tunerCoordinatorRunner(deps: TunerCoordinatorDeps): JobRunner {
     const ctx = (): CommandContext => ({ actor: `system:${TUNER_COORDINATOR}`, correlationId: `tuner-run:${projectId}:${coordinatorJobId}`, now: new Date() });
     const send = (command: TunerRunCommand) => handleCommand(deps.events, stream, tunerRunDecider, command, ctx());
     const run = { projectId, coordinatorJobId };
-    const read = async (): Promise<TunerRunProgress> => foldProgress((await deps.events.readStream(stream)) as unknown as TunerRunEvent[]);
+    // The run's progress, folded on as the stream grows (a long run's stream is read once, not per step).
+    let progress = emptyProgress();
+    let next = 0n;
+    const read = async (): Promise<TunerRunProgress> => {
+      for (const e of await deps.events.readStream(stream, { fromRevision: next })) {
+        progress = evolveProgress(progress, e as unknown as TunerRunEvent);
+        next = e.revision + 1n;
+      }
+      return progress;
+    };
 
     // Subscribed before anything is read, so no child's end falls between a read and the subscription.
     const head = await deps.events.headPosition();
@@ -109,9 +118,9 @@ export function tunerCoordinatorRunner(deps: TunerCoordinatorDeps): JobRunner {
 
       for (;;) {
         job.signal.throwIfAborted();
-        const progress = await read();
-        if (progress.ended) return;
-        const step = nextStep(progress, plan);
+        const now = await read();
+        if (now.ended) return;
+        const step = nextStep(now, plan);
         switch (step.kind) {
           case 'plan':
             await send({ type: 'PlanTrials', data: { ...run, trials: step.trials, now: new Date() } });
