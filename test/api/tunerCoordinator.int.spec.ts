@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { EdgeImpulseApi } from 'edge-impulse-api';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import { IdAllocator } from '../../commands/idAllocator';
 import { requestJob } from '../../commands/jobs/requestJob';
 import { ThreadPool } from '../../commands/jobs/threadPool';
@@ -24,14 +24,14 @@ import { productionJobRunners } from '../../service/roles/productionJobRunners';
 import { jobFinished } from '../support/jobStatus';
 import { trialDoubleBehaviour, tunerTrialDouble } from '../support/tunerTrialDouble';
 import { ingestSample, motionImpulse, motionRows } from '../support/projectWithFeatures';
-import { adaWithProject, call, startTestService, type TestService } from '../support/testService';
+import { adaWithProject, call, describeOn, setups, startTestService, type TestService } from '../support/testService';
 
 const double = trialDoubleBehaviour(150);
 
 const runners = (stores: Stores) => new Map([...productionJobRunners(stores), [TUNER_TRIAL, tunerTrialDouble(stores.events, double)]]);
 const device = { name: 'cortex-m4f-80mhz', ram: 128 * 1024, rom: 1024 * 1024 };
 
-describe('tuner runs (trials run by a test double)', () => {
+for (const setup of setups) describeOn(setup, 'tuner runs (trials run by a test double)', () => {
   let service: TestService;
   let ada: Record<string, string>;
   let projectId: number;
@@ -65,7 +65,7 @@ describe('tuner runs (trials run by a test double)', () => {
   }
 
   beforeAll(async () => {
-    service = await startTestService({ mongo: false, env: { JOB_HEARTBEAT_MS: '500' }, jobRunners: runners });
+    service = await startTestService({ mongo: setup.mongo, env: { JOB_HEARTBEAT_MS: '500' }, jobRunners: runners });
     ({ ada, projectId, apiKey } = await adaWithProject(service, 'Tuner'));
     expect((await post('/impulse', motionImpulse)).status).toBe(200);
     await ingest(projectId, apiKey, 'idle', 0);
