@@ -12,10 +12,9 @@ import { tunerRunDecider, type TunerRunCommand } from '../../domain/optimize/tun
 import { tunerRunStream, type TunerRunEvent } from '../../domain/optimize/tunerRunEvents';
 import { emptyProgress, evolveProgress, type TunerRunProgress } from '../../domain/optimize/tunerRunProgress';
 import type { TunerSpaceImpulse } from '../../domain/optimize/tunerSpace';
-import type { EventStore, Subscription } from '../../stores/eventstore/eventStore';
+import type { Subscription } from '../../stores/eventstore/eventStore';
 import type { CommandContext } from '../commandContext';
 import { handleCommand } from '../handleCommand';
-import type { IdAllocator } from '../idAllocator';
 import type { JobRunContext, JobRunner } from '../jobs/jobRunners';
 import { requestJobWithId, type RequestJobDeps } from '../jobs/requestJob';
 import { readRunLineage } from './tunerLineage';
@@ -41,10 +40,8 @@ export interface TunerTrialParameters {
   trial: number;
 }
 
-export interface TunerCoordinatorDeps extends RequestJobDeps {
-  events: EventStore;
-  ids: IdAllocator;
-}
+/** The log, the job id sequence and the projects read model (to request its children). */
+export type TunerCoordinatorDeps = RequestJobDeps;
 
 /** Children's ends from a log subscription, in log order; stops waiting when the job's signal aborts. */
 class ChildEnds {
