@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MongoClient } from 'mongodb';
-import { loadConfig, startService, type RunningService } from '../main';
+import { loadConfig, startService, type RunningService, type StartOptions } from '../main';
 
 export const HOST = '127.0.0.1';
 export const JSON_HEADERS = { 'content-type': 'application/json' };
@@ -121,7 +121,7 @@ export function benchStores(): BenchStore[] {
 }
 
 /** The whole service in this process, on a fresh data folder and free ports: the embedded default unless `store` says otherwise. */
-export async function startBenchService(name: string, store: BenchStore = { label: 'embedded default', env: readStoreEnv() }): Promise<{ service: RunningService; dataDir: string; stop(): Promise<void> }> {
+export async function startBenchService(name: string, store: BenchStore = { label: 'embedded default', env: readStoreEnv() }, options: StartOptions = {}): Promise<{ service: RunningService; dataDir: string; stop(): Promise<void> }> {
   const dataDir = mkdtempSync(join(tmpdir(), `bench-${name}-`));
   const cleanUp = async () => {
     rmSync(dataDir, { recursive: true, force: true });
@@ -138,6 +138,8 @@ export async function startBenchService(name: string, store: BenchStore = { labe
   try {
     const service = await startService(
       loadConfig({ API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', HOST, DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...store.env }),
+      undefined,
+      options,
     );
     return {
       service,

@@ -16,6 +16,7 @@ import { benchProjectionBatch } from './projectionBatch';
 import { benchReadStores } from './readStores';
 import { benchAuditLog } from './auditLog';
 import { benchRestart } from './restart';
+import { benchTunerRun } from './tunerRun';
 
 const benchmarks: Record<string, () => Promise<BenchResult>> = {
   eventStoreAppend: benchEventStoreAppend,
@@ -32,6 +33,7 @@ const benchmarks: Record<string, () => Promise<BenchResult>> = {
   restart: benchRestart,
   auditLog: benchAuditLog,
   projectionBatch: benchProjectionBatch,
+  tunerRun: benchTunerRun,
 };
 
 const at = process.argv.indexOf('--only');

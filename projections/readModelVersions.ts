@@ -8,6 +8,8 @@ const READ_MODEL_VERSIONS: Readonly<Record<string, number>> = {
   // The data summaries left the project documents for a collection of the samples projection's own.
   projects: 2,
   samples: 2,
+  // Jobs name their parent job (parentJobId), so rootOnly lists leave a tuner run's trials out.
+  jobs: 2,
 };
 
 /** The name of the checkpoint a projection keeps in the read store. */

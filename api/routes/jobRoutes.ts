@@ -121,10 +121,10 @@ export function scopedJobOperations(deps: ApiDeps, spec: JobScopeSpec): Operatio
       summary: `Jobs of the ${n} not finished, newest first`,
       auth: 'any',
       ...guard('read'),
-      // Every job here is a root job (none is started by another yet), so rootOnly changes nothing.
+      // rootOnly leaves out jobs another job requested (a tuner run's trials).
       query: ActiveQuery,
       async handler(request) {
-        const jobs = await deps.jobs.active((await spec.resolve(request, 'read')).scope);
+        const jobs = await deps.jobs.active((await spec.resolve(request, 'read')).scope, { rootOnly: request.query.rootOnly === true });
         return { jobs: await views(jobs), totalJobCount: jobs.length };
       },
     }),

@@ -1,5 +1,5 @@
-import { checkJobRequest } from '../../domain/job/jobDecider';
-import { NotFoundError } from '../../domain/shared/errors';
+import { checkJobRequest, type JobRequest } from '../../domain/job/jobDecider';
+import { ConflictError, NotFoundError } from '../../domain/shared/errors';
 import type { ProjectSettingsChange } from '../../domain/project/projectSettings';
 import type { EventStore, Position } from '../../stores/eventstore/eventStore';
 import type { CommandContext } from '../commandContext';
@@ -34,6 +34,8 @@ export interface RequestJobInput {
   /** The project's list whose users are e-mailed when the job ends (`dsp` for DSP jobs); null: nobody. */
   notificationList: JobNotificationList | null;
   createdByUserId: number | null;
+  /** The job this one is part of (a tuner run's coordinator for its trials). */
+  parentJobId?: number | null;
 }
 
 /**
@@ -41,10 +43,34 @@ export interface RequestJobInput {
  * settle on (read your writes) once the request is in the log, not when the job is done.
  */
 export async function requestJob(deps: RequestJobDeps, input: RequestJobInput, ctx: CommandContext): Promise<{ jobId: number; position: Position }> {
+  const data = await requestData(deps, input, ctx);
+  // Refuse bad input before an id is taken from the sequence.
+  checkJobRequest(data);
+  const jobId = await deps.ids.next('job');
+  const { appended } = await runJobCommand(deps.events, { type: 'RequestJob', data: { ...data, jobId } }, ctx);
+  return { jobId, position: appended!.position };
+}
+
+/**
+ * Requests a job under an id drawn earlier (a coordinator records a child's id before requesting it,
+ * so a restart requests the same child, never a second). Resolves false when that job exists already.
+ */
+export async function requestJobWithId(deps: RequestJobDeps, jobId: number, input: RequestJobInput, ctx: CommandContext): Promise<boolean> {
+  const data = await requestData(deps, input, ctx);
+  try {
+    await runJobCommand(deps.events, { type: 'RequestJob', data: { ...data, jobId } }, ctx);
+    return true;
+  } catch (error) {
+    if (error instanceof ConflictError && error.code === 'JOB_EXISTS') return false;
+    throw error;
+  }
+}
+
+async function requestData(deps: RequestJobDeps, input: RequestJobInput, ctx: CommandContext): Promise<JobRequest> {
   const project = await deps.projects.byId(input.projectId);
   if (!project) throw new NotFoundError(`Project ${input.projectId} not found`, 'PROJECT_NOT_FOUND');
   const list = input.notificationList === null ? [] : (project.settings[NOTIFICATION_LIST_OF[input.notificationList]] ?? []);
-  const data = {
+  return {
     projectId: input.projectId,
     organizationId: null,
     category: input.category,
@@ -53,11 +79,7 @@ export async function requestJob(deps: RequestJobDeps, input: RequestJobInput, c
     parameters: input.parameters,
     jobNotificationUids: [...list],
     createdByUserId: input.createdByUserId,
+    ...(input.parentJobId === undefined || input.parentJobId === null ? {} : { parentJobId: input.parentJobId }),
     now: ctx.now,
   };
-  // Refuse bad input before an id is taken from the sequence.
-  checkJobRequest(data);
-  const jobId = await deps.ids.next('job');
-  const { appended } = await runJobCommand(deps.events, { type: 'RequestJob', data: { ...data, jobId } }, ctx);
-  return { jobId, position: appended!.position };
 }

@@ -3,6 +3,7 @@
 // at the next start). A saga added to the service is added here.
 import { JOB_NOTIFICATION_SAGA } from '../jobs/jobNotificationSaga';
 import { JOB_WORKER_SAGA } from '../jobs/jobWorker';
+import { TUNER_RUN_END_SAGA } from '../optimize/tunerRunEndSaga';
 import { EMAIL_DELIVERY_SAGA } from './emailDeliverySaga';
 
-export const SAGA_NAMES: readonly string[] = [EMAIL_DELIVERY_SAGA, JOB_NOTIFICATION_SAGA, JOB_WORKER_SAGA];
+export const SAGA_NAMES: readonly string[] = [EMAIL_DELIVERY_SAGA, JOB_NOTIFICATION_SAGA, JOB_WORKER_SAGA, TUNER_RUN_END_SAGA];

@@ -104,6 +104,8 @@ export function checkJobRequest(c: JobRequest): Omit<JobRequested['data'], 'jobI
   if (c.projectId !== null) checkId(c.projectId, 'Project id');
   if (c.organizationId !== null) checkId(c.organizationId, 'Organization id');
   if (c.createdByUserId !== null) checkId(c.createdByUserId, 'User id');
+  const parentJobId = c.parentJobId ?? null;
+  if (parentJobId !== null) checkId(parentJobId, 'Parent job id');
   if (c.parameters === null || typeof c.parameters !== 'object' || Array.isArray(c.parameters)) throw new ValidationError('Job parameters must be an object');
   return {
     projectId: c.projectId,
@@ -114,6 +116,8 @@ export function checkJobRequest(c: JobRequest): Omit<JobRequested['data'], 'jobI
     parameters: checkJsonValue(c.parameters, 'Job parameters ("parameters")', FREE_JSON_RULE),
     jobNotificationUids: validUids(c.jobNotificationUids),
     createdByUserId: c.createdByUserId,
+    // Only when set, so a job without a parent is recorded as before.
+    ...(parentJobId === null ? {} : { parentJobId }),
     created: checkDate(c.now, 'Time'),
   };
 }

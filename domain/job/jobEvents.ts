@@ -37,6 +37,8 @@ export type JobRequested = DomainEvent<
     /** Copied from the project's list for this kind of job when requested. */
     jobNotificationUids: number[];
     createdByUserId: number | null;
+    /** The job that requested this one as part of its work (a tuner run's trials); absent or null: none. */
+    parentJobId?: number | null;
     created: string;
   }
 >;

@@ -19,7 +19,8 @@ type Run = { projectId: number; coordinatorJobId: number };
 export type TunerRunCommand =
   | { type: 'StartTunerRun'; data: Run & { index: number; name: string; config: OptimizeSettings; space: TunerSpaceImpulse[]; seed: number; extendedFromJobId: number | null; now: Date } }
   | { type: 'PlanTrials'; data: Run & { trials: { trial: number; impulse: TrialImpulse; round: TrialRound | null }[]; now: Date } }
-  | { type: 'StartTrial'; data: Run & { trial: number; jobId: number; now: Date } }
+  /** `firstAttempt`: only a trial no job was started for (a coordinator's start; a second coordinator racing it appends nothing). */
+  | { type: 'StartTrial'; data: Run & { trial: number; jobId: number; firstAttempt?: boolean; now: Date } }
   | { type: 'FinishTrial'; data: Run & { trial: number; status: 'completed' | 'failed'; accuracy: number | null; loss: number | null; estimates: TrialEstimates | null; error: string | null; now: Date } }
   | { type: 'RenameTunerRun'; data: Run & { name: string; now: Date } }
   | { type: 'EndTunerRun'; data: Run & { status: 'completed' | 'failed' | 'cancelled'; error: string | null; now: Date } };
@@ -90,7 +91,7 @@ export const tunerRunDecider: Decider<TunerRunCommand, TunerRunEvent, TunerRunSt
         const { trial, jobId } = command.data;
         checkId(jobId, 'jobId');
         const t = trialOf(state, trial);
-        if (t.jobId === jobId) return [];
+        if (t.jobId === jobId || (command.data.firstAttempt && t.jobId !== null)) return [];
         if (t.finished) throw new ConflictError(`Trial ${trial} has finished`, 'TRIAL_FINISHED');
         if (t.attempt >= MAX_TRIAL_ATTEMPTS) throw new ConflictError(`Trial ${trial} was tried ${t.attempt} times already`, 'TRIAL_RETRIED');
         return [{ type: 'TunerTrialStarted', data: { ...run, trial, jobId, attempt: t.attempt + 1, started: at } }];

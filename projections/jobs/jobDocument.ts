@@ -23,6 +23,8 @@ export interface JobDocument {
   jobNotificationUids: number[];
   computeTimeMs: number;
   createdByUserId: number | null;
+  /** The job that requested it as part of its work (a tuner run's trials); null for a root job. */
+  parentJobId: number | null;
   /** How many jobs of this category key its project (or organization) had requested, this one included. */
   categoryCount: number;
   workerId: string | null;

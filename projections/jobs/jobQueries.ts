@@ -13,6 +13,8 @@ export interface JobListFilter {
   key?: string;
   category?: string;
   finished?: 'successful' | 'failed' | 'all';
+  /** Only jobs no other job requested (leaves a tuner run's trials out). */
+  rootOnly?: boolean;
 }
 
 /** The levels shown for a `logLevel` filter: that level and the more severe ones. */
@@ -32,8 +34,8 @@ export class JobQueries {
   }
 
   /** Jobs not finished, newest first. */
-  active(scope: JobScope): Promise<JobDocument[]> {
-    return this.jobs.find({ ...scope, state: { $in: ['requested', 'started'] } }, { sort: { created: -1, _id: -1 } });
+  active(scope: JobScope, options: { rootOnly?: boolean } = {}): Promise<JobDocument[]> {
+    return this.jobs.find({ ...scope, state: { $in: ['requested', 'started'] }, ...(options.rootOnly ? { parentJobId: null } : {}) }, { sort: { created: -1, _id: -1 } });
   }
 
   /**
@@ -47,6 +49,7 @@ export class JobQueries {
     if (filter.endDate) created.$lte = filter.endDate.toISOString();
     if (Object.keys(created).length > 0) query.created = created;
     if (filter.key !== undefined) query.key = filter.key;
+    if (filter.rootOnly) query.parentJobId = null;
     if (filter.category !== undefined) query.category = filter.category;
     if (filter.finished === 'successful') query.finishedSuccessful = true;
     else if (filter.finished === 'failed') query.finishedSuccessful = false;

@@ -55,6 +55,7 @@ export const jobsProjection = defineProjection<JobEvent>('jobs', [JOBS, JOB_OUTP
         jobNotificationUids: d.jobNotificationUids,
         computeTimeMs: 0,
         createdByUserId: d.createdByUserId,
+        parentJobId: d.parentJobId ?? null,
         categoryCount: count,
         workerId: null,
         attempt: 0,

@@ -1,10 +1,12 @@
 // The job runners of a production service, by category key: feature generation, anomaly and keras
-// training, on-device model builds, model testing and versions. The service gives them to the jobs role
+// training, on-device model builds, model testing, versions and the tuner's coordinator. The service gives them to the jobs role
 // (service/roles/jobsRole.ts); a test entry point may give more (test/support/testJobRunners.ts).
 import { MODEL_TESTING, modelTestingRunner } from '../../commands/classify/modelTesting';
 import { BUILD_ONDEVICE_MODEL } from '../../commands/deployment/buildDeployment';
 import { deploymentBuildRunnerFor } from '../../commands/deployment/deploymentRunner';
 import { generateFeaturesRunner } from '../../commands/dsp/generateFeatures';
+import { IdAllocator } from '../../commands/idAllocator';
+import { TUNER_COORDINATOR, tunerCoordinatorRunner } from '../../commands/optimize/tunerCoordinator';
 import type { JobRunner } from '../../commands/jobs/jobRunners';
 import { anomalyTrainingRunner, TRAIN_ANOMALY } from '../../commands/training/anomalyTraining';
 import { VERSION_JOB, versionJobRunner } from '../../commands/versions/versionJob';
@@ -46,6 +48,7 @@ export const productionJobRunners: JobRunnersFactory = ({ events, blobs, readSto
         anomalyModels,
       }),
     ],
+    [TUNER_COORDINATOR, tunerCoordinatorRunner({ events, ids: new IdAllocator(events), projects: new ProjectQueries(readStore) })],
     [VERSION_JOB, versionJobRunner({ events, readStore, history: historyProjection, projections: allProjections.filter((p) => p !== historyProjection) })],
   ]);
 };

@@ -48,6 +48,11 @@ describe('a running tuner run', () => {
     spec.given([started]).when(cmd('StartTrial', { trial: 5, jobId: 41 })).thenThrows(ConflictError, /Trial 5 was not planned/);
   });
 
+  it('a first start of a trial another coordinator started already appends nothing', () => {
+    spec.given([started, planned(0)]).when(cmd('StartTrial', { trial: 0, jobId: 41, firstAttempt: true })).then([trialStarted(0, 41)]);
+    spec.given([started, planned(0), trialStarted(0, 41)]).when(cmd('StartTrial', { trial: 0, jobId: 42, firstAttempt: true })).then([]);
+  });
+
   it('finishes a started trial once, marking it over budget by the device\'s RAM, ROM or latency', () => {
     const given = [started, planned(0), trialStarted(0, 41)];
     spec.given(given).when(finish(0)).then([{ type: 'TunerTrialFinished', data: { ...run, trial: 0, status: 'completed', accuracy: 0.9, loss: 0.3, estimates, overBudget: false, error: null, finished: at } }]);

@@ -433,6 +433,8 @@ export const eventGenerators: Generators = {
       parameters: fc.dictionary(line(64), fc.oneof(fc.integer(), fc.boolean(), line(64, true))),
       jobNotificationUids: fc.array(fc.constantFrom(ids.userId, ids.otherUserId), { maxLength: 3 }),
       createdByUserId: fc.constantFrom(ids.userId, null),
+      // Absent in jobs recorded before parents existed, and in root jobs.
+      parentJobId: fc.option(fc.constantFrom(ids.id + 1, ids.id + 2), { nil: undefined }),
       created: iso,
     }),
   JobStarted: (ids) => fc.record({ jobId: fc.constant(ids.id), workerId: line(128), attempt: between(1, 10, { integer: true }), started: iso }),

@@ -23,7 +23,8 @@ async function built(log: ReturnType<typeof fixedLog>, store: MemoryReadStore): 
 describe('read model versions', () => {
   it('name the checkpoint after the version, and keep the plain name for a first version', () => {
     expect(checkpointName('projects')).toBe('projects@v2');
-    expect(checkpointName('jobs')).toBe('jobs');
+    expect(checkpointName('devices')).toBe('devices');
+    expect(checkpointName('jobs')).toBe('jobs@v2');
     expect(allProjections.find((p) => p.name === 'samples')?.checkpoint).toBe('samples@v2');
   });
 

@@ -5,6 +5,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { JobRunner } from '../../commands/jobs/jobRunners';
 import type { Stores } from '../../service/composition';
 import { productionJobRunners } from '../../service/roles/productionJobRunners';
+import { TUNER_TRIAL } from '../../commands/optimize/tunerCoordinator';
+import { trialDoubleBehaviour, tunerTrialDouble } from './tunerTrialDouble';
 
 const number = (value: unknown, fallback: number): number => (typeof value === 'number' && Number.isFinite(value) ? value : fallback);
 
@@ -46,5 +48,8 @@ export const testJobRunners: ReadonlyMap<string, JobRunner> = new Map([
 
 /** The production runners and the test ones: a StartOptions.jobRunners for a service under test. */
 export function withTestJobRunners(stores: Stores): Map<string, JobRunner> {
-  return new Map([...productionJobRunners(stores), ...testJobRunners]);
+  // The tuner's trial double replaces the trial runner only where a test asks for it (a service process's env).
+  const delayMs = Number(process.env.TEST_TUNER_TRIAL_DOUBLE);
+  const double: [string, JobRunner][] = delayMs > 0 ? [[TUNER_TRIAL, tunerTrialDouble(stores.events, trialDoubleBehaviour(delayMs))]] : [];
+  return new Map([...productionJobRunners(stores), ...testJobRunners, ...double]);
 }
