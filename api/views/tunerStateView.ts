@@ -77,7 +77,7 @@ export function tunerTrialView(doc: TunerTrialDocument, run: TunerRunDocument, p
   const retries = Math.max(0, doc.attempt - 1);
   const statuses = blockStatuses(doc.status, epochs.length > 0);
   const validation = doc.status === 'completed' && (finite(doc.loss) || finite(doc.accuracy)) ? [{ type: 'float32', ...(finite(doc.loss) ? { loss: doc.loss } : {}), ...(finite(doc.accuracy) ? { accuracy: doc.accuracy } : {}) }] : null;
-  const added = doc.impulseAddedToProject as { impulseId: number } | null | undefined;
+  const added = doc.impulseAddedToProject;
   const trainingCycles = impulse ? (doc.round?.cycles ?? impulse.learn.trainingCycles) : undefined;
   return {
     id: tunerTrialKey(doc.coordinatorJobId, doc.trial),
