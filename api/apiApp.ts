@@ -43,6 +43,7 @@ import { dspOperations } from './routes/dspRoutes';
 import { generateFeaturesOperations } from './routes/generateFeaturesRoutes';
 import { kerasTrainingOperations } from './routes/kerasTrainingRoutes';
 import { optimizeOperations } from './routes/optimizeRoutes';
+import { tunerTrialImpulseOperations } from './routes/tunerTrialImpulseRoutes';
 import { classifyOperations } from './routes/classifyRoutes';
 import { dspFeaturesOperations } from './routes/dspFeaturesRoutes';
 import { anomalyTrainingOperations } from './routes/anomalyTrainingRoutes';
@@ -89,6 +90,7 @@ export function allOperations(deps: ApiDeps): Operation[] {
     ...generateFeaturesOperations(deps),
     ...kerasTrainingOperations(deps),
     ...optimizeOperations(deps),
+    ...tunerTrialImpulseOperations(deps),
     ...classifyOperations(deps),
     ...dspFeaturesOperations(deps),
     ...anomalyTrainingOperations(deps),
