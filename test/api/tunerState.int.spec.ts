@@ -176,4 +176,16 @@ describe('the tuner state over the management API', () => {
       expect(JSON.stringify(res.body)).not.toMatch(/trials|Run 2/);
     }
   });
+
+  it('is listed in the OpenAPI document with setTunerPrimaryJob, as the SDK calls them', async () => {
+    const paths = (await spec.request('GET', '/openapi.json')).body.paths as Record<string, Record<string, { operationId: string; parameters: { name: string; in: string; required: boolean }[]; requestBody?: object }>>;
+    expect(paths['/api/{projectId}/optimize/state']?.get?.operationId).toBe('getState');
+    const run = paths['/api/{projectId}/optimize/{tunerCoordinatorJobId}/state']?.get;
+    expect(run?.operationId).toBe('getTunerRunState');
+    expect(run?.parameters).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'tunerCoordinatorJobId', in: 'path', required: true })]));
+    const primary = paths['/api/{projectId}/jobs/set-tuner-primary-job']?.post;
+    expect(primary?.operationId).toBe('setTunerPrimaryJob');
+    expect(primary?.parameters).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'trialId', in: 'query', required: true })]));
+    expect(primary?.requestBody).toBeDefined();
+  });
 });
