@@ -88,7 +88,8 @@ export function tunerTrialView(doc: TunerTrialDocument, run: TunerRunDocument, p
     impulse: impulse
       ? {
           inputBlocks: [{ type: 'time-series', windowSizeMs: impulse.window.windowSizeMs, windowIncreaseMs: impulse.window.windowIncreaseMs }],
-          dspBlocks: [{ type: impulse.dsp.type, ...impulse.dsp.config }],
+          // The block's type last: no parameter name can stand for it.
+          dspBlocks: [{ ...impulse.dsp.config, type: impulse.dsp.type }],
           learnBlocks: [
             {
               type: impulse.learn.type,

@@ -64,6 +64,11 @@ describe('a tuner trial in the SDK shape', () => {
     ]);
   });
 
+  it('answers the DSP block type whatever parameter names the config holds', () => {
+    const stored = { ...trial({}).impulse!, dsp: { type: 'mfe', config: [{ name: 'type', value: 'raw' }, { name: 'frame_stride', value: '0.02' }] } };
+    expect(tunerTrialView(trial({ impulse: stored }), run, 'http://studio.test').impulse.dspBlocks?.[0]).toEqual({ type: 'mfe', frame_stride: '0.02' });
+  });
+
   it('reads back only the trial ids it hands out', () => {
     expect(parseTunerTrialKey(tunerTrialKey(50, 2))).toEqual({ coordinatorJobId: 50, trial: 2 });
     for (const bad of ['', '50', '50-', '-2', '0-1', '50-2-1', '50-1e3', ' 50-2', '50-2 ', '9'.repeat(16) + '-1', '50-1234567', '50_2', '５０-2']) {
