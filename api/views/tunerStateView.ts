@@ -198,7 +198,8 @@ export function tunerStateView(input: TunerStateInput) {
     tunerJobIsRunning: isRunning,
     trials: trials.map((t) => tunerTrialView(t, run, input.publicUrl)),
     projectDataType: projectDataType(dspTypes.length > 0 ? dspTypes : input.impulseDspTypes),
-    ...(run.error === null ? {} : { jobError: run.error }),
+    // A cancelled run has no error of its own; the state has no jobStatus, so this is how a client tells it from a completed one.
+    ...(run.error !== null ? { jobError: run.error } : run.jobStatus === 'cancelled' ? { jobError: 'Cancelled' } : {}),
     workers: running.map((t) => ({ workerId: `job-${t.jobId}`, status: 'busy' as const })),
     nextRunIndex,
     // An ended run can be extended while its space holds combinations it did not try (a derived, empty space: unknown, so yes).

@@ -1,6 +1,6 @@
 import type { TunerTrial } from 'edge-impulse-api';
 import { describe, expect, it } from 'vitest';
-import { parseTunerTrialKey, tunerTrialKey, tunerTrialView } from '../../api/views/tunerStateView';
+import { parseTunerTrialKey, tunerStateView, tunerTrialKey, tunerTrialView } from '../../api/views/tunerStateView';
 import { DEFAULT_OPTIMIZE_SETTINGS } from '../../domain/optimize/optimizeConfig';
 import { storedTrialImpulse, type TunerRunDocument, type TunerTrialDocument } from '../../projections/tunerRuns/tunerRunDocument';
 import type { Wire } from '../support/sdkWire';
@@ -67,6 +67,14 @@ describe('a tuner trial in the SDK shape', () => {
   it('answers the DSP block type whatever parameter names the config holds', () => {
     const stored = { ...trial({}).impulse!, dsp: { type: 'mfe', config: [{ name: 'type', value: 'raw' }, { name: 'frame_stride', value: '0.02' }] } };
     expect(tunerTrialView(trial({ impulse: stored }), run, 'http://studio.test').impulse.dspBlocks?.[0]).toEqual({ type: 'mfe', frame_stride: '0.02' });
+  });
+
+  it("tells a cancelled run from a completed one by its jobError (the state has no jobStatus), and answers a failed run's error", () => {
+    const state = (doc: Partial<TunerRunDocument>) => tunerStateView({ run: { doc: { ...run, ...doc }, trials: [] }, runs: [run], savedConfig: null, impulseDspTypes: [], isWhitelabel: false, publicUrl: 'http://studio.test' });
+    expect(state({ jobStatus: 'cancelled' })).toMatchObject({ jobError: 'Cancelled', tunerJobIsRunning: false, status: { status: 'completed' } });
+    expect(state({ jobStatus: 'failed', error: 'The space yields no valid impulse' })).toMatchObject({ jobError: 'The space yields no valid impulse' });
+    expect(state({ jobStatus: 'completed' })).not.toHaveProperty('jobError');
+    expect(state({})).toMatchObject({ tunerJobIsRunning: true, status: { status: 'creating' } });
   });
 
   it('reads back only the trial ids it hands out', () => {
