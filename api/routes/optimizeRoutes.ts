@@ -64,7 +64,7 @@ export function optimizeOperations(deps: ApiDeps): Operation[] {
     };
   };
 
-  /** The state of `run` (the latest when undefined), in the SDK's OptimizeStateResponse. */
+  /** The state of `run` (null: the project has none yet), in the SDK's OptimizeStateResponse. */
   const stateOf = async (project: Project, run: TunerRunDocument | null) => {
     const [runs, trials, saved, impulse] = await Promise.all([
       deps.tunerRuns.forProject(project.id),
