@@ -44,6 +44,7 @@ import { generateFeaturesOperations } from './routes/generateFeaturesRoutes';
 import { kerasTrainingOperations } from './routes/kerasTrainingRoutes';
 import { optimizeOperations } from './routes/optimizeRoutes';
 import { optimizeJobOperations } from './routes/optimizeJobRoutes';
+import { tunerTrialImpulseOperations } from './routes/tunerTrialImpulseRoutes';
 import { classifyOperations } from './routes/classifyRoutes';
 import { dspFeaturesOperations } from './routes/dspFeaturesRoutes';
 import { anomalyTrainingOperations } from './routes/anomalyTrainingRoutes';
@@ -91,6 +92,7 @@ export function allOperations(deps: ApiDeps): Operation[] {
     ...kerasTrainingOperations(deps),
     ...optimizeOperations(deps),
     ...optimizeJobOperations(deps),
+    ...tunerTrialImpulseOperations(deps),
     ...classifyOperations(deps),
     ...dspFeaturesOperations(deps),
     ...anomalyTrainingOperations(deps),

@@ -6,14 +6,16 @@ import { setOptimizeConfig } from '../../commands/optimize/optimizeCommands';
 import { renameTunerRun } from '../../commands/optimize/tunerRunCommands';
 import { NotFoundError } from '../../domain/shared/errors';
 import type { TunerRunDocument } from '../../projections/tunerRuns/tunerRunDocument';
-import { DEFAULT_OPTIMIZE_SETTINGS, type OptimizeSettings } from '../../domain/optimize/optimizeConfig';
+import { DEFAULT_OPTIMIZE_SETTINGS } from '../../domain/optimize/optimizeConfig';
 import type { TunerProjectContext } from '../../domain/optimize/tunerSpaceInput';
 import { LATENCY_DEVICES } from '../../domain/learn/kerasPerformance';
 import type { Project } from '../../projections/projects/projectQueries';
 import type { ApiDeps } from '../apiDeps';
 import { requestContext } from '../auth/principal';
 import { intParam, operation, type Operation } from '../http/operation';
+import { optimizeConfigView } from '../views/optimizeConfigView';
 import { tunerSpaceView } from '../views/tunerSpaceView';
+import { tunerStateView } from '../views/tunerStateView';
 import { selectedImpulseId } from './selectedImpulse';
 
 const number = z.number();
@@ -51,20 +53,6 @@ export const tunerRunView = (run: TunerRunDocument) => ({
   visible: true,
 });
 
-/** The SDK's OptimizeConfig fields for a stored config. */
-export function optimizeConfigView(config: OptimizeSettings) {
-  return {
-    ...(config.name === null ? {} : { name: config.name }),
-    targetLatency: config.targetLatency,
-    targetDevice: { ...config.targetDevice },
-    trainingCycles: config.trainingCycles,
-    tuningMaxTrials: config.tuningMaxTrials,
-    tuningWorkers: config.tuningWorkers,
-    tuningAlgorithm: config.tuningAlgorithm,
-    space: tunerSpaceView(config.space),
-  };
-}
-
 export function optimizeOperations(deps: ApiDeps): Operation[] {
   /** What a space is checked against: the project's selected impulse (its first input block and its learn blocks). */
   const projectContext = async (project: Project): Promise<TunerProjectContext> => {
@@ -76,7 +64,51 @@ export function optimizeOperations(deps: ApiDeps): Operation[] {
     };
   };
 
+  /** The state of `run` (null: the project has none yet), in the SDK's OptimizeStateResponse. */
+  const stateOf = async (project: Project, run: TunerRunDocument | null) => {
+    const [runs, trials, saved, impulse] = await Promise.all([
+      deps.tunerRuns.forProject(project.id),
+      run ? deps.tunerRuns.trials(project.id, run.coordinatorJobId) : Promise.resolve([]),
+      run ? Promise.resolve(null) : deps.optimizeConfigs.forProject(project.id),
+      run ? Promise.resolve(null) : selectedImpulseId(deps.impulses, project, undefined).then((id) => deps.impulses.byId(project.id, id)),
+    ]);
+    return tunerStateView({
+      run: run ? { doc: run, trials } : null,
+      runs,
+      savedConfig: saved?.config ?? null,
+      impulseDspTypes: impulse?.dspBlocks.map((b) => b.type) ?? [],
+      isWhitelabel: project.whitelabelId !== undefined && project.whitelabelId !== null,
+      publicUrl: deps.settings.publicUrl,
+    });
+  };
+  const runOf = async (project: Project, params: Record<string, string>): Promise<TunerRunDocument> => {
+    const coordinatorJobId = intParam(params, 'tunerCoordinatorJobId');
+    const run = await deps.tunerRuns.byCoordinator(project.id, coordinatorJobId);
+    if (!run) throw new NotFoundError(`No tuner run ${coordinatorJobId} in this project`, 'TUNER_RUN_NOT_FOUND');
+    return run;
+  };
+
   return [
+    operation({
+      operationId: 'getState',
+      method: 'get',
+      path: '/api/:projectId/optimize/state',
+      summary: "The state of the project's latest tuner run: its config, trials and their progress (the saved config and no trials before the first run)",
+      auth: 'any',
+      async handler({ project }) {
+        return stateOf(project, await deps.tunerRuns.latest(project.id));
+      },
+    }),
+    operation({
+      operationId: 'getTunerRunState',
+      method: 'get',
+      path: '/api/:projectId/optimize/:tunerCoordinatorJobId/state',
+      summary: 'The state of a tuner run: its config, trials and their progress',
+      auth: 'any',
+      async handler({ project, params }) {
+        return stateOf(project, await runOf(project, params));
+      },
+    }),
     operation({
       operationId: 'getConfig',
       method: 'get',
@@ -120,8 +152,7 @@ export function optimizeOperations(deps: ApiDeps): Operation[] {
       auth: 'any',
       body: z.object({ name: z.string().optional() }),
       async handler({ params, project, body, principal, requestId, settle }) {
-        const coordinatorJobId = intParam(params, 'tunerCoordinatorJobId');
-        if (!(await deps.tunerRuns.byCoordinator(project.id, coordinatorJobId))) throw new NotFoundError(`No tuner run ${coordinatorJobId} in this project`, 'TUNER_RUN_NOT_FOUND');
+        const { coordinatorJobId } = await runOf(project, params);
         if (body.name !== undefined) await settle(await renameTunerRun(deps.events, project.id, coordinatorJobId, body.name, requestContext(principal, requestId)));
         return {};
       },

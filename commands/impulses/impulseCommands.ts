@@ -40,10 +40,11 @@ export async function saveImpulse(
 
 export async function createEmptyImpulse(
   deps: ImpulseCommandDeps,
-  input: { projectId: number; impulseType: ImpulseType; maxImpulses: number },
+  input: { projectId: number; impulseType: ImpulseType; maxImpulses: number; impulseId?: number },
   ctx: CommandContext,
 ): Promise<{ impulseId: number; position: Position | undefined }> {
-  const impulseId = await deps.ids.next('impulse');
+  // A job allocates the id with its request, so its retry creates the same impulse (see commands/optimize/trialImpulseJob.ts).
+  const impulseId = input.impulseId ?? (await deps.ids.next('impulse'));
   const { position } = await send(deps.events, input.projectId, { type: 'CreateEmptyImpulse', data: { ...input, impulseId, now: ctx.now } }, ctx);
   return { impulseId, position };
 }

@@ -22,6 +22,7 @@ export type TunerRunCommand =
   /** `firstAttempt`: only a trial no job was started for (a coordinator's start; a second coordinator racing it appends nothing). */
   | { type: 'StartTrial'; data: Run & { trial: number; jobId: number; firstAttempt?: boolean; now: Date } }
   | { type: 'FinishTrial'; data: Run & { trial: number; status: 'completed' | 'failed'; accuracy: number | null; loss: number | null; estimates: TrialEstimates | null; error: string | null; now: Date } }
+  | { type: 'RecordTrialImpulse'; data: Run & { trial: number; impulseId: number; jobId: number; now: Date } }
   | { type: 'RenameTunerRun'; data: Run & { name: string; now: Date } }
   | { type: 'EndTunerRun'; data: Run & { status: 'completed' | 'failed' | 'cancelled'; error: string | null; now: Date } };
 
@@ -29,6 +30,10 @@ interface TrialState {
   jobId: number | null;
   attempt: number;
   finished: boolean;
+  /** Finished with a trained model (the only trials whose impulse can be added to the project). */
+  completed?: boolean;
+  /** The impulse last made from it. */
+  impulseId?: number;
 }
 
 export interface TunerRunState {
@@ -118,6 +123,16 @@ export const tunerRunDecider: Decider<TunerRunCommand, TunerRunEvent, TunerRunSt
           },
         ];
       }
+      case 'RecordTrialImpulse': {
+        // After the run's end too: trials are added to the project once the run is done.
+        if (state.config === null) throw new ConflictError('The tuner run has not started', 'RUN_NOT_STARTED');
+        const { trial, impulseId, jobId } = command.data;
+        checkId(impulseId, 'impulseId');
+        checkId(jobId, 'jobId');
+        const t = trialOf(state, trial);
+        if (!t.completed) throw new ConflictError(`Trial ${trial} has not completed: only a trained trial's impulse can be added to the project`, 'TRIAL_NOT_COMPLETED');
+        return t.impulseId === impulseId ? [] : [{ type: 'TunerTrialImpulseAdded', data: { ...run, trial, impulseId, jobId, added: at } }];
+      }
       case 'RenameTunerRun': {
         if (state.config === null) throw new ConflictError('The tuner run has not started', 'RUN_NOT_STARTED');
         const name = checkText(command.data.name, 'name', NAME_RULE);
@@ -145,7 +160,11 @@ export const tunerRunDecider: Decider<TunerRunCommand, TunerRunEvent, TunerRunSt
         return { ...state, trials: new Map([...state.trials, [event.data.trial, { jobId: event.data.jobId, attempt: event.data.attempt, finished: false }]]) };
       case 'TunerTrialFinished': {
         const t = state.trials.get(event.data.trial) ?? { jobId: null, attempt: 0, finished: false };
-        return { ...state, trials: new Map([...state.trials, [event.data.trial, { ...t, finished: true }]]) };
+        return { ...state, trials: new Map([...state.trials, [event.data.trial, { ...t, finished: true, completed: event.data.status === 'completed' }]]) };
+      }
+      case 'TunerTrialImpulseAdded': {
+        const t = state.trials.get(event.data.trial) ?? { jobId: null, attempt: 0, finished: true };
+        return { ...state, trials: new Map([...state.trials, [event.data.trial, { ...t, impulseId: event.data.impulseId }]]) };
       }
       case 'TunerRunRenamed':
         return { ...state, name: event.data.name };

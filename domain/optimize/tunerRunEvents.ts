@@ -38,7 +38,9 @@ export type TunerTrialFinished = DomainEvent<
   'TunerTrialFinished',
   RunData<{ trial: number; status: 'completed' | 'failed'; accuracy: number | null; loss: number | null; estimates: TrialEstimates | null; overBudget: boolean; error: string | null; finished: string }>
 >;
+/** A completed trial's impulse was added to the project as impulse `impulseId`, by job `jobId` (setTunerPrimaryJob). */
+export type TunerTrialImpulseAdded = DomainEvent<'TunerTrialImpulseAdded', RunData<{ trial: number; impulseId: number; jobId: number; added: string }>>;
 export type TunerRunRenamed = DomainEvent<'TunerRunRenamed', RunData<{ name: string; renamed: string }>>;
 export type TunerRunEnded = DomainEvent<'TunerRunEnded', RunData<{ status: 'completed' | 'failed' | 'cancelled'; error: string | null; ended: string }>>;
 
-export type TunerRunEvent = TunerRunStarted | TunerTrialPlanned | TunerTrialStarted | TunerTrialFinished | TunerRunRenamed | TunerRunEnded;
+export type TunerRunEvent = TunerRunStarted | TunerTrialPlanned | TunerTrialStarted | TunerTrialFinished | TunerTrialImpulseAdded | TunerRunRenamed | TunerRunEnded;

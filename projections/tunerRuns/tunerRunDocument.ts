@@ -45,6 +45,8 @@ export interface TunerTrialDocument {
   estimates: TrialEstimates | null;
   overBudget: boolean;
   error: string | null;
+  /** The impulse last made from this trial (setTunerPrimaryJob); absent until then. */
+  impulseAddedToProject?: { impulseId: number; jobId: number };
   _position: string;
   [key: string]: unknown;
 }

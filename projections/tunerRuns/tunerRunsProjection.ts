@@ -37,6 +37,10 @@ export const tunerRunsProjection = defineProjection<TunerRunEvent>('tunerRuns', 
     const d = event.data;
     await updateTrial(event, store, d, { status: d.status, accuracy: d.accuracy, loss: d.loss, estimates: d.estimates, overBudget: d.overBudget, error: d.error });
   },
+  async TunerTrialImpulseAdded(event, store) {
+    const d = event.data;
+    await updateTrial(event, store, d, { impulseAddedToProject: { impulseId: d.impulseId, jobId: d.jobId } });
+  },
   async TunerRunRenamed(event, store) {
     const d = event.data;
     await updateOnce(store.collection<TunerRunDocument>(TUNER_RUNS), tunerRunId(d.projectId, d.coordinatorJobId), { $set: { name: d.name } }, event);

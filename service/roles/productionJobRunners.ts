@@ -10,6 +10,7 @@ import { TUNER_COORDINATOR, tunerCoordinatorRunner } from '../../commands/optimi
 import type { JobRunner } from '../../commands/jobs/jobRunners';
 import { anomalyTrainingRunner, TRAIN_ANOMALY } from '../../commands/training/anomalyTraining';
 import { VERSION_JOB, versionJobRunner } from '../../commands/versions/versionJob';
+import { TUNER_TRIAL_IMPULSE_JOB, trialImpulseJobRunner } from '../../commands/optimize/trialImpulseJob';
 import { allProjections } from '../../projections';
 import { historyProjection } from '../../projections/history/historyProjection';
 import { kerasTrainingRunner } from '../../commands/training/kerasTraining';
@@ -19,6 +20,7 @@ import { ImpulseQueries } from '../../projections/impulses/impulseQueries';
 import { KerasModelQueries } from '../../projections/kerasModels/kerasModelQueries';
 import { ProjectQueries } from '../../projections/projects/projectQueries';
 import { SampleQueries } from '../../projections/samples/sampleQueries';
+import { TunerRunQueries } from '../../projections/tunerRuns/tunerRunQueries';
 import type { Stores } from '../composition';
 
 /** Makes the runners a jobs role gets, on the service's stores. */
@@ -50,5 +52,6 @@ export const productionJobRunners: JobRunnersFactory = ({ events, blobs, readSto
     ],
     [TUNER_COORDINATOR, tunerCoordinatorRunner({ events, ids: new IdAllocator(events), projects: new ProjectQueries(readStore) })],
     [VERSION_JOB, versionJobRunner({ events, readStore, history: historyProjection, projections: allProjections.filter((p) => p !== historyProjection) })],
+    [TUNER_TRIAL_IMPULSE_JOB, trialImpulseJobRunner({ events, impulses, tunerRuns: new TunerRunQueries(readStore) })],
   ]);
 };

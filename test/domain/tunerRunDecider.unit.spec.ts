@@ -89,3 +89,25 @@ describe('an ended tuner run', () => {
     spec.given(ended).when(cmd('RenameTunerRun', { name: 'Kept' })).thenMatches((events) => expect(events).toHaveLength(1));
   });
 });
+
+describe("a trial's impulse added to the project", () => {
+  const finished = (trial: number, status: 'completed' | 'failed'): TunerRunEvent => ({
+    type: 'TunerTrialFinished',
+    data: { ...run, trial, status, accuracy: status === 'completed' ? 0.9 : null, loss: null, estimates: status === 'completed' ? estimates : null, overBudget: false, error: null, finished: at },
+  });
+  const done: TunerRunEvent[] = [started, planned(0), planned(1), planned(2), trialStarted(0, 41), trialStarted(1, 42), finished(0, 'completed'), finished(1, 'failed'), { type: 'TunerRunEnded', data: { ...run, status: 'completed', error: null, ended: at } }];
+  const added = (impulseId: number, jobId: number): TunerRunEvent => ({ type: 'TunerTrialImpulseAdded', data: { ...run, trial: 0, impulseId, jobId, added: at } });
+
+  it('is recorded for a completed trial after the run ended; the same impulse again (a retried job) appends nothing', () => {
+    spec.given(done).when(cmd('RecordTrialImpulse', { trial: 0, impulseId: 7, jobId: 90 })).then([added(7, 90)]);
+    spec.given([...done, added(7, 90)]).when(cmd('RecordTrialImpulse', { trial: 0, impulseId: 7, jobId: 90 })).then([]);
+    spec.given([...done, added(7, 90)]).when(cmd('RecordTrialImpulse', { trial: 0, impulseId: 8, jobId: 91 })).then([added(8, 91)]);
+  });
+
+  it('is refused for a trial that failed, never ran or was not planned', () => {
+    spec.given(done).when(cmd('RecordTrialImpulse', { trial: 1, impulseId: 7, jobId: 90 })).thenThrows(ConflictError, /Trial 1 has not completed/);
+    spec.given(done).when(cmd('RecordTrialImpulse', { trial: 2, impulseId: 7, jobId: 90 })).thenThrows(ConflictError, /Trial 2 has not completed/);
+    spec.given(done).when(cmd('RecordTrialImpulse', { trial: 3, impulseId: 7, jobId: 90 })).thenThrows(ConflictError, /Trial 3 was not planned/);
+    spec.given([]).when(cmd('RecordTrialImpulse', { trial: 0, impulseId: 7, jobId: 90 })).thenThrows(ConflictError, /has not started/);
+  });
+});

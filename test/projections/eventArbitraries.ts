@@ -553,6 +553,7 @@ export const eventGenerators: Generators = {
       error: errorText,
       finished: iso,
     }),
+  TunerTrialImpulseAdded: (ids) => fc.record({ ...tunerRun(ids), trial: trialNumber, impulseId: between(1, Number.MAX_SAFE_INTEGER, { integer: true }), jobId: between(1, Number.MAX_SAFE_INTEGER, { integer: true }), added: iso }),
   TunerRunRenamed: (ids) => fc.record({ ...tunerRun(ids), name: line(256), renamed: iso }),
   TunerRunEnded: (ids) => fc.record({ ...tunerRun(ids), status: fc.constantFrom('completed' as const, 'failed' as const, 'cancelled' as const), error: errorText, ended: iso }),
   // deployment-{projectId}

@@ -153,7 +153,7 @@ const scenario: fc.Arbitrary<{ creations: Step[][]; streams: Step[][] }> = fc.tu
       sequence(
         [ev('TunerRunStarted', runIds, tunerRun)],
         oneOf(['TunerTrialPlanned', 'TunerTrialStarted', 'TunerTrialFinished', 'TunerRunRenamed'], runIds, tunerRun),
-        [ev('TunerRunEnded', runIds, tunerRun), ev('TunerRunRenamed', runIds, tunerRun)],
+        [ev('TunerRunEnded', runIds, tunerRun), ev('TunerRunRenamed', runIds, tunerRun), ev('TunerTrialImpulseAdded', runIds, tunerRun)],
         4,
       ),
     );

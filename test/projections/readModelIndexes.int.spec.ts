@@ -74,6 +74,8 @@ const hotQueries: [string, (store: ReadStore) => Promise<unknown>][] = [
   ['devices by project', (s) => new DeviceQueries(s).forProject(7)],
   ['tuner runs of a project', (s) => new TunerRunQueries(s).forProject(7)],
   ['trials of a tuner run', (s) => new TunerRunQueries(s).trials(7, 40)],
+  ["a project's latest tuner run", (s) => new TunerRunQueries(s).latest(7)],
+  ['a tuner trial', (s) => new TunerRunQueries(s).trial(7, 40, 2)],
   ['a device', (s) => new DeviceQueries(s).byId(7, 'dev-1')],
   ['active jobs of a project', (s) => new JobQueries(s).active({ projectId: 7 })],
   ['active jobs of an organization', (s) => new JobQueries(s).active({ organizationId: 2 })],
