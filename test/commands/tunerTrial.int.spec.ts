@@ -13,7 +13,7 @@ import { impulsesStream } from '../../domain/impulse/impulseEvents';
 import { DEFAULT_OPTIMIZE_SETTINGS, type OptimizeSettings } from '../../domain/optimize/optimizeConfig';
 import type { TrialImpulse } from '../../domain/optimize/searchSpace';
 import { tunerRunDecider, type TunerRunCommand } from '../../domain/optimize/tunerRunDecider';
-import { tunerRunStream, type TunerTrialEpoch, type TunerTrialFinished } from '../../domain/optimize/tunerRunEvents';
+import { tunerRunStream, type TrialRound, type TunerTrialEpoch, type TunerTrialFinished } from '../../domain/optimize/tunerRunEvents';
 import { DspFeaturesQueries } from '../../projections/dspFeatures/dspFeaturesQueries';
 import { ProjectQueries } from '../../projections/projects/projectQueries';
 import { TUNER_TRIALS, tunerTrialId, type TunerTrialDocument } from '../../projections/tunerRuns/tunerRunDocument';
@@ -44,11 +44,11 @@ describe('the tuner-trial job', () => {
   const runEvents = async (coordinatorJobId: number) => events().readStream(tunerRunStream(p.projectId, coordinatorJobId));
 
   /** A run with one planned trial, its trial job requested and started as the coordinator does. */
-  async function plannedTrial(config: OptimizeSettings, impulse: TrialImpulse): Promise<{ coordinatorJobId: number; jobId: number }> {
+  async function plannedTrial(config: OptimizeSettings, impulse: TrialImpulse, round: TrialRound | null = null): Promise<{ coordinatorJobId: number; jobId: number }> {
     const coordinatorJobId = ++nextRun;
     const run = { projectId: p.projectId, coordinatorJobId };
     await send(coordinatorJobId, { type: 'StartTunerRun', data: { ...run, index: 1, name: 'Run', config, space: [], seed: 7, extendedFromJobId: null, now: new Date() } });
-    await send(coordinatorJobId, { type: 'PlanTrials', data: { ...run, trials: [{ trial: 0, impulse, round: null }], now: new Date() } });
+    await send(coordinatorJobId, { type: 'PlanTrials', data: { ...run, trials: [{ trial: 0, impulse, round }], now: new Date() } });
     const deps = { events: events(), ids: new IdAllocator(events()), projects: new ProjectQueries(p.service.stores.readStore) };
     const { jobId } = await requestJob(deps, { projectId: p.projectId, category: 'Tuner trial', categoryKey: TUNER_TRIAL, key: `${coordinatorJobId}/0`, parameters: { coordinatorJobId, trial: 0 }, notificationList: null, createdByUserId: null }, systemContext('test'));
     await send(coordinatorJobId, { type: 'StartTrial', data: { ...run, trial: 0, jobId, now: new Date() } });
@@ -90,14 +90,14 @@ describe('the tuner-trial job', () => {
     expect(await new DspFeaturesQueries(p.service.stores.readStore).current(p.projectId, 2)).toEqual(featuresDocument);
   }, 180_000);
 
-  it('marks a trial over the budget of a tiny device', async () => {
-    const { coordinatorJobId, jobId } = await plannedTrial(tinyDevice, trialImpulse(3));
+  it('marks a trial over the budget of a tiny device; a hyperband trial trains for its round\'s cycles', async () => {
+    const { coordinatorJobId, jobId } = await plannedTrial(tinyDevice, trialImpulse(6), { bracket: 0, round: 0, cycles: 2 });
     const job = await p.finished(jobId);
     expect(job.finishedSuccessful, await p.stdout(jobId)).toBe(true);
     const finished = (await finishedEvent(coordinatorJobId))!;
     expect(finished.data).toMatchObject({ status: 'completed', overBudget: true });
     expect(finished.data.estimates!.ramBytes).toBeGreaterThan(1024);
-    expect(await trialDocument(coordinatorJobId)).toMatchObject({ overBudget: true, status: 'completed' });
+    expect(await trialDocument(coordinatorJobId)).toMatchObject({ overBudget: true, status: 'completed', epochs: [expect.objectContaining({ epoch: 1 }), expect.objectContaining({ epoch: 2 })] });
   }, 180_000);
 
   it('fails the trial naming the problem when its impulse gives no window: windows longer than every sample', async () => {
