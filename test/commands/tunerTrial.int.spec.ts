@@ -2,7 +2,7 @@
 // features generated), run by the service's job workers: a trial planned in a run's stream as the
 // coordinator plans it finishes with its measures, estimates, epochs and model, the project's own
 // features and impulse untouched; a cancelled trial stops.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { IdAllocator } from '../../commands/idAllocator';
 import { requestJob } from '../../commands/jobs/requestJob';
 import { handleCommand } from '../../commands/handleCommand';
@@ -111,15 +111,35 @@ describe('the tuner-trial job', () => {
     expect(await p.stdout(jobId)).toContain(finished.data.error!.slice(0, 40));
   }, 180_000);
 
+  /** Waits until the trial's first epochs are recorded. */
+  async function training(coordinatorJobId: number): Promise<void> {
+    await vi.waitFor(async () => expect((await runEvents(coordinatorJobId)).some((e) => e.type === 'TunerTrialEpoch')).toBe(true), { timeout: 60_000, interval: 100 });
+  }
+
+  it('stops when its run ends while it trains: the next epochs are refused, the job fails saying so', async () => {
+    const { coordinatorJobId, jobId } = await plannedTrial(roomyDevice, trialImpulse(1000));
+    await training(coordinatorJobId);
+    await send(coordinatorJobId, { type: 'EndTunerRun', data: { projectId: p.projectId, coordinatorJobId, status: 'cancelled', error: null, now: new Date() } });
+    const job = await p.finished(jobId);
+    expect(job.finishedSuccessful).toBe(false);
+    const output = await p.stdout(jobId);
+    expect(output).toMatch(/The tuner run has ended/);
+    // The training itself stopped: it never reached its last cycle (the output's last lines).
+    expect(output).not.toMatch(/Epoch 1000\/1000/);
+    expect((await runEvents(coordinatorJobId)).filter((e) => e.type === 'TunerTrialEpoch').length).toBeLessThan(1000);
+    // The run's end finished it, once.
+    expect((await runEvents(coordinatorJobId)).filter((e) => e.type === 'TunerTrialFinished').map((e) => e.data.error)).toEqual(['Cancelled']);
+  }, 180_000);
+
   it('stops when cancelled: the training ends long before its cycles, no model is recorded, the trial is not completed', async () => {
     const { coordinatorJobId, jobId } = await plannedTrial(roomyDevice, trialImpulse(1000));
-    // Cancelled once it is training (its first epochs recorded).
-    for (let i = 0; i < 600 && !(await runEvents(coordinatorJobId)).some((e) => e.type === 'TunerTrialEpoch'); i++) await new Promise((r) => setTimeout(r, 100));
+    await training(coordinatorJobId);
     expect((await p.post(`/jobs/${jobId}/cancel`)).status).toBe(200);
     const job = await p.finished(jobId);
     expect(job.finishedSuccessful).toBe(false);
     const epochs = (await runEvents(coordinatorJobId)).filter((e) => e.type === 'TunerTrialEpoch');
     expect(epochs.length).toBeGreaterThan(0);
+    expect(await p.stdout(jobId)).not.toMatch(/Epoch 1000\/1000/);
     expect(epochs.length).toBeLessThan(1000);
     expect(await finishedEvent(coordinatorJobId)).toBeUndefined();
     expect((await trialDocument(coordinatorJobId))!.status).toBe('running');
