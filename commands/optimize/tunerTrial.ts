@@ -129,14 +129,14 @@ export function tunerTrialRunner(deps: TunerTrialDeps): JobRunner {
       const outcome = await trainTrial(deps, context, planned, reporter);
       await reporter.flush();
       signal.throwIfAborted();
-      const finished = await send({ type: 'FinishTrial', data: { projectId, coordinatorJobId, trial, status: 'completed', error: null, now: new Date(), ...outcome } });
+      const finished = await send({ type: 'FinishTrial', data: { projectId, coordinatorJobId, trial, jobId: job.jobId, status: 'completed', error: null, now: new Date(), ...outcome } });
       const over = finished.events.some((e) => e.type === 'TunerTrialFinished' && e.data.overBudget);
       job.log(`Trial ${trial} completed${over ? ', over the target device\'s budget' : ''}`);
     } catch (error) {
       await reporter.flush().catch(() => undefined);
       if (signal.aborted) throw reporter.failure ?? error;
       const reason = messageOf(error);
-      await send({ type: 'FinishTrial', data: { projectId, coordinatorJobId, trial, status: 'failed', accuracy: null, loss: null, estimates: null, error: reason, modelSha256: null, now: new Date() } }).catch((refused: unknown) =>
+      await send({ type: 'FinishTrial', data: { projectId, coordinatorJobId, trial, jobId: job.jobId, status: 'failed', accuracy: null, loss: null, estimates: null, error: reason, modelSha256: null, now: new Date() } }).catch((refused: unknown) =>
         job.log(`The trial's failure could not be recorded: ${messageOf(refused)}`, 'warn'),
       );
       throw error;

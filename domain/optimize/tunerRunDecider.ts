@@ -21,7 +21,7 @@ export type TunerRunCommand =
   | { type: 'PlanTrials'; data: Run & { trials: { trial: number; impulse: TrialImpulse; round: TrialRound | null }[]; now: Date } }
   | { type: 'StartTrial'; data: Run & { trial: number; jobId: number; now: Date } }
   | { type: 'RecordTrialEpoch'; data: Run & { trial: number; jobId: number; epochs: TrialEpoch[]; now: Date } }
-  | { type: 'FinishTrial'; data: Run & { trial: number; status: 'completed' | 'failed'; accuracy: number | null; loss: number | null; estimates: TrialEstimates | null; error: string | null; modelSha256?: string | null; now: Date } }
+  | { type: 'FinishTrial'; data: Run & { trial: number; status: 'completed' | 'failed'; accuracy: number | null; loss: number | null; estimates: TrialEstimates | null; error: string | null; modelSha256?: string | null; jobId?: number; now: Date } }
   | { type: 'RenameTunerRun'; data: Run & { name: string; now: Date } }
   | { type: 'EndTunerRun'; data: Run & { status: 'completed' | 'failed' | 'cancelled'; error: string | null; now: Date } };
 
@@ -135,6 +135,8 @@ export const tunerRunDecider: Decider<TunerRunCommand, TunerRunEvent, TunerRunSt
         const t = trialOf(state, d.trial);
         if (t.finished) return [];
         if (t.jobId === null) throw new ConflictError(`Trial ${d.trial} has not started`, 'TRIAL_NOT_STARTED');
+        // A trial's job names itself: a first attempt still running after its trial was given to another job finishes nothing.
+        if (d.jobId !== undefined && d.jobId !== t.jobId) throw new ConflictError(`Trial ${d.trial} is run by job ${t.jobId}, not by job ${d.jobId}`, 'TRIAL_NOT_STARTED');
         const estimates = d.estimates && {
           latencyMs: checkNumber(d.estimates.latencyMs, 'estimates.latencyMs', { min: 0, max: 1e12 }),
           ramBytes: checkNumber(d.estimates.ramBytes, 'estimates.ramBytes', { min: 0, max: 2 ** 53 - 1, integer: true }),

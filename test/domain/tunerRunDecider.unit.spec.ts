@@ -68,6 +68,12 @@ describe('a running tuner run', () => {
     spec.given(given).when(finish(0, { status: 'failed', accuracy: null, loss: null, estimates: null, error: 'Out of memory' })).thenMatches((events) => expect(events[0]!.type === 'TunerTrialFinished' && events[0]!.data.modelSha256).toBeNull());
   });
 
+  it('is finished by the job running it when that job names itself, never by an earlier attempt\'s', () => {
+    const retried = [started, planned(0), trialStarted(0, 41), trialStarted(0, 42, 2)];
+    spec.given(retried).when(finish(0, { jobId: 42 })).thenMatches((events) => expect(events.map((e) => e.type)).toEqual(['TunerTrialFinished']));
+    spec.given(retried).when(finish(0, { jobId: 41 })).thenThrows(ConflictError, /run by job 42, not by job 41/);
+  });
+
   it('is renamed, and a rename to the same name appends nothing', () => {
     spec.given([started]).when(cmd('RenameTunerRun', { name: 'Small models' })).then([{ type: 'TunerRunRenamed', data: { ...run, name: 'Small models', renamed: at } }]);
     spec.given([started]).when(cmd('RenameTunerRun', { name: 'Run 1' })).then([]);
