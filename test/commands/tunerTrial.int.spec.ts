@@ -17,7 +17,7 @@ import { tunerRunStream, type TrialRound, type TunerTrialEpoch, type TunerTrialF
 import { DspFeaturesQueries } from '../../projections/dspFeatures/dspFeaturesQueries';
 import { ProjectQueries } from '../../projections/projects/projectQueries';
 import { TUNER_TRIALS, tunerTrialId, type TunerTrialDocument } from '../../projections/tunerRuns/tunerRunDocument';
-import { projectWithFeatures, withTrainingFeatures, type ProjectWithFeatures } from '../support/projectWithFeatures';
+import { motionRows, projectWithFeatures, withTrainingFeatures, type ProjectWithFeatures } from '../support/projectWithFeatures';
 
 const trialImpulse = (cycles: number): TrialImpulse => ({
   window: { windowSizeMs: 500, windowIncreaseMs: 100 },
@@ -27,9 +27,52 @@ const trialImpulse = (cycles: number): TrialImpulse => ({
 const roomyDevice: OptimizeSettings = { ...DEFAULT_OPTIMIZE_SETTINGS, trainingCycles: 1000, targetLatency: 1000, targetDevice: { name: 'cortex-m7-216mhz', ram: 8 * 1024 * 1024, rom: 16 * 1024 * 1024 } };
 const tinyDevice: OptimizeSettings = { ...roomyDevice, targetDevice: { name: 'cortex-m4f-80mhz', ram: 1024, rom: 1024 } };
 
+/** Runs and trials of project `project()`'s tuner, given as the coordinator gives them. */
+function tunerRuns(project: () => ProjectWithFeatures) {
+  let nextRun = 9000;
+  const events = () => project().service.stores.events;
+  const send = (coordinatorJobId: number, command: TunerRunCommand) => handleCommand(events(), tunerRunStream(project().projectId, coordinatorJobId), tunerRunDecider, command, systemContext('test'));
+  const runEvents = async (coordinatorJobId: number) => events().readStream(tunerRunStream(project().projectId, coordinatorJobId));
+  /** A run with one planned trial, its trial job requested and started as the coordinator does. */
+  async function plannedTrial(config: OptimizeSettings, impulse: TrialImpulse, round: TrialRound | null = null): Promise<{ coordinatorJobId: number; jobId: number }> {
+    const { projectId, service } = project();
+    const coordinatorJobId = ++nextRun;
+    const run = { projectId, coordinatorJobId };
+    await send(coordinatorJobId, { type: 'StartTunerRun', data: { ...run, index: 1, name: 'Run', config, space: [], seed: 7, extendedFromJobId: null, now: new Date() } });
+    await send(coordinatorJobId, { type: 'PlanTrials', data: { ...run, trials: [{ trial: 0, impulse, round }], now: new Date() } });
+    const deps = { events: events(), ids: new IdAllocator(events()), projects: new ProjectQueries(service.stores.readStore) };
+    const { jobId } = await requestJob(deps, { projectId, category: 'Tuner trial', categoryKey: TUNER_TRIAL, key: `${coordinatorJobId}/0`, parameters: { coordinatorJobId, trial: 0 }, notificationList: null, createdByUserId: null }, systemContext('test'));
+    await send(coordinatorJobId, { type: 'StartTrial', data: { ...run, trial: 0, jobId, now: new Date() } });
+    return { coordinatorJobId, jobId };
+  }
+  const finishedEvent = async (coordinatorJobId: number) => (await runEvents(coordinatorJobId)).find((e) => e.type === 'TunerTrialFinished') as unknown as TunerTrialFinished | undefined;
+  return { events, send, runEvents, plannedTrial, finishedEvent };
+}
+
+describe('a regression trial', () => {
+  let p: ProjectWithFeatures;
+  const { plannedTrial, finishedEvent } = tunerRuns(() => p);
+  beforeAll(async () => {
+    p = await projectWithFeatures({ mongo: false, name: 'Tuned regression' });
+    for (const [label, f] of [['1.5', 1], ['4', 9]] as const) for (const seed of [0, 1]) await p.ingestRows('training', label, motionRows(f === 1 ? 'idle' : 'wave', seed), `${label}.${seed}.json`);
+  }, 180_000);
+  afterAll(async () => {
+    await p?.service.destroy();
+  });
+
+  it('completes with its loss (mean squared error on the held-out windows) and no accuracy', async () => {
+    const impulse: TrialImpulse = { ...trialImpulse(8), learn: { ...trialImpulse(8).learn, type: 'keras-regression' } };
+    const { coordinatorJobId, jobId } = await plannedTrial(roomyDevice, impulse);
+    const job = await p.finished(jobId);
+    expect(job.finishedSuccessful, await p.stdout(jobId)).toBe(true);
+    const finished = (await finishedEvent(coordinatorJobId))!;
+    expect(finished.data).toMatchObject({ status: 'completed', accuracy: null, modelSha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(finished.data.loss).toBeGreaterThanOrEqual(0);
+  }, 180_000);
+});
+
 describe('the tuner-trial job', () => {
   let p: ProjectWithFeatures;
-  let nextRun = 9000;
 
   beforeAll(async () => {
     p = await projectWithFeatures({ mongo: false, name: 'Tuned' });
@@ -38,26 +81,9 @@ describe('the tuner-trial job', () => {
   afterAll(async () => {
     await p?.service.destroy();
   });
-
-  const events = () => p.service.stores.events;
-  const send = (coordinatorJobId: number, command: TunerRunCommand) => handleCommand(events(), tunerRunStream(p.projectId, coordinatorJobId), tunerRunDecider, command, systemContext('test'));
-  const runEvents = async (coordinatorJobId: number) => events().readStream(tunerRunStream(p.projectId, coordinatorJobId));
-
-  /** A run with one planned trial, its trial job requested and started as the coordinator does. */
-  async function plannedTrial(config: OptimizeSettings, impulse: TrialImpulse, round: TrialRound | null = null): Promise<{ coordinatorJobId: number; jobId: number }> {
-    const coordinatorJobId = ++nextRun;
-    const run = { projectId: p.projectId, coordinatorJobId };
-    await send(coordinatorJobId, { type: 'StartTunerRun', data: { ...run, index: 1, name: 'Run', config, space: [], seed: 7, extendedFromJobId: null, now: new Date() } });
-    await send(coordinatorJobId, { type: 'PlanTrials', data: { ...run, trials: [{ trial: 0, impulse, round }], now: new Date() } });
-    const deps = { events: events(), ids: new IdAllocator(events()), projects: new ProjectQueries(p.service.stores.readStore) };
-    const { jobId } = await requestJob(deps, { projectId: p.projectId, category: 'Tuner trial', categoryKey: TUNER_TRIAL, key: `${coordinatorJobId}/0`, parameters: { coordinatorJobId, trial: 0 }, notificationList: null, createdByUserId: null }, systemContext('test'));
-    await send(coordinatorJobId, { type: 'StartTrial', data: { ...run, trial: 0, jobId, now: new Date() } });
-    return { coordinatorJobId, jobId };
-  }
+  const { events, send, runEvents, plannedTrial, finishedEvent } = tunerRuns(() => p);
 
   const trialDocument = (coordinatorJobId: number) => p.service.stores.readStore.collection<TunerTrialDocument>(TUNER_TRIALS).findOne({ _id: tunerTrialId(p.projectId, coordinatorJobId, 0) });
-  const finishedEvent = async (coordinatorJobId: number) => (await runEvents(coordinatorJobId)).find((e) => e.type === 'TunerTrialFinished') as unknown as TunerTrialFinished | undefined;
-
   it('trains the planned trial to completion: accuracy, estimates, epochs and the model, the project\'s own features and impulse untouched', async () => {
     const impulseBefore = await events().readStream(impulsesStream(p.projectId));
     const featuresBefore = await events().readStream(dspFeaturesStream(p.projectId, 2));
