@@ -18,6 +18,7 @@ import { DspFeaturesQueries } from '../../projections/dspFeatures/dspFeaturesQue
 import { ProjectQueries } from '../../projections/projects/projectQueries';
 import { TUNER_TRIALS, tunerTrialId, type TunerTrialDocument } from '../../projections/tunerRuns/tunerRunDocument';
 import { motionRows, projectWithFeatures, withTrainingFeatures, type ProjectWithFeatures } from '../support/projectWithFeatures';
+import { describeOn, setups } from '../support/testService';
 
 const trialImpulse = (cycles: number): TrialImpulse => ({
   window: { windowSizeMs: 500, windowIncreaseMs: 100 },
@@ -41,8 +42,10 @@ function tunerRuns(project: () => ProjectWithFeatures) {
     await send(coordinatorJobId, { type: 'StartTunerRun', data: { ...run, index: 1, name: 'Run', config, space: [], seed: 7, extendedFromJobId: null, now: new Date() } });
     await send(coordinatorJobId, { type: 'PlanTrials', data: { ...run, trials: [{ trial: 0, impulse, round }], now: new Date() } });
     const deps = { events: events(), ids: new IdAllocator(events()), projects: new ProjectQueries(service.stores.readStore) };
-    const { jobId } = await requestJob(deps, { projectId, category: 'Tuner trial', categoryKey: TUNER_TRIAL, key: `${coordinatorJobId}/0`, parameters: { coordinatorJobId, trial: 0 }, notificationList: null, createdByUserId: null }, systemContext('test'));
+    const { jobId, position } = await requestJob(deps, { projectId, category: 'Tuner trial', categoryKey: TUNER_TRIAL, key: `${coordinatorJobId}/0`, parameters: { coordinatorJobId, trial: 0 }, notificationList: null, createdByUserId: null }, systemContext('test'));
     await send(coordinatorJobId, { type: 'StartTrial', data: { ...run, trial: 0, jobId, now: new Date() } });
+    // The job's status is read from the read models.
+    await service.projections!.waitFor(position, 10_000);
     return { coordinatorJobId, jobId };
   }
   const finishedEvent = async (coordinatorJobId: number) => (await runEvents(coordinatorJobId)).find((e) => e.type === 'TunerTrialFinished') as unknown as TunerTrialFinished | undefined;
@@ -71,11 +74,11 @@ describe('a regression trial', () => {
   }, 180_000);
 });
 
-describe('the tuner-trial job', () => {
+for (const setup of setups) describeOn(setup, 'the tuner-trial job', () => {
   let p: ProjectWithFeatures;
 
   beforeAll(async () => {
-    p = await projectWithFeatures({ mongo: false, name: 'Tuned' });
+    p = await projectWithFeatures({ mongo: setup.mongo, name: 'Tuned' });
     await withTrainingFeatures(p);
   }, 180_000);
   afterAll(async () => {
