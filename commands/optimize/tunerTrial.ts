@@ -155,7 +155,9 @@ async function trainTrial(deps: TunerTrialDeps, job: JobRunContext, planned: Pla
   const { window, dsp } = planned.impulse;
   job.log(`Trial: ${window.windowSizeMs} ms windows every ${window.windowIncreaseMs} ms, ${dsp.type} block, dense layers [${planned.impulse.learn.denseLayers.join(', ')}], ${settings.trainingCycles} training cycles, on ${samples.length} training samples`);
 
+  const featuresStarted = performance.now();
   const features = await trialFeatures(deps, job, spec, samples);
+  const featuresMs = Math.round(performance.now() - featuresStarted);
   const classes = classList(samples.map((s) => ({ label: s.label, structuredLabels: s.structuredLabels ?? [] })));
   const classIndex = new Map(classes.map((c, i) => [c, i]));
   const y = Int32Array.from(features.labels, (l) => classIndex.get(l) ?? -1);
@@ -170,7 +172,7 @@ async function trainTrial(deps: TunerTrialDeps, job: JobRunContext, planned: Pla
   }
   const plan = planNetwork(settings.visualLayers, features.featureCount, classes.length, mode);
   const seed = planned.seed;
-  job.log(`Training a network of ${plan.parameterCount} parameters on ${y.length} windows of ${features.featureCount} features, seed ${seed}${features.skipped > 0 ? ` (${features.skipped} sample(s) skipped)` : ''}`);
+  job.log(`Training a network of ${plan.parameterCount} parameters on ${y.length} windows of ${features.featureCount} features, seed ${seed}${features.skipped > 0 ? ` (${features.skipped} sample(s) skipped)` : ''}; features took ${featuresMs} ms`);
 
   const dir = await mkdtemp(featureScratchPrefix(job.jobId));
   try {
@@ -183,12 +185,14 @@ async function trainTrial(deps: TunerTrialDeps, job: JobRunContext, planned: Pla
     });
     const input: KerasTrainingInput = { plan, x: features.x, y, classes, settings, seed, epochsPath, ...(regressionTargets ? { regressionTargets } : {}) };
     let result: KerasTrainingResult;
+    const trainingStarted = performance.now();
     try {
       result = await job.pool.run<KerasTrainingResult>({ module: KERAS_POOL_TASKS, name: 'trainKeras', input, transfer: [features.x.buffer as ArrayBuffer, y.buffer as ArrayBuffer] }, { signal: job.signal });
     } finally {
       await follower.stop();
     }
     job.signal.throwIfAborted();
+    job.log(`Training took ${Math.round(performance.now() - trainingStarted)} ms (${result.backend} backend)`);
     const v = result.validation;
     const accuracy = mode === 'regression' ? null : v.accuracy;
     const loss = v.loss;
