@@ -3,26 +3,17 @@
 // coordinator job finished) against the sum of its trials' times (each trial job's start to end) and
 // against the ideal, that sum spread over the cores the run may use: how well the cores are used.
 // And the service's peak RSS over its idle RSS during the run (sampled every 20 ms).
-// The trials are the production `tuner-trial` runner's when the service has one; until then a STAND-IN
-// (clearly not a trial: it spins a pool thread for TRIAL_MS and records fixed metrics), so what is
-// measured is the coordinator's scheduling, not training.
+// The trials are the production `tuner-trial` runner's: features in memory, a dense model trained and
+// evaluated, estimates for the target device.
 import http from 'node:http';
 import { availableParallelism } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { handleCommand } from '../commands/handleCommand';
-import type { JobRunner } from '../commands/jobs/jobRunners';
-import { TUNER_TRIAL, type TunerTrialParameters } from '../commands/optimize/tunerCoordinator';
-import { tunerRunDecider } from '../domain/optimize/tunerRunDecider';
-import { tunerRunStream } from '../domain/optimize/tunerRunEvents';
-import type { EventStore } from '../stores/eventstore/eventStore';
-import type { Stores } from '../service/composition';
-import { productionJobRunners } from '../service/roles/productionJobRunners';
+import { TUNER_TRIAL } from '../commands/optimize/tunerCoordinator';
 import { signedSample } from '../test/support/signedSample';
 import type { BenchResult } from './benchResult';
 import { JSON_HEADERS, expectOk, ownerWithProject, request, startBenchService } from './benchKit';
 
 const TRIALS = 8;
-const TRIAL_MS = 1500;
 const RSS_SAMPLE_MS = 20;
 const RUN_TIMEOUT_MS = 30 * 60_000;
 
@@ -33,35 +24,14 @@ const IMPULSE = {
   learnBlocks: [{ id: 3, type: 'keras', name: 'Classifier', title: 'Classification', dsp: [2] }],
 };
 
-/** STAND-IN for the trial runner: CPU on a pool thread for TRIAL_MS, then fixed metrics. */
-function standInTrial(events: EventStore): JobRunner {
-  return async ({ projectId, parameters, signal, pool }) => {
-    const { coordinatorJobId, trial } = parameters as unknown as TunerTrialParameters;
-    await pool.run({ module: new URL('../test/support/poolTasks.ts', import.meta.url), name: 'spin', input: { ms: TRIAL_MS } }, { signal });
-    await handleCommand(
-      events,
-      tunerRunStream(projectId!, coordinatorJobId),
-      tunerRunDecider,
-      { type: 'FinishTrial', data: { projectId: projectId!, coordinatorJobId, trial, status: 'completed', accuracy: 0.9, loss: 0.3, estimates: { latencyMs: 5, ramBytes: 10_000, romBytes: 50_000 }, error: null, now: new Date() } },
-      { actor: 'system:bench-stand-in', correlationId: 'bench', now: new Date() },
-    );
-  };
-}
-
-function runners(stores: Stores): Map<string, JobRunner> {
-  const production = productionJobRunners(stores);
-  return production.has(TUNER_TRIAL) ? production : new Map([...production, [TUNER_TRIAL, standInTrial(stores.events)]]);
-}
-
 const rows = (f: number, seed: number) => Array.from({ length: 400 }, (_, i) => [Math.sin((2 * Math.PI * f * i) / 100 + seed), Math.cos((2 * Math.PI * f * i) / 100 + seed) / 2]);
 
 export async function benchTunerRun(): Promise<BenchResult> {
   const agent = new http.Agent({ keepAlive: true });
-  const started = await startBenchService('tuner-run', undefined, { jobRunners: runners });
+  const started = await startBenchService('tuner-run');
   try {
     const { service } = started;
     const api = service.apiUrl!;
-    const real = productionJobRunners(service.stores).has(TUNER_TRIAL);
     const { token, projectId, apiKey } = await ownerWithProject(agent, api, 'benchtuner', 'Bench tuner');
     const auth = { ...JSON_HEADERS, 'x-jwt-token': token };
     const call = async (method: string, path: string, body?: unknown) => JSON.parse(expectOk(await request(agent, new URL(`/v1/api/${projectId}${path}`, api), method, auth, body === undefined ? undefined : JSON.stringify(body)), `${method} ${path}`)) as Record<string, unknown>;
@@ -99,7 +69,7 @@ export async function benchTunerRun(): Promise<BenchResult> {
     const capacity = Math.min(cores, TRIALS);
     const idealS = sumS / capacity;
     return {
-      name: `tunerRun (${TRIALS} trials, ${capacity} at once on ${cores} cores; trials: ${real ? 'production tuner-trial runner' : `STAND-IN spinning ${TRIAL_MS} ms each, not training`})`,
+      name: `tunerRun (${TRIALS} trials, ${capacity} at once on ${cores} cores; the production tuner-trial runner)`,
       lines: [
         `wall ${wallS.toFixed(2)} s; sum of the ${trials.length} trials' times ${sumS.toFixed(2)} s; ideal (sum / ${capacity}) ${idealS.toFixed(2)} s`,
         `cores used: ${(idealS / wallS).toFixed(2)} of the ideal (sum / wall = ${(sumS / wallS).toFixed(2)} trials running on average)`,

@@ -4,17 +4,9 @@
 import { DEFAULT_OPTIMIZE_SETTINGS, type OptimizeSettings } from '../../domain/optimize/optimizeConfig';
 import { spaceSize, type TrialImpulse } from '../../domain/optimize/searchSpace';
 import type { TunerSpaceImpulse } from '../../domain/optimize/tunerSpace';
+import type { TrialEpoch } from '../../domain/optimize/tunerRunEvents';
 import { trialImpulseOf, type TunerRunDocument, type TunerTrialDocument } from '../../projections/tunerRuns/tunerRunDocument';
 import { optimizeConfigView } from './optimizeConfigView';
-
-/** One epoch of a trial's training, as the trial runner stores it on the trial document (`epochs`). */
-export interface TrialEpoch {
-  epoch: number;
-  loss: number | null;
-  accuracy: number | null;
-  valLoss: number | null;
-  valAccuracy: number | null;
-}
 
 /** A trial's id in the SDK (TunerTrial.id, setTunerPrimaryJob's trialId): unique within the project. */
 export const tunerTrialKey = (coordinatorJobId: number, trial: number): string => `${coordinatorJobId}-${trial}`;

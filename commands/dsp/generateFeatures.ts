@@ -24,6 +24,8 @@
 // * Feature explorer (unless skipFeatureExplorer) and importance (when asked, with ≥ 2 classes and a
 //   block that has it): seeded reservoirs fed while X is written, so they hold a bounded sample; the
 //   UMAP and the forests run in the pool; each stored as one JSON blob named in the event.
+// * The window -> DSP -> rows core is sampleFeatureRows.ts, on an impulse specification: a tuner trial
+//   runs the same core on the impulse it tries, in memory.
 import { createReadStream } from 'node:fs';
 import { mkdtemp, open, rm, stat, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
@@ -33,10 +35,9 @@ import { dspFeaturesStream, FEATURE_CATEGORIES, type FeatureArtifacts, type Feat
 import { explorerCapacity, WindowReservoir, type ExplorerWindow, type FeatureExplorer } from '../../domain/dsp/featureExplorer';
 import { ImportanceSampler, type FeatureImportanceResponse } from '../../domain/dsp/featureImportance';
 import { featuresFingerprint } from '../../domain/dsp/featuresFingerprint';
-import { resolveImpulseDsp } from '../../domain/dsp/impulseDsp';
 import { npyHeader, NpyWriter, npyRows, type NpySink } from '../../domain/dsp/npy';
 import { standardize, StandardScalerFit, type StandardScaler } from '../../domain/dsp/standardScaler';
-import { expectedImageWindowCount, expectedWindowCount, timeSeriesWindowing, type WindowSample } from '../../domain/dsp/windows';
+import { expectedImageWindowCount, expectedWindowCount } from '../../domain/dsp/windows';
 import type { ImpulseDocument } from '../../projections/impulses/impulseDocument';
 import type { SampleDocument } from '../../projections/samples/sampleDocument';
 import type { BlobStore } from '../../stores/blobstore/blobStore';
@@ -44,13 +45,10 @@ import type { EventStore } from '../../stores/eventstore/eventStore';
 import { systemContext } from '../commandContext';
 import { handleCommand } from '../handleCommand';
 import type { JobRunContext, JobRunner } from '../jobs/jobRunners';
-import { serviceModule } from '../jobs/threadPool';
-import { checkFeatureInput } from './checkFeatureInput';
-import { dspTaskBlock, type SampleFeatures, type SampleFeaturesInput } from './dspPoolTasks';
 import { featureScratchPrefix } from './featureScratchFolders';
+import { DSP_POOL_TASKS, featureSource, SampleFeatureReader } from './sampleFeatureRows';
 
-/** The module of the DSP pool tasks (source or compiled), for this job and the DSP routes. */
-export const DSP_POOL_TASKS = serviceModule('commands/dsp/dspPoolTasks');
+export { commonFrequency, DSP_POOL_TASKS, readAllBytes, windowSampleOf } from './sampleFeatureRows';
 
 export interface GenerateFeaturesDeps {
   events: EventStore;
@@ -68,25 +66,6 @@ export function generateFeaturesParameters(p: Record<string, unknown>): Generate
     normalizeData: p.normalizeData === 'normalize-channel-standard-scaler' ? 'normalize-channel-standard-scaler' : 'none',
   };
 }
-
-/** The impulse frequency when the input block names none: the most common frequency of the samples. */
-export function commonFrequency(samples: readonly { frequency: number }[]): number | undefined {
-  const counts = new Map<number, number>();
-  for (const s of samples) if (s.frequency > 0) counts.set(s.frequency, (counts.get(s.frequency) ?? 0) + 1);
-  let best: number | undefined;
-  for (const [f, n] of counts) if (best === undefined || n > counts.get(best)! || (n === counts.get(best)! && f > best)) best = f;
-  return best;
-}
-
-export const windowSampleOf = (s: SampleDocument): WindowSample => ({
-  id: s.id,
-  name: s.fileName ?? String(s.id),
-  label: s.label,
-  frequency: s.frequency,
-  sensors: s.sensors.map((x) => x.name),
-  valuesCount: s.valuesCount,
-  structuredLabels: s.structuredLabels ?? [],
-});
 
 /** An NpySink on a file: appends in order, and the header overwrite at offset 0. */
 class FileSink implements NpySink {
@@ -122,24 +101,6 @@ class TempFiles {
   }
 }
 
-/** A stored blob whole, for the pool (a sample is decoded in the thread): in an ArrayBuffer of its own, never Node's shared pool, so it can be moved to the thread. */
-export async function readAllBytes(stream: AsyncIterable<Buffer | Uint8Array | string>): Promise<Uint8Array> {
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for await (const chunk of stream) {
-    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-    chunks.push(bytes);
-    total += bytes.length;
-  }
-  const all = new Uint8Array(total);
-  let at = 0;
-  for (const chunk of chunks) {
-    all.set(chunk, at);
-    at += chunk.length;
-  }
-  return all;
-}
-
 export function generateFeaturesRunner(deps: GenerateFeaturesDeps): JobRunner {
   return async (job: JobRunContext) => {
     const projectId = job.projectId;
@@ -152,13 +113,9 @@ export function generateFeaturesRunner(deps: GenerateFeaturesDeps): JobRunner {
       testing: [...(await deps.samples.ids(projectId, 'testing'))].sort((a, b) => a.id - b.id),
     };
     const all = [...byCategory.training, ...byCategory.testing];
-    const dsp = resolveImpulseDsp(impulse, parameters.dspId, {}, commonFrequency(all));
+    const source = featureSource(impulse, parameters.dspId, all);
+    const { dsp, windowing } = source;
     const impulseFingerprint = featuresFingerprint(impulse, parameters.dspId)!;
-    const image = checkFeatureInput(dsp);
-    const images = image !== null;
-    const windowing: SampleFeaturesInput['windowing'] = image
-      ? { type: 'image', windowing: image }
-      : { type: 'time-series', windowing: timeSeriesWindowing(dsp.inputBlock, dsp.frequencyHz) };
     const classes = classList(all.map((s) => ({ label: s.label, structuredLabels: s.structuredLabels ?? [] })));
     const metadata = new DspMetadataBuilder({
       dspConfig: dsp.config,
@@ -169,7 +126,6 @@ export function generateFeaturesRunner(deps: GenerateFeaturesDeps): JobRunner {
       interleaved: dsp.dspBlock.type === 'raw',
     });
     const expected = windowing.type === 'image' ? expectedImageWindowCount(all) : expectedWindowCount(all.filter((s) => s.kind !== 'image' && s.kind !== 'video'), windowing.windowing);
-    const task = dspTaskBlock(dsp);
     const normalize = parameters.normalizeData === 'normalize-channel-standard-scaler';
     // Seeded by the block, so a rerun on the same data draws the same explorer and forests.
     const seed = parameters.dspId;
@@ -181,7 +137,7 @@ export function generateFeaturesRunner(deps: GenerateFeaturesDeps): JobRunner {
     const dir = await mkdtemp(featureScratchPrefix(job.jobId));
     const temp = new TempFiles(dir);
     try {
-      const skipped: number[] = [];
+      const reader = new SampleFeatureReader(deps, job, source);
       let processed = 0;
       let featureCount: number | undefined;
       let scalerFit: StandardScalerFit | undefined;
@@ -198,25 +154,10 @@ export function generateFeaturesRunner(deps: GenerateFeaturesDeps): JobRunner {
         for (const sample of byCategory[category]) {
           job.signal.throwIfAborted();
           if (sample._position > sourcePosition) sourcePosition = sample._position;
-          const isImage = sample.kind === 'image';
-          if (isImage !== images || sample.kind === 'video') {
-            skipped.push(sample.id);
-            const kind = sample.kind === 'image' ? 'an image' : sample.kind === 'video' ? 'a video' : 'a time-series';
-            job.log(`Skipped sample ${sample.id} ("${sample.fileName}"): ${kind} sample in ${images ? 'an image' : 'a time-series'} impulse`, 'warn');
-            continue;
-          }
-          const bytes = await readAllBytes(await deps.blobs.open(sample.sha256));
-          const input: SampleFeaturesInput = { dsp: task, windowing, sample: windowSampleOf(sample), contentType: sample.contentType, bytes, rawPath };
-          // Moved, not copied: the job's process never holds a second copy of a large sample.
-          const result = await job.pool.run<SampleFeatures>({ module: DSP_POOL_TASKS, name: 'sampleFeatures', input, transfer: [bytes.buffer as ArrayBuffer] }, { signal: job.signal });
-          if (result.skipped) {
-            skipped.push(sample.id);
-            job.log(`Skipped ${result.reason}`, 'warn');
-            continue;
-          }
+          const result = await reader.read(sample, rawPath);
+          if (!result) continue;
           rawColumns ??= result.rawColumns;
-          if (featureCount === undefined) featureCount = result.featureCount;
-          else if (result.featureCount !== featureCount) throw new Error(`sample ${sample.id} gave ${result.featureCount} features per window, earlier samples ${featureCount}`);
+          featureCount = result.featureCount;
           x ??= await temp.npy(`x_${category}.npy`, featureCount);
           if (category === 'training' && normalize) scalerFit ??= new StandardScalerFit(featureCount);
           const reservoir = parameters.skipFeatureExplorer ? undefined : (reservoirs[category] ??= new WindowReservoir<ExplorerWindow>(explorerCapacity(featureCount), seed));
@@ -312,7 +253,7 @@ export function generateFeaturesRunner(deps: GenerateFeaturesDeps): JobRunner {
             featureCount,
             windowCount: metadata.windowCount,
             classes,
-            skippedSampleIds: skipped,
+            skippedSampleIds: reader.skipped,
             sourcePosition,
             scaler: scaler ? { mean: scaler.mean, scale: scaler.scale } : null,
             impulseFingerprint,
@@ -321,6 +262,7 @@ export function generateFeaturesRunner(deps: GenerateFeaturesDeps): JobRunner {
         },
         systemContext('generate-features', now),
       );
+      const skipped = reader.skipped;
       job.log(`Features generated: ${metadata.windowCount} windows of ${featureCount} features${skipped.length > 0 ? `, ${skipped.length} sample(s) skipped` : ''}`);
     } finally {
       await temp.closeAll();

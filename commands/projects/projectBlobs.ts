@@ -1,5 +1,5 @@
 // The blobs a project holds, for its full deletion: its samples' files and everything its jobs derived
-// from them (features, trained models, model testing results, deployment builds), and what its
+// from them (features, trained models, tuner trials' models, model testing results, deployment builds), and what its
 // versions cover (a version keeps the blobs it names, so a deleted sample or model still restores). Derived blobs are
 // read from the project's event streams, not from the read models, which keep only the latest of
 // each: superseded models and features are the same person's data and go too.
@@ -10,6 +10,7 @@ import { impulsesStream, type ImpulseEvent } from '../../domain/impulse/impulseE
 import { anomalyStream, type AnomalyModelTrained } from '../../domain/learn/anomalyEvents';
 import { kerasStream, type KerasModelTrained } from '../../domain/learn/kerasEvents';
 import { modelTestingStream, type ModelTested } from '../../domain/learn/modelTestingEvents';
+import { tunerRunStream, type TunerTrialFinished } from '../../domain/optimize/tunerRunEvents';
 import { blobsOfVersion, versionsStream, type VersionCreated } from '../../domain/version/versionEvents';
 import type { EventStore, StoredEvent } from '../../stores/eventstore/eventStore';
 
@@ -37,6 +38,8 @@ export function blobsNamedBy(event: StoredEvent): string[] {
         const d = event.data as DeploymentBuilt['data'];
         return [d.artifact, ...d.models.map((m) => m.model)];
       }
+      case 'TunerTrialFinished':
+        return [(event.data as TunerTrialFinished['data']).modelSha256];
       case 'VersionCreated':
         return blobsOfVersion((event.data as VersionCreated['data']).contents);
       default:
@@ -60,16 +63,16 @@ async function blockIdsOf(events: EventStore, projectId: number): Promise<Set<nu
   return ids;
 }
 
-/** The streams that name blobs derived from the project's samples. */
-async function derivedStreamsOf(events: EventStore, projectId: number): Promise<string[]> {
+/** The streams that name blobs derived from the project's samples; `tunerRunIds`: its tuner runs' coordinator jobs. */
+async function derivedStreamsOf(events: EventStore, projectId: number, tunerRunIds: readonly number[]): Promise<string[]> {
   const perBlock = [...(await blockIdsOf(events, projectId))].flatMap((id) => [dspFeaturesStream(projectId, id), kerasStream(projectId, id), anomalyStream(projectId, id)]);
-  return [modelTestingStream(projectId), deploymentStream(projectId), versionsStream(projectId), ...perBlock];
+  return [modelTestingStream(projectId), deploymentStream(projectId), versionsStream(projectId), ...perBlock, ...tunerRunIds.map((id) => tunerRunStream(projectId, id))];
 }
 
 /** Every derived blob any record of the project ever named, superseded ones included. */
-export async function derivedBlobsOf(events: EventStore, projectId: number): Promise<Set<string>> {
+export async function derivedBlobsOf(events: EventStore, projectId: number, tunerRunIds: readonly number[] = []): Promise<Set<string>> {
   const found = new Set<string>();
-  for (const stream of await derivedStreamsOf(events, projectId)) {
+  for (const stream of await derivedStreamsOf(events, projectId, tunerRunIds)) {
     for (const event of await events.readStream(stream)) for (const sha of blobsNamedBy(event)) found.add(sha);
   }
   return found;
@@ -87,6 +90,11 @@ export interface ProjectBlobsDeps {
   liveProjectIds(): Promise<number[]>;
   /** Whether a user's photo is stored under this content address. */
   isUserPhoto(sha256: string): Promise<boolean>;
+  /**
+   * The coordinator jobs of a project's tuner runs (the tunerRuns read model): their streams are
+   * keyed by job ids, which no stream of the project lists.
+   */
+  tunerRuns: { coordinatorJobIds(projectId: number): Promise<number[]> };
 }
 
 /** What a project's full deletion sets aside and purges, and what of it must stay because others hold it. */
@@ -96,7 +104,7 @@ export class ProjectBlobs {
   /** Every content address the project ever referenced: its samples' and the blobs derived from them. */
   async contentsOf(projectId: number): Promise<string[]> {
     const samples = await this.deps.samples.contentsOf(projectId);
-    return [...new Set([...samples, ...(await derivedBlobsOf(this.deps.events, projectId))])];
+    return [...new Set([...samples, ...(await derivedBlobsOf(this.deps.events, projectId, await this.deps.tunerRuns.coordinatorJobIds(projectId)))])];
   }
 
   /**
@@ -114,7 +122,7 @@ export class ProjectBlobs {
     for (const other of await this.deps.liveProjectIds()) {
       if (open.length === 0) break;
       if (other === projectId) continue;
-      const theirs = await derivedBlobsOf(this.deps.events, other);
+      const theirs = await derivedBlobsOf(this.deps.events, other, await this.deps.tunerRuns.coordinatorJobIds(other));
       for (const sha256 of open) if (theirs.has(sha256)) used.add(sha256);
       open = open.filter((sha256) => !used.has(sha256));
     }

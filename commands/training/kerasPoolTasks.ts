@@ -27,6 +27,17 @@ export interface KerasTrainingInput {
   seed: number;
   /** A file each epoch's line is appended to; none: no lines. */
   progressPath?: string;
+  /** A file each epoch's figures are appended to as a JSON line (EpochFigures); none: not written. */
+  epochsPath?: string;
+}
+
+/** One epoch's figures; null where the model has no such measure (accuracy in a regression) or it is not a finite number. */
+export interface EpochFigures {
+  epoch: number;
+  loss: number | null;
+  accuracy: number | null;
+  valLoss: number | null;
+  valAccuracy: number | null;
 }
 
 export interface KerasTrainingResult {
@@ -158,6 +169,11 @@ export async function trainKeras(input: KerasTrainingInput): Promise<KerasTraini
         const part = (name: string, key: string) => (h[key] ? ` - ${name}: ${fixed(h[key][0])}` : '');
         const line = `Epoch ${epoch}/${settings.trainingCycles}${part('loss', 'loss')}${part('accuracy', 'acc')}${part('val_loss', 'val_loss')}${part('val_accuracy', 'val_acc')}\n`;
         if (input.progressPath) appendFileSync(input.progressPath, line);
+        if (input.epochsPath) {
+          const figure = (key: string) => (h[key] && Number.isFinite(h[key][0]) ? h[key][0]! : null);
+          const figures: EpochFigures = { epoch, loss: figure('loss'), accuracy: figure('acc'), valLoss: figure('val_loss'), valAccuracy: figure('val_acc') };
+          appendFileSync(input.epochsPath, `${JSON.stringify(figures)}\n`);
+        }
       } finally {
         tf.dispose([epochOrder, xs, ys]);
       }

@@ -36,7 +36,7 @@ export interface KerasTrainingDeps {
 }
 
 /** Follows a file appended to by another thread, handing each complete line to `line`. */
-function followLines(file: string, line: (text: string) => void): { stop(): Promise<void> } {
+export function followLines(file: string, line: (text: string) => void): { stop(): Promise<void> } {
   let offset = 0;
   let pending = '';
   let reading: Promise<void> = Promise.resolve();

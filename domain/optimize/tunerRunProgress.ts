@@ -43,6 +43,7 @@ export function evolveProgress(progress: TunerRunProgress, event: TunerRunEvent)
       return with_(d.trial, (t) => t && { ...t, status: d.status, accuracy: d.status === 'completed' ? d.accuracy : null, overBudget: d.overBudget });
     }
     case 'TunerRunRenamed':
+    case 'TunerTrialEpoch':
     case 'TunerTrialImpulseAdded':
       return progress;
     case 'TunerRunEnded':

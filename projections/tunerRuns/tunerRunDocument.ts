@@ -2,7 +2,7 @@ import type { IndexDeclaration } from '../../stores/readstore/indexDeclarations'
 import type { OptimizeSettings } from '../../domain/optimize/optimizeConfig';
 import type { TrialImpulse } from '../../domain/optimize/searchSpace';
 import type { TunerSpaceImpulse } from '../../domain/optimize/tunerSpace';
-import type { TrialEstimates, TrialRound } from '../../domain/optimize/tunerRunEvents';
+import type { TrialEpoch, TrialEstimates, TrialRound } from '../../domain/optimize/tunerRunEvents';
 
 /** A tuner run (the SDK's TunerRun, and what OptimizeStateResponse needs of it). */
 export interface TunerRunDocument {
@@ -47,6 +47,10 @@ export interface TunerTrialDocument {
   error: string | null;
   /** The impulse last made from this trial (setTunerPrimaryJob); absent until then. */
   impulseAddedToProject?: { impulseId: number; jobId: number };
+  /** The current attempt's epochs, in order (emptied when the trial is started again). */
+  epochs: TrialEpoch[];
+  /** The trained model's blob; null until the trial completes (and for events written before it was recorded). */
+  modelSha256: string | null;
   _position: string;
   [key: string]: unknown;
 }

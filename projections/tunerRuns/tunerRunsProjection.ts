@@ -4,16 +4,19 @@ import type { StoredEvent } from '../../stores/eventstore/eventStore';
 import { defineProjection, insertOnce, updateOnce } from '../projection';
 import { storedTrialImpulse, TUNER_RUNS, TUNER_TRIALS, tunerRunId, tunerTrialId, type TunerRunDocument, type TunerTrialDocument } from './tunerRunDocument';
 
+type TrialRef = { projectId: number; coordinatorJobId: number; trial: number };
+
+const blankTrial = (d: TrialRef): TunerTrialDocument => ({
+  _id: tunerTrialId(d.projectId, d.coordinatorJobId, d.trial), projectId: d.projectId, coordinatorJobId: d.coordinatorJobId, trial: d.trial, impulse: null, round: null, status: 'pending', jobId: null, attempt: 0,
+  accuracy: null, loss: null, estimates: null, overBudget: false, error: null, epochs: [], modelSha256: null, _position: '',
+});
+
 /** A trial's document, created by whichever of its events comes first, then updated once per event. */
-async function updateTrial(event: StoredEvent, store: ReadStore, d: { projectId: number; coordinatorJobId: number; trial: number }, fields: Partial<TunerTrialDocument>): Promise<void> {
+async function updateTrial(event: StoredEvent, store: ReadStore, d: TrialRef, fields: Partial<TunerTrialDocument>): Promise<void> {
   const collection = store.collection<TunerTrialDocument>(TUNER_TRIALS);
-  const _id = tunerTrialId(d.projectId, d.coordinatorJobId, d.trial);
-  const blank: TunerTrialDocument = {
-    _id, projectId: d.projectId, coordinatorJobId: d.coordinatorJobId, trial: d.trial, impulse: null, round: null, status: 'pending', jobId: null, attempt: 0,
-    accuracy: null, loss: null, estimates: null, overBudget: false, error: null, _position: '',
-  };
+  const blank = blankTrial(d);
   await insertOnce(collection, { ...blank, ...fields }, event);
-  await updateOnce(collection, _id, { $set: fields }, event);
+  await updateOnce(collection, blank._id, { $set: fields }, event);
 }
 
 /** Each tuner run and its trials; guarded by position, so a replay changes nothing. */
@@ -31,11 +34,19 @@ export const tunerRunsProjection = defineProjection<TunerRunEvent>('tunerRuns', 
   },
   async TunerTrialStarted(event, store) {
     const d = event.data;
-    await updateTrial(event, store, d, { status: 'running', jobId: d.jobId, attempt: d.attempt });
+    await updateTrial(event, store, d, { status: 'running', jobId: d.jobId, attempt: d.attempt, epochs: [] });
+  },
+  async TunerTrialEpoch(event, store) {
+    const d = event.data;
+    const epoch = { epoch: d.epoch, loss: d.loss, accuracy: d.accuracy, valLoss: d.valLoss, valAccuracy: d.valAccuracy };
+    const collection = store.collection<TunerTrialDocument>(TUNER_TRIALS);
+    const blank = blankTrial(d);
+    await insertOnce(collection, { ...blank, epochs: [epoch] }, event);
+    await updateOnce(collection, blank._id, { $push: { epochs: epoch } }, event);
   },
   async TunerTrialFinished(event, store) {
     const d = event.data;
-    await updateTrial(event, store, d, { status: d.status, accuracy: d.accuracy, loss: d.loss, estimates: d.estimates, overBudget: d.overBudget, error: d.error });
+    await updateTrial(event, store, d, { status: d.status, accuracy: d.accuracy, loss: d.loss, estimates: d.estimates, overBudget: d.overBudget, error: d.error, modelSha256: d.modelSha256 ?? null });
   },
   async TunerTrialImpulseAdded(event, store) {
     const d = event.data;

@@ -1,5 +1,5 @@
 // The job runners of a production service, by category key: feature generation, anomaly and keras
-// training, on-device model builds, model testing, versions and the tuner's coordinator. The service gives them to the jobs role
+// training, on-device model builds, model testing, versions, the tuner's coordinator and its trials. The service gives them to the jobs role
 // (service/roles/jobsRole.ts); a test entry point may give more (test/support/testJobRunners.ts).
 import { MODEL_TESTING, modelTestingRunner } from '../../commands/classify/modelTesting';
 import { BUILD_ONDEVICE_MODEL } from '../../commands/deployment/buildDeployment';
@@ -14,6 +14,7 @@ import { TUNER_TRIAL_IMPULSE_JOB, trialImpulseJobRunner } from '../../commands/o
 import { allProjections } from '../../projections';
 import { historyProjection } from '../../projections/history/historyProjection';
 import { kerasTrainingRunner } from '../../commands/training/kerasTraining';
+import { TUNER_TRIAL, tunerTrialRunner } from '../../commands/optimize/tunerTrial';
 import { AnomalyModelQueries } from '../../projections/anomalyModels/anomalyModelQueries';
 import { DspFeaturesQueries } from '../../projections/dspFeatures/dspFeaturesQueries';
 import { ImpulseQueries } from '../../projections/impulses/impulseQueries';
@@ -32,6 +33,12 @@ export const productionJobRunners: JobRunnersFactory = ({ events, blobs, readSto
   const dspFeatures = new DspFeaturesQueries(readStore);
   const kerasModels = new KerasModelQueries(readStore);
   const anomalyModels = new AnomalyModelQueries(readStore);
+  const projects = new ProjectQueries(readStore);
+  // A tuner searches around the project's chosen default impulse while it exists, else its first (as the API's selectedImpulseId).
+  const selectedImpulse = async (projectId: number) => {
+    const chosen = (await projects.byId(projectId))?.settings?.defaultImpulseId;
+    return (chosen === undefined || chosen === null ? null : await impulses.byId(projectId, chosen)) ?? impulses.byId(projectId);
+  };
   return new Map<string, JobRunner>([
     ['generate-features', generateFeaturesRunner({ events, blobs, impulses, samples })],
     [TRAIN_ANOMALY, anomalyTrainingRunner({ events, blobs, impulses, dspFeatures })],
@@ -42,7 +49,7 @@ export const productionJobRunners: JobRunnersFactory = ({ events, blobs, readSto
       modelTestingRunner({
         events,
         blobs,
-        projects: new ProjectQueries(readStore),
+        projects,
         impulses,
         samples,
         dspFeatures,
@@ -51,6 +58,7 @@ export const productionJobRunners: JobRunnersFactory = ({ events, blobs, readSto
       }),
     ],
     [TUNER_COORDINATOR, tunerCoordinatorRunner({ events, ids: new IdAllocator(events), projects: new ProjectQueries(readStore) })],
+    [TUNER_TRIAL, tunerTrialRunner({ events, blobs, impulses: { selected: selectedImpulse }, samples })],
     [VERSION_JOB, versionJobRunner({ events, readStore, history: historyProjection, projections: allProjections.filter((p) => p !== historyProjection) })],
     [TUNER_TRIAL_IMPULSE_JOB, trialImpulseJobRunner({ events, impulses, tunerRuns: new TunerRunQueries(readStore) })],
   ]);

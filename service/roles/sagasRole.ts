@@ -10,6 +10,7 @@ import { startSubscriptionEnd } from '../../commands/sagas/subscriptionEnd';
 import { OrganizationQueries } from '../../projections/organizations/organizationQueries';
 import { ProjectQueries } from '../../projections/projects/projectQueries';
 import { SampleQueries } from '../../projections/samples/sampleQueries';
+import { TunerRunQueries } from '../../projections/tunerRuns/tunerRunQueries';
 import { UserQueries } from '../../projections/users/userQueries';
 import type { Stores } from '../composition';
 import type { Config } from '../configuration';
@@ -50,11 +51,13 @@ export async function startSagasRole(deps: { stores: Stores; config: Config; log
     log,
   });
   const logCheckpoints = startLogCheckpoints(stores.events, log, config.auditCheckpointMs);
+  const tunerRuns = new TunerRunQueries(stores.readStore);
   const projectBlobs = new ProjectBlobs({
     events: stores.events,
     samples: new SampleQueries(stores.readStore),
     liveProjectIds: () => projects.notFullyDeletedIds(),
     isUserPhoto: async (sha256) => (await users.byPhoto(sha256)) !== null,
+    tunerRuns: { coordinatorJobIds: async (projectId) => (await tunerRuns.forProject(projectId)).map((r) => r.coordinatorJobId) },
   });
   const projectDeletion = startProjectDeletion({
     events: stores.events,

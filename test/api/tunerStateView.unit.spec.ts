@@ -13,7 +13,7 @@ describe('a tuner trial in the SDK shape', () => {
     _id: '1:50', projectId: 1, coordinatorJobId: 50, index: 1, name: 'Run 1', config: DEFAULT_OPTIMIZE_SETTINGS, space: [], seed: 50, extendedFromJobId: null, created: '2026-11-27T10:00:00.000Z', jobStatus: 'running', error: null, _position: '',
   };
   const trial = (fields: Partial<TunerTrialDocument>): TunerTrialDocument => ({
-    _id: '1:50:2', projectId: 1, coordinatorJobId: 50, trial: 2, status: 'running', jobId: 57, attempt: 1, accuracy: null, loss: null, estimates: null, overBudget: false, error: null, _position: '',
+    _id: '1:50:2', projectId: 1, coordinatorJobId: 50, trial: 2, status: 'running', jobId: 57, attempt: 1, accuracy: null, loss: null, estimates: null, overBudget: false, error: null, epochs: [], modelSha256: null, _position: '',
     impulse: storedTrialImpulse({ window: { windowSizeMs: 2000, windowIncreaseMs: 500 }, dsp: { type: 'mfe', config: { frame_stride: '0.02' } }, learn: { type: 'keras-regression', denseLayers: [16], learningRate: 0.001, trainingCycles: 30, batchSize: 16 } }),
     round: { bracket: 0, round: 1, cycles: 9 },
     ...fields,
@@ -49,7 +49,7 @@ describe('a tuner trial in the SDK shape', () => {
     expect(none).not.toHaveProperty('progress');
     expect(none).not.toHaveProperty('currentEpoch');
     expect(none.blocks.map((b) => b.status)).toEqual(['completed', 'running', 'pending']);
-    expect(tunerTrialView(trial({ epochs: 'not a list' }), run, 'http://studio.test')).not.toHaveProperty('progress');
+    expect(tunerTrialView(trial({ epochs: 'not a list' as unknown as TunerTrialDocument['epochs'] }), run, 'http://studio.test')).not.toHaveProperty('progress');
     const regression = tunerTrialView(trial({ epochs: [{ epoch: 1, loss: 0.3, accuracy: null, valLoss: 0.4, valAccuracy: null }] }), run, 'http://studio.test');
     expect(regression.currentEpoch).toBe(1);
     expect(regression).not.toHaveProperty('progress');

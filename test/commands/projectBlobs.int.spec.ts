@@ -48,6 +48,7 @@ describe('the blobs derived from a project', () => {
       samples: { contentsOf: async () => [sha('3')], referencedOutside: async (_id, s) => s === sha('3') },
       liveProjectIds: async () => live,
       isUserPhoto: async (s) => s === sha('4'),
+      tunerRuns: { coordinatorJobIds: async () => [] },
     });
     expect((await blobs.contentsOf(1)).sort()).toEqual([sha('1'), sha('3')].sort());
     // Project 3 is fully deleted: its records hold nothing any more.
@@ -65,8 +66,25 @@ describe('the blobs derived from a project', () => {
     await append(events, 'versions-1', 'VersionCreated', { projectId: 1, versionId: 10, contents: contents([sha('1')], [sha('2')], sha('3')) });
     await append(events, 'versions-2', 'VersionCreated', { projectId: 2, versionId: 11, contents: contents([sha('4')], [], sha('5')) });
     expect([...(await derivedBlobsOf(events, 1))].sort()).toEqual([sha('1'), sha('2'), sha('3')].sort());
-    const blobs = new ProjectBlobs({ events, samples: { contentsOf: async () => [], referencedOutside: async () => false }, liveProjectIds: async () => [1, 2], isUserPhoto: async () => false });
+    const blobs = new ProjectBlobs({ events, samples: { contentsOf: async () => [], referencedOutside: async () => false }, liveProjectIds: async () => [1, 2], isUserPhoto: async () => false, tunerRuns: { coordinatorJobIds: async () => [] } });
     expect([...(await blobs.usedElsewhere(1, [sha('1'), sha('4'), sha('5'), sha('6')]))].sort()).toEqual([sha('4'), sha('5')].sort());
+    await events.close();
+  });
+
+  it('counts the models its tuner runs\' trials trained as the project\'s, and as held elsewhere by another live project\'s trial', async () => {
+    const events = SqliteEventStore.open(':memory:');
+    const finished = (projectId: number, coordinatorJobId: number, modelSha256: string | null) => ({ projectId, coordinatorJobId, trial: 0, status: modelSha256 ? 'completed' : 'failed', modelSha256 });
+    await append(events, 'tuner-run-1-70', 'TunerTrialFinished', finished(1, 70, sha('1')));
+    await append(events, 'tuner-run-1-71', 'TunerTrialFinished', finished(1, 71, sha('2')));
+    await append(events, 'tuner-run-1-71', 'TunerTrialFinished', finished(1, 71, null));
+    // Written before trials recorded their model.
+    await append(events, 'tuner-run-1-71', 'TunerTrialFinished', { projectId: 1, coordinatorJobId: 71, trial: 1, status: 'failed' });
+    await append(events, 'tuner-run-2-80', 'TunerTrialFinished', finished(2, 80, sha('3')));
+    const runs: Record<number, number[]> = { 1: [70, 71], 2: [80] };
+    expect([...(await derivedBlobsOf(events, 1, [70, 71]))].sort()).toEqual([sha('1'), sha('2')].sort());
+    const blobs = new ProjectBlobs({ events, samples: { contentsOf: async () => [], referencedOutside: async () => false }, liveProjectIds: async () => [1, 2], isUserPhoto: async () => false, tunerRuns: { coordinatorJobIds: async (id) => runs[id] ?? [] } });
+    expect((await blobs.contentsOf(1)).sort()).toEqual([sha('1'), sha('2')].sort());
+    expect([...(await blobs.usedElsewhere(1, [sha('1'), sha('3')]))]).toEqual([sha('3')]);
     await events.close();
   });
 });

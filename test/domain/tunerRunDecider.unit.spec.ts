@@ -55,14 +55,28 @@ describe('a running tuner run', () => {
 
   it('finishes a started trial once, marking it over budget by the device\'s RAM, ROM or latency', () => {
     const given = [started, planned(0), trialStarted(0, 41)];
-    spec.given(given).when(finish(0)).then([{ type: 'TunerTrialFinished', data: { ...run, trial: 0, status: 'completed', accuracy: 0.9, loss: 0.3, estimates, overBudget: false, error: null, finished: at } }]);
+    spec.given(given).when(finish(0)).then([{ type: 'TunerTrialFinished', data: { ...run, trial: 0, status: 'completed', accuracy: 0.9, loss: 0.3, estimates, overBudget: false, error: null, modelSha256: null, finished: at } }]);
     for (const over of [{ ramBytes: 64_001 }, { romBytes: 256_001 }, { latencyMs: 50.5 }]) {
       spec.given(given).when(finish(0, { estimates: { ...estimates, ...over } })).thenMatches((events) => expect(events[0]!.type === 'TunerTrialFinished' && events[0]!.data.overBudget).toBe(true));
     }
-    spec.given([...given, { type: 'TunerTrialFinished', data: { ...run, trial: 0, status: 'completed', accuracy: 0.9, loss: 0.3, estimates, overBudget: false, error: null, finished: at } }]).when(finish(0)).then([]);
+    spec.given([...given, { type: 'TunerTrialFinished', data: { ...run, trial: 0, status: 'completed', accuracy: 0.9, loss: 0.3, estimates, overBudget: false, error: null, modelSha256: null, finished: at } }]).when(finish(0)).then([]);
     spec.given([started, planned(0)]).when(finish(0)).thenThrows(ConflictError, /has not started/);
     spec.given(given).when(finish(0, { estimates: null })).thenThrows(ValidationError, /completed trial has its estimates/);
     spec.given(given).when(finish(0, { accuracy: 1.5 })).thenThrows(ValidationError, /accuracy must be from 0 to 1/);
+  });
+
+  it('records the trained model\'s blob with the finish, and refuses a value that is not a SHA-256', () => {
+    const given = [started, planned(0), trialStarted(0, 41)];
+    const sha = 'ab'.repeat(32);
+    spec.given(given).when(finish(0, { modelSha256: sha })).thenMatches((events) => expect(events[0]!.type === 'TunerTrialFinished' && events[0]!.data.modelSha256).toBe(sha));
+    spec.given(given).when(finish(0, { modelSha256: 'AB'.repeat(32) })).thenThrows(ValidationError, /modelSha256/);
+    spec.given(given).when(finish(0, { status: 'failed', accuracy: null, loss: null, estimates: null, error: 'Out of memory' })).thenMatches((events) => expect(events[0]!.type === 'TunerTrialFinished' && events[0]!.data.modelSha256).toBeNull());
+  });
+
+  it('is finished by the job running it when that job names itself, never by an earlier attempt\'s', () => {
+    const retried = [started, planned(0), trialStarted(0, 41), trialStarted(0, 42, 2)];
+    spec.given(retried).when(finish(0, { jobId: 42 })).thenMatches((events) => expect(events.map((e) => e.type)).toEqual(['TunerTrialFinished']));
+    spec.given(retried).when(finish(0, { jobId: 41 })).thenThrows(ConflictError, /run by job 42, not by job 41/);
   });
 
   it('is renamed, and a rename to the same name appends nothing', () => {
@@ -73,10 +87,48 @@ describe('a running tuner run', () => {
 
   it('cancelled, ends with every open trial failed as cancelled, none left pending or running', () => {
     spec.given([started, planned(0), planned(1), trialStarted(0, 41)]).when(cmd('EndTunerRun', { status: 'cancelled', error: null })).then([
-      { type: 'TunerTrialFinished', data: { ...run, trial: 0, status: 'failed', accuracy: null, loss: null, estimates: null, overBudget: false, error: 'Cancelled', finished: at } },
-      { type: 'TunerTrialFinished', data: { ...run, trial: 1, status: 'failed', accuracy: null, loss: null, estimates: null, overBudget: false, error: 'Cancelled', finished: at } },
+      { type: 'TunerTrialFinished', data: { ...run, trial: 0, status: 'failed', accuracy: null, loss: null, estimates: null, overBudget: false, error: 'Cancelled', modelSha256: null, finished: at } },
+      { type: 'TunerTrialFinished', data: { ...run, trial: 1, status: 'failed', accuracy: null, loss: null, estimates: null, overBudget: false, error: 'Cancelled', modelSha256: null, finished: at } },
       { type: 'TunerRunEnded', data: { ...run, status: 'cancelled', error: null, ended: at } },
     ]);
+  });
+});
+
+describe('a trial\'s epochs', () => {
+  const given = [started, planned(0), trialStarted(0, 41)];
+  const epoch = (n: number, over: object = {}) => ({ epoch: n, loss: 0.5 / n, accuracy: 0.5 + n / 100, valLoss: 0.6 / n, valAccuracy: 0.4 + n / 100, ...over });
+  const recorded = (n: number, over: object = {}): TunerRunEvent => ({ type: 'TunerTrialEpoch', data: { ...run, trial: 0, ...epoch(n, over) } });
+  const record = (epochs: object[], jobId = 41) => cmd('RecordTrialEpoch', { trial: 0, jobId, epochs });
+
+  it('are recorded in a batch, one event per epoch, from the trial\'s job', () => {
+    spec.given(given).when(record([epoch(1), epoch(2), epoch(3)])).then([recorded(1), recorded(2), recorded(3)]);
+  });
+
+  it('sent again append nothing; a batch that overlaps appends only the new epochs', () => {
+    spec.given([...given, recorded(1), recorded(2)]).when(record([epoch(1), epoch(2)])).then([]);
+    spec.given([...given, recorded(1), recorded(2)]).when(record([epoch(2), epoch(3)])).then([recorded(3)]);
+  });
+
+  it('start over from the first epoch when the trial\'s job is tried again', () => {
+    spec.given([...given, recorded(1), recorded(2), trialStarted(0, 42, 2)]).when(record([epoch(1)], 42)).then([recorded(1)]);
+  });
+
+  it('keep a regression\'s missing accuracy as null', () => {
+    spec.given(given).when(record([epoch(1, { accuracy: null, valAccuracy: null })])).then([recorded(1, { accuracy: null, valAccuracy: null })]);
+  });
+
+  it('are refused from another job, for a trial not started or finished, or in a run that ended', () => {
+    spec.given(given).when(record([epoch(1)], 99)).thenThrows(ConflictError, /run by job 41, not by job 99/);
+    spec.given([started, planned(0)]).when(record([epoch(1)])).thenThrows(ConflictError, /not started/);
+    spec.given([...given, { type: 'TunerTrialFinished', data: { ...run, trial: 0, status: 'failed', accuracy: null, loss: null, estimates: null, overBudget: false, error: 'x', modelSha256: null, finished: at } }]).when(record([epoch(1)])).thenThrows(ConflictError, /has finished/);
+    spec.given([...given, { type: 'TunerRunEnded', data: { ...run, status: 'cancelled', error: null, ended: at } }]).when(record([epoch(1)])).thenThrows(ConflictError, /has ended/);
+  });
+
+  it('are refused with values out of range: an epoch beyond the run\'s cycles, an accuracy over 1, a negative loss, too many at once', () => {
+    spec.given(given).when(record([epoch(31)])).thenThrows(ValidationError, /epoch must be from 1 to 30/);
+    spec.given(given).when(record([epoch(1, { valAccuracy: 1.2 })])).thenThrows(ValidationError, /valAccuracy must be from 0 to 1/);
+    spec.given(given).when(record([epoch(1, { loss: -1 })])).thenThrows(ValidationError, /loss must be from 0/);
+    spec.given(given).when(record(Array.from({ length: 101 }, (_, i) => epoch(i + 1)))).thenThrows(ValidationError, /at most 100 epochs/);
   });
 });
 

@@ -552,6 +552,18 @@ export const eventGenerators: Generators = {
       overBudget: fc.boolean(),
       error: errorText,
       finished: iso,
+      // Absent in events written before the model blob was recorded.
+      modelSha256: fc.option(hash, { nil: null }),
+    }, { requiredKeys: ['projectId', 'coordinatorJobId', 'trial', 'status', 'accuracy', 'loss', 'estimates', 'overBudget', 'error', 'finished'] }),
+  TunerTrialEpoch: (ids) =>
+    fc.record({
+      ...tunerRun(ids),
+      trial: trialNumber,
+      epoch: between(1, 10_000, { integer: true }),
+      loss: fc.option(between(0, 3.4e38), { nil: null }),
+      accuracy: fc.option(between(0, 1), { nil: null }),
+      valLoss: fc.option(between(0, 3.4e38), { nil: null }),
+      valAccuracy: fc.option(between(0, 1), { nil: null }),
     }),
   TunerTrialImpulseAdded: (ids) => fc.record({ ...tunerRun(ids), trial: trialNumber, impulseId: between(1, Number.MAX_SAFE_INTEGER, { integer: true }), jobId: between(1, Number.MAX_SAFE_INTEGER, { integer: true }), added: iso }),
   TunerRunRenamed: (ids) => fc.record({ ...tunerRun(ids), name: line(256), renamed: iso }),

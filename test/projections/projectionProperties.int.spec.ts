@@ -152,7 +152,7 @@ const scenario: fc.Arbitrary<{ creations: Step[][]; streams: Step[][] }> = fc.tu
     streams.push(
       sequence(
         [ev('TunerRunStarted', runIds, tunerRun)],
-        oneOf(['TunerTrialPlanned', 'TunerTrialStarted', 'TunerTrialFinished', 'TunerRunRenamed'], runIds, tunerRun),
+        oneOf(['TunerTrialPlanned', 'TunerTrialStarted', 'TunerTrialEpoch', 'TunerTrialFinished', 'TunerRunRenamed'], runIds, tunerRun),
         [ev('TunerRunEnded', runIds, tunerRun), ev('TunerRunRenamed', runIds, tunerRun), ev('TunerTrialImpulseAdded', runIds, tunerRun)],
         4,
       ),

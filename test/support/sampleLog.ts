@@ -304,12 +304,12 @@ export function sampleLog(): StoredEvent[] {
   batches.push(['versions-10', [drawn('VersionCreated', 70), drawn('VersionUpdated', 70), drawn('VersionCreated', 71), drawn('VersionDeleted', 71)]]);
   batches.push(['model-testing-10', [drawn('ModelTested', 0), drawn('ModelTested', 0)]]);
   batches.push(['optimize-config-10', [drawn('OptimizeConfigSet', 0), drawn('OptimizeConfigSet', 0)]]);
-  // A tuner run of project 10 (its coordinator job 70): started, a trial planned, started, finished, renamed, ended, its impulse added to the project.
+  // A tuner run of project 10 (its coordinator job 70): started, a trial planned, started, two epochs, finished, renamed, ended, its impulse added to the project.
   const trial = (type: keyof typeof eventGenerators): DomainEvent => {
     const e = drawn(type, 70);
     return { type: e.type, data: { ...e.data, trial: 0 } } as DomainEvent;
   };
-  batches.push(['tuner-run-10-70', [drawn('TunerRunStarted', 70), trial('TunerTrialPlanned'), trial('TunerTrialStarted'), trial('TunerTrialFinished'), drawn('TunerRunRenamed', 70), drawn('TunerRunEnded', 70), trial('TunerTrialImpulseAdded')]]);
+  batches.push(['tuner-run-10-70', [drawn('TunerRunStarted', 70), trial('TunerTrialPlanned'), trial('TunerTrialStarted'), { ...trial('TunerTrialEpoch'), data: { ...trial('TunerTrialEpoch').data, epoch: 1 } } as DomainEvent, { ...trial('TunerTrialEpoch'), data: { ...trial('TunerTrialEpoch').data, epoch: 2 } } as DomainEvent, trial('TunerTrialFinished'), drawn('TunerRunRenamed', 70), drawn('TunerRunEnded', 70), trial('TunerTrialImpulseAdded')]]);
   let position = 0n;
   const log: StoredEvent[] = [];
   for (const [streamId, events] of batches) {
