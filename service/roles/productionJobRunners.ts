@@ -5,8 +5,10 @@ import { MODEL_TESTING, modelTestingRunner } from '../../commands/classify/model
 import { BUILD_ONDEVICE_MODEL } from '../../commands/deployment/buildDeployment';
 import { deploymentBuildRunnerFor } from '../../commands/deployment/deploymentRunner';
 import { generateFeaturesRunner } from '../../commands/dsp/generateFeatures';
+import { IdAllocator } from '../../commands/idAllocator';
 import type { JobRunner } from '../../commands/jobs/jobRunners';
 import { anomalyTrainingRunner, TRAIN_ANOMALY } from '../../commands/training/anomalyTraining';
+import { RESTORE_JOB, restoreJobRunner } from '../../commands/versions/restoreJob';
 import { VERSION_JOB, versionJobRunner } from '../../commands/versions/versionJob';
 import { allProjections } from '../../projections';
 import { historyProjection } from '../../projections/history/historyProjection';
@@ -28,6 +30,7 @@ export const productionJobRunners: JobRunnersFactory = ({ events, blobs, readSto
   const dspFeatures = new DspFeaturesQueries(readStore);
   const kerasModels = new KerasModelQueries(readStore);
   const anomalyModels = new AnomalyModelQueries(readStore);
+  const versionDeps = { events, readStore, history: historyProjection, projections: allProjections.filter((p) => p !== historyProjection) };
   return new Map<string, JobRunner>([
     ['generate-features', generateFeaturesRunner({ events, blobs, impulses, samples })],
     [TRAIN_ANOMALY, anomalyTrainingRunner({ events, blobs, impulses, dspFeatures })],
@@ -46,6 +49,7 @@ export const productionJobRunners: JobRunnersFactory = ({ events, blobs, readSto
         anomalyModels,
       }),
     ],
-    [VERSION_JOB, versionJobRunner({ events, readStore, history: historyProjection, projections: allProjections.filter((p) => p !== historyProjection) })],
+    [VERSION_JOB, versionJobRunner(versionDeps)],
+    [RESTORE_JOB, restoreJobRunner({ ...versionDeps, ids: new IdAllocator(events), liveSamples: samples, projects: new ProjectQueries(readStore) })],
   ]);
 };
