@@ -111,7 +111,12 @@ class RestoreWriter {
     let done = 0;
     for (const [from, to] of this.plan.sampleIds) {
       this.job.signal.throwIfAborted();
-      if ((await this.deps.events.readStream(sampleStream(to), { maxCount: 1 })).length === 0) {
+      const [existing] = await this.deps.events.readStream(sampleStream(to), { maxCount: 1 });
+      // Written by an earlier attempt of this job; any other sample under the planned id is a fault, never overwritten.
+      if (existing && (existing.data.projectId !== this.plan.projectId || existing.metadata.correlationId !== `restore-${this.job.jobId}`)) {
+        throw new Error(`Sample id ${to}, planned for this restore, holds another sample`);
+      }
+      if (!existing) {
         const [ingested] = await this.deps.events.readStream(sampleStream(from), { maxCount: 1 });
         if (ingested?.type !== 'SampleIngested') throw new Error(`Sample ${from} of the version has no record`);
         const { sampleId: _, ingested: at, ...description } = ingested.data as SampleIngested['data'];
