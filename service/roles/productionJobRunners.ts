@@ -30,26 +30,15 @@ export const productionJobRunners: JobRunnersFactory = ({ events, blobs, readSto
   const dspFeatures = new DspFeaturesQueries(readStore);
   const kerasModels = new KerasModelQueries(readStore);
   const anomalyModels = new AnomalyModelQueries(readStore);
+  const modelTesting = modelTestingRunner({ events, blobs, projects: new ProjectQueries(readStore), impulses, samples, dspFeatures, kerasModels, anomalyModels });
   const versionDeps = { events, readStore, history: historyProjection, projections: allProjections.filter((p) => p !== historyProjection) };
   return new Map<string, JobRunner>([
     ['generate-features', generateFeaturesRunner({ events, blobs, impulses, samples })],
     [TRAIN_ANOMALY, anomalyTrainingRunner({ events, blobs, impulses, dspFeatures })],
     ['train-keras', kerasTrainingRunner({ events, blobs, impulses, dspFeatures })],
     [BUILD_ONDEVICE_MODEL, deploymentBuildRunnerFor(events, blobs, readStore)],
-    [
-      MODEL_TESTING,
-      modelTestingRunner({
-        events,
-        blobs,
-        projects: new ProjectQueries(readStore),
-        impulses,
-        samples,
-        dspFeatures,
-        kerasModels,
-        anomalyModels,
-      }),
-    ],
-    [VERSION_JOB, versionJobRunner(versionDeps)],
+    [MODEL_TESTING, modelTesting],
+    [VERSION_JOB, versionJobRunner({ ...versionDeps, modelTesting })],
     [RESTORE_JOB, restoreJobRunner({ ...versionDeps, ids: new IdAllocator(events), liveSamples: samples, projects: new ProjectQueries(readStore) })],
   ]);
 };

@@ -50,9 +50,12 @@ describe('restoring a version through the official SDK', () => {
     state.classified = (await api.classify.classifySample(projectId, testing.id)).classifications;
     state.samples = await listed(projectId);
 
-    const { id: jobId } = await api.jobs.startVersionJob(projectId, { description: 'trained', makePublic: false });
-    await run(api, projectId, jobId);
-    state.versionId = (await api.projects.listVersions(projectId)).versions[0]!.id;
+    // Model testing runs first, in the version job; the version records its accuracy.
+    const { id: jobId } = await api.jobs.startVersionJob(projectId, { description: 'trained', makePublic: false, runModelTestingWhileVersioning: true });
+    const accuracy = Number(/Model testing done: accuracy (\d+\.\d+)%/.exec(await run(api, projectId, jobId))![1]) / 100;
+    const [made] = (await api.projects.listVersions(projectId)).versions;
+    expect(made!.testAccuracy).toBeCloseTo(accuracy, 4);
+    state.versionId = made!.id;
 
     // The source changes: a sample deleted, features regenerated, the classifier retrained longer.
     const idle2 = (await api.rawData.listSamples(projectId, { category: 'training' })).samples.find((s) => s.filename.startsWith('idle-2'))!;
