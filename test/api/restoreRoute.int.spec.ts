@@ -78,6 +78,22 @@ describe('the restore route', () => {
     await refused('bob', bobs, { projectId: source, versionId, projectApiKey: sourceKey }, 409, new RegExp(`Restore job ${jobId} is still running`));
   });
 
+  it('starts one of two restores sent at once into the same project and refuses the other with 409', async () => {
+    const { id: target } = (await as('ada', 'POST', '/api/projects/create', { projectName: 'Raced' })).body as { id: number };
+    const answers = await Promise.all([1, 2, 3].map(() => as('ada', 'POST', `/api/${target}/jobs/restore`, { projectId: source, versionId })));
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 409, 409]);
+    const jobId = Number(answers.find((a) => a.status === 200)!.body.id);
+    for (const refused of answers.filter((a) => a.status === 409)) expect(String(refused.body.error)).toMatch(new RegExp(`Restore job ${jobId} is still running`));
+  });
+
+  it('answers 404 for a version of another project named under a project the caller reads', async () => {
+    const { id: other } = (await as('ada', 'POST', '/api/projects/create', { projectName: 'Other versions' })).body as { id: number };
+    await spec.given(`versions-${other}`, [{ ...version, data: { ...version.data, projectId: other, versionId: 901 } }]);
+    await refused('ada', bobs, { projectId: source, versionId: 901 }, 403, /not a collaborator/);
+    const { id: mine } = (await as('ada', 'POST', '/api/projects/create', { projectName: 'Mine' })).body as { id: number };
+    await refused('ada', mine, { projectId: source, versionId: 901 }, 404, unreadable);
+  });
+
   it('reads no version of a deleted project, not even with its key', async () => {
     expect((await as('ada', 'DELETE', `/api/${source}`)).status).toBe(200);
     await spec.caughtUp();
