@@ -1,5 +1,6 @@
 // A restore job that dies part way and is run again stores nothing twice: its plan is read back, the
-// samples already written are found, the rest written; run once more, it appends nothing at all.
+// samples already written are found, the rest written; run once more, it appends nothing at all. What
+// changed since the request (a version or project deleted, samples in the target) fails it, unwritten.
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { IdAllocator } from '../../commands/idAllocator';
@@ -35,32 +36,40 @@ function sample(sampleId: number, label: string, content: string): SampleDescrip
 const job = (jobId: number, projectId: number, parameters: Record<string, unknown>, signal = new AbortController().signal) =>
   ({ jobId, projectId, organizationId: null, parameters, log: () => {}, signal }) as unknown as JobRunContext;
 
-describe('a retried restore job', () => {
-  it('writes what the first attempt did not, stores nothing twice, and appends nothing when run again after it succeeded', async () => {
-    const events = Object.assign(SqliteEventStore.open(':memory:'), { isForgotten: async () => false });
-    const readStore = new MemoryReadStore();
-    const project = async () => {
-      for await (const event of events.readAll({ ...((await readStore.readCheckpoint(historyProjection.checkpoint)) ? { after: (await readStore.readCheckpoint(historyProjection.checkpoint))!.position } : {}) })) {
-        for (const p of allProjections) if (p.handles.has(event.type)) await p.apply(event, readStore);
-        await readStore.setCheckpoint(historyProjection.checkpoint, event.position);
-      }
-    };
-    const append = (stream: string, list: readonly { type: string; data: Record<string, unknown> }[]) =>
-      events.appendToStream(stream, list.map((e) => ({ id: randomUUID(), type: e.type, data: e.data, metadata })), 'any');
-    // Ids far from the allocator's first block (the log's own samples come from it in the service).
-    for (const [id, label, content] of [[1001, 'idle', 'a'], [1002, 'wave', 'b'], [1003, 'wave', 'c']] as const) {
-      const { sampleId, ...description } = sample(id, label, content);
-      await append(sampleStream(id), sampleDecider.decide({ type: 'IngestSample', data: { ...checkSample(description), sampleId, ingested: now.toISOString() } }, sampleDecider.initialState()));
+/** Project 10 with three samples and an impulse, versioned (version 70) by job 7; its read models projected. */
+async function versionedSource() {
+  const events = Object.assign(SqliteEventStore.open(':memory:'), { isForgotten: async () => false });
+  const readStore = new MemoryReadStore();
+  const project = async () => {
+    const from = await readStore.readCheckpoint(historyProjection.checkpoint);
+    for await (const event of events.readAll(from ? { after: from.position } : {})) {
+      for (const p of allProjections) if (p.handles.has(event.type)) await p.apply(event, readStore);
+      await readStore.setCheckpoint(historyProjection.checkpoint, event.position);
     }
-    const created = impulseDecider.decide({ type: 'SaveImpulse', data: { projectId: 10, impulseId: null, newImpulseId: 5, blocks: motionImpulse(), maxImpulses: 3, now } }, impulseDecider.initialState());
-    const configured = impulseDeciderAnswering.decide({ type: 'SetDspConfig', data: { projectId: 10, dspId: 2, changes: { 'scale-axes': '2' }, now } }, created.reduce(impulseDecider.evolve, impulseDecider.initialState()));
-    await append('impulses-10', [...created, ...configured]);
-    await append('job-7', [{ type: 'JobRequested', data: { jobId: 7, projectId: 10, organizationId: null, category: 'Create version', categoryKey: 'version', key: '70', parameters: {}, jobNotificationUids: [], createdByUserId: null, created: now.toISOString() } }]);
-    await project();
-    const versionDeps = { events, readStore, history: historyProjection, projections: allProjections.filter((p) => p !== historyProjection), pollMs: 5 };
-    await versionJobRunner(versionDeps)(job(7, 10, { versionId: 70, description: 'three samples', createdByUserId: null }));
-    await project();
+  };
+  const append = (stream: string, list: readonly { type: string; data: Record<string, unknown> }[]) =>
+    events.appendToStream(stream, list.map((e) => ({ id: randomUUID(), type: e.type, data: e.data, metadata })), 'any');
+  // Ids far from the allocator's first block (the log's own samples come from it in the service).
+  for (const [id, label, content] of [[1001, 'idle', 'a'], [1002, 'wave', 'b'], [1003, 'wave', 'c']] as const) {
+    const { sampleId, ...description } = sample(id, label, content);
+    await append(sampleStream(id), sampleDecider.decide({ type: 'IngestSample', data: { ...checkSample(description), sampleId, ingested: now.toISOString() } }, sampleDecider.initialState()));
+  }
+  const created = impulseDecider.decide({ type: 'SaveImpulse', data: { projectId: 10, impulseId: null, newImpulseId: 5, blocks: motionImpulse(), maxImpulses: 3, now } }, impulseDecider.initialState());
+  const configured = impulseDeciderAnswering.decide({ type: 'SetDspConfig', data: { projectId: 10, dspId: 2, changes: { 'scale-axes': '2' }, now } }, created.reduce(impulseDecider.evolve, impulseDecider.initialState()));
+  await append('impulses-10', [...created, ...configured]);
+  await append('job-7', [{ type: 'JobRequested', data: { jobId: 7, projectId: 10, organizationId: null, category: 'Create version', categoryKey: 'version', key: '70', parameters: {}, jobNotificationUids: [], createdByUserId: null, created: now.toISOString() } }]);
+  await project();
+  const versionDeps = { events, readStore, history: historyProjection, projections: allProjections.filter((p) => p !== historyProjection), pollMs: 5 };
+  await versionJobRunner(versionDeps)(job(7, 10, { versionId: 70, description: 'three samples', createdByUserId: null }));
+  await project();
+  const restoreDeps = { ...versionDeps, ids: new IdAllocator(events), liveSamples: new SampleQueries(readStore), projects: { byId: async (id: number) => (id === 10 ? {} : null) } };
+  const parameters = { sourceProjectId: 10, versionId: 70, maxImpulses: 3 };
+  return { events, readStore, project, append, restoreDeps, parameters };
+}
 
+describe('the restore job', () => {
+  it('writes what the first attempt did not, stores nothing twice, and appends nothing when run again after it succeeded', async () => {
+    const { events, readStore, project, restoreDeps, parameters } = await versionedSource();
     // The first attempt dies after two sample appends.
     let appends = 0;
     const dying: EventStore = Object.create(events, {
@@ -69,8 +78,6 @@ describe('a retried restore job', () => {
         return events.appendToStream(...args);
       } },
     });
-    const restoreDeps = { ...versionDeps, ids: new IdAllocator(events), liveSamples: new SampleQueries(readStore), projects: { byId: async () => ({}) } };
-    const parameters = { sourceProjectId: 10, versionId: 70, maxImpulses: 3 };
     await expect(restoreJobRunner({ ...restoreDeps, events: Object.assign(dying, { isForgotten: async () => false }) })(job(30, 20, parameters))).rejects.toThrow(/the worker died/);
     await project();
     await restoreJobRunner(restoreDeps)(job(30, 20, parameters));
@@ -90,6 +97,25 @@ describe('a retried restore job', () => {
     const head = await events.headPosition();
     await restoreJobRunner(restoreDeps)(job(30, 20, parameters));
     expect(await events.headPosition()).toBe(head);
+    await events.close();
+  });
+
+  it('refuses, appending nothing, a version deleted or a source project deleted since the request, and a target that holds samples by then', async () => {
+    const { events, project, append, restoreDeps, parameters } = await versionedSource();
+    const head = await events.headPosition();
+    await expect(restoreJobRunner({ ...restoreDeps, projects: { byId: async () => null } })(job(31, 20, parameters))).rejects.toThrow(/Version 70 of project 10 no longer exists/);
+    expect(await events.headPosition()).toBe(head);
+    const { sampleId, ...description } = sample(2001, 'idle', 'd');
+    await append(sampleStream(2001), sampleDecider.decide({ type: 'IngestSample', data: { ...checkSample({ ...description, projectId: 20 }), sampleId, ingested: now.toISOString() } }, sampleDecider.initialState()));
+    await project();
+    const withSample = await events.headPosition();
+    expect(withSample).not.toBe(head);
+    await expect(restoreJobRunner(restoreDeps)(job(32, 20, parameters))).rejects.toThrow(/Project 20 holds samples/);
+    expect(await events.headPosition()).toBe(withSample);
+    await append('versions-10', [{ type: 'VersionDeleted', data: { projectId: 10, versionId: 70, deleted: now.toISOString() } }]);
+    const deleted = await events.headPosition();
+    await expect(restoreJobRunner(restoreDeps)(job(33, 21, parameters))).rejects.toThrow(/Version 70 of project 10 no longer exists/);
+    expect(await events.headPosition()).toBe(deleted);
     await events.close();
   });
 });
