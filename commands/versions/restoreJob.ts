@@ -226,6 +226,7 @@ export function restoreJobRunner(deps: RestoreJobDeps): JobRunner {
     if (projectId === null) throw new Error('A restore job belongs to a project');
     const params = job.parameters as unknown as RestoreJobParameters;
     const version = await readVersion(deps, params.sourceProjectId, params.versionId);
+    if (!(await deps.projects.byId(projectId))) throw new Error(`Project ${projectId} was deleted since the restore was asked for: nothing restored`);
     job.log(`Restoring version ${version.data.number} (id ${version.data.versionId}) of project ${params.sourceProjectId}, at log position ${version.data.position}`);
     const source = await readSource(deps, version, job.signal);
     const now = new Date();

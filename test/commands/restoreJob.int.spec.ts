@@ -62,7 +62,7 @@ async function versionedSource() {
   const versionDeps = { events, readStore, history: historyProjection, projections: allProjections.filter((p) => p !== historyProjection), pollMs: 5 };
   await versionJobRunner(versionDeps)(job(7, 10, { versionId: 70, description: 'three samples', createdByUserId: null }));
   await project();
-  const restoreDeps = { ...versionDeps, ids: new IdAllocator(events), liveSamples: new SampleQueries(readStore), projects: { byId: async (id: number) => (id === 10 ? {} : null) } };
+  const restoreDeps = { ...versionDeps, ids: new IdAllocator(events), liveSamples: new SampleQueries(readStore), projects: { byId: async (id: number) => (id === 22 ? null : {}) } };
   const parameters = { sourceProjectId: 10, versionId: 70, maxImpulses: 3 };
   return { events, readStore, project, append, restoreDeps, parameters };
 }
@@ -100,10 +100,11 @@ describe('the restore job', () => {
     await events.close();
   });
 
-  it('refuses, appending nothing, a version deleted or a source project deleted since the request, and a target that holds samples by then', async () => {
+  it('refuses, appending nothing, a version, a source or a target deleted since the request, and a target that holds samples by then', async () => {
     const { events, project, append, restoreDeps, parameters } = await versionedSource();
     const head = await events.headPosition();
     await expect(restoreJobRunner({ ...restoreDeps, projects: { byId: async () => null } })(job(31, 20, parameters))).rejects.toThrow(/Version 70 of project 10 no longer exists/);
+    await expect(restoreJobRunner(restoreDeps)(job(34, 22, parameters))).rejects.toThrow(/Project 22 was deleted since the restore was asked for/);
     expect(await events.headPosition()).toBe(head);
     const { sampleId, ...description } = sample(2001, 'idle', 'd');
     await append(sampleStream(2001), sampleDecider.decide({ type: 'IngestSample', data: { ...checkSample({ ...description, projectId: 20 }), sampleId, ingested: now.toISOString() } }, sampleDecider.initialState()));
