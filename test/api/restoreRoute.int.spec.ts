@@ -60,7 +60,7 @@ describe('the restore route', () => {
   });
 
   it('answers 400 for ids that are not ids, a body with fields the SDK does not send, and a restore into the version\'s own project', async () => {
-    for (const body of [{ projectId: -1, versionId }, { projectId: source, versionId: 2 ** 60 }, { projectId: source, versionId: 1.5 }, { projectId: String(source), versionId }, { projectId: source }, { projectId: source, versionId, extra: 1 }]) {
+    for (const body of [{ projectId: -1, versionId }, { projectId: source, versionId: 2 ** 60 }, { projectId: source, versionId: 1.5 }, { projectId: String(source), versionId }, { projectId: source }, { projectId: source, versionId, extra: 1 }, { projectId: source, versionId, projectApiKey: 7 }, { projectId: source, versionId, projectApiKey: '' }, { projectId: source, versionId, projectApiKey: 'k'.repeat(5000) }, [source, versionId]]) {
       await refused('bob', bobs, body, 400, /Invalid request body/);
     }
     await refused('ada', source, { projectId: source, versionId }, 400, /into another project/);
