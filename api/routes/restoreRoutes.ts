@@ -45,13 +45,13 @@ export function restoreOperations(deps: ApiDeps): Operation[] {
       body: RestoreProjectRequest,
       async handler({ body, project, principal, requestId, settle }) {
         if (body.projectId === project.id) throw new ValidationError('A version is restored into another project, not into its own: create a project and restore into it', 'RESTORE_INTO_SOURCE');
-        const { version } = await restoreSource({ projects: deps.projects, apiKeys: deps.apiKeys, versions: deps.versions }, principal, body);
+        const { version, reader } = await restoreSource({ projects: deps.projects, apiKeys: deps.apiKeys, versions: deps.versions }, principal, body);
         if (version.totalSamplesCount > MAX_RESTORE_SAMPLES) throw new ValidationError(`Version ${version.versionId} has ${version.totalSamplesCount} samples; a restore takes at most ${MAX_RESTORE_SAMPLES}`, 'RESTORE_TOO_LARGE');
         return oneAtATime(project.id, async () => {
           if ((await deps.samples.count(project.id, { category: 'all' })) > 0) throw new ConflictError('This project holds samples: a version is restored into a project without data (create one, or delete its samples first)', 'RESTORE_TARGET_HAS_DATA');
           const running = (await deps.jobs.active({ projectId: project.id })).find((j) => j.categoryKey === RESTORE_JOB);
           if (running) throw new ConflictError(`Restore job ${running.id} is still running in this project: wait until it ends`, 'RESTORE_RUNNING');
-          const parameters: RestoreJobParameters = { sourceProjectId: body.projectId, versionId: body.versionId, maxImpulses: MAX_IMPULSES_FREE_TIER };
+          const parameters: RestoreJobParameters = { sourceProjectId: body.projectId, versionId: body.versionId, maxImpulses: MAX_IMPULSES_FREE_TIER, reader };
           // Settled before the next request's check: the jobs read model then shows this one.
           const jobId = await requestProjectJob(
             { events: deps.events, ids: deps.ids, projects: deps.projects },

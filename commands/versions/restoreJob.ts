@@ -31,6 +31,7 @@ import type { CommandContext } from '../commandContext';
 import { handleCommand } from '../handleCommand';
 import type { IdAllocator } from '../idAllocator';
 import type { JobRunContext, JobRunner } from '../jobs/jobRunners';
+import { stillReads, type RestoreAccessDeps, type RestoreReader } from './restoreAccess';
 import { planRestore, readSource, readVersion, type RestorePlan, type RestoreSource } from './restorePlan';
 import type { VersionJobDeps } from './versionJob';
 
@@ -41,13 +42,14 @@ export interface RestoreJobParameters {
   versionId: number;
   /** The target's plan limit on impulses (the API's), so a restore does not exceed it. */
   maxImpulses: number;
+  /** Who read the source when asking: checked again when the job starts. */
+  reader: RestoreReader;
 }
 
-export interface RestoreJobDeps extends VersionJobDeps {
+export interface RestoreJobDeps extends VersionJobDeps, RestoreAccessDeps {
   ids: IdAllocator;
-  /** The live read models: the target must hold no samples; the source must not be deleted. */
+  /** The live read models: the target must hold no samples; neither project may be deleted. */
   liveSamples: Pick<SampleQueries, 'count'>;
-  projects: { byId(projectId: number): Promise<unknown> };
 }
 
 /** Maps the source's ids to the target's. */
@@ -225,6 +227,9 @@ export function restoreJobRunner(deps: RestoreJobDeps): JobRunner {
     const projectId = job.projectId;
     if (projectId === null) throw new Error('A restore job belongs to a project');
     const params = job.parameters as unknown as RestoreJobParameters;
+    if (!(await stillReads(deps, params.sourceProjectId, params.reader))) {
+      throw new Error(`Version ${params.versionId} of project ${params.sourceProjectId} is no longer readable by whoever asked for this restore: nothing restored`);
+    }
     const version = await readVersion(deps, params.sourceProjectId, params.versionId);
     if (!(await deps.projects.byId(projectId))) throw new Error(`Project ${projectId} was deleted since the restore was asked for: nothing restored`);
     job.log(`Restoring version ${version.data.number} (id ${version.data.versionId}) of project ${params.sourceProjectId}, at log position ${version.data.position}`);

@@ -14,6 +14,7 @@ import { allProjections } from '../../projections';
 import { historyProjection } from '../../projections/history/historyProjection';
 import { kerasTrainingRunner } from '../../commands/training/kerasTraining';
 import { AnomalyModelQueries } from '../../projections/anomalyModels/anomalyModelQueries';
+import { ApiKeyQueries } from '../../projections/apiKeys/apiKeyQueries';
 import { DspFeaturesQueries } from '../../projections/dspFeatures/dspFeaturesQueries';
 import { ImpulseQueries } from '../../projections/impulses/impulseQueries';
 import { KerasModelQueries } from '../../projections/kerasModels/kerasModelQueries';
@@ -39,6 +40,6 @@ export const productionJobRunners: JobRunnersFactory = ({ events, blobs, readSto
     [BUILD_ONDEVICE_MODEL, deploymentBuildRunnerFor(events, blobs, readStore)],
     [MODEL_TESTING, modelTesting],
     [VERSION_JOB, versionJobRunner({ ...versionDeps, modelTesting })],
-    [RESTORE_JOB, restoreJobRunner({ ...versionDeps, ids: new IdAllocator(events), liveSamples: samples, projects: new ProjectQueries(readStore) })],
+    [RESTORE_JOB, restoreJobRunner({ ...versionDeps, ids: new IdAllocator(events), liveSamples: samples, projects: new ProjectQueries(readStore), apiKeys: new ApiKeyQueries(readStore) })],
   ]);
 };

@@ -71,7 +71,7 @@ describe('the restore route', () => {
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     const jobId = Number(res.body.id);
     const requested = (await spec.appended()).filter((e) => e.type === 'JobRequested');
-    expect(requested.at(-1)!.data).toMatchObject({ jobId, projectId: bobs, categoryKey: 'restore', parameters: { sourceProjectId: source, versionId } });
+    expect(requested.at(-1)!.data).toMatchObject({ jobId, projectId: bobs, categoryKey: 'restore', parameters: { sourceProjectId: source, versionId, reader: { kind: 'apiKey', apiKeyId: expect.any(Number) } } });
     // The key is a secret: it is not in the job's parameters.
     expect(JSON.stringify(requested.at(-1)!.data)).not.toContain(sourceKey);
     await spec.caughtUp();

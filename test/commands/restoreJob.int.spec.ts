@@ -62,8 +62,8 @@ async function versionedSource() {
   const versionDeps = { events, readStore, history: historyProjection, projections: allProjections.filter((p) => p !== historyProjection), pollMs: 5 };
   await versionJobRunner(versionDeps)(job(7, 10, { versionId: 70, description: 'three samples', createdByUserId: null }));
   await project();
-  const restoreDeps = { ...versionDeps, ids: new IdAllocator(events), liveSamples: new SampleQueries(readStore), projects: { byId: async (id: number) => (id === 22 ? null : {}) } };
-  const parameters = { sourceProjectId: 10, versionId: 70, maxImpulses: 3 };
+  const restoreDeps = { ...versionDeps, ids: new IdAllocator(events), liveSamples: new SampleQueries(readStore), projects: { byId: async (id: number) => (id === 22 ? null : { collaboratorIds: [5] }) }, apiKeys: { byId: async () => null } };
+  const parameters = { sourceProjectId: 10, versionId: 70, maxImpulses: 3, reader: { kind: 'user', userId: 5 } };
   return { events, readStore, project, append, restoreDeps, parameters };
 }
 
@@ -100,10 +100,16 @@ describe('the restore job', () => {
     await events.close();
   });
 
-  it('refuses, appending nothing, a version, a source or a target deleted since the request, and a target that holds samples by then', async () => {
+  it('refuses, appending nothing, access to the source ended, a version, a source or a target deleted since the request, and a target that holds samples by then', async () => {
     const { events, project, append, restoreDeps, parameters } = await versionedSource();
     const head = await events.headPosition();
-    await expect(restoreJobRunner({ ...restoreDeps, projects: { byId: async () => null } })(job(31, 20, parameters))).rejects.toThrow(/Version 70 of project 10 no longer exists/);
+    await expect(restoreJobRunner({ ...restoreDeps, projects: { byId: async (id: number) => (id === 10 ? null : { collaboratorIds: [] }) } })(job(31, 20, { ...parameters, reader: { kind: 'apiKey', apiKeyId: 3 } }))).rejects.toThrow(/no longer readable/);
+    // Access that ended since the request: a collaborator removed, a key revoked.
+    await expect(restoreJobRunner(restoreDeps)(job(35, 20, { ...parameters, reader: { kind: 'user', userId: 6 } }))).rejects.toThrow(/Version 70 of project 10 is no longer readable by whoever asked for this restore/);
+    const revoked = { apiKeyId: 3, projectId: 10, revoked: true, projectDeleted: false, expires: null };
+    await expect(restoreJobRunner({ ...restoreDeps, apiKeys: { byId: async () => revoked as never } })(job(36, 20, { ...parameters, reader: { kind: 'apiKey', apiKeyId: 3 } }))).rejects.toThrow(/no longer readable/);
+    const live = { ...revoked, revoked: false };
+    await expect(restoreJobRunner({ ...restoreDeps, projects: { byId: async (id: number) => (id === 10 ? null : { collaboratorIds: [] }) }, apiKeys: { byId: async () => live as never } })(job(37, 20, { ...parameters, reader: { kind: 'apiKey', apiKeyId: 3 } }))).rejects.toThrow(/no longer readable/);
     await expect(restoreJobRunner(restoreDeps)(job(34, 22, parameters))).rejects.toThrow(/Project 22 was deleted since the restore was asked for/);
     expect(await events.headPosition()).toBe(head);
     const { sampleId, ...description } = sample(2001, 'idle', 'd');
