@@ -152,14 +152,15 @@ class RestoreWriter {
   async featuresOf(impulse: ImpulseDocument): Promise<void> {
     const sourceProjectId = this.source.version.data.projectId;
     const current = new DspFeaturesQueries(this.source.store);
-    const target = { inputBlocks: mapBlocks(impulse, this.block).inputBlocks, dspBlocks: mapBlocks(impulse, this.block).dspBlocks, dspConfigs: Object.fromEntries(Object.entries(impulse.dspConfigs).map(([id, c]) => [String(this.block(Number(id))), c])) };
+    // The restored impulse, for the fingerprints that make its features current.
+    const target = { ...mapBlocks(impulse, this.block), dspConfigs: Object.fromEntries(Object.entries(impulse.dspConfigs).map(([id, c]) => [String(this.block(Number(id))), c])) };
+    const known = new Set(this.plan.sampleIds.map(([from]) => from));
     for (const block of impulse.dspBlocks) {
       // Only features the version covers: current for the block as it was.
       if (!(await current.current(sourceProjectId, block.id))) continue;
       const record = lastOf<'DspFeaturesGenerated', DspFeaturesGenerated['data']>(await upTo(this.deps, dspFeaturesStream(sourceProjectId, block.id), this.position), 'DspFeaturesGenerated');
       if (!record) throw new Error(`DSP block ${block.id} of the version has current features but no record of them`);
       const dspId = this.block(block.id);
-      const known = new Set(this.plan.sampleIds.map(([from]) => from));
       const fingerprint = featuresFingerprint(target, dspId);
       const data: DspFeaturesGenerated['data'] = {
         ...record.data,
