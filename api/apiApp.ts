@@ -28,6 +28,7 @@ import { organizationInvitationOperations } from './routes/organizationInvitatio
 import { organizationOperations } from './routes/organizationRoutes';
 import { organizationJobOperations } from './routes/organizationJobRoutes';
 import { deploymentOperations } from './routes/deploymentRoutes';
+import { restoreOperations } from './routes/restoreRoutes';
 import { versionOperations } from './routes/versionRoutes';
 import { learnModelDownloadOperations } from './routes/learnModelDownloadRoutes';
 import { paymentOperations } from './routes/paymentRoutes';
@@ -84,6 +85,7 @@ export function allOperations(deps: ApiDeps): Operation[] {
     ...organizationJobOperations(deps),
     ...deploymentOperations(deps),
     ...versionOperations(deps),
+    ...restoreOperations(deps),
     ...learnModelDownloadOperations(deps),
     ...deviceOperations(deps),
     ...impulseOperations(deps),

@@ -2,12 +2,13 @@
 // `projectApiKey`, a live key of the source project (any role reads); else the caller itself (a
 // collaborator's JWT, or an API key of the source project). Every refusal, an unknown project or
 // version included, answers the same 404, so a caller learns nothing about projects it cannot read.
-// The restore job (WIP.md) is its user; it is not mounted yet.
+// `reader` is who read it, for the job to check again when it starts (restoreAccess.ts).
 import { ForbiddenError, NotFoundError } from '../../domain/shared/errors';
 import type { ApiKeyQueries } from '../../projections/apiKeys/apiKeyQueries';
 import type { Project, ProjectQueries } from '../../projections/projects/projectQueries';
 import type { VersionDocument } from '../../projections/versions/versionDocument';
 import type { VersionQueries } from '../../projections/versions/versionQueries';
+import type { RestoreReader } from '../../commands/versions/restoreAccess';
 import { requireProject, type Principal } from '../auth/principal';
 
 export interface RestoreSourceDeps {
@@ -21,7 +22,7 @@ export async function restoreSource(
   caller: Principal,
   request: { projectId: number; versionId: number; projectApiKey?: string },
   now = new Date(),
-): Promise<{ project: Project; version: VersionDocument }> {
+): Promise<{ project: Project; version: VersionDocument; reader: RestoreReader }> {
   const unreadable = new NotFoundError(`No version ${request.versionId} of project ${request.projectId} is readable with these credentials`, 'VERSION_NOT_FOUND');
   let principal = caller;
   if (request.projectApiKey !== undefined) {
@@ -38,5 +39,6 @@ export async function restoreSource(
   }
   const version = await deps.versions.byId(project.id, request.versionId);
   if (!version) throw unreadable;
-  return { project, version };
+  const reader: RestoreReader = principal.kind === 'user' ? { kind: 'user', userId: principal.user.id } : { kind: 'apiKey', apiKeyId: (principal as Extract<Principal, { kind: 'apiKey' }>).apiKeyId };
+  return { project, version, reader };
 }

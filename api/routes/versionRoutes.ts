@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { deleteVersion, updateVersion } from '../../commands/versions/versionCommands';
 import { VERSION_JOB, type VersionJobParameters } from '../../commands/versions/versionJob';
-import { NotFoundError, ValidationError } from '../../domain/shared/errors';
+import { DomainError, NotFoundError, ValidationError } from '../../domain/shared/errors';
 import { DESCRIPTION_RULE } from '../../domain/version/versionDecider';
 import type { VersionDocument } from '../../projections/versions/versionDocument';
 import type { UserDocument } from '../../projections/users/userDocument';
@@ -13,6 +13,10 @@ import { requestContext } from '../auth/principal';
 import { intParam, operation, type Operation } from '../http/operation';
 import { photoUrl } from '../views/userView';
 import { requestProjectJob } from './projectJobRequest';
+import { buildImpulseRuntimeSpec } from '../../commands/classify/impulseRuntimeSpec';
+import type { ProjectDocument } from '../../projections/projects/projectDocument';
+import { runtimeSpecDeps } from './classifyRoutes';
+import { selectedImpulseId } from './selectedImpulse';
 
 const description = z.string().max(DESCRIPTION_RULE.max);
 /** The SDK's ProjectVersionRequest. Versions live in this service's own log: no bucket, nothing public. */
@@ -40,6 +44,16 @@ export function versionOperations(deps: ApiDeps): Operation[] {
     if (!version) throw new NotFoundError(`Version ${versionId} does not exist in this project`, 'VERSION_NOT_FOUND');
     return version;
   };
+  /** What model testing will test, refused (400 naming the problem) when it cannot run, as startClassifyJob refuses it. */
+  const modelTestingFor = async (project: ProjectDocument): Promise<Pick<VersionJobParameters, 'runModelTesting' | 'impulseId'>> => {
+    const built = await buildImpulseRuntimeSpec(runtimeSpecDeps(deps), project.id, await selectedImpulseId(deps.impulses, project, undefined)).catch((error: unknown) => {
+      // The impulse is missing or untrained: a problem with this request, not an unknown resource.
+      if (error instanceof DomainError && error.status < 500) throw new ValidationError(`runModelTestingWhileVersioning: ${error.message}`, error.code);
+      throw error;
+    });
+    if ((await deps.samples.count(project.id, { category: 'testing' })) === 0) throw new ValidationError('runModelTestingWhileVersioning: there is no testing data to test the model on; add testing samples or version without it', 'NO_TESTING_DATA');
+    return { runModelTesting: true, impulseId: built.spec.impulseId };
+  };
   return [
     operation({
       operationId: 'startVersionJob',
@@ -51,9 +65,9 @@ export function versionOperations(deps: ApiDeps): Operation[] {
       async handler({ body, project, principal, requestId, settle }) {
         if (body.makePublic) throw new ValidationError('Public versions are not offered by this service: send makePublic false', 'PUBLIC_VERSIONS_UNSUPPORTED');
         if (body.bucketId !== undefined) throw new ValidationError('Versions are kept in the project\'s own log: this service has no storage buckets, leave bucketId out', 'BUCKETS_UNSUPPORTED');
-        if (body.runModelTestingWhileVersioning) throw new ValidationError('runModelTestingWhileVersioning is not supported yet: run model testing (jobs/classify) first, then version', 'MODEL_TESTING_WHILE_VERSIONING_UNSUPPORTED');
+        const testing = body.runModelTestingWhileVersioning ? await modelTestingFor(project) : {};
         const versionId = await deps.ids.next('version');
-        const parameters: VersionJobParameters = { versionId, description: body.description, createdByUserId: principal.kind === 'user' ? principal.user.id : null };
+        const parameters: VersionJobParameters = { versionId, description: body.description, createdByUserId: principal.kind === 'user' ? principal.user.id : null, ...testing };
         const id = await requestProjectJob(
           { events: deps.events, ids: deps.ids, projects: deps.projects },
           { principal, settle },

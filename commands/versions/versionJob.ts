@@ -5,9 +5,11 @@
 // lands while the job waits or runs is not in the version, so the contents are a function of the log
 // up to the position. Nothing is copied: the blobs are content-addressed and the hashes the version
 // names keep them stored (commands/projects/projectBlobs.ts). A retried job records its version once
-// (the version id is allocated with the request).
+// (the version id is allocated with the request). With runModelTestingWhileVersioning, model testing
+// runs first in the same job and the version stands at its record instead (modelTestedAt).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jobStream } from '../../domain/job/jobEvents';
+import { modelTestingStream } from '../../domain/learn/modelTestingEvents';
 import { versionDecider } from '../../domain/version/versionDecider';
 import { versionsStream, type VersionContents } from '../../domain/version/versionEvents';
 import { AnomalyModelQueries } from '../../projections/anomalyModels/anomalyModelQueries';
@@ -31,6 +33,9 @@ export interface VersionJobParameters {
   versionId: number;
   description: string;
   createdByUserId: number | null;
+  /** runModelTestingWhileVersioning: model testing runs first (of `impulseId`), and the version stands at its record. */
+  runModelTesting?: boolean;
+  impulseId?: number;
 }
 
 export interface VersionJobDeps {
@@ -45,6 +50,8 @@ export interface VersionJobDeps {
   pollMs?: number;
   /** How long the job waits for it (a stalled history projection, or no projections role running): then it fails. */
   historyTimeoutMs?: number;
+  /** The model testing runner, run inside a version job that asks for it (same job id, so its record is made once). */
+  modelTesting?: JobRunner;
 }
 
 /** The history index keeps up with the log within seconds; far longer means it is stalled or not running. */
@@ -82,6 +89,22 @@ export async function projectAt(deps: VersionJobDeps, projectId: number, positio
   return { store, contents: await versionContents(queriesOver(store), projectId) };
 }
 
+/**
+ * Runs model testing as part of the job, unless an earlier attempt recorded it, and answers the
+ * position of its record: a version made with model testing stands there, so it covers the test.
+ */
+async function modelTestedAt(deps: VersionJobDeps, job: JobRunContext, projectId: number): Promise<Position> {
+  const recorded = async () => (await deps.events.readStream(modelTestingStream(projectId))).find((e) => e.type === 'ModelTested' && e.data.jobId === job.jobId);
+  let tested = await recorded();
+  if (!tested) {
+    if (!deps.modelTesting) throw new Error('This job worker cannot run model testing');
+    await deps.modelTesting(job);
+    tested = await recorded();
+  }
+  if (!tested) throw new Error(`Model testing of job ${job.jobId} recorded no result`);
+  return tested.position;
+}
+
 export function versionJobRunner(deps: VersionJobDeps): JobRunner {
   return async (job: JobRunContext) => {
     const projectId = job.projectId;
@@ -89,7 +112,7 @@ export function versionJobRunner(deps: VersionJobDeps): JobRunner {
     const params = job.parameters as unknown as VersionJobParameters;
     const [requested] = await deps.events.readStream(jobStream(job.jobId), { maxCount: 1 });
     if (!requested) throw new Error(`Job ${job.jobId} has no request`);
-    const position = requested.position;
+    const position = params.runModelTesting ? await modelTestedAt(deps, job, projectId) : requested.position;
     const { contents } = await projectAt(deps, projectId, position, job.signal);
     job.signal.throwIfAborted();
     const now = new Date();

@@ -1,5 +1,6 @@
 import type { Decider } from '../shared/decider';
-import { NotFoundError, ValidationError, assertNever } from '../shared/errors';
+import { ConflictError, NotFoundError, ValidationError, assertNever } from '../shared/errors';
+import { checkId } from '../shared/numberRules';
 import { jsonProblem } from '../shared/jsonRules';
 import { checkText } from '../shared/textRules';
 import { dspBlockDefinition, type ImpulseType } from './blockCatalog';
@@ -47,7 +48,22 @@ export type ImpulseCommand =
         now: Date;
       };
     }
-  | { type: 'ClearDspBlock'; data: { projectId: number; dspId: number; now: Date } };
+  | { type: 'ClearDspBlock'; data: { projectId: number; dspId: number; now: Date } }
+  /**
+   * A version's impulses replace the project's (a restore): every live impulse is deleted and these
+   * are created under the ids the restore allocated, block ids included (all above the project's
+   * highest, so none is reissued), with their tags and saved DSP configs.
+   */
+  | { type: 'RestoreImpulses'; data: { projectId: number; impulses: readonly RestoredImpulse[]; maxImpulses: number; now: Date } };
+
+export interface RestoredImpulse {
+  impulseId: number;
+  name: string;
+  type: ImpulseType;
+  tags: readonly string[];
+  blocks: ImpulseBlocks;
+  dspConfigs: readonly [number, DspConfigValues][];
+}
 
 export interface ImpulseState {
   id: number;
@@ -111,6 +127,30 @@ function checkRoomFor(state: ImpulsesState, maxImpulses: number): void {
 
 function otherImpulsesBlockIds(state: ImpulsesState, exceptImpulseId: number | undefined): Set<number> {
   return new Set([...state.impulses.values()].filter((i) => i.id !== exceptImpulseId).flatMap((i) => blockIdsOf(i.blocks)));
+}
+
+function restoreImpulses(c: Extract<ImpulseCommand, { type: 'RestoreImpulses' }>['data'], state: ImpulsesState): ImpulseEvent[] {
+  // A retried restore: its impulses are already here.
+  if (c.impulses.some((i) => state.impulses.has(i.impulseId))) return [];
+  if (c.impulses.length > c.maxImpulses) throw new ValidationError(`The version has ${c.impulses.length} impulses; this project's plan allows ${c.maxImpulses}`, 'TOO_MANY_IMPULSES');
+  const at = c.now.toISOString();
+  const events: ImpulseEvent[] = [...state.impulses.keys()].map((impulseId) => ({ type: 'ImpulseDeleted', data: { projectId: c.projectId, impulseId, deleted: at } }));
+  const restoredIds = c.impulses.flatMap((i) => blockIdsOf(i.blocks));
+  const taken = restoredIds.filter((id) => id <= state.highestBlockId);
+  if (taken.length > 0) throw new ConflictError(`Block id ${taken[0]} was given in this project since the restore began: run the restore again`, 'BLOCK_IDS_TAKEN');
+  c.impulses.forEach((impulse, n) => {
+    const others = new Set(c.impulses.filter((_, m) => m !== n).flatMap((i) => blockIdsOf(i.blocks)));
+    const blocks = buildImpulseBlocks(impulse.blocks, { usedElsewhere: others, previous: impulse.blocks, now: c.now });
+    events.push({ type: 'ImpulseCreated', data: { projectId: c.projectId, impulseId: checkId(impulse.impulseId, 'impulseId'), name: checkedName(impulse.name), type: impulse.type, ...blocks, created: at } });
+    if (impulse.tags.length > 0) events.push({ type: 'ImpulseUpdated', data: { projectId: c.projectId, impulseId: impulse.impulseId, tags: checkedTags([...impulse.tags]), updated: at } });
+    for (const [dspId, config] of impulse.dspConfigs) {
+      if (!blocks.dspBlocks.some((b) => b.id === dspId)) throw new ValidationError(`Invalid impulse: a DSP config names block ${dspId}, which impulse ${impulse.impulseId} does not have`);
+      const problem = jsonProblem(config, '"config"', { text: { max: DSP_VALUE_MAX, allowEmpty: true }, key: { max: 256 }, maxDepth: 1, maxChars: 4 * DSP_VALUE_MAX });
+      if (problem !== undefined) throw new ValidationError(`Invalid DSP config for block ${dspId}: ${problem}`);
+      events.push({ type: 'DspConfigSet', data: { projectId: c.projectId, impulseId: impulse.impulseId, dspId, config, set: at } });
+    }
+  });
+  return events;
 }
 
 export const impulseDecider: Decider<ImpulseCommand, ImpulseEvent, ImpulsesState> = {
@@ -195,6 +235,8 @@ export const impulseDecider: Decider<ImpulseCommand, ImpulseEvent, ImpulsesState
         if (textProblem !== undefined) throw new ValidationError(`Invalid DSP config for block ${block.id} (${block.type}): ${textProblem}`);
         return [{ type: 'DspConfigSet', data: { projectId: c.projectId, impulseId: impulse.id, dspId: block.id, config, set: c.now.toISOString() } }];
       }
+      case 'RestoreImpulses':
+        return restoreImpulses(command.data, state);
       case 'ClearDspBlock': {
         const c = command.data;
         const { impulse, block } = requireDspBlock(state, c.dspId);

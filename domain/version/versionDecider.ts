@@ -2,15 +2,21 @@
 // text) so no value can break a projection; a retried version job records its version once; numbers
 // count up and are never reused, a deleted version's included.
 import type { Decider } from '../shared/decider';
-import { NotFoundError, ValidationError } from '../shared/errors';
+import { ConflictError, NotFoundError, ValidationError } from '../shared/errors';
 import { checkId, checkIsoTimestamp, checkNumber } from '../shared/numberRules';
 import { checkText, type TextRule } from '../shared/textRules';
-import type { VersionContents, VersionCreated, VersionEvent } from './versionEvents';
+import type { VersionContents, VersionCreated, VersionEvent, VersionRestoreStarted } from './versionEvents';
 
 export type VersionCommand =
   | { type: 'RecordVersion'; data: Omit<VersionCreated['data'], 'number'> }
   | { type: 'UpdateVersion'; data: { projectId: number; versionId: number; description: string; updated: string } }
-  | { type: 'DeleteVersion'; data: { projectId: number; versionId: number; deleted: string } };
+  | { type: 'DeleteVersion'; data: { projectId: number; versionId: number; deleted: string } }
+  /**
+   * A restore into this project begins. `endedJobIds`: the restores already started here whose jobs
+   * have ended (the job worker knows; the decider does not read other streams). Another one still
+   * running refuses this one, so two restores never interleave their writes.
+   */
+  | { type: 'BeginRestore'; data: VersionRestoreStarted['data'] & { endedJobIds: readonly number[] } };
 
 export interface VersionState {
   /** Every version ever recorded, deleted ones included (a retried job must not record it again). */
@@ -18,7 +24,13 @@ export interface VersionState {
   /** The live versions' descriptions. */
   live: ReadonlyMap<number, string>;
   lastNumber: number;
+  /** The jobs of every restore started into this project. */
+  restoreJobIds: ReadonlySet<number>;
 }
+
+/** A restore's plan names every sample's id twice: bounded so the event stays well under a store's append limit (EventStoreDB: 1 MB). */
+export const MAX_RESTORE_SAMPLES = 20_000;
+const MAX_RESTORE_IDS = 10_000;
 
 export const DESCRIPTION_RULE: TextRule = { max: 4096, multiline: true, allowEmpty: true };
 const SHA256 = /^[0-9a-f]{64}$/;
@@ -80,8 +92,40 @@ function recordVersion(data: Extract<VersionCommand, { type: 'RecordVersion' }>[
   return [{ type: 'VersionCreated', data: checked }];
 }
 
+function checkPairs(pairs: [number, number][], field: string, max: number): [number, number][] {
+  if (!Array.isArray(pairs) || pairs.length > max) throw new ValidationError(`${field}: at most ${max} pairs`);
+  const targets = new Set<number>();
+  const checked = pairs.map(([from, to], i): [number, number] => [checkId(from, `${field}[${i}][0]`), checkId(to, `${field}[${i}][1]`)]);
+  for (const [, to] of checked) {
+    if (targets.has(to)) throw new ValidationError(`${field}: target id ${to} is given twice`);
+    targets.add(to);
+  }
+  return checked;
+}
+
+function beginRestore(data: Extract<VersionCommand, { type: 'BeginRestore' }>['data'], state: VersionState): VersionEvent[] {
+  const { endedJobIds, ...plan } = data;
+  const checked: VersionRestoreStarted['data'] = {
+    projectId: checkId(plan.projectId, 'projectId'),
+    jobId: checkId(plan.jobId, 'jobId'),
+    sourceProjectId: checkId(plan.sourceProjectId, 'sourceProjectId'),
+    versionId: checkId(plan.versionId, 'versionId'),
+    position: checkPosition(plan.position),
+    sampleIds: checkPairs(plan.sampleIds, 'sampleIds', MAX_RESTORE_SAMPLES),
+    impulseIds: checkPairs(plan.impulseIds, 'impulseIds', MAX_RESTORE_IDS),
+    blockIds: checkPairs(plan.blockIds, 'blockIds', MAX_RESTORE_IDS),
+    started: checkIsoTimestamp(plan.started, 'started'),
+  };
+  if (checked.sourceProjectId === checked.projectId) throw new ValidationError('A version is restored into another project, not into its own', 'RESTORE_INTO_SOURCE');
+  // A retried job: its plan is the one recorded.
+  if (state.restoreJobIds.has(checked.jobId)) return [];
+  const running = [...state.restoreJobIds].filter((id) => !endedJobIds.includes(id));
+  if (running.length > 0) throw new ConflictError(`Restore job ${running[0]} is still writing into this project: wait until it ends`, 'RESTORE_RUNNING');
+  return [{ type: 'VersionRestoreStarted', data: checked }];
+}
+
 export const versionDecider: Decider<VersionCommand, VersionEvent, VersionState> = {
-  initialState: () => ({ recorded: new Set(), live: new Map(), lastNumber: 0 }),
+  initialState: () => ({ recorded: new Set(), live: new Map(), lastNumber: 0, restoreJobIds: new Set() }),
   decide(command, state) {
     switch (command.type) {
       case 'RecordVersion':
@@ -94,6 +138,8 @@ export const versionDecider: Decider<VersionCommand, VersionEvent, VersionState>
       case 'DeleteVersion':
         liveVersion(state, command.data.versionId);
         return [{ type: 'VersionDeleted', data: { ...command.data, deleted: checkIsoTimestamp(command.data.deleted, 'deleted') } }];
+      case 'BeginRestore':
+        return beginRestore(command.data, state);
     }
   },
   evolve(state, event) {
@@ -101,13 +147,15 @@ export const versionDecider: Decider<VersionCommand, VersionEvent, VersionState>
     switch (event.type) {
       case 'VersionCreated':
         live.set(event.data.versionId, event.data.description);
-        return { recorded: new Set([...state.recorded, event.data.versionId]), live, lastNumber: Math.max(state.lastNumber, event.data.number) };
+        return { ...state, recorded: new Set([...state.recorded, event.data.versionId]), live, lastNumber: Math.max(state.lastNumber, event.data.number) };
       case 'VersionUpdated':
         live.set(event.data.versionId, event.data.description);
         return { ...state, live };
       case 'VersionDeleted':
         live.delete(event.data.versionId);
         return { ...state, live };
+      case 'VersionRestoreStarted':
+        return { ...state, restoreJobIds: new Set([...state.restoreJobIds, event.data.jobId]) };
     }
   },
 };

@@ -50,7 +50,28 @@ export type VersionUpdated = DomainEvent<'VersionUpdated', { projectId: number; 
 
 export type VersionDeleted = DomainEvent<'VersionDeleted', { projectId: number; versionId: number; deleted: string }>;
 
-export type VersionEvent = VersionCreated | VersionUpdated | VersionDeleted;
+/**
+ * A restore into this project (the target) began: the version it restores and the ids the restore
+ * gives what it writes here, allocated once, so a retried job writes the same streams again (stored
+ * once) instead of new ones. Pairs are [the source's id, the target's id].
+ */
+export type VersionRestoreStarted = DomainEvent<
+  'VersionRestoreStarted',
+  {
+    projectId: number;
+    jobId: number;
+    sourceProjectId: number;
+    versionId: number;
+    /** The version's log position (decimal). */
+    position: string;
+    sampleIds: [number, number][];
+    impulseIds: [number, number][];
+    blockIds: [number, number][];
+    started: string;
+  }
+>;
+
+export type VersionEvent = VersionCreated | VersionUpdated | VersionDeleted | VersionRestoreStarted;
 
 /** The blobs a version keeps stored: its samples', features' and models'. */
 export function blobsOfVersion(contents: VersionContents): string[] {

@@ -9,6 +9,7 @@ import { IdAllocator } from '../../commands/idAllocator';
 import { TUNER_COORDINATOR, tunerCoordinatorRunner } from '../../commands/optimize/tunerCoordinator';
 import type { JobRunner } from '../../commands/jobs/jobRunners';
 import { anomalyTrainingRunner, TRAIN_ANOMALY } from '../../commands/training/anomalyTraining';
+import { RESTORE_JOB, restoreJobRunner } from '../../commands/versions/restoreJob';
 import { VERSION_JOB, versionJobRunner } from '../../commands/versions/versionJob';
 import { TUNER_TRIAL_IMPULSE_JOB, trialImpulseJobRunner } from '../../commands/optimize/trialImpulseJob';
 import { allProjections } from '../../projections';
@@ -16,6 +17,7 @@ import { historyProjection } from '../../projections/history/historyProjection';
 import { kerasTrainingRunner } from '../../commands/training/kerasTraining';
 import { TUNER_TRIAL, tunerTrialRunner } from '../../commands/optimize/tunerTrial';
 import { AnomalyModelQueries } from '../../projections/anomalyModels/anomalyModelQueries';
+import { ApiKeyQueries } from '../../projections/apiKeys/apiKeyQueries';
 import { DspFeaturesQueries } from '../../projections/dspFeatures/dspFeaturesQueries';
 import { ImpulseQueries } from '../../projections/impulses/impulseQueries';
 import { KerasModelQueries } from '../../projections/kerasModels/kerasModelQueries';
@@ -39,27 +41,18 @@ export const productionJobRunners: JobRunnersFactory = ({ events, blobs, readSto
     const chosen = (await projects.byId(projectId))?.settings?.defaultImpulseId;
     return (chosen === undefined || chosen === null ? null : await impulses.byId(projectId, chosen)) ?? impulses.byId(projectId);
   };
+  const modelTesting = modelTestingRunner({ events, blobs, projects, impulses, samples, dspFeatures, kerasModels, anomalyModels });
+  const versionDeps = { events, readStore, history: historyProjection, projections: allProjections.filter((p) => p !== historyProjection) };
   return new Map<string, JobRunner>([
     ['generate-features', generateFeaturesRunner({ events, blobs, impulses, samples })],
     [TRAIN_ANOMALY, anomalyTrainingRunner({ events, blobs, impulses, dspFeatures })],
     ['train-keras', kerasTrainingRunner({ events, blobs, impulses, dspFeatures })],
     [BUILD_ONDEVICE_MODEL, deploymentBuildRunnerFor(events, blobs, readStore)],
-    [
-      MODEL_TESTING,
-      modelTestingRunner({
-        events,
-        blobs,
-        projects,
-        impulses,
-        samples,
-        dspFeatures,
-        kerasModels,
-        anomalyModels,
-      }),
-    ],
-    [TUNER_COORDINATOR, tunerCoordinatorRunner({ events, ids: new IdAllocator(events), projects: new ProjectQueries(readStore) })],
+    [MODEL_TESTING, modelTesting],
+    [TUNER_COORDINATOR, tunerCoordinatorRunner({ events, ids: new IdAllocator(events), projects })],
     [TUNER_TRIAL, tunerTrialRunner({ events, blobs, impulses: { selected: selectedImpulse }, samples })],
-    [VERSION_JOB, versionJobRunner({ events, readStore, history: historyProjection, projections: allProjections.filter((p) => p !== historyProjection) })],
     [TUNER_TRIAL_IMPULSE_JOB, trialImpulseJobRunner({ events, impulses, tunerRuns: new TunerRunQueries(readStore) })],
+    [VERSION_JOB, versionJobRunner({ ...versionDeps, modelTesting })],
+    [RESTORE_JOB, restoreJobRunner({ ...versionDeps, ids: new IdAllocator(events), liveSamples: samples, projects, apiKeys: new ApiKeyQueries(readStore) })],
   ]);
 };

@@ -3,7 +3,7 @@ import { impulseDecider, type ImpulseCommand, type ImpulsesState } from '../../d
 import type { ImpulseEvent } from '../../domain/impulse/impulseEvents';
 import type { ImpulseBlocksRequest } from '../../domain/impulse/impulseValidation';
 import { fold } from '../../domain/shared/decider';
-import { NotFoundError, ValidationError } from '../../domain/shared/errors';
+import { ConflictError, NotFoundError, ValidationError } from '../../domain/shared/errors';
 import { DspRunCheckNeeded, dspRunRefusals, type DspRunAnswer } from '../../domain/impulse/dspConfig';
 import { deciderSpecification } from '../support/deciderSpecification';
 import { motionImpulse } from '../support/impulseSampleLog';
@@ -272,5 +272,48 @@ describe('texts and numbers an impulse keeps (no value the deciders accept can b
     refused({ ...base, inputBlocks: [{ ...base.inputBlocks[0]!, windowSizeMs: Number.NaN }] }, /the block\.windowSizeMs must be a finite number, got NaN/);
     refused({ ...base, inputBlocks: [{ ...base.inputBlocks[0]!, classificationWindowIncreaseMs: 1e12 }] }, /"classificationWindowIncreaseMs" must be above 0 and at most 86400000/);
     refused({ ...base, dspBlocks: [{ ...base.dspBlocks[0]!, valuesPerAxis: Infinity }] }, /the block\.valuesPerAxis must be a finite number, got Infinity/);
+  });
+});
+
+describe('a restore of a version\'s impulses', () => {
+  const source = stateAfter(save(motionImpulse(), { newImpulseId: 7, name: 'Motion' }), setConfig(2, { 'scale-axes': '2' }));
+  const motion = source.impulses.get(7)!;
+  /** The version's impulse under the target's ids: blocks 1, 2, 3 become 11, 12, 13. */
+  const restored = (impulseId = 107) => ({
+    impulseId,
+    name: motion.name,
+    type: motion.type,
+    tags: ['restored'],
+    blocks: {
+      inputBlocks: motion.blocks.inputBlocks.map((b) => ({ ...b, id: b.id + 10 })),
+      dspBlocks: motion.blocks.dspBlocks.map((b) => ({ ...b, id: b.id + 10, input: b.input + 10 })),
+      learnBlocks: motion.blocks.learnBlocks.map((b) => ({ ...b, id: b.id + 10, dsp: b.dsp.map((d) => d + 10) })),
+      postProcessingBlocks: [],
+    },
+    dspConfigs: [[12, motion.dspConfigs.get(2)!]] as [number, Record<string, string>][],
+  });
+  const restore = (impulses = [restored()], maxImpulses = 3): ImpulseCommand => ({ type: 'RestoreImpulses', data: { projectId, impulses, maxImpulses, now } });
+  const target = history(save(motionImpulse(), { newImpulseId: 50 }));
+
+  it('deletes the live impulses and creates the version\'s under the new ids, with their tags, configs and block creation times', () => {
+    spec
+      .given(target)
+      .when(restore())
+      .thenMatches((events) => {
+        expect(events.map((e) => e.type)).toEqual(['ImpulseDeleted', 'ImpulseCreated', 'ImpulseUpdated', 'DspConfigSet']);
+        expect(events[0]!.data).toMatchObject({ impulseId: 50 });
+        expect(events[1]!.data).toMatchObject({ impulseId: 107, name: 'Motion', dspBlocks: [{ id: 12, input: 11, createdAt: motion.blocks.dspBlocks[0]!.createdAt }], learnBlocks: [{ id: 13, dsp: [12] }] });
+        expect(events[2]!.data).toMatchObject({ impulseId: 107, tags: ['restored'] });
+        expect(events[3]!.data).toMatchObject({ impulseId: 107, dspId: 12, config: motion.dspConfigs.get(2) });
+      });
+  });
+  it('records nothing when a retried restore finds its impulses live', () => {
+    const after = [...target, ...impulseDecider.decide(restore(), fold(impulseDecider, target))];
+    spec.given(after).when(restore()).then([]);
+  });
+  it('refuses block ids the project has given since the plan, more impulses than the plan allows, and a config for a block the impulse lacks', () => {
+    spec.given(history(save(motionImpulse(), { newImpulseId: 50 }), { type: 'IssueBlockId', data: { projectId, now } }, { type: 'IssueBlockId', data: { projectId, now } }, ...Array.from({ length: 8 }, () => ({ type: 'IssueBlockId' as const, data: { projectId, now } })))).when(restore()).thenThrows(ConflictError, /Block id 11/);
+    spec.given([]).when(restore([restored(107), { ...restored(108), blocks: { ...restored().blocks, inputBlocks: [], dspBlocks: [], learnBlocks: [] } }], 1)).thenThrows(ValidationError, /2 impulses/);
+    spec.given([]).when(restore([{ ...restored(), dspConfigs: [[99, {}]] }])).thenThrows(ValidationError, /block 99/);
   });
 });

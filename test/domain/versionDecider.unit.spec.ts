@@ -1,7 +1,7 @@
 import { describe, it } from 'vitest';
-import { versionDecider, type VersionCommand } from '../../domain/version/versionDecider';
+import { MAX_RESTORE_SAMPLES, versionDecider, type VersionCommand } from '../../domain/version/versionDecider';
 import type { VersionCreated, VersionEvent } from '../../domain/version/versionEvents';
-import { NotFoundError, ValidationError } from '../../domain/shared/errors';
+import { ConflictError, NotFoundError, ValidationError } from '../../domain/shared/errors';
 import { deciderSpecification } from '../support/deciderSpecification';
 
 const spec = deciderSpecification(versionDecider);
@@ -58,5 +58,28 @@ describe('a project with versions', () => {
     spec.given([created(10, 1), deleted]).when(update(10, 'x')).thenThrows(NotFoundError, /Version 10/);
     spec.given([created(10, 1), deleted]).when(record({ versionId: 12 })).then([created(12, 2)]);
     spec.given([created(10, 1), deleted]).when(record()).then([]);
+  });
+});
+
+describe('a restore into a project', () => {
+  const plan = { projectId: 2, jobId: 40, sourceProjectId: 1, versionId: 10, position: '1234', sampleIds: [[5, 105], [6, 106]] as [number, number][], impulseIds: [[7, 107]] as [number, number][], blockIds: [[1, 21], [2, 22]] as [number, number][], started: '2026-01-04T00:00:00.000Z' };
+  const begin = (data: Partial<typeof plan> = {}, endedJobIds: number[] = []): VersionCommand => ({ type: 'BeginRestore', data: { ...plan, ...data, endedJobIds } });
+  const started = (data: Partial<typeof plan> = {}): VersionEvent => ({ type: 'VersionRestoreStarted', data: { ...plan, ...data } });
+
+  it('records its plan: the version it restores and the ids the target gives what it writes', () => spec.given([]).when(begin()).then([started()]));
+  it('records nothing when a retried job begins again: its plan is the recorded one', () => spec.given([started()]).when(begin({ sampleIds: [[5, 900]] })).then([]));
+  it('refuses to begin while another restore\'s job has not ended, and begins once it has', () => {
+    spec.given([started({ jobId: 39 })]).when(begin()).thenThrows(ConflictError, /Restore job 39 is still writing into this project/);
+    spec.given([started({ jobId: 39 })]).when(begin({}, [39])).then([started()]);
+  });
+  it('refuses a restore into the version\'s own project, an id given twice in the target, and ids that are not ids', () => {
+    spec.given([]).when(begin({ sourceProjectId: 2 })).thenThrows(ValidationError, /another project/);
+    spec.given([]).when(begin({ sampleIds: [[5, 105], [6, 105]] })).thenThrows(ValidationError, /sampleIds: target id 105 is given twice/);
+    spec.given([]).when(begin({ blockIds: [[1, -3]] })).thenThrows(ValidationError, /blockIds\[0\]\[1\]/);
+    spec.given([]).when(begin({ position: '1e9' })).thenThrows(ValidationError, /position/);
+  });
+  it('refuses a plan over the sample limit, so its event stays under a store\'s append limit', () => {
+    const many = Array.from({ length: MAX_RESTORE_SAMPLES + 1 }, (_, i): [number, number] => [i + 1, i + 1]);
+    spec.given([]).when(begin({ sampleIds: many })).thenThrows(ValidationError, /sampleIds: at most 20000/);
   });
 });

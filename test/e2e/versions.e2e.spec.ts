@@ -63,6 +63,8 @@ describe('versions through the official SDK', () => {
     await expect(api.projects.updateVersion(projectId, before.versions[0]!.id, { description: 'a\u0000b' })).rejects.toThrow(/description/);
     await expect(api.jobs.startVersionJob(projectId, { description: 'x', makePublic: true })).rejects.toThrow(/makePublic false/);
     await expect(api.jobs.startVersionJob(projectId, { description: 'x'.repeat(5000), makePublic: false })).rejects.toThrow(/description/);
+    // Model testing needs a trained impulse (restore.e2e.spec.ts versions a trained project with it).
+    await expect(api.jobs.startVersionJob(projectId, { description: 'x', makePublic: false, runModelTestingWhileVersioning: true })).rejects.toThrow(/runModelTestingWhileVersioning: .*impulse/);
     expect(await api.projects.listVersions(projectId)).toEqual(before);
   });
 });

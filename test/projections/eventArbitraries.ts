@@ -607,6 +607,21 @@ export const eventGenerators: Generators = {
   },
   VersionUpdated: (ids) => fc.record({ projectId: fc.constant(ids.projectId), versionId: fc.constant(ids.id), description: text(DESCRIPTION_RULE), updated: iso }),
   VersionDeleted: (ids) => fc.record({ projectId: fc.constant(ids.projectId), versionId: fc.constant(ids.id), deleted: iso }),
+  // versions-{projectId} of a restore's target; no projection reads it (the history index does, as every event)
+  VersionRestoreStarted: (ids) => {
+    const pairs = fc.array(fc.tuple(uid, uid), { maxLength: 3 });
+    return fc.record({
+      projectId: fc.constant(ids.projectId),
+      jobId: between(1, Number.MAX_SAFE_INTEGER, { integer: true }),
+      sourceProjectId: uid,
+      versionId: fc.constant(ids.id),
+      position: fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }).map(String),
+      sampleIds: pairs,
+      impulseIds: pairs,
+      blockIds: pairs,
+      started: iso,
+    });
+  },
   // model-testing-{projectId}
   ModelTested: (ids) =>
     between(0, 1e9, { integer: true }).chain((windowCount) =>

@@ -145,7 +145,7 @@ const scenario: fc.Arbitrary<{ creations: Step[][]; streams: Step[][] }> = fc.tu
     streams.push(sequence([], ev('DeploymentBuilt', base, `deployment-${projectId}`), [], 3));
     streams.push(sequence([], ev('ModelTested', base, `model-testing-${projectId}`), [], 3));
     const versionIds = { ...base, id: projectId * 10_000 + 6 };
-    streams.push(sequence([ev('VersionCreated', versionIds, `versions-${projectId}`)], ev('VersionUpdated', versionIds, `versions-${projectId}`), [ev('VersionDeleted', versionIds, `versions-${projectId}`)], 3));
+    streams.push(sequence([ev('VersionCreated', versionIds, `versions-${projectId}`)], oneOf(['VersionUpdated', 'VersionRestoreStarted'], versionIds, `versions-${projectId}`), [ev('VersionDeleted', versionIds, `versions-${projectId}`)], 3));
     streams.push(sequence([], ev('OptimizeConfigSet', base, `optimize-config-${projectId}`), [], 3));
     const runIds = { ...base, id: 70_000 + projectId };
     const tunerRun = `tuner-run-${projectId}-${runIds.id}`;
