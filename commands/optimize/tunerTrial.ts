@@ -25,7 +25,7 @@ import { TRIAL_DSP_ID, trialImpulseSpec, trialTraining, type ProjectImpulse } fr
 import { tunerRunDecider, type TunerRunCommand } from '../../domain/optimize/tunerRunDecider';
 import { tunerRunStream, type TrialRound, type TunerRunEvent } from '../../domain/optimize/tunerRunEvents';
 import { planNetwork } from '../../domain/learn/kerasNetwork';
-import { regressionTargets as regressionTargetsOf } from '../../domain/learn/kerasRegression';
+import { learningTargets } from '../../domain/learn/kerasRegression';
 import type { SampleDocument } from '../../projections/samples/sampleDocument';
 import type { BlobStore } from '../../stores/blobstore/blobStore';
 import type { EventStore } from '../../stores/eventstore/eventStore';
@@ -162,14 +162,7 @@ async function trainTrial(deps: TunerTrialDeps, job: JobRunContext, planned: Pla
   const classIndex = new Map(classes.map((c, i) => [c, i]));
   const y = Int32Array.from(features.labels, (l) => classIndex.get(l) ?? -1);
   if (y.includes(-1)) throw new Error('A window\'s label is not one of the training samples\' labels');
-  const present = new Set(y).size;
-  if (present < 2) throw new Error(`The training windows hold ${present} ${mode === 'regression' ? 'label value: a regression' : 'class: a classifier'} needs at least two`);
-  let regressionTargets: number[] | undefined;
-  if (mode === 'regression') {
-    const targets = regressionTargetsOf(classes);
-    if ('notANumber' in targets) throw new Error(`The label "${targets.notANumber}" is not a number: a regression learns numbers`);
-    regressionTargets = targets.values;
-  }
+  const { regressionTargets } = learningTargets(y, classes, mode);
   const plan = planNetwork(settings.visualLayers, features.featureCount, classes.length, mode);
   const seed = planned.seed;
   job.log(`Training a network of ${plan.parameterCount} parameters on ${y.length} windows of ${features.featureCount} features, seed ${seed}${features.skipped > 0 ? ` (${features.skipped} sample(s) skipped)` : ''}; features took ${featuresMs} ms`);

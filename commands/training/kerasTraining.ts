@@ -13,7 +13,7 @@ import { decodeNpy } from '../../domain/dsp/npy';
 import { kerasDecider } from '../../domain/learn/kerasDecider';
 import { kerasStream } from '../../domain/learn/kerasEvents';
 import { planNetwork } from '../../domain/learn/kerasNetwork';
-import { kerasModeOf, regressionTargets as regressionTargetsOf } from '../../domain/learn/kerasRegression';
+import { kerasModeOf, learningTargets } from '../../domain/learn/kerasRegression';
 import { applyKerasChange, DEFAULT_KERAS_SETTINGS, type KerasSettings } from '../../domain/learn/kerasSettings';
 import type { BlobStore } from '../../stores/blobstore/blobStore';
 import type { EventStore } from '../../stores/eventstore/eventStore';
@@ -107,14 +107,7 @@ export function kerasTrainingRunner(deps: KerasTrainingDeps): JobRunner {
     if (features.length === 0) throw new Error(`Learn block ${learnId} reads no DSP block`);
     const classes = features[0]!.classes;
     const { x, y, columns } = await trainingRows(deps, features);
-    const present = new Set(y).size;
-    if (present < 2) throw new Error(`The training windows hold ${present} ${mode === 'regression' ? 'label value: a regression' : 'class: a classifier'} needs at least two`);
-    let regressionTargets: number[] | undefined;
-    if (mode === 'regression') {
-      const targets = regressionTargetsOf(classes);
-      if ('notANumber' in targets) throw new Error(`The label "${targets.notANumber}" is not a number: a regression learns numbers`);
-      regressionTargets = targets.values;
-    }
+    const { regressionTargets } = learningTargets(y, classes, mode);
     const plan = planNetwork(settings.visualLayers, columns, classes.length, mode);
     const seed = learnId;
     const what = mode === 'regression' ? `${classes.length} label values, one linear output` : `${classes.length} classes`;

@@ -51,3 +51,16 @@ export function regressionMetrics(predicted: readonly number[], actual: readonly
   const explained = actualVariance === 0 ? (residualVariance === 0 ? 1 : 0) : 1 - residualVariance / actualVariance;
   return { meanSquaredError: finiteOrNull(squared / n), meanAbsoluteError: finiteOrNull(absolute / n), explainedVariance: finiteOrNull(explained) };
 }
+
+/**
+ * What a network learns from these windows' class indexes: at least two classes (or label values)
+ * present, and for a regression each label read as a number. Throws the reason a training cannot start.
+ */
+export function learningTargets(y: ArrayLike<number>, classes: readonly string[], mode: KerasMode): { regressionTargets?: number[] } {
+  const present = new Set(Array.from(y)).size;
+  if (present < 2) throw new Error(`The training windows hold ${present} ${mode === 'regression' ? 'label value: a regression' : 'class: a classifier'} needs at least two`);
+  if (mode !== 'regression') return {};
+  const targets = regressionTargets(classes);
+  if ('notANumber' in targets) throw new Error(`The label "${targets.notANumber}" is not a number: a regression learns numbers`);
+  return { regressionTargets: targets.values };
+}
