@@ -3,7 +3,7 @@ import type { DspBlock, InputBlock } from '../../domain/impulse/impulseEvents';
 import type { TrialImpulse } from '../../domain/optimize/searchSpace';
 import { trialEstimates } from '../../domain/optimize/trialEstimates';
 import { TRIAL_DSP_ID, trialImpulseSpec, trialTraining } from '../../domain/optimize/trialImpulse';
-import { ValidationError } from '../../domain/shared/errors';
+import { ConflictError } from '../../domain/shared/errors';
 
 const createdAt = '2026-01-01T00:00:00.000Z';
 const input: InputBlock = { id: 1, type: 'time-series', name: 'Time series', title: 'Time series data', axes: ['accX', 'accY', 'accZ'], windowSizeMs: 2000, windowIncreaseMs: 500, frequencyHz: 62.5, padZeros: true, createdAt };
@@ -27,7 +27,8 @@ describe('a trial\'s impulse on the project\'s', () => {
   });
 
   it('is refused, naming why, without a time-series input or with a DSP block the service does not have', () => {
-    expect(() => trialImpulseSpec(trial, { inputBlocks: [{ ...input, type: 'image' }], dspBlocks: [] })).toThrow(ValidationError);
+    // The project's state, not the request, is what is wrong: a conflict (the add-trial route answers it as 409).
+    expect(() => trialImpulseSpec(trial, { inputBlocks: [{ ...input, type: 'image' }], dspBlocks: [] })).toThrow(ConflictError);
     expect(() => trialImpulseSpec(trial, { inputBlocks: [{ ...input, type: 'image' }], dspBlocks: [] })).toThrow(/no time-series input block/);
     expect(() => trialImpulseSpec({ ...trial, dsp: { type: 'wavelets', config: {} } }, { inputBlocks: [input], dspBlocks: [dsp] })).toThrow(/"wavelets" is not a DSP block/);
   });
