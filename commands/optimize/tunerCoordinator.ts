@@ -34,7 +34,7 @@ export interface TunerCoordinatorParameters {
   extendedFromJobId: number | null;
 }
 
-/** A trial job's parameters (TUNER-CONTRACT.md). */
+/** A trial job's parameters: the run it belongs to and its trial number there (docs/tuner.md, How a run runs). */
 export interface TunerTrialParameters {
   coordinatorJobId: number;
   trial: number;

@@ -1,4 +1,4 @@
-// The tuner-trial job: one trial of a tuner run (TUNER-CONTRACT: a child job of the run's coordinator,
+// The tuner-trial job: one trial of a tuner run (a child job of the run's coordinator,
 // parameters {coordinatorJobId, trial}). It reads the trial's impulse and the run's config from the
 // run's stream, generates the impulse's features from the project's training samples in memory (the
 // project's own features and impulse are never written), trains the trial's keras model in the thread

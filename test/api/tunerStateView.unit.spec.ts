@@ -5,8 +5,8 @@ import { DEFAULT_OPTIMIZE_SETTINGS } from '../../domain/optimize/optimizeConfig'
 import { storedTrialImpulse, type TunerRunDocument, type TunerTrialDocument } from '../../projections/tunerRuns/tunerRunDocument';
 import type { Wire } from '../support/sdkWire';
 
-// A trial's per-epoch progress comes from the `epochs` the trial runner adds to its document (see
-// TUNER-CONTRACT): the view answers the last epoch, and a document without them (an older runner,
+// A trial's per-epoch progress comes from the `epochs` the trial runner records on its document
+// (docs/tuner.md, A trial): the view answers the last epoch, and a document without them (an older runner,
 // or training not begun) answers no progress.
 describe('a tuner trial in the SDK shape', () => {
   const run: TunerRunDocument = {

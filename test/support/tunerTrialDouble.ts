@@ -1,4 +1,4 @@
-// TEST DOUBLE of the `tuner-trial` job runner (TUNER-CONTRACT.md): no features, no training. It reads
+// TEST DOUBLE of the `tuner-trial` job runner: no features, no training. It reads
 // its trial's impulse from the run stream, waits (its signal stops it), and records metrics derived
 // from the impulse, so a run's result is deterministic. The real trial runner is another helper's;
 // this one lets the coordinator be tested whole. Never registered in production: test files give it
