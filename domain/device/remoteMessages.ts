@@ -4,7 +4,10 @@
 // server replies `{hello: false, err: reason}` to a bad hello or drops a bad frame.
 import { z } from 'zod';
 import { textProblem } from '../shared/textRules';
-import { DEVICE_ID_MAX, DEVICE_TYPE_MAX } from './deviceDecider';
+import { MAX_DEVICE_TEXT_LENGTH } from '../sample/sampleLimits';
+import type { RemoteInferenceInfo, RemoteMode, RemoteSensor } from './deviceEvents';
+
+export type { RemoteInferenceInfo, RemoteMode, RemoteSensor };
 
 /** Largest frame accepted (the `ws` server's `maxPayload`): a camera snapshot is ~50-100 KB of base64. */
 export const REMOTE_FRAME_MAX_BYTES = 256 * 1024;
@@ -19,22 +22,6 @@ export const REMOTE_FREQUENCY_MAX_HZ = 1_000_000;
 export const REMOTE_SAMPLE_LENGTH_MAX_S = 10_000_000;
 const API_KEY_MAX = 256;
 const INFERENCE_TEXT_MAX = 256;
-
-export interface RemoteSensor {
-  name: string;
-  maxSampleLengthS: number;
-  frequencies: number[];
-}
-
-export type RemoteMode = 'ingestion' | 'inference';
-
-export interface RemoteInferenceInfo {
-  projectId: number;
-  projectOwner: string;
-  projectName: string;
-  deployedVersion: number;
-  modelType?: 'classification' | 'objectDetection' | 'constrainedObjectDetection' | 'freeform';
-}
 
 /** A hello of any version, in one shape. */
 export interface RemoteHello {
@@ -101,8 +88,8 @@ const inferenceInfo = z.object({
 
 const helloBase = {
   apiKey: z.string().min(1, 'The API key ("apiKey") is missing').max(API_KEY_MAX),
-  deviceId: text('Device id ("deviceId")', DEVICE_ID_MAX),
-  deviceType: text('Device type ("deviceType")', DEVICE_TYPE_MAX),
+  deviceId: text('Device id ("deviceId")', MAX_DEVICE_TEXT_LENGTH),
+  deviceType: text('Device type ("deviceType")', MAX_DEVICE_TEXT_LENGTH),
   connection: z.enum(['ip', 'daemon']).optional(),
   supportsSnapshotStreaming: z.boolean().optional(),
 };
