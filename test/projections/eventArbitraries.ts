@@ -227,6 +227,8 @@ const trialImpulse: fc.Arbitrary<TrialImpulse> = fc.record({
   dsp: fc.record({ type: fc.constantFrom('spectral-analysis', 'mfe'), config: fc.dictionary(fc.stringMatching(/^[a-z][a-z0-9_-]{0,20}$/), line(64, true), { maxKeys: 3 }) }),
   learn: fc.record({ type: fc.constantFrom('keras' as const, 'keras-regression' as const), denseLayers: fc.array(between(1, 4096, { integer: true }), { maxLength: 8 }), learningRate: between(1e-7, 10), trainingCycles: between(1, 10_000, { integer: true }), batchSize: between(1, 65_536, { integer: true }) }),
 });
+// Mostly the same two sockets, so a disconnect often ends the current connection.
+const connectionId = fc.oneof({ weight: 3, arbitrary: fc.constantFrom('c1', 'c2') }, { weight: 1, arbitrary: line(128) });
 const remoteSensor = fc.record({ name: line(128), maxSampleLengthS: between(0, 1e7), frequencies: fc.array(between(1e-3, 1e6), { maxLength: 3 }) });
 const tunerRun = (ids: Ids) => ({ projectId: fc.constant(ids.projectId), coordinatorJobId: fc.constant(ids.id) });
 const trialNumber = between(0, 999, { integer: true });
@@ -425,7 +427,7 @@ export const eventGenerators: Generators = {
         deviceId: fc.constant(ids.deviceId),
         id: fc.constant(ids.id),
         deviceType: line(64),
-        connectionId: line(128),
+        connectionId: connectionId,
         host: line(64),
         mode: fc.constantFrom('ingestion' as const, 'inference' as const),
         sensors: fc.array(remoteSensor, { maxLength: 3 }),
@@ -448,7 +450,7 @@ export const eventGenerators: Generators = {
     fc.record({
       projectId: fc.constant(ids.projectId),
       deviceId: fc.constant(ids.deviceId),
-      connectionId: line(128),
+      connectionId: connectionId,
       reason: fc.constantFrom('closed' as const, 'timeout' as const, 'replaced' as const, 'server-stopped' as const, 'protocol-error' as const),
       disconnected: iso,
     }),
@@ -458,7 +460,7 @@ export const eventGenerators: Generators = {
         projectId: fc.constant(ids.projectId),
         deviceId: fc.constant(ids.deviceId),
         requestId: uid,
-        connectionId: line(128),
+        connectionId: connectionId,
         label: line(256),
         lengthMs: between(1, 86_400_000),
         category: fc.constantFrom('training' as const, 'testing' as const),
