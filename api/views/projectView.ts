@@ -130,10 +130,12 @@ export function deviceView(d: DeviceDocument): Record<string, unknown> {
     lastSeen: d.lastSeen,
     name: d.name,
     deviceType: d.deviceType,
-    sensors: [],
-    remote_mgmt_connected: false,
-    supportsSnapshotStreaming: false,
-    remoteMgmtMode: 'disconnected',
+    sensors: d.sensors ?? [],
+    remote_mgmt_connected: d.remoteMgmtConnected ?? false,
+    ...(d.remoteMgmtConnected && d.remoteMgmtHost ? { remote_mgmt_host: d.remoteMgmtHost } : {}),
+    supportsSnapshotStreaming: d.supportsSnapshotStreaming ?? false,
+    remoteMgmtMode: d.remoteMgmtMode ?? 'disconnected',
+    ...(d.remoteMgmtMode === 'inference' && d.inferenceInfo ? { inferenceInfo: d.inferenceInfo } : {}),
   };
 }
 

@@ -56,3 +56,37 @@ export async function deleteDevice(deps: DeviceCommandDeps, input: { projectId: 
   const seen = await seenInData(deps, input.projectId, input.deviceId);
   return run(deps, input.projectId, input.deviceId, { type: 'DeleteDevice', data: { ...input, seenInData: seen, now: ctx.now } }, ctx);
 }
+
+/** Ids of sampling requests: what a `startSampling` caller follows. */
+export const SAMPLING_REQUEST_SEQUENCE = 'device-sampling';
+
+type ConnectInput = Omit<Extract<DeviceCommand, { type: 'ConnectDevice' }>['data'], 'id' | 'now'>;
+
+/** A device said hello on the remote-management socket `connectionId` (the `remote` role calls this). */
+export async function connectDevice(deps: DeviceCommandDeps, input: ConnectInput, ctx: CommandContext): Promise<Position | undefined> {
+  // Drawn every time (the decider is pure); used only when the read model has no such device yet.
+  const id = await deps.ids.next(DEVICE_ID_SEQUENCE);
+  return run(deps, input.projectId, input.deviceId, { type: 'ConnectDevice', data: { ...input, id, now: ctx.now } }, ctx);
+}
+
+export async function disconnectDevice(
+  deps: DeviceCommandDeps,
+  input: Omit<Extract<DeviceCommand, { type: 'DisconnectDevice' }>['data'], 'now'>,
+  ctx: CommandContext,
+): Promise<Position | undefined> {
+  return run(deps, input.projectId, input.deviceId, { type: 'DisconnectDevice', data: { ...input, now: ctx.now } }, ctx);
+}
+
+/**
+ * Asks a connected device for a sample: the event names the socket, and the `remote` process
+ * holding it sends the request. Answers the request id.
+ */
+export async function requestSampling(
+  deps: DeviceCommandDeps,
+  input: Omit<Extract<DeviceCommand, { type: 'RequestSampling' }>['data'], 'requestId' | 'now'>,
+  ctx: CommandContext,
+): Promise<{ requestId: number; position: Position | undefined }> {
+  const requestId = await deps.ids.next(SAMPLING_REQUEST_SEQUENCE);
+  const position = await run(deps, input.projectId, input.deviceId, { type: 'RequestSampling', data: { ...input, requestId, now: ctx.now } }, ctx);
+  return { requestId, position };
+}

@@ -1,9 +1,9 @@
 import type { Decider } from '../shared/decider';
-import { MAX_DEVICE_TEXT_LENGTH } from '../sample/sampleLimits';
-import { ConflictError, NotFoundError, assertNever } from '../shared/errors';
-import { checkDate, checkId } from '../shared/numberRules';
+import { MAX_DEVICE_TEXT_LENGTH, MAX_INTERVAL_MS, MAX_SAMPLE_LABEL_LENGTH, MIN_INTERVAL_MS } from '../sample/sampleLimits';
+import { ConflictError, NotFoundError, ValidationError, assertNever } from '../shared/errors';
+import { checkDate, checkId, checkNumber } from '../shared/numberRules';
 import { checkText } from '../shared/textRules';
-import type { DeviceEvent } from './deviceEvents';
+import type { DeviceDisconnectReason, DeviceEvent, RemoteInferenceInfo, RemoteMode, RemoteSensor, SamplingCategory } from './deviceEvents';
 
 // As long as a device name or type carried in data may be: a device first seen in a sample can be
 // looked up, renamed and deleted through the API under the same id.
@@ -25,13 +25,54 @@ export type DeviceCommand =
       data: { projectId: number; deviceId: string; deviceType: string; ifNotExists: boolean; id: number; seenInData: SeenInData | null; now: Date };
     }
   | { type: 'RenameDevice'; data: { projectId: number; deviceId: string; name: string; seenInData: SeenInData | null } }
-  | { type: 'DeleteDevice'; data: { projectId: number; deviceId: string; seenInData: SeenInData | null; now: Date } };
+  | { type: 'DeleteDevice'; data: { projectId: number; deviceId: string; seenInData: SeenInData | null; now: Date } }
+  | {
+      type: 'ConnectDevice';
+      /** From a hello already checked by `parseDeviceMessage`; `id` is drawn as for CreateDevice. */
+      data: {
+        projectId: number;
+        deviceId: string;
+        deviceType: string;
+        id: number;
+        connectionId: string;
+        host: string;
+        mode: RemoteMode;
+        sensors: RemoteSensor[];
+        supportsSnapshotStreaming: boolean;
+        inferenceInfo?: RemoteInferenceInfo;
+        now: Date;
+      };
+    }
+  | { type: 'DisconnectDevice'; data: { projectId: number; deviceId: string; connectionId: string; reason: DeviceDisconnectReason; now: Date } }
+  | {
+      type: 'RequestSampling';
+      data: {
+        projectId: number;
+        deviceId: string;
+        requestId: number;
+        label: string;
+        lengthMs: number;
+        category: string;
+        intervalMs: number;
+        sensor?: string;
+        now: Date;
+      };
+    };
+
+/** The live remote-management connection, as far as the log knows. */
+export interface DeviceConnection {
+  connectionId: string;
+  sensors: RemoteSensor[];
+}
 
 /**
  * `known`: created or renamed through the API (a device seen only in data gets its stream on its
  * first rename or delete). `deleted`: deleted, until it is created again or shows up in new data.
  */
-export type DeviceState = { status: 'none' } | { status: 'known' } | { status: 'deleted'; deleted: string };
+export type DeviceState = ({ status: 'none' } | { status: 'known' } | { status: 'deleted'; deleted: string }) & { connection?: DeviceConnection };
+
+const CONNECTION_ID_MAX = 128;
+const SAMPLING_CATEGORIES: readonly SamplingCategory[] = ['training', 'testing'];
 
 export function validateDeviceId(deviceId: string): void {
   checkText(deviceId, 'Device id ("deviceId")', { max: DEVICE_ID_MAX });
@@ -39,6 +80,12 @@ export function validateDeviceId(deviceId: string): void {
 
 function validDeviceType(deviceType: string): string {
   return checkText(deviceType.trim(), 'Device type ("deviceType")', { max: DEVICE_TYPE_MAX });
+}
+
+function validCategory(category: string): SamplingCategory {
+  const found = SAMPLING_CATEGORIES.find((c) => c === category);
+  if (!found) throw new ValidationError(`Category ("category") must be one of ${SAMPLING_CATEGORIES.join(', ')}: a device uploads to no other`);
+  return found;
 }
 
 function validName(name: string): string {
@@ -96,18 +143,92 @@ export const deviceDecider: Decider<DeviceCommand, DeviceEvent, DeviceState> = {
         if (!exists(state, c.seenInData)) throw new NotFoundError(`Device "${c.deviceId}" not found in project ${c.projectId}`, 'DEVICE_NOT_FOUND');
         return [{ type: 'DeviceDeleted', data: { projectId: c.projectId, deviceId: c.deviceId, deleted: checkDate(c.now, 'now') } }];
       }
+      case 'ConnectDevice': {
+        const c = command.data;
+        validateDeviceId(c.deviceId);
+        const connectionId = checkText(c.connectionId, 'connectionId', { max: CONNECTION_ID_MAX });
+        // The same socket saying hello twice changes nothing.
+        if (state.connection?.connectionId === connectionId) return [];
+        return [
+          {
+            type: 'DeviceConnected',
+            data: {
+              projectId: checkId(c.projectId, 'projectId'),
+              deviceId: c.deviceId,
+              id: checkId(c.id, 'id'),
+              deviceType: validDeviceType(c.deviceType),
+              connectionId,
+              host: checkText(c.host, 'host', { max: 256 }),
+              mode: c.mode,
+              sensors: c.sensors.map((x) => ({ name: x.name, maxSampleLengthS: x.maxSampleLengthS, frequencies: [...x.frequencies] })),
+              supportsSnapshotStreaming: c.supportsSnapshotStreaming,
+              ...(c.mode === 'inference' && c.inferenceInfo ? { inferenceInfo: { ...c.inferenceInfo } } : {}),
+              connected: checkDate(c.now, 'now'),
+            },
+          },
+        ];
+      }
+      case 'DisconnectDevice': {
+        const c = command.data;
+        // Only the current socket's end counts: a replaced socket closing late changes nothing.
+        if (state.connection?.connectionId !== c.connectionId) return [];
+        return [{ type: 'DeviceDisconnected', data: { projectId: c.projectId, deviceId: c.deviceId, connectionId: c.connectionId, reason: c.reason, disconnected: checkDate(c.now, 'now') } }];
+      }
+      case 'RequestSampling': {
+        const c = command.data;
+        validateDeviceId(c.deviceId);
+        if (state.status === 'deleted' || !state.connection) {
+          throw new ConflictError(`Device "${c.deviceId}" is not connected to project ${c.projectId}`, 'DEVICE_NOT_CONNECTED');
+        }
+        const label = checkText(c.label.trim(), 'Label ("label")', { max: MAX_SAMPLE_LABEL_LENGTH });
+        const category = validCategory(c.category);
+        const intervalMs = checkNumber(c.intervalMs, 'Interval ("intervalMs")', { min: MIN_INTERVAL_MS, max: MAX_INTERVAL_MS });
+        const { sensors } = state.connection;
+        const sensor = c.sensor === undefined ? undefined : sensors.find((s) => s.name === c.sensor);
+        if (c.sensor !== undefined && !sensor) {
+          throw new ValidationError(`Device "${c.deviceId}" has no sensor "${c.sensor.slice(0, 128)}"; it has ${sensors.map((s) => `"${s.name}"`).join(', ') || 'none'}`, 'UNKNOWN_SENSOR');
+        }
+        const maxMs = sensor && sensor.maxSampleLengthS > 0 ? sensor.maxSampleLengthS * 1000 : MAX_INTERVAL_MS;
+        const lengthMs = checkNumber(c.lengthMs, 'Length ("lengthMs")', { min: 1, max: maxMs });
+        return [
+          {
+            type: 'DeviceSamplingRequested',
+            data: {
+              projectId: c.projectId,
+              deviceId: c.deviceId,
+              requestId: checkId(c.requestId, 'requestId'),
+              connectionId: state.connection.connectionId,
+              label,
+              lengthMs,
+              category,
+              intervalMs,
+              ...(sensor ? { sensor: sensor.name } : {}),
+              requested: checkDate(c.now, 'now'),
+            },
+          },
+        ];
+      }
       default:
         return assertNever(command);
     }
   },
 
-  evolve(_state, event) {
+  evolve(state, event) {
+    const connection = state.connection ? { connection: state.connection } : {};
     switch (event.type) {
       case 'DeviceCreated':
       case 'DeviceRenamed':
-        return { status: 'known' };
+        return { status: 'known', ...connection };
+      // A deleted device's socket may live on, but the device is gone until it says hello again.
       case 'DeviceDeleted':
         return { status: 'deleted', deleted: event.data.deleted };
+      // A device that connects is known, as one seen in data is (it is listed again after a delete).
+      case 'DeviceConnected':
+        return { status: 'known', connection: { connectionId: event.data.connectionId, sensors: event.data.sensors } };
+      case 'DeviceDisconnected':
+        return state.status === 'deleted' ? { status: 'deleted', deleted: state.deleted } : { status: state.status };
+      case 'DeviceSamplingRequested':
+        return state;
       default:
         return assertNever(event);
     }

@@ -1,3 +1,4 @@
+import type { RemoteInferenceInfo, RemoteMode, RemoteSensor } from '../../domain/device/deviceEvents';
 import type { IndexDeclaration } from '../../stores/readstore/indexDeclarations';
 
 /** The `devices` read model: devices seen in a project's data and devices registered through the API. */
@@ -15,6 +16,15 @@ export interface DeviceDocument {
   created: string;
   lastSeen: string;
   _position: string;
+  /** Remote management: absent until the device first says hello. */
+  remoteConnectionId?: string | null;
+  remoteMgmtConnected?: boolean;
+  remoteMgmtMode?: 'disconnected' | RemoteMode;
+  remoteMgmtHost?: string | null;
+  /** The sensors of the last hello (kept while disconnected: what the device had). */
+  sensors?: RemoteSensor[];
+  supportsSnapshotStreaming?: boolean;
+  inferenceInfo?: RemoteInferenceInfo | null;
   [key: string]: unknown;
 }
 

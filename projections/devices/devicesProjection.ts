@@ -1,4 +1,4 @@
-import type { DeviceEvent } from '../../domain/device/deviceEvents';
+import type { DeviceEvent, DeviceSamplingRequested } from '../../domain/device/deviceEvents';
 import type { ProjectFullyDeleted } from '../../domain/project/projectEvents';
 import type { SampleIngested } from '../../domain/sample/sampleEvents';
 import type { ReadStore } from '../../stores/readstore/readStore';
@@ -8,11 +8,11 @@ import { DEVICES, deviceDocumentId, type DeviceDocument } from './deviceDocument
 const devices = (store: ReadStore) => store.collection<DeviceDocument>(DEVICES);
 
 /**
- * Devices registered, renamed and deleted through the API, and devices that show up in data (a
- * sample naming its device). Every write is guarded by the event's position, so a replayed event
+ * Devices registered, renamed and deleted through the API, devices that show up in data (a
+ * sample naming its device), and their remote-management connection (connected, mode, sensors). Every write is guarded by the event's position, so a replayed event
  * changes nothing.
  */
-export const devicesProjection = defineProjection<DeviceEvent | SampleIngested | ProjectFullyDeleted>('devices', [DEVICES], {
+export const devicesProjection = defineProjection<Exclude<DeviceEvent, DeviceSamplingRequested> | SampleIngested | ProjectFullyDeleted>('devices', [DEVICES], {
   async SampleIngested(event, store) {
     const d = event.data;
     if (!d.deviceName) return;
@@ -39,6 +39,32 @@ export const devicesProjection = defineProjection<DeviceEvent | SampleIngested |
   async DeviceRenamed(event, store) {
     const d = event.data;
     await updateOnce(devices(store), deviceDocumentId(d.projectId, d.deviceId), { $set: { name: d.name } }, event);
+  },
+  async DeviceConnected(event, store) {
+    const d = event.data;
+    const _id = deviceDocumentId(d.projectId, d.deviceId);
+    const remote = {
+      deviceType: d.deviceType,
+      lastSeen: d.connected,
+      remoteConnectionId: d.connectionId,
+      remoteMgmtConnected: true,
+      remoteMgmtMode: d.mode,
+      remoteMgmtHost: d.host,
+      sensors: d.sensors,
+      supportsSnapshotStreaming: d.supportsSnapshotStreaming,
+      inferenceInfo: d.inferenceInfo ?? null,
+    };
+    // A device new to the read model (or deleted) is listed from its hello, as from its first data.
+    await insertOnce(devices(store), { _id, id: d.id, projectId: d.projectId, deviceId: d.deviceId, name: d.deviceId, created: d.connected, _position: '', ...remote }, event);
+    await updateOnce(devices(store), _id, { $set: remote }, event);
+  },
+  async DeviceDisconnected(event, store) {
+    const d = event.data;
+    // Only the socket the document shows: a replaced one ending late leaves the new one connected.
+    await devices(store).updateOne(
+      { _id: deviceDocumentId(d.projectId, d.deviceId), remoteConnectionId: d.connectionId, _position: { $lt: positionKey(event.position) } },
+      { $set: { remoteConnectionId: null, remoteMgmtConnected: false, remoteMgmtMode: 'disconnected', remoteMgmtHost: null, inferenceInfo: null, _position: positionKey(event.position) } },
+    );
   },
   async DeviceDeleted(event, store) {
     const d = event.data;

@@ -21,6 +21,16 @@ const created = (id: number, minute: number): DeviceEvent => ({ type: 'DeviceCre
 const renamed = (name: string): DeviceEvent => ({ type: 'DeviceRenamed', data: { projectId: 10, deviceId: 'dev-1', name } });
 const deleted = (minute: number): DeviceEvent => ({ type: 'DeviceDeleted', data: { projectId: 10, deviceId: 'dev-1', deleted: at(minute) } });
 
+const camera = { name: 'Camera (640x480)', maxSampleLengthS: 60000, frequencies: [] };
+const connected = (connectionId: string, minute: number, over: Partial<Extract<DeviceEvent, { type: 'DeviceConnected' }>['data']> = {}): DeviceEvent => ({
+  type: 'DeviceConnected',
+  data: { projectId: 10, deviceId: 'dev-1', id: 70, deviceType: 'EDGE_IMPULSE_LINUX', connectionId, host: '10.0.0.7', mode: 'ingestion', sensors: [camera], supportsSnapshotStreaming: true, connected: at(minute), ...over },
+});
+const disconnected = (connectionId: string, minute: number): DeviceEvent => ({
+  type: 'DeviceDisconnected',
+  data: { projectId: 10, deviceId: 'dev-1', connectionId, reason: 'closed', disconnected: at(minute) },
+});
+
 /** Applies the events in order, each one twice (at-least-once delivery), through every projection. */
 async function project(events: (SampleIngested | DeviceEvent)[]): Promise<DeviceDocument[]> {
   const store = new MemoryReadStore();
@@ -70,5 +80,27 @@ describe('the devices read model', () => {
   it('creates a deleted device again with its new id', async () => {
     const [d] = await project([created(40, 1), renamed('Old'), deleted(2), created(41, 3)]);
     expect(d).toMatchObject({ id: 41, name: 'dev-1', created: at(3) });
+  });
+
+  it('lists a device from its hello, connected with its sensors, and keeps the sensors when it disconnects', async () => {
+    const [d] = await project([connected('c1', 1)]);
+    expect(d).toMatchObject({ id: 70, name: 'dev-1', deviceType: 'EDGE_IMPULSE_LINUX', created: at(1), lastSeen: at(1), remoteMgmtConnected: true, remoteMgmtMode: 'ingestion', remoteMgmtHost: '10.0.0.7', sensors: [camera], supportsSnapshotStreaming: true, inferenceInfo: null });
+    const [after] = await project([connected('c1', 1), disconnected('c1', 2)]);
+    expect(after).toMatchObject({ id: 70, remoteMgmtConnected: false, remoteMgmtMode: 'disconnected', remoteMgmtHost: null, sensors: [camera] });
+  });
+
+  it('keeps the name and id of a known device that connects', async () => {
+    const [d] = await project([created(40, 1), renamed('Greenhouse'), connected('c1', 2)]);
+    expect(d).toMatchObject({ id: 40, name: 'Greenhouse', created: at(1), lastSeen: at(2), remoteMgmtConnected: true });
+  });
+
+  it('keeps a device connected when a replaced socket ends after the new one said hello', async () => {
+    const [d] = await project([connected('c1', 1), connected('c2', 2, { mode: 'inference', inferenceInfo: { projectId: 9, projectOwner: 'Ada', projectName: 'Kws', deployedVersion: 3 } }), disconnected('c1', 3)]);
+    expect(d).toMatchObject({ remoteMgmtConnected: true, remoteMgmtMode: 'inference', remoteConnectionId: 'c2', inferenceInfo: { projectId: 9, deployedVersion: 3 } });
+  });
+
+  it('lists a deleted device again when it connects', async () => {
+    const [d] = await project([created(40, 1), deleted(2), connected('c1', 3)]);
+    expect(d).toMatchObject({ id: 70, name: 'dev-1', created: at(3), remoteMgmtConnected: true });
   });
 });

@@ -227,6 +227,9 @@ const trialImpulse: fc.Arbitrary<TrialImpulse> = fc.record({
   dsp: fc.record({ type: fc.constantFrom('spectral-analysis', 'mfe'), config: fc.dictionary(fc.stringMatching(/^[a-z][a-z0-9_-]{0,20}$/), line(64, true), { maxKeys: 3 }) }),
   learn: fc.record({ type: fc.constantFrom('keras' as const, 'keras-regression' as const), denseLayers: fc.array(between(1, 4096, { integer: true }), { maxLength: 8 }), learningRate: between(1e-7, 10), trainingCycles: between(1, 10_000, { integer: true }), batchSize: between(1, 65_536, { integer: true }) }),
 });
+// Mostly the same two sockets, so a disconnect often ends the current connection.
+const connectionId = fc.oneof({ weight: 3, arbitrary: fc.constantFrom('c1', 'c2') }, { weight: 1, arbitrary: line(128) });
+const remoteSensor = fc.record({ name: line(128), maxSampleLengthS: between(0, 1e7), frequencies: fc.array(between(1e-3, 1e6), { maxLength: 3 }) });
 const tunerRun = (ids: Ids) => ({ projectId: fc.constant(ids.projectId), coordinatorJobId: fc.constant(ids.id) });
 const trialNumber = between(0, 999, { integer: true });
 const errorText = fc.option(text({ max: 4096, multiline: true, allowEmpty: true }).filter((t) => t.trim() !== ''), { nil: null });
@@ -417,6 +420,56 @@ export const eventGenerators: Generators = {
   DeviceCreated: (ids) => fc.record({ projectId: fc.constant(ids.projectId), deviceId: fc.constant(ids.deviceId), id: fc.constant(ids.id), deviceType: line(64), name: line(128), created: iso }),
   DeviceRenamed: (ids) => fc.record({ projectId: fc.constant(ids.projectId), deviceId: fc.constant(ids.deviceId), name: line(128) }),
   DeviceDeleted: (ids) => fc.record({ projectId: fc.constant(ids.projectId), deviceId: fc.constant(ids.deviceId), deleted: iso }),
+  DeviceConnected: (ids) =>
+    fc.record(
+      {
+        projectId: fc.constant(ids.projectId),
+        deviceId: fc.constant(ids.deviceId),
+        id: fc.constant(ids.id),
+        deviceType: line(64),
+        connectionId: connectionId,
+        host: line(64),
+        mode: fc.constantFrom('ingestion' as const, 'inference' as const),
+        sensors: fc.array(remoteSensor, { maxLength: 3 }),
+        supportsSnapshotStreaming: fc.boolean(),
+        inferenceInfo: fc.record(
+          {
+            projectId: uid,
+            projectOwner: line(64, true),
+            projectName: line(64, true),
+            deployedVersion: between(0, 1e6, { integer: true }),
+            modelType: fc.constantFrom('classification' as const, 'objectDetection' as const, 'constrainedObjectDetection' as const, 'freeform' as const),
+          },
+          { requiredKeys: ['projectId', 'projectOwner', 'projectName', 'deployedVersion'] },
+        ),
+        connected: iso,
+      },
+      { requiredKeys: ['projectId', 'deviceId', 'id', 'deviceType', 'connectionId', 'host', 'mode', 'sensors', 'supportsSnapshotStreaming', 'connected'] },
+    ),
+  DeviceDisconnected: (ids) =>
+    fc.record({
+      projectId: fc.constant(ids.projectId),
+      deviceId: fc.constant(ids.deviceId),
+      connectionId: connectionId,
+      reason: fc.constantFrom('closed' as const, 'timeout' as const, 'replaced' as const, 'server-stopped' as const, 'protocol-error' as const),
+      disconnected: iso,
+    }),
+  DeviceSamplingRequested: (ids) =>
+    fc.record(
+      {
+        projectId: fc.constant(ids.projectId),
+        deviceId: fc.constant(ids.deviceId),
+        requestId: uid,
+        connectionId: connectionId,
+        label: line(256),
+        lengthMs: between(1, 86_400_000),
+        category: fc.constantFrom('training' as const, 'testing' as const),
+        intervalMs: between(1e-6, 86_400_000),
+        sensor: line(128),
+        requested: iso,
+      },
+      { requiredKeys: ['projectId', 'deviceId', 'requestId', 'connectionId', 'label', 'lengthMs', 'category', 'intervalMs', 'requested'] },
+    ),
 
   // email-{id}
   // audit-log

@@ -51,7 +51,7 @@ describe('every projection handler', () => {
     // The sample summaries really were kept: one sample left in project 10, its label counted once.
     const summary = snap.projectData!.find((p) => (p as { _id: number })._id === 10) as { data: { training: { dataCount: number; totalLengthMs: number } } };
     expect(summary.data.training).toMatchObject({ dataCount: 1, totalLengthMs: 50 });
-    expect(snap.devices).toEqual([expect.objectContaining({ projectId: 10, deviceId: 'dev-1', deviceType: 'TEST' })]);
+    expect(snap.devices).toEqual([expect.objectContaining({ projectId: 10, deviceId: 'dev-1', deviceType: 'TEST', name: 'Bench rig', remoteMgmtConnected: false, remoteMgmtMode: 'disconnected', sensors: [expect.objectContaining({ name: 'Camera (640x480)' })] })]);
   });
 
   it('builds the read models the API serves from', async () => {

@@ -213,9 +213,23 @@ export function sampleLog(): StoredEvent[] {
     const deleted = remove ? sampleDecider.decide({ type: 'DeleteSample', data: { now } }, fold(sampleDecider, ingested)) : [];
     batches.push([sampleStream(sampleId), [...ingested, ...deleted]]);
   }
-  // Devices of project 10: dev-1 (seen in data) renamed; reg-2 registered, renamed and deleted.
+  // Devices of project 10: dev-1 (seen in data) renamed, then connected to remote management
+  // twice (the second socket replacing the first), asked for a sample and disconnected;
+  // reg-2 registered, renamed and deleted.
+  const hello = (connectionId: string): DeviceCommand => ({
+    type: 'ConnectDevice',
+    data: { projectId: 10, deviceId: 'dev-1', deviceType: 'TEST', id: 61, connectionId, host: '10.0.0.7', mode: 'ingestion', sensors: [{ name: 'Camera (640x480)', maxSampleLengthS: 60000, frequencies: [] }], supportsSnapshotStreaming: true, now },
+  });
+  const bye = (connectionId: string): DeviceCommand => ({ type: 'DisconnectDevice', data: { projectId: 10, deviceId: 'dev-1', connectionId, reason: 'closed', now } });
   for (const [deviceId, commands] of [
-    ['dev-1', [{ type: 'RenameDevice', data: { projectId: 10, deviceId: 'dev-1', name: 'Bench rig', seenInData: { lastSeen: now.toISOString() } } }]],
+    ['dev-1', [
+      { type: 'RenameDevice', data: { projectId: 10, deviceId: 'dev-1', name: 'Bench rig', seenInData: { lastSeen: now.toISOString() } } },
+      hello('c1'),
+      hello('c2'),
+      { type: 'RequestSampling', data: { projectId: 10, deviceId: 'dev-1', requestId: 62, label: 'cat', lengthMs: 1000, category: 'training', intervalMs: 1, sensor: 'Camera (640x480)', now } },
+      bye('c1'),
+      bye('c2'),
+    ]],
     ['reg-2', [
       { type: 'CreateDevice', data: { projectId: 10, deviceId: 'reg-2', deviceType: 'LINUX', ifNotExists: true, id: 60, seenInData: null, now } },
       { type: 'RenameDevice', data: { projectId: 10, deviceId: 'reg-2', name: 'Spare', seenInData: null } },
