@@ -3,6 +3,7 @@ import { MAX_DEVICE_TEXT_LENGTH, MAX_INTERVAL_MS, MAX_SAMPLE_LABEL_LENGTH, MIN_I
 import { ConflictError, NotFoundError, ValidationError, assertNever } from '../shared/errors';
 import { checkDate, checkId, checkNumber } from '../shared/numberRules';
 import { checkText } from '../shared/textRules';
+import { REMOTE_ERROR_MAX } from './remoteMessages';
 import type { DeviceDisconnectReason, DeviceEvent, DeviceSamplingProgressed, RemoteInferenceInfo, RemoteMode, RemoteSensor, SamplingCategory, SamplingStage } from './deviceEvents';
 
 // As long as a device name or type carried in data may be: a device first seen in a sample can be
@@ -99,7 +100,7 @@ export type DeviceState = ({ status: 'none' } | { status: 'known' } | { status: 
 
 const CONNECTION_ID_MAX = 128;
 /** As long as the device's own error text may be (remoteMessages.ts). */
-export const SAMPLING_ERROR_MAX = 1024;
+export const SAMPLING_ERROR_MAX = REMOTE_ERROR_MAX;
 /**
  * How long a request may go without a word from the device, beyond its sampling length, before a
  * new request replaces it (the device library answers every stage; one that never answers would
