@@ -55,6 +55,7 @@ const STAGES: Partial<Record<DeviceMessage['kind'], SamplingStage>> = {
 };
 
 const NO_HMAC_KEY = 'The project has no HMAC key to sign the sample with; add one (POST /api/{projectId}/hmackeys) and ask again';
+const KEY_UNREADABLE = 'The service could not read the project to send the request; ask again';
 const SOCKET_GONE = 'The device disconnected before the request reached it';
 const CONNECTION_ENDED = 'The device disconnected while sampling';
 
@@ -102,8 +103,17 @@ export async function startSamplingRelay(deps: SamplingRelayDeps): Promise<Sampl
     if (!held || remembered.has(request.requestId)) return;
     remember(request.requestId);
     sent.set(held.connectionId, { requestId: request.requestId, stages: new Set(), readingStep: -1 });
-    const project = await deps.projects.byId(request.projectId);
-    const hmacKey = project ? samplingHmacKey(project) : undefined;
+    let hmacKey: string | undefined;
+    try {
+      const project = await deps.projects.byId(request.projectId);
+      hmacKey = project ? samplingHmacKey(project) : undefined;
+    } catch (error) {
+      // The request must end, or the device would stay busy until the silence runs out.
+      log.error({ err: error, projectId: request.projectId }, 'could not read the HMAC key for a sampling request');
+      sent.delete(held.connectionId);
+      report(held, 'failed', { error: KEY_UNREADABLE });
+      return;
+    }
     if (hmacKey === undefined) {
       sent.delete(held.connectionId);
       report(held, 'failed', { error: NO_HMAC_KEY });

@@ -42,6 +42,7 @@ describe('the sampling relay', () => {
   let hmacKeys: Record<string, HmacKeyEntry>;
   const key = (id: number, hmacKey: string, revoked = false): HmacKeyEntry => ({ id, name: `k${id}`, hmacKey, isDevelopmentKey: false, created: '2026-11-28T10:00:00.000Z', createdByUserId: null, revoked });
   let connections = 0;
+  let projectsDown = false;
   const deps = () => ({ events, ids: new IdAllocator(events), devices: { byId: async () => null } });
   const ctx = () => systemContext('test');
 
@@ -63,10 +64,16 @@ describe('the sampling relay', () => {
   beforeEach(async () => {
     events = SqliteEventStore.open(':memory:');
     held.clear();
+    projectsDown = false;
     hmacKeys = { '2': key(2, HMAC_KEY), '1': key(1, 'revoked-key', true) };
     relay = await startSamplingRelay({
       events,
-      projects: { byId: async (id) => (id === projectId ? { hmacKeys } : null) },
+      projects: {
+        byId: async (id) => {
+          if (projectsDown) throw new Error('read store down');
+          return id === projectId ? { hmacKeys } : null;
+        },
+      },
       registry: { connection: (id) => held.get(id) },
       log: pino({ level: 'silent' }),
     });
@@ -164,6 +171,17 @@ describe('the sampling relay', () => {
     await ask('cam');
     await until(async () => (await progress('cam')).length === 2, 'the second failure');
     expect((await progress('cam'))[1]).toMatchObject({ stage: 'failed', error: 'The device disconnected before the request reached it' });
+  });
+
+  it('ends the request with an error when the project cannot be read, and keeps serving', async () => {
+    projectsDown = true;
+    const device = await connect('cam');
+    await ask('cam');
+    await until(async () => (await progress('cam')).length === 1, 'the failure');
+    expect((await progress('cam'))[0]).toMatchObject({ stage: 'failed', error: expect.stringMatching(/could not read the project/) });
+    projectsDown = false;
+    await ask('cam');
+    await until(() => device.socket.frames.length === 1, 'the next request');
   });
 
   it('leaves requests for sockets it does not hold to the process that holds them', async () => {
