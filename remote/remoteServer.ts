@@ -367,7 +367,9 @@ export function startRemoteServer(deps: RemoteServerDeps): RemoteServer {
       if (s.phase === 'awaiting-hello') close(s, CLOSE.policy, 'no hello in time');
     }, limits.helloTimeoutMs);
     ws.on('message', (data, isBinary) => onMessage(s, data, isBinary));
+    // The library pings every 30 s (`ws` answers by itself); either way the device is alive.
     ws.on('pong', () => (s.lastHeardMs = Date.now()));
+    ws.on('ping', () => (s.lastHeardMs = Date.now()));
     // A frame over maxPayload, a bad frame: ws closes the socket itself after this.
     ws.on('error', (error) => log.info({ err: error, host: s.host }, 'a device socket failed'));
     ws.on('close', () => {
