@@ -3,7 +3,6 @@
 // relay; a socket that ends, goes silent or is replaced is recorded disconnected. Everything a device
 // sends is untrusted: frames are parsed by `parseDeviceMessage`, rate-limited by a FrameBudget, and no
 // failure of a command or of a handler ends the process.
-import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
@@ -15,10 +14,10 @@ import { parseDeviceMessage, REMOTE_FRAME_MAX_BYTES, type RemoteHello } from '..
 import { FrameBudget, helloReply, REMOTE_FRAME_BURST, REMOTE_FRAMES_PER_SECOND } from '../domain/device/remoteReplies';
 import { DomainError } from '../domain/shared/errors';
 import type { ApiKeyQueries } from '../projections/apiKeys/apiKeyQueries';
-import type { DeviceDocument } from '../projections/devices/deviceDocument';
 import type { ProjectionHealth } from '../projections/projectionStatus';
 import type { ProjectQueries } from '../projections/projects/projectQueries';
 import { ConnectionRegistry } from './connectionRegistry';
+import { newConnectionId } from './connectionIds';
 import { authenticateHello } from './helloAuthentication';
 import type { HeldDevice, RemoteMessageHandler, RemoteSocket } from './remoteSocket';
 
@@ -59,18 +58,6 @@ export const DEFAULT_REMOTE_LIMITS: RemoteLimits = {
 /** Close codes the server uses (RFC 6455 7.4.1). */
 const CLOSE = { normal: 1000, goingAway: 1001, policy: 1008, internal: 1011, tryAgain: 1013 } as const;
 
-/** The random part of a connection id: fixed length, so an instance id that prefixes another's cannot match its ids. */
-const CONNECTION_SUFFIX = /^[0-9a-f]{16}$/;
-
-export function newConnectionId(instanceId: string): string {
-  return `${instanceId}-${randomBytes(8).toString('hex')}`;
-}
-
-/** Whether `connectionId` was made by the process running as `instanceId`. */
-export function isConnectionOf(instanceId: string, connectionId: string): boolean {
-  return connectionId.startsWith(`${instanceId}-`) && CONNECTION_SUFFIX.test(connectionId.slice(instanceId.length + 1));
-}
-
 export interface RemoteServerDeps {
   server: http.Server;
   commands: DeviceCommandDeps;
@@ -82,15 +69,6 @@ export interface RemoteServerDeps {
   /** Stable for a deployment slot: the prefix of this process's connection ids. */
   instanceId: string;
   limits?: Partial<RemoteLimits>;
-  now?: () => Date;
-}
-
-export interface OrphanDeps {
-  commands: DeviceCommandDeps;
-  /** The devices read model's connected devices. */
-  connectedDevices(): Promise<Pick<DeviceDocument, 'projectId' | 'deviceId' | 'remoteConnectionId'>[]>;
-  instanceId: string;
-  log: Logger;
   now?: () => Date;
 }
 
@@ -133,29 +111,6 @@ export function refuseUpgrade(socket: Duplex, status: number, message: string, r
   const headers = [`HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? 'Error'}`, 'Connection: close', 'Content-Type: text/plain; charset=utf-8', `Content-Length: ${Buffer.byteLength(message)}`];
   if (retryAfterSeconds !== undefined) headers.push(`Retry-After: ${retryAfterSeconds}`);
   socket.end(`${headers.join('\r\n')}\r\n\r\n${message}`);
-}
-
-/**
- * Records devices this instance shows connected but does not hold (the previous run of this
- * process ended without recording their end) disconnected with reason `server-stopped`.
- */
-export async function disconnectOrphans(
-  deps: OrphanDeps,
-  isHeld: (connectionId: string) => boolean = () => false,
-): Promise<number> {
-  const now = deps.now ?? (() => new Date());
-  let count = 0;
-  for (const device of await deps.connectedDevices()) {
-    const connectionId = device.remoteConnectionId;
-    if (typeof connectionId !== 'string' || !isConnectionOf(deps.instanceId, connectionId) || isHeld(connectionId)) continue;
-    try {
-      await disconnectDevice(deps.commands, { projectId: device.projectId, deviceId: device.deviceId, connectionId, reason: 'server-stopped' }, systemContext('remote', now()));
-      count++;
-    } catch (error) {
-      deps.log.error({ err: error, projectId: device.projectId, deviceId: device.deviceId }, 'could not record a device of the previous run disconnected');
-    }
-  }
-  return count;
 }
 
 /** Serves devices on `deps.server`'s upgrades from now on (the caller records orphans first: disconnectOrphans). */
