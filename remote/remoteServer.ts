@@ -120,6 +120,8 @@ export function startRemoteServer(deps: RemoteServerDeps): RemoteServer {
   const log = deps.log;
   const registry = new ConnectionRegistry<RemoteSocket>();
   const sockets = new Map<WebSocket, DeviceSocket>();
+  // The greeted ones by connection id: a replacement finds the socket it replaces.
+  const greeted = new Map<string, DeviceSocket>();
   // What a stop waits for: the ends being recorded, and hellos being recorded.
   const endings = new Set<Promise<void>>();
   const hellos = new Set<Promise<void>>();
@@ -170,6 +172,7 @@ export function startRemoteServer(deps: RemoteServerDeps): RemoteServer {
   const onClose = (s: DeviceSocket) => {
     clearTimeout(s.helloTimer);
     sockets.delete(s.ws);
+    if (s.held) greeted.delete(s.held.connectionId);
     const wasConnected = s.phase === 'connected';
     s.phase = 'ended';
     const held = s.held;
@@ -232,12 +235,13 @@ export function startRemoteServer(deps: RemoteServerDeps): RemoteServer {
     }
     s.held = held;
     s.phase = 'connected';
+    greeted.set(held.connectionId, s);
     const previous = registry.add(held);
     sendFrame(s.ws, helloReply({ ok: true }, now()));
     log.info({ projectId: held.projectId, deviceId: held.deviceId, connectionId: held.connectionId, mode: hello.mode, host: s.host }, 'device connected');
     if (previous) {
       // Its DeviceDisconnected would be a no-op now (the decider counts the current socket's end only).
-      const old = [...sockets.values()].find((x) => x.held?.connectionId === previous.connectionId);
+      const old = greeted.get(previous.connectionId);
       if (old) {
         old.replaced = true;
         close(old, CLOSE.normal, 'replaced by a newer connection of the device');
