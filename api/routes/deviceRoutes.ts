@@ -3,7 +3,7 @@ import { createDevice, deleteDevice, renameDevice, requestSampling } from '../..
 import { DEVICE_ID_MAX, DEVICE_NAME_MAX, DEVICE_TYPE_MAX, validateDeviceId } from '../../domain/device/deviceDecider';
 import { REMOTE_SENSOR_NAME_MAX } from '../../domain/device/remoteMessages';
 import { MAX_INTERVAL_MS, MAX_SAMPLE_LABEL_LENGTH, MIN_INTERVAL_MS } from '../../domain/sample/sampleLimits';
-import { ConflictError, NotFoundError } from '../../domain/shared/errors';
+import { ConflictError, NotFoundError, ValidationError } from '../../domain/shared/errors';
 import type { ApiDeps } from '../apiDeps';
 import { requestContext } from '../auth/principal';
 import { intParam, operation, type Operation } from '../http/operation';
@@ -132,6 +132,7 @@ export function deviceOperations(deps: ApiDeps): Operation[] {
         return { id: requested.requestId };
       },
     }),
+    ...debugStreamOperations(deps),
     operation({
       operationId: 'deleteDevice',
       method: 'delete',
@@ -144,5 +145,41 @@ export function deviceOperations(deps: ApiDeps): Operation[] {
         return {};
       },
     }),
+  ];
+}
+
+const StartSnapshotStreamRequest = z.object({ resolution: z.enum(['high', 'low']) });
+const DebugStreamRequest = z.object({ streamId: z.number().int().positive().max(Number.MAX_SAFE_INTEGER) });
+
+/**
+ * The SDK's debug streams (a device's camera view or live inference, relayed to the project's
+ * sockets). Not built: frames would have to pass from the process holding the device to the one
+ * holding the follower's socket, and the log is no place for 5-10 images a second. Each answers,
+ * after the usual access checks and for a device of the project, a 400 saying so
+ * (docs/remote-management.md); nothing is sent to the device and nothing is recorded.
+ */
+function debugStreamOperations(deps: ApiDeps): Operation[] {
+  const notSupported = async (params: Record<string, string>, what: string): Promise<never> => {
+    const projectId = intParam(params, 'projectId');
+    const deviceId = deviceIdParam(params);
+    if (!(await deps.devices.byId(projectId, deviceId))) throw new NotFoundError(`Device "${deviceId}" not found in project ${projectId}`, 'DEVICE_NOT_FOUND');
+    throw new ValidationError(`${what} is not supported by this service: devices can be sampled (start-sampling), not streamed`, 'DEBUG_STREAM_NOT_SUPPORTED');
+  };
+  const route = (operationId: string, path: string, body: z.ZodType, what: string): Operation =>
+    operation({
+      operationId,
+      method: 'post',
+      path: `/api/:projectId/device/:deviceId/debug-stream/${path}`,
+      summary: `${what}: not supported (answers 400 DEBUG_STREAM_NOT_SUPPORTED)`,
+      auth: 'any',
+      projectAccess: 'devices',
+      body,
+      handler: ({ params }) => notSupported(params, what),
+    });
+  return [
+    route('startDeviceSnapshotDebugStream', 'snapshot/start', StartSnapshotStreamRequest, 'Snapshot streaming'),
+    route('startDeviceInferenceDebugStream', 'inference/start', z.object({}), 'Inference streaming'),
+    route('keepDeviceDebugStreamAlive', 'keep-alive', DebugStreamRequest, 'A debug stream'),
+    route('stopDeviceDebugStream', 'stop', DebugStreamRequest, 'A debug stream'),
   ];
 }
