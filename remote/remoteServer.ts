@@ -13,7 +13,8 @@ import type { DeviceDisconnectReason } from '../domain/device/deviceEvents';
 import { parseDeviceMessage, REMOTE_FRAME_MAX_BYTES, type RemoteHello } from '../domain/device/remoteMessages';
 import { FrameBudget, helloReply, REMOTE_FRAME_BURST, REMOTE_FRAMES_PER_SECOND } from '../domain/device/remoteReplies';
 import { DomainError } from '../domain/shared/errors';
-import type { ApiKeyQueries } from '../projections/apiKeys/apiKeyQueries';
+import { isLive, type ApiKeyQueries } from '../projections/apiKeys/apiKeyQueries';
+import { KEY_ENDED } from './accessEndings';
 import type { ProjectionHealth } from '../projections/projectionStatus';
 import type { ProjectQueries } from '../projections/projects/projectQueries';
 import { ConnectionRegistry } from './connectionRegistry';
@@ -40,6 +41,11 @@ export interface RemoteLimits {
   frameBurst: number;
   /** On close, how long the disconnect events of the held devices may take. */
   stopTimeoutMs: number;
+  /**
+   * How often the held sockets' keys are checked again, for the ends no event announces (a key's
+   * expiry); revocations and deletions end a socket as their events arrive (the sampling relay).
+   */
+  accessRecheckMs: number;
 }
 
 export const DEFAULT_REMOTE_LIMITS: RemoteLimits = {
@@ -53,6 +59,7 @@ export const DEFAULT_REMOTE_LIMITS: RemoteLimits = {
   framesPerSecond: REMOTE_FRAMES_PER_SECOND,
   frameBurst: REMOTE_FRAME_BURST,
   stopTimeoutMs: 5_000,
+  accessRecheckMs: 60_000,
 };
 
 /** Close codes the server uses (RFC 6455 7.4.1). */
@@ -61,7 +68,7 @@ const CLOSE = { normal: 1000, goingAway: 1001, policy: 1008, internal: 1011, try
 export interface RemoteServerDeps {
   server: http.Server;
   commands: DeviceCommandDeps;
-  apiKeys: Pick<ApiKeyQueries, 'live'>;
+  apiKeys: Pick<ApiKeyQueries, 'live' | 'byId'>;
   projects: Pick<ProjectQueries, 'byId'>;
   health?: ProjectionHealth;
   log: Logger;
@@ -76,6 +83,12 @@ export interface RemoteServer {
   readonly registry: ConnectionRegistry<RemoteSocket>;
   /** Open sockets, greeted or not. */
   readonly socketCount: number;
+  /**
+   * Ends a held socket whose access ended (`why` is sent as the close reason): it leaves the registry
+   * at once, so nothing more is sent to it, and is recorded disconnected with reason `access-ended`.
+   * False when this process does not hold it.
+   */
+  end(connectionId: string, why: string): boolean;
   /** Records every held device disconnected (`server-stopped`, within `stopTimeoutMs`) and closes every socket. */
   close(): Promise<void>;
 }
@@ -95,6 +108,8 @@ interface DeviceSocket {
   endReason?: DeviceDisconnectReason;
   /** Set when a newer socket of the device took its place: its end is then no disconnect. */
   replaced?: boolean;
+  /** Set when `end` took it out of the registry before its close: its end is still a disconnect. */
+  cutOff?: boolean;
   helloTimer?: NodeJS.Timeout;
   /** Settles once the socket has closed (and its end is among `endings`). */
   closed: Promise<void>;
@@ -179,7 +194,7 @@ export function startRemoteServer(deps: RemoteServerDeps): RemoteServer {
     // A socket that ends while its hello is being recorded is finished by the hello (finishHello).
     if (!wasConnected || !held) return;
     const ending = (async () => {
-      if (registry.remove(held.connectionId) && !s.replaced) await recordDisconnect(held, s.endReason ?? 'closed');
+      if ((registry.remove(held.connectionId) || s.cutOff) && !s.replaced) await recordDisconnect(held, s.endReason ?? 'closed');
       ended(held);
     })();
     endings.add(ending);
@@ -198,7 +213,7 @@ export function startRemoteServer(deps: RemoteServerDeps): RemoteServer {
       return close(s, CLOSE.policy, 'authentication failed');
     }
     if (s.phase !== 'authenticating' || stopping) return close(s, CLOSE.goingAway, 'server stopping');
-    const held: HeldDevice = { projectId: auth.projectId, deviceId: hello.deviceId, connectionId: newConnectionId(deps.instanceId), socket: remoteSocket(s.ws) };
+    const held: HeldDevice = { projectId: auth.projectId, deviceId: hello.deviceId, connectionId: newConnectionId(deps.instanceId), socket: remoteSocket(s.ws), apiKeyId: auth.apiKeyId };
     try {
       await inDeviceOrder(held.projectId, held.deviceId, () =>
         connectDevice(
@@ -348,6 +363,36 @@ export function startRemoteServer(deps: RemoteServerDeps): RemoteServer {
   };
   deps.server.on('upgrade', onUpgrade);
 
+  const end = (connectionId: string, why: string): boolean => {
+    const s = greeted.get(connectionId);
+    if (!s || s.phase !== 'connected' || !registry.remove(connectionId)) return false;
+    s.cutOff = true;
+    s.endReason = 'access-ended';
+    log.info({ projectId: s.held?.projectId, deviceId: s.held?.deviceId, why }, 'ended a device socket whose access ended');
+    close(s, CLOSE.policy, why);
+    return true;
+  };
+
+  // Keys expire without an event: every held socket's key is looked at again now and then.
+  let rechecking = false;
+  const recheck = setInterval(() => {
+    if (rechecking) return;
+    rechecking = true;
+    void (async () => {
+      for (const held of [...registry.all()]) {
+        if (held.apiKeyId === undefined) continue;
+        try {
+          const key = await deps.apiKeys.byId(held.apiKeyId);
+          if (!key || !isLive(key, now())) end(held.connectionId, KEY_ENDED);
+        } catch (error) {
+          log.warn({ err: error }, "could not check a device socket's API key again; checked at the next round");
+          return;
+        }
+      }
+    })().finally(() => (rechecking = false));
+  }, limits.accessRecheckMs);
+  recheck.unref();
+
   const sweep = setInterval(() => {
     const nowMs = Date.now();
     for (const s of sockets.values()) {
@@ -365,6 +410,7 @@ export function startRemoteServer(deps: RemoteServerDeps): RemoteServer {
 
   return {
     registry,
+    end,
     get socketCount() {
       return sockets.size;
     },
@@ -372,6 +418,7 @@ export function startRemoteServer(deps: RemoteServerDeps): RemoteServer {
       if (stopping) return;
       stopping = true;
       clearInterval(sweep);
+      clearInterval(recheck);
       deps.server.off('upgrade', onUpgrade);
       for (const s of sockets.values()) {
         s.endReason = 'server-stopped';

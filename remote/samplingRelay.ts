@@ -12,6 +12,7 @@ import type { DeviceMessage } from '../domain/device/remoteMessages';
 import { sampleRequestFrame } from '../domain/device/remoteReplies';
 import type { ProjectDocument } from '../projections/projects/projectDocument';
 import type { EventStore, Position, StoredEvent, Subscription } from '../stores/eventstore/eventStore';
+import { accessEndingOf, DEVICE_ACCESS_ENDING_EVENTS } from './accessEndings';
 import type { ConnectionRegistry } from './connectionRegistry';
 import { samplingHmacKey } from './helloAuthentication';
 import type { HeldDevice, RemoteMessageHandler, RemoteSocket } from './remoteSocket';
@@ -22,7 +23,12 @@ export interface SamplingRelayDeps {
   events: EventStore;
   /** The projects read model: the HMAC key is read when the request is sent, never stored. */
   projects: { byId(projectId: number): Promise<Pick<ProjectDocument, 'hmacKeys'> | null> };
-  registry: Pick<ConnectionRegistry<RemoteSocket>, 'connection'>;
+  registry: Pick<ConnectionRegistry<RemoteSocket>, 'connection'> & Partial<Pick<ConnectionRegistry<RemoteSocket>, 'all'>>;
+  /**
+   * Ends a held socket whose access an event of the log ended (a revoked key, a deleted project or
+   * device). Called in log order, so a request appended after the ending never reaches the socket.
+   */
+  endConnection?(held: HeldDevice, why: string): void;
   log: Logger;
   /** Wait before subscribing again after the subscription failed. */
   retryDelayMs?: number;
@@ -128,6 +134,13 @@ export async function startSamplingRelay(deps: SamplingRelayDeps): Promise<Sampl
   };
 
   const handle = async (event: StoredEvent) => {
+    if (DEVICE_ACCESS_ENDING_EVENTS.has(event.type) && deps.endConnection && deps.registry.all) {
+      for (const held of [...deps.registry.all()]) {
+        const why = accessEndingOf(event, held);
+        if (why !== undefined) deps.endConnection(held, why);
+      }
+      return;
+    }
     if (event.type !== 'DeviceSamplingRequested') return;
     try {
       await send(event.data as DeviceSamplingRequested['data']);

@@ -58,7 +58,8 @@ export type DeviceConnected = DomainEvent<
   }
 >;
 
-export type DeviceDisconnectReason = 'closed' | 'timeout' | 'replaced' | 'server-stopped' | 'protocol-error';
+/** `access-ended`: the server cut the socket because its key was revoked or expired, or its project or device deleted. */
+export type DeviceDisconnectReason = 'closed' | 'timeout' | 'replaced' | 'server-stopped' | 'protocol-error' | 'access-ended';
 
 export type DeviceDisconnected = DomainEvent<
   'DeviceDisconnected',

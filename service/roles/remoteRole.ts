@@ -86,7 +86,7 @@ export async function listenRemote(deps: { config: Config; log: Logger; starting
       if (orphans > 0) log.info({ orphans, instanceId }, 'devices the previous run of this instance left connected were recorded disconnected');
       const projects = new ProjectQueries(stores.readStore);
       // Started before the server: a request appended once a device is held is seen. Its sockets are looked up when a request comes.
-      if (!handler) relay = await startSamplingRelay({ events: stores.events, projects, registry: { connection: (id) => remote?.registry.connection(id) }, log });
+      if (!handler) relay = await startSamplingRelay({ events: stores.events, projects, registry: { connection: (id) => remote?.registry.connection(id), all: () => remote?.registry.all() ?? [].values() }, endConnection: (held, why) => remote?.end(held.connectionId, why), log });
       server.off('upgrade', starting);
       remote = startRemoteServer({
         server,

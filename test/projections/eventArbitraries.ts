@@ -451,7 +451,7 @@ export const eventGenerators: Generators = {
       projectId: fc.constant(ids.projectId),
       deviceId: fc.constant(ids.deviceId),
       connectionId: connectionId,
-      reason: fc.constantFrom('closed' as const, 'timeout' as const, 'replaced' as const, 'server-stopped' as const, 'protocol-error' as const),
+      reason: fc.constantFrom('closed' as const, 'timeout' as const, 'replaced' as const, 'server-stopped' as const, 'protocol-error' as const, 'access-ended' as const),
       disconnected: iso,
     }),
   DeviceSamplingRequested: (ids) =>
