@@ -46,6 +46,12 @@ export interface RemoteLimits {
    * expiry); revocations and deletions end a socket as their events arrive (the sampling relay).
    */
   accessRecheckMs: number;
+  /**
+   * Hellos one device (project and device id) may say per minute on average, and in a burst: each
+   * one recorded is an event, so a device reconnecting in a loop must not write without end.
+   */
+  hellosPerDevicePerMinute: number;
+  helloBurstPerDevice: number;
 }
 
 export const DEFAULT_REMOTE_LIMITS: RemoteLimits = {
@@ -60,7 +66,12 @@ export const DEFAULT_REMOTE_LIMITS: RemoteLimits = {
   frameBurst: REMOTE_FRAME_BURST,
   stopTimeoutMs: 5_000,
   accessRecheckMs: 60_000,
+  hellosPerDevicePerMinute: 10,
+  helloBurstPerDevice: 10,
 };
+
+/** Devices whose hello budgets are kept at most; beyond, the oldest entry is forgotten (a fresh budget is a full one). */
+const HELLO_BUDGETS_MAX = 100_000;
 
 /** Close codes the server uses (RFC 6455 7.4.1). */
 const CLOSE = { normal: 1000, goingAway: 1001, policy: 1008, internal: 1011, tryAgain: 1013 } as const;
@@ -201,6 +212,18 @@ export function startRemoteServer(deps: RemoteServerDeps): RemoteServer {
     void ending.finally(() => endings.delete(ending));
   };
 
+  const helloBudgets = new Map<string, FrameBudget>();
+  const helloBudget = (projectId: number, deviceId: string): FrameBudget => {
+    const key = `${projectId}:${deviceId}`;
+    let budget = helloBudgets.get(key);
+    if (!budget) {
+      if (helloBudgets.size >= HELLO_BUDGETS_MAX) helloBudgets.delete(helloBudgets.keys().next().value!);
+      budget = new FrameBudget(limits.hellosPerDevicePerMinute / 60, limits.helloBurstPerDevice);
+      helloBudgets.set(key, budget);
+    }
+    return budget;
+  };
+
   const finishHello = async (s: DeviceSocket, hello: RemoteHello): Promise<void> => {
     const auth = await authenticateHello(hello.apiKey, { apiKeys: deps.apiKeys, projects: deps.projects, health: deps.health }, now());
     if (!auth.ok) {
@@ -213,6 +236,11 @@ export function startRemoteServer(deps: RemoteServerDeps): RemoteServer {
       return close(s, CLOSE.policy, 'authentication failed');
     }
     if (s.phase !== 'authenticating' || stopping) return close(s, CLOSE.goingAway, 'server stopping');
+    if (!helloBudget(auth.projectId, hello.deviceId).take(Date.now())) {
+      // Unanswered: a `hello: false` would stop the official library for good; it retries in a second.
+      log.warn({ projectId: auth.projectId, deviceId: hello.deviceId }, 'a device says hello too often; asked to come back later');
+      return close(s, CLOSE.tryAgain, 'too many connections of this device; try again later');
+    }
     const held: HeldDevice = { projectId: auth.projectId, deviceId: hello.deviceId, connectionId: newConnectionId(deps.instanceId), socket: remoteSocket(s.ws), apiKeyId: auth.apiKeyId };
     try {
       await inDeviceOrder(held.projectId, held.deviceId, () =>
