@@ -1,9 +1,11 @@
 // The remote role in a process of its own (ROLES=remote) beside one with the other roles, on one data
 // folder: it reads the keys from the shared read models, and the devices it holds are listed by the
-// other process's API, connected and then, when it stops, disconnected.
+// other process's API, connected; a startSampling answered by the other process's API reaches the
+// device through the log; when it stops, the device is recorded disconnected.
 import pino from 'pino';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deviceStream } from '../../domain/device/deviceEvents';
 import { loadConfig, startService, type RunningService } from '../../main';
 import { connectDevice, linuxHello } from '../support/remoteDevice';
 import { readModelsCaughtUp } from '../support/readModels';
@@ -41,6 +43,23 @@ describe('the remote role in a process of its own', () => {
       return ((await call(first, 'GET', `/api/${projectId}/devices`, { headers: ada })).body.devices as Record<string, unknown>[]).find((x) => x.deviceId === 'dev-split');
     };
     expect(await listed()).toMatchObject({ remote_mgmt_connected: true, remoteMgmtMode: 'ingestion' });
+
+    // The API of the other process appends the request; this process, holding the socket, sends it.
+    const asked = await call(first, 'POST', `/api/${projectId}/device/dev-split/start-sampling`, { headers: ada, body: { label: 'split', lengthMs: 2000, category: 'testing', intervalMs: 10, sensor: 'Microphone' } });
+    expect(asked.status, JSON.stringify(asked.body)).toBe(200);
+    const hmacKey = (await call(first, 'GET', `/api/${projectId}/devkeys`, { headers: ada })).body.hmacKey as string;
+    expect(hmacKey).toBeTruthy();
+    expect(await d.next()).toEqual({ sample: { label: 'split', length: 2000, path: '/api/testing/data', hmacKey, interval: 10, sensor: 'Microphone' } });
+    d.send({ sampleStarted: true });
+    d.send({ sample: true });
+    d.send({ sampleFinished: true });
+    let stages: string[] = [];
+    for (let i = 0; i < 100 && !stages.includes('finished'); i++) {
+      await sleep(50);
+      stages = (await first.stores.events.readStream(deviceStream(projectId, 'dev-split'))).filter((e) => e.type === 'DeviceSamplingProgressed').map((e) => (e.data as { stage: string }).stage);
+    }
+    expect(stages).toEqual(['started', 'accepted', 'finished']);
+
     await remote!.stop();
     remote = undefined;
     expect((await d.closed).code).toBe(1001);
