@@ -245,14 +245,6 @@ export const deviceDecider: Decider<DeviceCommand, DeviceEvent, DeviceState> = {
         if (state.status === 'deleted' || !state.connection) {
           throw new ConflictError(`Device "${c.deviceId}" is not connected to project ${c.projectId}`, 'DEVICE_NOT_CONNECTED');
         }
-        const current = inFlight(state);
-        const silentSince = current ? Date.parse(current.sampling.lastAt) + current.sampling.lengthMs : 0;
-        if (current && c.now.getTime() < silentSince + SAMPLING_SILENCE_MS) {
-          throw new ConflictError(
-            `Device "${c.deviceId}" is still sampling (request ${current.sampling.requestId}); wait for it to finish or fail`,
-            'DEVICE_BUSY',
-          );
-        }
         const label = checkText(c.label.trim(), 'Label ("label")', { max: MAX_SAMPLE_LABEL_LENGTH });
         const category = validCategory(c.category);
         const intervalMs = checkNumber(c.intervalMs, 'Interval ("intervalMs")', { min: MIN_INTERVAL_MS, max: MAX_INTERVAL_MS });
@@ -263,6 +255,15 @@ export const deviceDecider: Decider<DeviceCommand, DeviceEvent, DeviceState> = {
         }
         const maxMs = sensor && sensor.maxSampleLengthS > 0 ? sensor.maxSampleLengthS * 1000 : MAX_INTERVAL_MS;
         const lengthMs = checkNumber(c.lengthMs, 'Length ("lengthMs")', { min: 1, max: maxMs });
+        // After the request's own checks: a bad request is told what is wrong with it, busy or not.
+        const current = inFlight(state);
+        const silentSince = current ? Date.parse(current.sampling.lastAt) + current.sampling.lengthMs : 0;
+        if (current && c.now.getTime() < silentSince + SAMPLING_SILENCE_MS) {
+          throw new ConflictError(
+            `Device "${c.deviceId}" is still sampling (request ${current.sampling.requestId}); wait for it to finish or fail`,
+            'DEVICE_BUSY',
+          );
+        }
         return [
           ...failInFlight(state, c.projectId, c.deviceId, 'The device did not answer', c.now),
           {

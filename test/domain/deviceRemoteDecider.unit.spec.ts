@@ -211,6 +211,8 @@ describe('sampling progress', () => {
   it('refuses a second request while one is in flight; allows it once that one ended', () => {
     spec.given([connected(), requested()]).when(sample({ requestId: 901 })).thenThrows(ConflictError, /still sampling \(request 900\)/);
     spec.given([connected(), requested(), progressed('reading', { progressPercentage: 50 })]).when(sample({ requestId: 901 })).thenThrows(ConflictError, /still sampling/);
+    // A bad request is told what is wrong with it, busy or not.
+    spec.given([connected(), requested()]).when(sample({ requestId: 901, sensor: 'Thermometer' })).thenThrows(ValidationError, /has no sensor "Thermometer"/);
     spec.given([connected(), requested(), progressed('finished')]).when(sample({ requestId: 901 })).thenMatches((events) => expect(events.map((e) => e.type)).toEqual(['DeviceSamplingRequested']));
     spec.given([connected(), requested(), progressed('failed', { error: 'x' })]).when(sample({ requestId: 901 })).thenMatches((events) => expect(events).toHaveLength(1));
   });
