@@ -16,7 +16,7 @@ import Koa from 'koa';
 import type { BenchResult } from './benchResult';
 import { HOST, closeServer, expectOk, listen, ownerWithProject, quantiles, request, startBenchService } from './benchKit';
 import { startSwarm, type Swarm } from './deviceSwarm';
-import { startLoadGenerator, type RoundResult } from './loadGenerator';
+import { roundsInTurn, startLoadGenerator } from './loadGenerator';
 
 const DEVICES = Number(process.env.BENCH_REMOTE_DEVICES ?? 1_000);
 const CONNECT_CONCURRENCY = 50;
@@ -81,15 +81,7 @@ export async function benchRemoteDevices(): Promise<BenchResult> {
     load = await startLoadGenerator(contenders.map((c) => ({ kind: 'get' as const, ...c })), CONNECTIONS);
     for (const c of contenders) await load.round(c.name, WARMUP_MS);
     await swarm.figures(); // the pongs of the warm-up are not counted
-    const results = new Map<string, RoundResult[]>(contenders.map((c) => [c.name, []]));
-    for (let round = 0; round < ROUNDS; round++) {
-      for (let i = 0; i < contenders.length; i++) {
-        const c = contenders[(round + i) % contenders.length]!;
-        const r = await load.round(c.name, ROUND_MS);
-        if (r.failures > 0) throw new Error(`${c.name} failed ${r.failures} calls: ${r.firstFailure}`);
-        results.get(c.name)!.push(r);
-      }
-    }
+    const results = await roundsInTurn(load, contenders.map((c) => c.name), ROUNDS, ROUND_MS);
     const during = await swarm.figures();
 
     // Their loss: the devices' process killed, how long until the list shows none connected.

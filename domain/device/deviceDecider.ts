@@ -4,7 +4,7 @@ import { ConflictError, NotFoundError, ValidationError, assertNever } from '../s
 import { checkDate, checkId, checkNumber } from '../shared/numberRules';
 import { checkText } from '../shared/textRules';
 import { REMOTE_ERROR_MAX } from './remoteMessages';
-import type { DeviceDisconnectReason, DeviceEvent, DeviceSamplingProgressed, RemoteInferenceInfo, RemoteMode, RemoteSensor, SamplingCategory, SamplingStage } from './deviceEvents';
+import type { DeviceConnected, DeviceDisconnectReason, DeviceEvent, DeviceSamplingProgressed, RemoteSensor, SamplingCategory, SamplingStage } from './deviceEvents';
 
 // As long as a device name or type carried in data may be: a device first seen in a sample can be
 // looked up, renamed and deleted through the API under the same id.
@@ -30,19 +30,7 @@ export type DeviceCommand =
   | {
       type: 'ConnectDevice';
       /** From a hello already checked by `parseDeviceMessage`; `id` is drawn as for CreateDevice. */
-      data: {
-        projectId: number;
-        deviceId: string;
-        deviceType: string;
-        id: number;
-        connectionId: string;
-        host: string;
-        mode: RemoteMode;
-        sensors: RemoteSensor[];
-        supportsSnapshotStreaming: boolean;
-        inferenceInfo?: RemoteInferenceInfo;
-        now: Date;
-      };
+      data: Omit<DeviceConnected['data'], 'connected'> & { now: Date };
     }
   | { type: 'DisconnectDevice'; data: { projectId: number; deviceId: string; connectionId: string; reason: DeviceDisconnectReason; now: Date } }
   | {
