@@ -4,6 +4,7 @@
 // does (every 30 s there; the bench chooses) and times each pong. The parent asks for the figures.
 import { fork, type ChildProcess } from 'node:child_process';
 import WebSocket from 'ws';
+import { linuxHello } from '../test/support/remoteDevice';
 
 export interface SwarmSetup {
   url: string;
@@ -71,23 +72,8 @@ export async function startSwarm(): Promise<Swarm> {
 
 // --- the child ---------------------------------------------------------------------------------
 
-function hello(apiKey: string, n: number): string {
-  return JSON.stringify({
-    hello: {
-      version: 4,
-      apiKey,
-      deviceId: `swarm-${String(n).padStart(5, '0')}`,
-      deviceType: 'BENCH_LINUX',
-      connection: 'ip',
-      sensors: [
-        { name: 'Microphone', maxSampleLengthS: 3600, frequencies: [16000] },
-        { name: 'Camera (320x240)', maxSampleLengthS: 60000, frequencies: [] },
-      ],
-      supportsSnapshotStreaming: true,
-      mode: 'ingestion',
-    },
-  });
-}
+/** The version 4 hello of a Linux device with a microphone and a camera, as the official library sends it. */
+const hello = (apiKey: string, n: number): string => JSON.stringify(linuxHello(apiKey, `swarm-${String(n).padStart(5, '0')}`));
 
 function runChild(): void {
   const sockets: WebSocket[] = [];
