@@ -21,7 +21,8 @@ export type OAuthClientCommand =
 /** A deleted client's id stays taken: tokens and grants that name it must never name another client. */
 export type OAuthClientState = { status: 'none' } | { status: 'registered'; ownerUserId: number } | { status: 'deleted' };
 
-function checkClientId(clientId: string): string {
+/** Before a stream is named after it: an id of another shape names no client. */
+export function checkClientId(clientId: string): string {
   if (!CLIENT_ID.test(clientId)) throw new ValidationError('Client id must be 16 to 64 letters, digits, "-" or "_"', 'INVALID_CLIENT_ID');
   return clientId;
 }
