@@ -19,6 +19,7 @@ import { accountOperations } from './routes/accountRoutes';
 import { userProfileOperations } from './routes/userProfileRoutes';
 import { userCredentialOperations } from './routes/userCredentialRoutes';
 import { userTotpOperations } from './routes/userTotpRoutes';
+import { oauthClientOperations } from './routes/oauthClientRoutes';
 import { userSubscriptionOperations } from './routes/userSubscriptionRoutes';
 import { userOrganizationOperations } from './routes/userOrganizationRoutes';
 import { userSupportOperations } from './routes/userSupportRoutes';
@@ -78,6 +79,7 @@ export function allOperations(deps: ApiDeps): Operation[] {
     ...userProfileOperations(deps),
     ...userCredentialOperations(deps),
     ...userTotpOperations(deps),
+    ...oauthClientOperations(deps),
     ...userSubscriptionOperations(deps),
     ...userOrganizationOperations(deps),
     ...userSupportOperations(deps),

@@ -13,6 +13,7 @@ import type { ImpulseQueries } from '../projections/impulses/impulseQueries';
 import type { JobQueries } from '../projections/jobs/jobQueries';
 import type { OptimizeConfigQueries } from '../projections/optimizeConfigs/optimizeConfigQueries';
 import type { TunerRunQueries } from '../projections/tunerRuns/tunerRunQueries';
+import type { OAuthClientQueries } from '../projections/oauthClients/oauthClientQueries';
 import type { KerasModelQueries } from '../projections/kerasModels/kerasModelQueries';
 import type { ModelTestingQueries } from '../projections/modelTesting/modelTestingQueries';
 import type { VersionQueries } from '../projections/versions/versionQueries';
@@ -79,6 +80,7 @@ export interface ApiDeps {
   versions: VersionQueries;
   optimizeConfigs: OptimizeConfigQueries;
   tunerRuns: TunerRunQueries;
+  oauthClients: OAuthClientQueries;
   /** The auditors' index of the log. */
   history: HistoryQueries;
   /** The project's read models as of a time, replayed from the log (undefined: no event by then). */
