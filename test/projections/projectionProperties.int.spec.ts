@@ -95,6 +95,8 @@ const scenario: fc.Arbitrary<{ creations: Step[][]; streams: Step[][] }> = fc.tu
     const clientIds = { ...ids, id: 90_000 + userId };
     const client = `oauth-client-client${clientIds.id.toString(16).padStart(16, '0')}`;
     streams.push(sequence([ev('OAuthClientRegistered', clientIds, client)], undefined, [ev('OAuthClientDeleted', clientIds, client)]));
+    const artifact = `oauth-code-${'h'.repeat(42)}${userId}`;
+    streams.push(sequence([ev('OAuthArtifactSaved', ids, artifact)], ev('OAuthArtifactConsumed', ids, artifact), [ev('OAuthArtifactEnded', ids, artifact)], 1));
   }
   for (const projectId of [1, 2]) {
     const deviceId = projectId === 1 ? deviceA : deviceB;
