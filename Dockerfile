@@ -25,5 +25,5 @@ ENV DATA_DIR=/data
 # Stack traces name the TypeScript source (dist/*.js.map).
 ENV NODE_OPTIONS=--enable-source-maps
 VOLUME /data
-EXPOSE 4800 4810 4811
+EXPOSE 4800 4802 4810 4811
 CMD ["node", "dist/main.js"]

@@ -24,6 +24,8 @@ import { operatorMessage } from './service/startFailure';
 import type { StartingState } from './service/startingGate';
 import { listenApi, type ApiRole } from './service/roles/apiRole';
 import { listenIngestion, type IngestionRole } from './service/roles/ingestionRole';
+import { listenRemote, type RemoteRole } from './service/roles/remoteRole';
+import type { RemoteLimits } from './remote/remoteServer';
 import { startJobsRole, type JobsRole } from './service/roles/jobsRole';
 import { productionJobRunners, type JobRunnersFactory } from './service/roles/productionJobRunners';
 import { projectionsRole, type ProjectionsRole } from './service/roles/projectionsRole';
@@ -43,6 +45,10 @@ export interface RunningService {
   apiUrl: string | undefined;
   ingestionUrl: string | undefined;
   ingestionTlsUrl: string | undefined;
+  /** `ws://127.0.0.1:<port>`, when the remote role runs: where devices connect. */
+  remoteMgmtUrl: string | undefined;
+  /** The remote role (its registry of held device sockets), when it runs. */
+  remote: RemoteRole | undefined;
   projections: ProjectionRunner | undefined;
   /** The job worker, when the jobs role runs. */
   jobWorker: JobWorker | undefined;
@@ -71,6 +77,8 @@ export interface StartOptions {
   readModelsWatch?: WatchOptions;
   /** The jobs role's runners: production's unless given (a test entry point adds its own). */
   jobRunners?: JobRunnersFactory;
+  /** The remote role's timeouts and bounds (tests shorten them). */
+  remoteLimits?: Partial<RemoteLimits>;
 }
 
 export async function startService(config: Config, log: Logger = pino({ level: config.logLevel }), options: StartOptions = {}): Promise<RunningService> {
@@ -95,6 +103,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
   let follower: SharedReadModelsFollower | undefined;
   let api: ApiRole | undefined;
   let ingestion: IngestionRole | undefined;
+  let remote: RemoteRole | undefined;
   let sagas: SagasRole | undefined;
   let jobs: JobsRole | undefined;
   let parser: SampleParser | undefined;
@@ -102,8 +111,9 @@ export async function startService(config: Config, log: Logger = pino({ level: c
   const sampleParser = (): SampleParser => (parser ??= new SampleParser());
   const stop = async () => {
     // Websockets first: an open one would keep its server from closing.
-    await api?.closeSockets();
-    await closeServers([...(api?.servers ?? []), ...(ingestion?.servers ?? [])], config.shutdownGraceMs, log);
+    // Devices are recorded disconnected while the stores are open.
+    await Promise.all([api?.closeSockets(), remote?.closeSockets()]);
+    await closeServers([...(api?.servers ?? []), ...(ingestion?.servers ?? []), ...(remote ? [remote.server] : [])], config.shutdownGraceMs, log);
     await parser?.close();
     await jobs?.stop();
     await api?.stop();
@@ -115,7 +125,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
   };
   const apiKeyUsage = new ApiKeyUsageRecorder(stores.events, (error) => log.warn({ err: error }, 'could not record an API key use'));
   try {
-    const serves = config.roles.has('api') || config.roles.has('ingestion');
+    const serves = config.roles.has('api') || config.roles.has('ingestion') || config.roles.has('remote');
     if (config.roles.has('projections')) projections = projectionsRole({ stores, log });
     // Without the projections, the read models are another process's: watched for standing still behind the log.
     else if (serves) follower = followSharedReadModels({ stores, log, watchOptions: options.readModelsWatch });
@@ -131,10 +141,12 @@ export async function startService(config: Config, log: Logger = pino({ level: c
     };
     if (config.roles.has('api')) api = await listenApi({ config, log, starting });
     if (config.roles.has('ingestion')) ingestion = await listenIngestion({ config, log, starting });
+    if (config.roles.has('remote')) remote = await listenRemote({ config, log, starting });
     const apiUrl = api?.url;
     const ingestionUrl = ingestion?.url;
     const ingestionTlsUrl = ingestion?.tlsUrl;
-    if (serves) log.info({ apiUrl, ingestionUrl, ingestionTlsUrl }, 'service listening; it answers 503 until the read models have caught up with the log');
+    const remoteMgmtUrl = remote?.url;
+    if (serves) log.info({ apiUrl, ingestionUrl, ingestionTlsUrl, remoteMgmtUrl }, 'service listening; it answers 503 until the read models have caught up with the log');
 
     // A stop asked for during the catch-up ends it; the wait for another process's read models
     // takes the signal itself, as a process with the projections waits for its own.
@@ -149,14 +161,17 @@ export async function startService(config: Config, log: Logger = pino({ level: c
     const opened = { stores, sync, health, apiKeyUsage, sampleParser };
     await api?.open(opened);
     await ingestion?.open(opened);
+    await remote?.open({ stores, health, ...(options.remoteLimits ? { limits: options.remoteLimits } : {}) });
     if (signal?.aborted) throw new ServiceStartStopped();
-    log.info({ apiUrl, ingestionUrl, ingestionTlsUrl, roles: [...config.roles], eventStore: config.eventStoreUrl ? 'eventstoredb' : 'sqlite', readStore: config.readStore }, 'service started');
+    log.info({ apiUrl, ingestionUrl, ingestionTlsUrl, remoteMgmtUrl, roles: [...config.roles], eventStore: config.eventStoreUrl ? 'eventstoredb' : 'sqlite', readStore: config.readStore }, 'service started');
     return {
       config,
       stores,
       apiUrl,
       ingestionUrl,
       ingestionTlsUrl,
+      remoteMgmtUrl,
+      remote,
       projections: projections?.runner,
       jobWorker: jobs?.worker,
       stop,

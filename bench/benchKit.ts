@@ -137,7 +137,7 @@ export async function startBenchService(name: string, store: BenchStore = { labe
   };
   try {
     const service = await startService(
-      loadConfig({ API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', HOST, DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...store.env }),
+      loadConfig({ API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', REMOTE_MGMT_PORT: '0', HOST, DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...store.env }),
       undefined,
       options,
     );

@@ -51,7 +51,7 @@ export function serviceEnv(dataDir: string): Record<string, string> {
   const passed = Object.fromEntries(Object.entries(process.env).filter(([k, v]) => v !== undefined && /^(READ_STORE|MONGO_URL|MONGO_DB|EVENTSTORE_URL)/.test(k))) as Record<string, string>;
   // Never the installation's own database: one per data folder, so a filled folder finds its read models again.
   if (passed.MONGO_URL && !passed.MONGO_DB) passed.MONGO_DB = `bench_${createHash('sha256').update(resolve(dataDir)).digest('hex').slice(0, 10)}`;
-  return { ...passed, API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', HOST, DATA_DIR: dataDir, LOG_LEVEL: 'silent' };
+  return { ...passed, API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', REMOTE_MGMT_PORT: '0', HOST, DATA_DIR: dataDir, LOG_LEVEL: 'silent' };
 }
 
 /** The filled log's description, when `dataDir` was filled before with at least `events`. */

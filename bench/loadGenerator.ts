@@ -98,6 +98,24 @@ export async function startLoadGenerator(
   };
 }
 
+/**
+ * `rounds` timed rounds of `ms` per contender, taking turns (the first rotating, so none always
+ * follows the same neighbour); a round with a failed call stops the benchmark. Answers each
+ * contender's rounds.
+ */
+export async function roundsInTurn(load: { round(target: string, ms: number): Promise<RoundResult> }, names: readonly string[], rounds: number, ms: number): Promise<Map<string, RoundResult[]>> {
+  const results = new Map<string, RoundResult[]>(names.map((name) => [name, []]));
+  for (let round = 0; round < rounds; round++) {
+    for (let i = 0; i < names.length; i++) {
+      const name = names[(round + i) % names.length]!;
+      const r = await load.round(name, ms);
+      if (r.failures > 0) throw new Error(`${name} failed ${r.failures} calls: ${r.firstFailure}`);
+      results.get(name)!.push(r);
+    }
+  }
+  return results;
+}
+
 /** A JSON sample signed as the device library signs it (sdk-reference 4.1); `n` makes it unique. */
 export function smallSignedSample(hmacKey: string, n: number, iat = Math.floor(Date.now() / 1000)): string {
   const values = Array.from({ length: ROWS }, (_, row) => [n + row / 10, Math.round(Math.sin(n + row) * 1000) / 100, -row * 0.25]);

@@ -18,7 +18,7 @@ import http from 'node:http';
 import Koa from 'koa';
 import type { BenchResult } from './benchResult';
 import { BENCH_PASSWORD, HOST, JSON_HEADERS, benchStores, closeServer, expectOk, listen, ownerWithProject, quantiles, request, signUp, startBenchService, type BenchStore } from './benchKit';
-import { startLoadGenerator, type RoundResult } from './loadGenerator';
+import { roundsInTurn, startLoadGenerator } from './loadGenerator';
 
 /** Keep-alive connections, one request in flight on each. */
 const CONNECTIONS = 32;
@@ -116,16 +116,7 @@ async function projectInfoOn(store: BenchStore): Promise<string[]> {
     ];
     load = await startLoadGenerator(contenders.map((c) => ({ kind: 'get' as const, ...c })), CONNECTIONS);
     for (const c of contenders) await load.round(c.name, WARMUP_MS);
-    const results = new Map<string, RoundResult[]>(contenders.map((c) => [c.name, []]));
-    for (let round = 0; round < ROUNDS; round++) {
-      // Rotate who goes first, so none always follows the same neighbour.
-      for (let i = 0; i < contenders.length; i++) {
-        const c = contenders[(round + i) % contenders.length]!;
-        const r = await load.round(c.name, ROUND_MS);
-        if (r.failures > 0) throw new Error(`${c.name} failed ${r.failures} calls: ${r.firstFailure}`);
-        results.get(c.name)!.push(r);
-      }
-    }
+    const results = await roundsInTurn(load, contenders.map((c) => c.name), ROUNDS, ROUND_MS);
     const rate = (name: string) => {
       const rs = results.get(name)!;
       return rs.reduce((a, r) => a + r.ops, 0) / rs.reduce((a, r) => a + r.seconds, 0);

@@ -121,7 +121,7 @@ export async function benchReadStores(): Promise<BenchResult> {
     // checkpoints, so the log is not replayed.
     const startOn = async (dir: string): Promise<number> => {
       const t = process.hrtime.bigint();
-      const running = await startService(loadConfig({ API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', HOST, DATA_DIR: dir, LOG_LEVEL: 'silent' }), pino({ level: 'silent' }));
+      const running = await startService(loadConfig({ API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', REMOTE_MGMT_PORT: '0', HOST, DATA_DIR: dir, LOG_LEVEL: 'silent' }), pino({ level: 'silent' }));
       const seconds = Number(process.hrtime.bigint() - t) / 1e9;
       await running.stop();
       return seconds;

@@ -15,6 +15,7 @@ import { benchProjectInfo } from './projectInfo';
 import { benchProjectionBatch } from './projectionBatch';
 import { benchReadStores } from './readStores';
 import { benchAuditLog } from './auditLog';
+import { benchRemoteDevices } from './remoteDevices';
 import { benchRestart } from './restart';
 import { benchTunerRun } from './tunerRun';
 
@@ -30,6 +31,7 @@ const benchmarks: Record<string, () => Promise<BenchResult>> = {
   featureJob: benchFeatureJob,
   kerasTraining: benchKerasTraining,
   classification: benchClassification,
+  remoteDevices: benchRemoteDevices,
   restart: benchRestart,
   auditLog: benchAuditLog,
   projectionBatch: benchProjectionBatch,

@@ -6,6 +6,8 @@ export interface HeldConnection<S> {
   deviceId: string;
   connectionId: string;
   socket: S;
+  /** The project API key the device said hello with: its revocation or expiry ends the socket. */
+  apiKeyId?: number;
 }
 
 export class ConnectionRegistry<S> {

@@ -6,7 +6,7 @@ import { IdentityProviderConfig } from '../api/auth/identityProviders';
 import { describeIssues } from '../api/http/operation';
 import { isEmailAddress } from '../domain/email/emailDecider';
 
-export const ROLES = ['api', 'ingestion', 'projections', 'sagas', 'jobs'] as const;
+export const ROLES = ['api', 'ingestion', 'projections', 'sagas', 'jobs', 'remote'] as const;
 export type Role = (typeof ROLES)[number];
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 /** Where the read models live: SQLite beside the log (embedded default), memory (rebuilt at every start), or MongoDB. */
@@ -17,6 +17,13 @@ export interface Config {
   apiPort: number;
   ingestionPort: number;
   ingestionTlsPort: number;
+  /** The remote-management websocket port devices connect to (docs/remote-management.md). */
+  remoteMgmtPort: number;
+  /**
+   * Prefix of this process's device connection ids; stable for a deployment slot, so that a restart
+   * finds the devices it left connected. Unset: `<hostname>-<REMOTE_MGMT_PORT>`.
+   */
+  remoteInstanceId: string | undefined;
   /** Address the listeners bind to. */
   host: string;
   dataDir: string;
@@ -58,6 +65,9 @@ export interface Config {
   /** How long an upload's body may send nothing before it is answered 408 and its connection closed. */
   uploadIdleTimeoutMs: number;
 }
+
+/** An instance id is the start of a connection id (at most 128 characters with its random part). */
+export const REMOTE_INSTANCE_ID_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
 
 export class ConfigError extends Error {
   constructor(variable: string, problem: string) {
@@ -106,7 +116,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!(READ_STORES as readonly string[]).includes(readStoreText)) throw new ConfigError('READ_STORE', `must be one of ${READ_STORES.join(', ')}, got "${readStoreText}"`);
   const readStore = readStoreText as ReadStoreKind;
   if (readStore === 'mongodb' && !mongoUrl) throw new ConfigError('READ_STORE', 'mongodb needs MONGO_URL');
-  if (readStore === 'memory' && (roles.has('api') || roles.has('ingestion') || roles.has('sagas') || roles.has('jobs')) && !roles.has('projections')) {
+  if (readStore === 'memory' && (roles.has('api') || roles.has('ingestion') || roles.has('sagas') || roles.has('jobs') || roles.has('remote')) && !roles.has('projections')) {
     throw new ConfigError('ROLES', 'without "projections" needs a read store shared between processes (READ_STORE sqlite or mongodb): the in-memory one lives in one process');
   }
 
@@ -142,6 +152,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!/^\d+$/.test(grace) || Number(grace) > 600_000) throw new ConfigError('SHUTDOWN_GRACE_MS', `must be a number of milliseconds from 0 to 600000, got "${grace}"`);
   const uploadIdle = text('UPLOAD_IDLE_TIMEOUT_MS') ?? '30000';
   if (!/^\d+$/.test(uploadIdle) || Number(uploadIdle) < 100 || Number(uploadIdle) > 600_000) throw new ConfigError('UPLOAD_IDLE_TIMEOUT_MS', `must be a number of milliseconds from 100 to 600000, got "${uploadIdle}"`);
+
+  const remoteInstanceId = text('REMOTE_INSTANCE_ID');
+  if (remoteInstanceId !== undefined && !REMOTE_INSTANCE_ID_PATTERN.test(remoteInstanceId)) {
+    throw new ConfigError('REMOTE_INSTANCE_ID', 'must be 1 to 64 letters, digits, ".", "_" or "-"');
+  }
 
   const mongoDb = text('MONGO_DB') ?? 'edge_ml';
   if (!/^[A-Za-z0-9_-]{1,38}$/.test(mongoDb)) throw new ConfigError('MONGO_DB', 'must be a database name of letters, digits, "_" or "-"');
@@ -184,6 +199,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     apiPort: port('API_PORT', 4800),
     ingestionPort: port('INGESTION_PORT', 4810),
     ingestionTlsPort: port('INGESTION_TLS_PORT', 4811),
+    remoteMgmtPort: port('REMOTE_MGMT_PORT', 4802),
+    remoteInstanceId,
     host: text('HOST') ?? '0.0.0.0',
     dataDir: path.resolve(text('DATA_DIR') ?? './data'),
     eventStoreUrl: url('EVENTSTORE_URL', ['esdb', 'esdb+discover']),

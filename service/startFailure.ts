@@ -14,10 +14,10 @@ export function operatorMessage(error: unknown): string | undefined {
   if (error instanceof DataFolderBusyError || error instanceof ReadModelsRefusedError) return error.message;
   const listen = error as ListenError | null;
   if (listen?.code === 'EADDRINUSE') {
-    return `Port ${listen.port ?? '?'} on ${listen.address ?? 'this host'} is already in use (another instance of the service, or another program): stop it, or choose other ports (API_PORT, INGESTION_PORT, INGESTION_TLS_PORT)`;
+    return `Port ${listen.port ?? '?'} on ${listen.address ?? 'this host'} is already in use (another instance of the service, or another program): stop it, or choose other ports (API_PORT, INGESTION_PORT, INGESTION_TLS_PORT, REMOTE_MGMT_PORT)`;
   }
   if (listen?.code === 'EACCES' && listen.port !== undefined) {
-    return `Port ${listen.port} on ${listen.address ?? 'this host'} may not be opened by this user (ports below 1024 need privileges): choose another port (API_PORT, INGESTION_PORT, INGESTION_TLS_PORT)`;
+    return `Port ${listen.port} on ${listen.address ?? 'this host'} may not be opened by this user (ports below 1024 need privileges): choose another port (API_PORT, INGESTION_PORT, INGESTION_TLS_PORT, REMOTE_MGMT_PORT)`;
   }
   return undefined;
 }

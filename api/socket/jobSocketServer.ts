@@ -10,6 +10,7 @@ import type { ReadModelSync } from '../../projections/projectionRunner';
 import type { EventStore } from '../../stores/eventstore/eventStore';
 import { JobFollower, type JobFollowerLimits } from './jobFollower';
 import { JobLogFeed } from './jobLogFeed';
+import { SAMPLING_PROGRESS_EVENT, SamplingProgressFeed } from './samplingProgressFeed';
 import type { SocketAccessDeps } from './socketAccess';
 import { SocketAccessGuard, type GuardedSocket, type Mark } from './socketAccessGuard';
 import { socketSink } from './socketSink';
@@ -106,6 +107,7 @@ export function attachJobSocket(server: HttpServer, deps: JobSocketDeps): JobSoc
     releaseAfterMs: limits.feedIdleStopMs,
     log,
   });
+  const sampling = new SamplingProgressFeed(feed, log);
   const admitted = new WeakMap<IncomingMessage, Admission>();
   const connections = new Set<NetSocket>();
 
@@ -156,9 +158,22 @@ export function attachJobSocket(server: HttpServer, deps: JobSocketDeps): JobSoc
     // Requests are answered in order: each waits for the access check of the one before.
     let queue = Promise.resolve();
 
+    // A project socket also hears its project's sampling requests (startSampling) as they progress.
+    let unfollowSampling: Promise<(() => void) | undefined> = Promise.resolve(undefined);
+    if ('projectId' in claims) {
+      unfollowSampling = sampling
+        .follow(claims.projectId, (message) => {
+          if (!ended) sink.send(SAMPLING_PROGRESS_EVENT, message);
+        })
+        .catch((error: unknown) => {
+          log.warn({ err: error }, 'could not follow the sampling progress for a job websocket');
+          return undefined;
+        });
+    }
     const stopFollowing = () => {
       for (const follower of followers.values()) follower.stop();
       followers.clear();
+      void unfollowSampling.then((stop) => stop?.());
     };
     const guarded: GuardedSocket = {
       claims,

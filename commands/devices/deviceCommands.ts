@@ -2,6 +2,7 @@ import { deviceDecider, type DeviceCommand, type SeenInData } from '../../domain
 import { deviceStream } from '../../domain/device/deviceEvents';
 import type { EventStore, Position } from '../../stores/eventstore/eventStore';
 import type { CommandContext } from '../commandContext';
+import { aggregateStream } from '../aggregateStream';
 import { handleCommand } from '../handleCommand';
 import type { IdAllocator } from '../idAllocator';
 
@@ -86,7 +87,24 @@ export async function requestSampling(
   input: Omit<Extract<DeviceCommand, { type: 'RequestSampling' }>['data'], 'requestId' | 'now'>,
   ctx: CommandContext,
 ): Promise<{ requestId: number; position: Position | undefined }> {
+  // Decided once before the id is drawn: a refused request appends nothing, not even an id block.
+  const { state } = await aggregateStream(deps.events, deviceStream(input.projectId, input.deviceId), deviceDecider);
+  deviceDecider.decide({ type: 'RequestSampling', data: { ...input, requestId: 1, now: ctx.now } }, state);
   const requestId = await deps.ids.next(SAMPLING_REQUEST_SEQUENCE);
   const position = await run(deps, input.projectId, input.deviceId, { type: 'RequestSampling', data: { ...input, requestId, now: ctx.now } }, ctx);
   return { requestId, position };
+}
+
+/**
+ * A device's `sample*` message on socket `connectionId` (the `remote` process holding it calls
+ * this): the request in flight there progressed. Appends nothing for a stale message or a reading
+ * within the 10 % step already reported.
+ */
+export async function reportSamplingProgress(
+  deps: Pick<DeviceCommandDeps, 'events'>,
+  input: Omit<Extract<DeviceCommand, { type: 'ReportSamplingProgress' }>['data'], 'now'>,
+  ctx: CommandContext,
+): Promise<Position | undefined> {
+  const { appended } = await handleCommand(deps.events, deviceStream(input.projectId, input.deviceId), deviceDecider, { type: 'ReportSamplingProgress', data: { ...input, now: ctx.now } }, ctx);
+  return appended?.position;
 }

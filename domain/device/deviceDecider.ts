@@ -3,7 +3,8 @@ import { MAX_DEVICE_TEXT_LENGTH, MAX_INTERVAL_MS, MAX_SAMPLE_LABEL_LENGTH, MIN_I
 import { ConflictError, NotFoundError, ValidationError, assertNever } from '../shared/errors';
 import { checkDate, checkId, checkNumber } from '../shared/numberRules';
 import { checkText } from '../shared/textRules';
-import type { DeviceDisconnectReason, DeviceEvent, RemoteInferenceInfo, RemoteMode, RemoteSensor, SamplingCategory } from './deviceEvents';
+import { REMOTE_ERROR_MAX } from './remoteMessages';
+import type { DeviceConnected, DeviceDisconnectReason, DeviceEvent, DeviceSamplingProgressed, RemoteSensor, SamplingCategory, SamplingStage } from './deviceEvents';
 
 // As long as a device name or type carried in data may be: a device first seen in a sample can be
 // looked up, renamed and deleted through the API under the same id.
@@ -29,19 +30,7 @@ export type DeviceCommand =
   | {
       type: 'ConnectDevice';
       /** From a hello already checked by `parseDeviceMessage`; `id` is drawn as for CreateDevice. */
-      data: {
-        projectId: number;
-        deviceId: string;
-        deviceType: string;
-        id: number;
-        connectionId: string;
-        host: string;
-        mode: RemoteMode;
-        sensors: RemoteSensor[];
-        supportsSnapshotStreaming: boolean;
-        inferenceInfo?: RemoteInferenceInfo;
-        now: Date;
-      };
+      data: Omit<DeviceConnected['data'], 'connected'> & { now: Date };
     }
   | { type: 'DisconnectDevice'; data: { projectId: number; deviceId: string; connectionId: string; reason: DeviceDisconnectReason; now: Date } }
   | {
@@ -57,12 +46,38 @@ export type DeviceCommand =
         sensor?: string;
         now: Date;
       };
+    }
+  | {
+      type: 'ReportSamplingProgress';
+      /** A device's `sample*` message on socket `connectionId`; it names no request: the one in flight there is meant. */
+      data: {
+        projectId: number;
+        deviceId: string;
+        connectionId: string;
+        stage: SamplingStage;
+        progressPercentage?: number;
+        error?: string;
+        now: Date;
+      };
     };
+
+/** The sampling request a connection is serving, as far as the log knows. */
+export interface SamplingInFlight {
+  requestId: number;
+  lengthMs: number;
+  /** When it was requested or last progressed: a request silent for too long may be replaced. */
+  lastAt: string;
+  /** Stages reported so far (each at most once, but readings). */
+  stages: SamplingStage[];
+  /** The last 10 % step of progress reported (-1: none yet). */
+  readingStep: number;
+}
 
 /** The live remote-management connection, as far as the log knows. */
 export interface DeviceConnection {
   connectionId: string;
   sensors: RemoteSensor[];
+  sampling?: SamplingInFlight;
 }
 
 /**
@@ -72,6 +87,19 @@ export interface DeviceConnection {
 export type DeviceState = ({ status: 'none' } | { status: 'known' } | { status: 'deleted'; deleted: string }) & { connection?: DeviceConnection };
 
 const CONNECTION_ID_MAX = 128;
+/** As long as the device's own error text may be (remoteMessages.ts). */
+export const SAMPLING_ERROR_MAX = REMOTE_ERROR_MAX;
+/**
+ * How long a request may go without a word from the device, beyond its sampling length, before a
+ * new request replaces it (the device library answers every stage; one that never answers would
+ * otherwise keep its device busy for good).
+ */
+export const SAMPLING_SILENCE_MS = 5 * 60_000;
+/** Readings are kept at this step of progress, so a device cannot write an event per frame. */
+export const SAMPLING_READING_STEP = 10;
+
+export const readingStep = (progressPercentage: number): number => Math.floor(progressPercentage / SAMPLING_READING_STEP);
+const TERMINAL_STAGES: readonly SamplingStage[] = ['finished', 'failed'];
 const SAMPLING_CATEGORIES: readonly SamplingCategory[] = ['training', 'testing'];
 
 export function validateDeviceId(deviceId: string): void {
@@ -86,6 +114,24 @@ function validCategory(category: string): SamplingCategory {
   const found = SAMPLING_CATEGORIES.find((c) => c === category);
   if (!found) throw new ValidationError(`Category ("category") must be one of ${SAMPLING_CATEGORIES.join(', ')}: a device uploads to no other`);
   return found;
+}
+
+/** The request in flight on the device's current socket, if any. */
+function inFlight(state: DeviceState): { connectionId: string; sampling: SamplingInFlight } | undefined {
+  const c = state.connection;
+  return c?.sampling ? { connectionId: c.connectionId, sampling: c.sampling } : undefined;
+}
+
+/** Ends the request in flight (if any) with an error: its socket ended, was replaced, or the device was deleted. */
+function failInFlight(state: DeviceState, projectId: number, deviceId: string, error: string, now: Date): DeviceSamplingProgressed[] {
+  const current = inFlight(state);
+  if (!current) return [];
+  return [
+    {
+      type: 'DeviceSamplingProgressed',
+      data: { projectId, deviceId, requestId: current.sampling.requestId, connectionId: current.connectionId, stage: 'failed', error, at: checkDate(now, 'now') },
+    },
+  ];
 }
 
 function validName(name: string): string {
@@ -141,7 +187,10 @@ export const deviceDecider: Decider<DeviceCommand, DeviceEvent, DeviceState> = {
         const c = command.data;
         validateDeviceId(c.deviceId);
         if (!exists(state, c.seenInData)) throw new NotFoundError(`Device "${c.deviceId}" not found in project ${c.projectId}`, 'DEVICE_NOT_FOUND');
-        return [{ type: 'DeviceDeleted', data: { projectId: c.projectId, deviceId: c.deviceId, deleted: checkDate(c.now, 'now') } }];
+        return [
+          ...failInFlight(state, c.projectId, c.deviceId, 'The device was deleted while sampling', c.now),
+          { type: 'DeviceDeleted', data: { projectId: c.projectId, deviceId: c.deviceId, deleted: checkDate(c.now, 'now') } },
+        ];
       }
       case 'ConnectDevice': {
         const c = command.data;
@@ -150,6 +199,7 @@ export const deviceDecider: Decider<DeviceCommand, DeviceEvent, DeviceState> = {
         // The same socket saying hello twice changes nothing.
         if (state.connection?.connectionId === connectionId) return [];
         return [
+          ...failInFlight(state, c.projectId, c.deviceId, 'The device connected again while sampling', c.now),
           {
             type: 'DeviceConnected',
             data: {
@@ -172,7 +222,10 @@ export const deviceDecider: Decider<DeviceCommand, DeviceEvent, DeviceState> = {
         const c = command.data;
         // Only the current socket's end counts: a replaced socket closing late changes nothing.
         if (state.connection?.connectionId !== c.connectionId) return [];
-        return [{ type: 'DeviceDisconnected', data: { projectId: c.projectId, deviceId: c.deviceId, connectionId: c.connectionId, reason: c.reason, disconnected: checkDate(c.now, 'now') } }];
+        return [
+          ...failInFlight(state, c.projectId, c.deviceId, `The device disconnected while sampling (${c.reason})`, c.now),
+          { type: 'DeviceDisconnected', data: { projectId: c.projectId, deviceId: c.deviceId, connectionId: c.connectionId, reason: c.reason, disconnected: checkDate(c.now, 'now') } },
+        ];
       }
       case 'RequestSampling': {
         const c = command.data;
@@ -190,7 +243,17 @@ export const deviceDecider: Decider<DeviceCommand, DeviceEvent, DeviceState> = {
         }
         const maxMs = sensor && sensor.maxSampleLengthS > 0 ? sensor.maxSampleLengthS * 1000 : MAX_INTERVAL_MS;
         const lengthMs = checkNumber(c.lengthMs, 'Length ("lengthMs")', { min: 1, max: maxMs });
+        // After the request's own checks: a bad request is told what is wrong with it, busy or not.
+        const current = inFlight(state);
+        const silentSince = current ? Date.parse(current.sampling.lastAt) + current.sampling.lengthMs : 0;
+        if (current && c.now.getTime() < silentSince + SAMPLING_SILENCE_MS) {
+          throw new ConflictError(
+            `Device "${c.deviceId}" is still sampling (request ${current.sampling.requestId}); wait for it to finish or fail`,
+            'DEVICE_BUSY',
+          );
+        }
         return [
+          ...failInFlight(state, c.projectId, c.deviceId, 'The device did not answer', c.now),
           {
             type: 'DeviceSamplingRequested',
             data: {
@@ -204,6 +267,35 @@ export const deviceDecider: Decider<DeviceCommand, DeviceEvent, DeviceState> = {
               intervalMs,
               ...(sensor ? { sensor: sensor.name } : {}),
               requested: checkDate(c.now, 'now'),
+            },
+          },
+        ];
+      }
+      case 'ReportSamplingProgress': {
+        const c = command.data;
+        const current = inFlight(state);
+        // Stale or unsolicited: the request already ended, or the socket is not the current one.
+        if (!current || current.connectionId !== c.connectionId) return [];
+        const { sampling } = current;
+        const terminal = TERMINAL_STAGES.includes(c.stage);
+        let progressPercentage: number | undefined;
+        if (c.stage === 'reading') {
+          progressPercentage = checkNumber(c.progressPercentage ?? Number.NaN, 'progressPercentage', { min: 0, max: 100 });
+          if (readingStep(progressPercentage) <= sampling.readingStep) return [];
+        } else if (!terminal && sampling.stages.includes(c.stage)) return [];
+        const error = c.stage === 'failed' ? checkText(c.error?.trim() || 'No error message', 'error', { max: SAMPLING_ERROR_MAX }) : undefined;
+        return [
+          {
+            type: 'DeviceSamplingProgressed',
+            data: {
+              projectId: c.projectId,
+              deviceId: c.deviceId,
+              requestId: sampling.requestId,
+              connectionId: c.connectionId,
+              stage: c.stage,
+              ...(progressPercentage !== undefined ? { progressPercentage } : {}),
+              ...(error !== undefined ? { error } : {}),
+              at: checkDate(c.now, 'now'),
             },
           },
         ];
@@ -227,8 +319,26 @@ export const deviceDecider: Decider<DeviceCommand, DeviceEvent, DeviceState> = {
         return { status: 'known', connection: { connectionId: event.data.connectionId, sensors: event.data.sensors } };
       case 'DeviceDisconnected':
         return state.status === 'deleted' ? { status: 'deleted', deleted: state.deleted } : { status: state.status };
-      case 'DeviceSamplingRequested':
-        return state;
+      case 'DeviceSamplingRequested': {
+        const d = event.data;
+        if (!state.connection || state.connection.connectionId !== d.connectionId) return state;
+        const sampling: SamplingInFlight = { requestId: d.requestId, lengthMs: d.lengthMs, lastAt: d.requested, stages: [], readingStep: -1 };
+        return { ...state, connection: { ...state.connection, sampling } };
+      }
+      case 'DeviceSamplingProgressed': {
+        const d = event.data;
+        const sampling = state.connection?.sampling;
+        if (!state.connection || !sampling || sampling.requestId !== d.requestId) return state;
+        const connection: DeviceConnection = { connectionId: state.connection.connectionId, sensors: state.connection.sensors };
+        if (TERMINAL_STAGES.includes(d.stage)) return { ...state, connection };
+        const next: SamplingInFlight = {
+          ...sampling,
+          lastAt: d.at,
+          stages: sampling.stages.includes(d.stage) ? sampling.stages : [...sampling.stages, d.stage],
+          readingStep: d.progressPercentage !== undefined ? Math.max(sampling.readingStep, readingStep(d.progressPercentage)) : sampling.readingStep,
+        };
+        return { ...state, connection: { ...connection, sampling: next } };
+      }
       default:
         return assertNever(event);
     }

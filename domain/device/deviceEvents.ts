@@ -58,7 +58,8 @@ export type DeviceConnected = DomainEvent<
   }
 >;
 
-export type DeviceDisconnectReason = 'closed' | 'timeout' | 'replaced' | 'server-stopped' | 'protocol-error';
+/** `access-ended`: the server cut the socket because its key was revoked or expired, or its project or device deleted. */
+export type DeviceDisconnectReason = 'closed' | 'timeout' | 'replaced' | 'server-stopped' | 'protocol-error' | 'access-ended';
 
 export type DeviceDisconnected = DomainEvent<
   'DeviceDisconnected',
@@ -89,4 +90,31 @@ export type DeviceSamplingRequested = DomainEvent<
   }
 >;
 
-export type DeviceEvent = DeviceCreated | DeviceRenamed | DeviceDeleted | DeviceConnected | DeviceDisconnected | DeviceSamplingRequested;
+/**
+ * Where a sampling request stands, from the device's messages (`accepted` = `{sample: true}`,
+ * `reading` = `{sampleReading, progressPercentage}`, `failed` = `{sample: false, error}`). `failed`
+ * also ends a request whose socket ended, was replaced, whose device was deleted, or that went
+ * unanswered. `finished` and `failed` end the request.
+ */
+export const SAMPLING_STAGES = ['accepted', 'started', 'reading', 'uploading', 'processing', 'finished', 'failed'] as const;
+export type SamplingStage = (typeof SAMPLING_STAGES)[number];
+
+/**
+ * A step of a sampling request. Readings are kept at 10 % steps (the device sends one per frame it
+ * reads); `error` only with `failed`.
+ */
+export type DeviceSamplingProgressed = DomainEvent<
+  'DeviceSamplingProgressed',
+  {
+    projectId: number;
+    deviceId: string;
+    requestId: number;
+    connectionId: string;
+    stage: SamplingStage;
+    progressPercentage?: number;
+    error?: string;
+    at: string;
+  }
+>;
+
+export type DeviceEvent = DeviceCreated | DeviceRenamed | DeviceDeleted | DeviceConnected | DeviceDisconnected | DeviceSamplingRequested | DeviceSamplingProgressed;

@@ -3,7 +3,7 @@
 // device sends is untrusted, so the parser never throws: it answers `{ok: false, reason}` and the
 // server replies `{hello: false, err: reason}` to a bad hello or drops a bad frame.
 import { z } from 'zod';
-import { textProblem } from '../shared/textRules';
+import { cleanText, textProblem } from '../shared/textRules';
 import { MAX_DEVICE_TEXT_LENGTH } from '../sample/sampleLimits';
 import type { RemoteInferenceInfo, RemoteMode, RemoteSensor } from './deviceEvents';
 
@@ -109,7 +109,16 @@ const helloV2to4 = z.object({
 });
 const hello = z.discriminatedUnion('version', [helloV1, helloV2to4]);
 
-const error = text('error', 1024, true).optional();
+/**
+ * The device's own error text, kept whatever it holds (refusing it would leave its request without
+ * an end): the library passes on an upload's answer body, which may be a proxy's HTML page. One
+ * line, refused characters replaced, at most REMOTE_ERROR_MAX characters.
+ */
+export const REMOTE_ERROR_MAX = 1024;
+const error = z
+  .string()
+  .transform((e) => cleanText(e.replace(/\s+/gu, ' ').trim(), { max: REMOTE_ERROR_MAX }))
+  .optional();
 
 function firstIssue(e: z.ZodError): string {
   const issue = e.issues[0];

@@ -8,6 +8,11 @@ export class DeviceQueries {
     return this.store.collection<DeviceDocument>(DEVICES).find({ projectId }, { sort: { created: 1, _id: 1 } });
   }
 
+  /** Every device the read model shows connected to remote management (a `remote` process's recovery at start). */
+  remoteConnected(): Promise<DeviceDocument[]> {
+    return this.store.collection<DeviceDocument>(DEVICES).find({ remoteMgmtConnected: true }, { sort: { _id: 1 } });
+  }
+
   byId(projectId: number, deviceId: string): Promise<DeviceDocument | null> {
     return this.store.collection<DeviceDocument>(DEVICES).findOne({ _id: deviceDocumentId(projectId, deviceId) });
   }

@@ -1,4 +1,4 @@
-import type { DeviceEvent, DeviceSamplingRequested } from '../../domain/device/deviceEvents';
+import type { DeviceEvent, DeviceSamplingProgressed, DeviceSamplingRequested } from '../../domain/device/deviceEvents';
 import type { ProjectFullyDeleted } from '../../domain/project/projectEvents';
 import type { SampleIngested } from '../../domain/sample/sampleEvents';
 import type { ReadStore } from '../../stores/readstore/readStore';
@@ -12,7 +12,7 @@ const devices = (store: ReadStore) => store.collection<DeviceDocument>(DEVICES);
  * sample naming its device), and their remote-management connection (connected, mode, sensors). Every write is guarded by the event's position, so a replayed event
  * changes nothing.
  */
-export const devicesProjection = defineProjection<Exclude<DeviceEvent, DeviceSamplingRequested> | SampleIngested | ProjectFullyDeleted>('devices', [DEVICES], {
+export const devicesProjection = defineProjection<Exclude<DeviceEvent, DeviceSamplingRequested | DeviceSamplingProgressed> | SampleIngested | ProjectFullyDeleted>('devices', [DEVICES], {
   async SampleIngested(event, store) {
     const d = event.data;
     if (!d.deviceName) return;

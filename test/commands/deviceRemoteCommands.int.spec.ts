@@ -24,10 +24,12 @@ describe('remote-management device commands', () => {
     expect(await disconnectDevice(d, { projectId: 3, deviceId: 'ac:87:a3', connectionId: 'c1', reason: 'replaced' }, ctx)).toBeUndefined();
     await disconnectDevice(d, { projectId: 3, deviceId: 'ac:87:a3', connectionId: 'c2', reason: 'timeout' }, ctx);
     const stream = await d.events.readStream(deviceStream(3, 'ac:87:a3'));
-    expect(stream.map((e) => e.type)).toEqual(['DeviceConnected', 'DeviceConnected', 'DeviceSamplingRequested', 'DeviceDisconnected']);
+    // The socket's end also ends the request in flight on it.
+    expect(stream.map((e) => e.type)).toEqual(['DeviceConnected', 'DeviceConnected', 'DeviceSamplingRequested', 'DeviceSamplingProgressed', 'DeviceDisconnected']);
     expect(stream[2]!.data).toMatchObject({ requestId, connectionId: 'c2', label: 'cat' });
-    expect(stream[3]!.data).toMatchObject({ connectionId: 'c2', reason: 'timeout' });
-    expect(stream[3]!.metadata).toMatchObject({ actor: 'system:remote' });
+    expect(stream[3]!.data).toMatchObject({ requestId, connectionId: 'c2', stage: 'failed' });
+    expect(stream[4]!.data).toMatchObject({ connectionId: 'c2', reason: 'timeout' });
+    expect(stream[4]!.metadata).toMatchObject({ actor: 'system:remote' });
   });
 
   it('refuses a sample from a disconnected device and stores nothing', async () => {

@@ -158,3 +158,91 @@ describe('a deleted device', () => {
     spec.given([connected(), deleted]).when({ type: 'RenameDevice', data: { projectId: 3, deviceId: 'ac:87:a3', name: 'K', seenInData: null } }).thenThrows(NotFoundError);
   });
 });
+
+describe('sampling progress', () => {
+  const requested = (requestId = 900, connectionId = 'p1-c1', over: Partial<Extract<DeviceEvent, { type: 'DeviceSamplingRequested' }>['data']> = {}): DeviceEvent => ({
+    type: 'DeviceSamplingRequested',
+    data: { projectId: 3, deviceId: 'ac:87:a3', requestId, connectionId, label: 'cat', lengthMs: 1000, category: 'training', intervalMs: 1, requested: later.toISOString(), ...over },
+  });
+  const at = new Date('2026-11-28T10:05:01.000Z');
+  const report = (stage: Data<'ReportSamplingProgress'>['stage'], over: Partial<Data<'ReportSamplingProgress'>> = {}): DeviceCommand => ({
+    type: 'ReportSamplingProgress',
+    data: { projectId: 3, deviceId: 'ac:87:a3', connectionId: 'p1-c1', stage, now: at, ...over },
+  });
+  const progressed = (stage: Data<'ReportSamplingProgress'>['stage'], over: Record<string, unknown> = {}, requestId = 900, connectionId = 'p1-c1'): DeviceEvent =>
+    ({ type: 'DeviceSamplingProgressed', data: { projectId: 3, deviceId: 'ac:87:a3', requestId, connectionId, stage, at: at.toISOString(), ...over } }) as DeviceEvent;
+
+  it('reports each stage of the request in flight, naming it', () => {
+    for (const stage of ['accepted', 'started', 'uploading', 'processing', 'finished'] as const) {
+      spec.given([connected(), requested()]).when(report(stage)).then([progressed(stage)]);
+    }
+    spec.given([connected(), requested()]).when(report('failed', { error: '  No camera  ' })).then([progressed('failed', { error: 'No camera' })]);
+    spec.given([connected(), requested()]).when(report('failed', { error: '' })).then([progressed('failed', { error: 'No error message' })]);
+  });
+
+  it('keeps readings at 10 % steps, so a device cannot write an event per frame', () => {
+    const r = (p: number) => report('reading', { progressPercentage: p });
+    spec.given([connected(), requested()]).when(r(3)).then([progressed('reading', { progressPercentage: 3 })]);
+    spec.given([connected(), requested(), progressed('reading', { progressPercentage: 3 })]).when(r(9.9)).then([]);
+    spec.given([connected(), requested(), progressed('reading', { progressPercentage: 3 })]).when(r(10)).then([progressed('reading', { progressPercentage: 10 })]);
+    spec.given([connected(), requested(), progressed('reading', { progressPercentage: 55 })]).when(r(20)).then([]);
+    spec.given([connected(), requested(), progressed('reading', { progressPercentage: 95 })]).when(r(100)).then([progressed('reading', { progressPercentage: 100 })]);
+    spec.given([connected(), requested()]).when(r(101)).thenThrows(ValidationError, /progressPercentage/);
+    spec.given([connected(), requested()]).when(report('reading')).thenThrows(ValidationError, /progressPercentage/);
+  });
+
+  it('reports a stage once per request; a stage said again is dropped', () => {
+    spec.given([connected(), requested(), progressed('started')]).when(report('started')).then([]);
+    spec.given([connected(), requested(), progressed('started'), progressed('finished'), requested(901)]).when(report('started')).then([progressed('started', {}, 901)]);
+  });
+
+  it('drops messages with no request in flight, after its end, or from another socket', () => {
+    spec.given([connected()]).when(report('started')).then([]);
+    spec.given([connected(), requested(), progressed('finished')]).when(report('uploading')).then([]);
+    spec.given([connected(), requested(), progressed('failed', { error: 'x' })]).when(report('finished')).then([]);
+    spec.given([connected(), requested()]).when(report('started', { connectionId: 'p9-c9' })).then([]);
+    spec.given([]).when(report('finished')).then([]);
+  });
+
+  it('bounds the error text', () => {
+    spec.given([connected(), requested()]).when(report('failed', { error: 'e'.repeat(1025) })).thenThrows(ValidationError, /error is 1025 characters long/);
+  });
+
+  it('refuses a second request while one is in flight; allows it once that one ended', () => {
+    spec.given([connected(), requested()]).when(sample({ requestId: 901 })).thenThrows(ConflictError, /still sampling \(request 900\)/);
+    spec.given([connected(), requested(), progressed('reading', { progressPercentage: 50 })]).when(sample({ requestId: 901 })).thenThrows(ConflictError, /still sampling/);
+    // A bad request is told what is wrong with it, busy or not.
+    spec.given([connected(), requested()]).when(sample({ requestId: 901, sensor: 'Thermometer' })).thenThrows(ValidationError, /has no sensor "Thermometer"/);
+    spec.given([connected(), requested(), progressed('finished')]).when(sample({ requestId: 901 })).thenMatches((events) => expect(events.map((e) => e.type)).toEqual(['DeviceSamplingRequested']));
+    spec.given([connected(), requested(), progressed('failed', { error: 'x' })]).when(sample({ requestId: 901 })).thenMatches((events) => expect(events).toHaveLength(1));
+  });
+
+  it('ends a request the device left unanswered when a new one comes long after', () => {
+    const muchLater = new Date(later.getTime() + 1000 + 5 * 60_000);
+    spec
+      .given([connected(), requested()])
+      .when(sample({ requestId: 901, now: muchLater }))
+      .thenMatches((events) => {
+        expect(events[0]).toEqual({ type: 'DeviceSamplingProgressed', data: { projectId: 3, deviceId: 'ac:87:a3', requestId: 900, connectionId: 'p1-c1', stage: 'failed', error: 'The device did not answer', at: muchLater.toISOString() } });
+        expect(events[1]).toMatchObject({ type: 'DeviceSamplingRequested', data: { requestId: 901 } });
+      });
+    spec.given([connected(), requested()]).when(sample({ requestId: 901, now: new Date(muchLater.getTime() - 1) })).thenThrows(ConflictError, /still sampling/);
+  });
+
+  it('ends the request in flight with an error when its socket ends, is replaced, or the device is deleted', () => {
+    const failed = (error: string, now: Date) => ({ type: 'DeviceSamplingProgressed', data: { projectId: 3, deviceId: 'ac:87:a3', requestId: 900, connectionId: 'p1-c1', stage: 'failed', error, at: now.toISOString() } });
+    spec.given([connected(), requested()]).when(disconnect()).then([failed('The device disconnected while sampling (closed)', later) as DeviceEvent, disconnected]);
+    spec
+      .given([connected(), requested()])
+      .when(connect({ connectionId: 'p2-c9' }))
+      .then([failed('The device connected again while sampling', now) as DeviceEvent, connected('p2-c9')]);
+    spec
+      .given([connected(), requested()])
+      .when({ type: 'DeleteDevice', data: { projectId: 3, deviceId: 'ac:87:a3', seenInData: null, now: later } })
+      .then([failed('The device was deleted while sampling', later) as DeviceEvent, deleted]);
+    // Nothing in flight: nothing to end.
+    spec.given([connected(), requested(), progressed('finished')]).when(disconnect()).then([disconnected]);
+    // A new socket serves no request of the old one.
+    spec.given([connected(), requested(), connected('p2-c9')]).when(sample({ requestId: 901 })).thenMatches((events) => expect(events).toHaveLength(1));
+  });
+});

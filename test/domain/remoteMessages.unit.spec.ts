@@ -148,6 +148,18 @@ describe('sampling and snapshot messages', () => {
     expect(ok({ snapshotFrame: '/9j/4AAQ', fileName: 'snapshot.jpg' })).toEqual({ kind: 'snapshotFrame', snapshotFrame: '/9j/4AAQ', fileName: 'snapshot.jpg' });
   });
 
+  it("keeps a device's error text, however it is made, on one bounded line", () => {
+    // The library passes on an upload's answer body as its error: a proxy's HTML page is long and multi-line.
+    const page = `<html>\r\n<head><title>502 Bad Gateway</title></head>\n<body>${'x'.repeat(5000)}</body>\n</html>`;
+    const failed = ok({ sample: false, error: page }) as { kind: string; error: string };
+    expect(failed.kind).toBe('sampleFailed');
+    expect(failed.error.startsWith('<html> <head><title>502 Bad Gateway</title></head> <body>xx')).toBe(true);
+    expect(failed.error).toHaveLength(1024);
+    expect(ok({ sample: false, error: 'e\u202Ef\u0000' })).toEqual({ kind: 'sampleFailed', error: 'e\uFFFDf\uFFFD' });
+    expect(ok({ sample: false, error: ' \n ' })).toEqual({ kind: 'sampleFailed', error: 'No error message' });
+    expect(ok({ snapshotFailed: true, error: 'no\ncamera' })).toEqual({ kind: 'snapshotFailed', error: 'no camera' });
+  });
+
   it('recognises the inference-mode messages it does not act on', () => {
     expect(ok({ inferenceSummary: { start: 0 } })).toEqual({ kind: 'ignored', key: 'inferenceSummary' });
     expect(ok({ modelUpdateSuccess: false, error: 'x' })).toEqual({ kind: 'ignored', key: 'modelUpdateSuccess' });
@@ -157,7 +169,7 @@ describe('sampling and snapshot messages', () => {
     expect(refused({ sampleReading: true, progressPercentage: 140 })).toMatch(/0 to 100/);
     expect(refused({ sampleReading: true })).toMatch(/0 to 100/);
     expect(refused({ sample: 'yes' })).toMatch(/Invalid sample answer/);
-    expect(refused({ sample: false, error: 'e\u202E' })).toMatch(/invisible formatting character/);
+    expect(refused({ sample: false, error: 42 })).toMatch(/Invalid sample answer/);
     expect(refused({ snapshotFrame: 'not base64!', fileName: 'a.jpg' })).toMatch(/must be base64/);
     expect(refused({ snapshotFrame: 'AAAA', fileName: '../\u0000' })).toMatch(/fileName contains a control character/);
   });

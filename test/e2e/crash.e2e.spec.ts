@@ -10,7 +10,7 @@ import { signup } from '../support/testService';
 function startProcess(dataDir: string): Promise<{ child: ChildProcess; apiUrl: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'main.ts'], {
     cwd: path.resolve(__dirname, '../..'),
-    env: { ...process.env, API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', MONGO_URL: '' },
+    env: { ...process.env, API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', REMOTE_MGMT_PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', MONGO_URL: '' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   return new Promise((resolve, reject) => {

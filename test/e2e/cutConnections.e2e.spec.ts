@@ -41,7 +41,7 @@ function startProcess(dataDir: string, tmpDir: string, children: ChildProcess[])
   const child = spawn(process.execPath, ['--import', 'tsx', 'main.ts'], {
     cwd: path.resolve(__dirname, '../..'),
     // TMPDIR: the management API's multipart uploads are received in the system's temporary folder.
-    env: { ...process.env, API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, TMPDIR: tmpDir, LOG_LEVEL: 'info', MONGO_URL: '', EVENTSTORE_URL: '', ROLES: '' },
+    env: { ...process.env, API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', REMOTE_MGMT_PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, TMPDIR: tmpDir, LOG_LEVEL: 'info', MONGO_URL: '', EVENTSTORE_URL: '', ROLES: '' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);

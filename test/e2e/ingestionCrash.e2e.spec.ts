@@ -27,7 +27,7 @@ const exitOf = (child: ChildProcess): Promise<void> =>
 function startProcess(dataDir: string, children: ChildProcess[]): Promise<Running> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'main.ts'], {
     cwd: path.resolve(__dirname, '../..'),
-    env: { ...process.env, API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', MONGO_URL: '', EVENTSTORE_URL: '', ROLES: '' },
+    env: { ...process.env, API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', REMOTE_MGMT_PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', MONGO_URL: '', EVENTSTORE_URL: '', ROLES: '' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   children.push(child);

@@ -6,7 +6,7 @@
 // property test also checks the table against the type names declared in domain/*/*Events.ts.
 import fc from 'fast-check';
 import type { AuditEvent } from '../../domain/audit/auditEvents';
-import type { DeviceEvent } from '../../domain/device/deviceEvents';
+import { SAMPLING_STAGES, type DeviceEvent } from '../../domain/device/deviceEvents';
 import { DEPLOYMENT_TARGET_FORMATS } from '../../domain/deployment/deploymentTargets';
 import type { WhitelabelEvent, WhitelabelSettings } from '../../domain/whitelabel/whitelabelEvents';
 import { NORMALIZE_DATA, type DspFeaturesEvent } from '../../domain/dsp/dspFeaturesEvents';
@@ -474,7 +474,7 @@ export const eventGenerators: Generators = {
       projectId: fc.constant(ids.projectId),
       deviceId: fc.constant(ids.deviceId),
       connectionId: connectionId,
-      reason: fc.constantFrom('closed' as const, 'timeout' as const, 'replaced' as const, 'server-stopped' as const, 'protocol-error' as const),
+      reason: fc.constantFrom('closed' as const, 'timeout' as const, 'replaced' as const, 'server-stopped' as const, 'protocol-error' as const, 'access-ended' as const),
       disconnected: iso,
     }),
   DeviceSamplingRequested: (ids) =>
@@ -492,6 +492,20 @@ export const eventGenerators: Generators = {
         requested: iso,
       },
       { requiredKeys: ['projectId', 'deviceId', 'requestId', 'connectionId', 'label', 'lengthMs', 'category', 'intervalMs', 'requested'] },
+    ),
+  DeviceSamplingProgressed: (ids) =>
+    fc.record(
+      {
+        projectId: fc.constant(ids.projectId),
+        deviceId: fc.constant(ids.deviceId),
+        requestId: uid,
+        connectionId: connectionId,
+        stage: fc.constantFrom(...SAMPLING_STAGES),
+        progressPercentage: between(0, 100),
+        error: line(1024),
+        at: iso,
+      },
+      { requiredKeys: ['projectId', 'deviceId', 'requestId', 'connectionId', 'stage', 'at'] },
     ),
 
   // email-{id}

@@ -36,7 +36,7 @@ const sequence = (first: fc.Arbitrary<Step>[], middle: fc.Arbitrary<Step> | unde
     .tuple(fc.tuple(...first), middle ? fc.array(middle, { maxLength: max }) : fc.constant([]), fc.tuple(...last), fc.nat({ max: last.length }))
     .map(([a, b, c, n]) => [...a, ...b, ...c.slice(0, n)]);
 
-const DEVICE_UPDATES: EventType[] = ['DeviceRenamed', 'DeviceConnected', 'DeviceDisconnected', 'DeviceSamplingRequested'];
+const DEVICE_UPDATES: EventType[] = ['DeviceRenamed', 'DeviceConnected', 'DeviceDisconnected', 'DeviceSamplingRequested', 'DeviceSamplingProgressed'];
 
 const USER_UPDATES: EventType[] = [
   'ActivationCodeIssued', 'UserActivated', 'PasswordResetRequested', 'PasswordChanged', 'TotpKeyCreated', 'TotpEnabled', 'TotpCleared', 'LoginSucceeded', 'LoginFailed',

@@ -4,17 +4,18 @@ import { ConfigError, loadConfig } from '../../service/configuration';
 describe('configuration from the environment', () => {
   it('has a default for everything', () => {
     const c = loadConfig({});
-    expect(c).toMatchObject({ apiPort: 4800, ingestionPort: 4810, ingestionTlsPort: 4811, eventStoreUrl: undefined, mongoUrl: undefined, readStore: 'sqlite', jwtSecret: undefined, logLevel: 'info', signupEnabled: true, shutdownGraceMs: 10_000, uploadIdleTimeoutMs: 30_000 });
+    expect(c).toMatchObject({ apiPort: 4800, ingestionPort: 4810, ingestionTlsPort: 4811, remoteMgmtPort: 4802, remoteInstanceId: undefined, eventStoreUrl: undefined, mongoUrl: undefined, readStore: 'sqlite', jwtSecret: undefined, logLevel: 'info', signupEnabled: true, shutdownGraceMs: 10_000, uploadIdleTimeoutMs: 30_000 });
     expect(c.dataDir).toMatch(/\/data$/);
-    expect([...c.roles]).toEqual(['api', 'ingestion', 'projections', 'sagas', 'jobs']);
+    expect([...c.roles]).toEqual(['api', 'ingestion', 'projections', 'sagas', 'jobs', 'remote']);
   });
 
   it('reads every variable', () => {
     const c = loadConfig({
       API_PORT: '5000', INGESTION_PORT: '5010', INGESTION_TLS_PORT: '5011', DATA_DIR: '/tmp/x', EVENTSTORE_URL: 'esdb://localhost:2113?tls=false',
       MONGO_URL: 'mongodb://localhost:27017', ROLES: 'api, ingestion', JWT_SECRET: 'x'.repeat(32), LOG_LEVEL: 'warn', SIGNUP_ENABLED: 'false',
-      SHUTDOWN_GRACE_MS: '2500', UPLOAD_IDLE_TIMEOUT_MS: '45000',
+      SHUTDOWN_GRACE_MS: '2500', UPLOAD_IDLE_TIMEOUT_MS: '45000', REMOTE_MGMT_PORT: '5002', REMOTE_INSTANCE_ID: 'remote-a.1',
     });
+    expect(c).toMatchObject({ remoteMgmtPort: 5002, remoteInstanceId: 'remote-a.1' });
     expect(c).toMatchObject({ shutdownGraceMs: 2500, uploadIdleTimeoutMs: 45_000 });
     expect(c).toMatchObject({ apiPort: 5000, ingestionPort: 5010, ingestionTlsPort: 5011, dataDir: '/tmp/x', eventStoreUrl: 'esdb://localhost:2113?tls=false', mongoUrl: 'mongodb://localhost:27017', readStore: 'mongodb', logLevel: 'warn', signupEnabled: false });
     expect([...c.roles]).toEqual(['api', 'ingestion']);
@@ -41,6 +42,10 @@ describe('configuration from the environment', () => {
     [{ ROLES: 'api,cron' }, /ROLES.*cron/],
     [{ ROLES: 'api', READ_STORE: 'memory' }, /ROLES.*READ_STORE/],
     [{ ROLES: 'jobs', READ_STORE: 'memory' }, /ROLES.*READ_STORE/],
+    [{ ROLES: 'remote', READ_STORE: 'memory' }, /ROLES.*READ_STORE/],
+    [{ REMOTE_MGMT_PORT: '65536' }, /REMOTE_MGMT_PORT/],
+    [{ REMOTE_INSTANCE_ID: 'a b' }, /REMOTE_INSTANCE_ID/],
+    [{ REMOTE_INSTANCE_ID: 'x'.repeat(65) }, /REMOTE_INSTANCE_ID/],
     [{ READ_STORE: 'postgres' }, /READ_STORE.*sqlite, memory, mongodb/],
     [{ READ_STORE: 'mongodb' }, /READ_STORE.*MONGO_URL/],
     [{ JOB_HEARTBEAT_MS: '10' }, /JOB_HEARTBEAT_MS/],

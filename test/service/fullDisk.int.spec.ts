@@ -147,7 +147,7 @@ describe.skipIf(skipReason !== undefined)(`a full disk under the running service
     fill(filler);
     const child = spawn(process.execPath, ['--import', 'tsx', 'main.ts'], {
       cwd: path.resolve(__dirname, '../..'),
-      env: { ...process.env, API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', HOST: '127.0.0.1', DATA_DIR: path.join(dir, 'data'), LOG_LEVEL: 'silent', MONGO_URL: '', EVENTSTORE_URL: '', ROLES: '' },
+      env: { ...process.env, API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', REMOTE_MGMT_PORT: '0', HOST: '127.0.0.1', DATA_DIR: path.join(dir, 'data'), LOG_LEVEL: 'silent', MONGO_URL: '', EVENTSTORE_URL: '', ROLES: '' },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     children.push(child);

@@ -33,7 +33,7 @@ describe('a log restored from a backup behind the read models', () => {
   it('is said plainly at start, the read models are rebuilt, no phantom is served and new uploads appear', async () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'edge-ml-log-behind-'));
     folders.push(dataDir);
-    const config: Config = loadConfig({ DATA_DIR: dataDir, API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' });
+    const config: Config = loadConfig({ DATA_DIR: dataDir, API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', REMOTE_MGMT_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' });
     const first = await startService(config, pino({ level: 'silent' }));
     running.push(first);
     const service = { apiUrl: first.apiUrl! };
@@ -84,7 +84,7 @@ describe('a log restored from a backup behind the read models', () => {
   it('rebuilds, rather than calling it another log, read models beside an embedded log that was made anew', async () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'edge-ml-log-anew-'));
     folders.push(dataDir);
-    const config: Config = loadConfig({ DATA_DIR: dataDir, API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' });
+    const config: Config = loadConfig({ DATA_DIR: dataDir, API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', REMOTE_MGMT_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' });
     const first = await startService(config, pino({ level: 'silent' }));
     running.push(first);
     await adaWithProject({ apiUrl: first.apiUrl! }, 'Lost');

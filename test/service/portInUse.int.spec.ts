@@ -23,7 +23,7 @@ describe('a start on a port already in use', () => {
 
     const child = spawn(process.execPath, ['--import', 'tsx', 'main.ts'], {
       cwd: path.resolve(__dirname, '../..'),
-      env: { ...process.env, API_PORT: String(port), INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', MONGO_URL: '', EVENTSTORE_URL: '', ROLES: '' },
+      env: { ...process.env, API_PORT: String(port), INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', REMOTE_MGMT_PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', MONGO_URL: '', EVENTSTORE_URL: '', ROLES: '' },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let stderr = '';

@@ -107,7 +107,7 @@ describe('watching read models another process keeps', () => {
   });
 });
 
-const env = (dataDir: string, roles: string) => ({ DATA_DIR: dataDir, API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', ROLES: roles });
+const env = (dataDir: string, roles: string) => ({ DATA_DIR: dataDir, API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', REMOTE_MGMT_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', ROLES: roles });
 
 describe('ingestion and API processes whose read models nobody keeps', () => {
   const running: RunningService[] = [];

@@ -43,7 +43,7 @@ export async function startCompiledService(prefix: string, children: ChildProces
     const env = (): NodeJS.ProcessEnv => ({
       ...process.env,
       NODE_OPTIONS: '',
-      DATA_DIR: path.join(folder, 'data'), API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', MONGO_URL: '', EVENTSTORE_URL: '', ROLES: '',
+      DATA_DIR: path.join(folder, 'data'), API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', REMOTE_MGMT_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', MONGO_URL: '', EVENTSTORE_URL: '', ROLES: '',
     });
     const node = (args: string[]) => ['--preserve-symlinks', 'dist/main.js', ...args];
     const child = spawn(process.execPath, node([]), { cwd: app, env: env(), stdio: ['ignore', 'pipe', 'inherit'] });

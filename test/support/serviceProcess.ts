@@ -48,7 +48,7 @@ export function startListeningServiceProcess(dataDir: string, children: ChildPro
     cwd: path.resolve(__dirname, '../..'),
     env: {
       ...process.env,
-      API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', MONGO_URL: '', EVENTSTORE_URL: '', ROLES: '',
+      API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', REMOTE_MGMT_PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', MONGO_URL: '', EVENTSTORE_URL: '', ROLES: '',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -74,13 +74,15 @@ export async function startTestService(options: {
   env?: Record<string, string>;
   /** The jobs role's runners; production's unless given (withTestJobRunners adds the test ones). */
   jobRunners?: StartOptions['jobRunners'];
+  /** The remote-management server's timeouts and bounds (shortened by its tests). */
+  remoteLimits?: StartOptions['remoteLimits'];
 }): Promise<TestService> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'edge-ml-test-'));
   const mongoDb = `t_${randomBytes(6).toString('hex')}`;
   const config: Config = loadConfig({
     API_PORT: '0',
     INGESTION_PORT: '0',
-    INGESTION_TLS_PORT: '0',
+    INGESTION_TLS_PORT: '0', REMOTE_MGMT_PORT: '0',
     HOST: '127.0.0.1',
     PUBLIC_URL: 'http://studio.test',
     PAYMENT_PORTAL_URL: 'https://pay.test/checkout',
@@ -91,7 +93,7 @@ export async function startTestService(options: {
     ...options.env,
   });
   const launch = async (): Promise<TestService> => {
-    const running = await startService(config, pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }), { jobRunners: options.jobRunners });
+    const running = await startService(config, pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }), { jobRunners: options.jobRunners, remoteLimits: options.remoteLimits });
     let stopped = false;
     const service: TestService = {
       ...running,
