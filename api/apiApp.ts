@@ -54,6 +54,7 @@ import { historyOperations } from './routes/historyRoutes';
 import { socketTokenOperations } from './routes/socketTokenRoutes';
 import { jobOperations } from './routes/jobRoutes';
 import { healthRoute } from '../http/healthRoute';
+import { createAuthorizationServer } from './oauth/authorizationServer';
 import { serveUserPhoto, userPhotoOperations } from './routes/userPhotoRoutes';
 
 export interface ApiAppOptions {
@@ -142,6 +143,9 @@ export function createApiApp(deps: ApiDeps, options: ApiAppOptions): Koa {
   app.use((ctx, next) => (ctx.set('X-Content-Type-Options', 'nosniff'), next()));
   app.use(requestId());
   app.use(accessLog(options.log));
+  // OAuth's answers are its own (standard errors, HTML pages), and it parses its own bodies.
+  const oauth = createAuthorizationServer({ publicUrl: deps.settings.publicUrl, events: deps.events, oauthClients: deps.oauthClients, users: deps.users, keys: deps.oauthKeys, log: options.log });
+  app.use(oauth.middleware);
   app.use(jsonEnvelope());
   app.use(
     koaBody({

@@ -31,6 +31,7 @@ import type { ValuesDecoder } from './routes/sampleValues';
 import type { LoginThrottle } from './auth/loginThrottle';
 import type { ResetRequestThrottle } from './auth/resetRequestThrottle';
 import type { TokenService } from './auth/tokens';
+import type { OAuthServerKeys } from '../service/secrets';
 
 export interface ApiSettings {
   /** Public sign-up through POST /api-user-create. */
@@ -88,6 +89,8 @@ export interface ApiDeps {
   /** The read store's change mark (ReadStore.changeMark), for what is kept while the read models stand still; absent: nothing is kept. */
   changeMark?: () => number;
   tokens: TokenService;
+  /** The OAuth authorization server's cookie and signing keys. */
+  oauthKeys: OAuthServerKeys;
   /** Guesses of passwords, TOTP tokens and codes. */
   throttle: LoginThrottle;
   /** Password-reset requests, each of which would send a mail. */
