@@ -55,6 +55,7 @@ import { socketTokenOperations } from './routes/socketTokenRoutes';
 import { jobOperations } from './routes/jobRoutes';
 import { healthRoute } from '../http/healthRoute';
 import { createAuthorizationServer } from './oauth/authorizationServer';
+import { interactionRouter } from './oauth/interactionRoutes';
 import { serveUserPhoto, userPhotoOperations } from './routes/userPhotoRoutes';
 
 export interface ApiAppOptions {
@@ -146,6 +147,7 @@ export function createApiApp(deps: ApiDeps, options: ApiAppOptions): Koa {
   // OAuth's answers are its own (standard errors, HTML pages), and it parses its own bodies.
   const oauth = createAuthorizationServer({ publicUrl: deps.settings.publicUrl, events: deps.events, oauthClients: deps.oauthClients, users: deps.users, keys: deps.oauthKeys, log: options.log });
   app.use(oauth.middleware);
+  app.use(interactionRouter(deps, oauth.provider).routes());
   app.use(jsonEnvelope());
   app.use(
     koaBody({

@@ -24,8 +24,10 @@ export const OAUTH_ROUTES = {
 /** Where the login and consent pages of an interaction are (our router, not the provider's). */
 export const interactionPath = (uid: string): string => `/oauth/interaction/${uid}`;
 
-// The provider's own paths (the interaction pages are ours): everything else passes by.
+// The provider's own paths (the interaction pages are ours): everything else passes by. The
+// authorization endpoint resumes at `/oauth/auth/{uid}` once an interaction is finished.
 const PROVIDER_PATHS = new Set<string>(['/.well-known/openid-configuration', ...Object.values(OAUTH_ROUTES)]);
+const isProviderPath = (path: string): boolean => PROVIDER_PATHS.has(path) || /^\/oauth\/auth\/[A-Za-z0-9_-]{1,64}$/.test(path);
 
 export interface AuthorizationServerDeps {
   publicUrl: string;
@@ -123,7 +125,7 @@ export function createAuthorizationServer(deps: AuthorizationServerDeps): Author
 
   const callback = provider.callback();
   const middleware: Koa.Middleware = async (ctx, next) => {
-    if (!PROVIDER_PATHS.has(ctx.path)) return next();
+    if (!isProviderPath(ctx.path)) return next();
     // Its URLs (discovery's endpoints, redirects) are built from the request: always PUBLIC_URL's.
     delete ctx.req.headers['x-forwarded-host'];
     ctx.req.headers.host = issuer.host;

@@ -90,7 +90,8 @@ export function oauthAdapter(deps: OAuthAdapterDeps): new (name: string) => Oidc
     }
 
     async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
-      const { jti: _jti, ...kept } = payload;
+      const { jti: _jti, ...rest } = payload;
+      const kept = withoutUndefined(rest);
       const command: OAuthArtifactCommand = { type: 'SaveOAuthArtifact', data: { kind: this.kind, payload: kept, expiresInSeconds: expiresIn, now: now() } };
       await run(this.stream(id), command);
       if (this.kind === 'Session' && typeof payload.uid === 'string') await run(sessionByUid(payload.uid), { ...command, data: { ...command.data, payload: { ...kept, idHash: hashId(id) } } });
@@ -167,6 +168,16 @@ export function oauthAdapter(deps: OAuthAdapterDeps): new (name: string) => Oidc
       return this.inner.revokeByGrantId(grantId);
     }
   };
+}
+
+/**
+ * oidc-provider leaves optional fields `undefined` (an access token's `sessionUid`, say); JSON drops
+ * them, and so do we, so that the decider's check for plain JSON refuses only what JSON would change.
+ */
+function withoutUndefined<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(withoutUndefined) as T;
+  if (value === null || typeof value !== 'object' || Object.getPrototypeOf(value) !== Object.prototype) return value;
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined).map(([k, v]) => [k, withoutUndefined(v)])) as T;
 }
 
 function unsupported(): Promise<never> {

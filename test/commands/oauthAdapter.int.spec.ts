@@ -34,6 +34,13 @@ describe('oidc-provider persistence on the log', () => {
     expect(text).not.toContain(TOKEN);
   });
 
+  it('keeps a payload with fields oidc-provider left undefined, as JSON would', async () => {
+    const { Adapter } = setup();
+    await new Adapter('Grant').upsert(GRANT, { accountId: '7', clientId: 'c' }, 3600);
+    await new Adapter('AccessToken').upsert(TOKEN, { grantId: GRANT, accountId: '7', sessionUid: undefined, extra: { a: undefined, b: 1 }, list: ['x'] }, 3600);
+    expect(await new Adapter('AccessToken').find(TOKEN)).toEqual({ grantId: GRANT, accountId: '7', extra: { b: 1 }, list: ['x'], jti: TOKEN });
+  });
+
   it('finds nothing once it has expired', async () => {
     const { Adapter, advance } = setup();
     await new Adapter('Interaction').upsert('i1', { kind: 'Interaction', uid: 'i1' }, 60);
