@@ -116,6 +116,7 @@ export function createApiApp(deps: ApiDeps, options: ApiAppOptions): Koa {
   const app = new Koa({ proxy: false });
   const operations = allOperations(deps);
   const router = new Router({ prefix: '/v1' });
+  const oauth = createAuthorizationServer({ publicUrl: deps.settings.publicUrl, events: deps.events, oauthClients: deps.oauthClients, users: deps.users, keys: deps.oauthKeys, log: options.log });
 
   router.get('/openapi.json', (ctx) => {
     ctx.body = openApiDocument(operations);
@@ -128,6 +129,7 @@ export function createApiApp(deps: ApiDeps, options: ApiAppOptions): Koa {
     auth: {
       ...deps,
       health: options.health,
+      oauthTokens: { resolve: oauth.resolveAccessToken },
       memo: {
         apiKeys: new ReadModelMemo(deps.changeMark, { entries: 10_000, bytes: 4 << 20, graceMs: PRINCIPAL_MEMO_MS }),
         users: new ReadModelMemo(deps.changeMark, { entries: 10_000, bytes: 16 << 20, graceMs: PRINCIPAL_MEMO_MS }),
@@ -145,7 +147,6 @@ export function createApiApp(deps: ApiDeps, options: ApiAppOptions): Koa {
   app.use(requestId());
   app.use(accessLog(options.log));
   // OAuth's answers are its own (standard errors, HTML pages), and it parses its own bodies.
-  const oauth = createAuthorizationServer({ publicUrl: deps.settings.publicUrl, events: deps.events, oauthClients: deps.oauthClients, users: deps.users, keys: deps.oauthKeys, log: options.log });
   app.use(oauth.middleware);
   app.use(interactionRouter(deps, oauth.provider).routes());
   app.use(jsonEnvelope());

@@ -10,6 +10,7 @@ import type { OAuthClientQueries } from '../../projections/oauthClients/oauthCli
 import type { UserQueries } from '../../projections/users/userQueries';
 import type { EventStore } from '../../stores/eventstore/eventStore';
 import type { OAuthServerKeys } from '../../service/secrets';
+import type { OAuthAccess } from '../auth/principal';
 import { escapeHtml, sendPage } from './htmlPage';
 
 export const OAUTH_ROUTES = {
@@ -40,6 +41,8 @@ export interface AuthorizationServerDeps {
 
 export interface AuthorizationServer {
   provider: Provider;
+  /** What a Bearer access token grants on the API: null unless it lives, is for the API, and its application and grant do. */
+  resolveAccessToken(token: string): Promise<OAuthAccess | null>;
   /** Answers the provider's paths itself; passes every other request on. */
   middleware: Koa.Middleware;
 }
@@ -133,5 +136,15 @@ export function createAuthorizationServer(deps: AuthorizationServerDeps): Author
     ctx.respond = false;
     await callback(ctx.req, ctx.res);
   };
-  return { provider, middleware };
+  async function resolveAccessToken(token: string): Promise<OAuthAccess | null> {
+    // The adapter finds a token only while its grant lives.
+    const found = await provider.AccessToken.find(token);
+    if (!found || found.isExpired || !found.grantId || !found.clientId || !found.accountId || !/^\d{1,15}$/.test(found.accountId)) return null;
+    const audiences = Array.isArray(found.aud) ? found.aud : [found.aud];
+    if (!audiences.includes(apiResource)) return null;
+    // A deleted application's tokens end at once, before any saga revokes its grants.
+    if (!(await deps.oauthClients.live(found.clientId))) return null;
+    return { userId: Number(found.accountId), clientId: found.clientId, grantId: found.grantId, scopes: (found.scope ?? '').split(' ').filter((s) => s !== '') };
+  }
+  return { provider, middleware, resolveAccessToken };
 }
