@@ -70,6 +70,7 @@ export function createAuthorizationServer(deps: AuthorizationServerDeps): Author
       events: deps.events,
       clients: deps.oauthClients,
       invalidGrant: (description) => new errors.InvalidGrant(description),
+      sessionVersion: async (accountId) => (/^\d{1,15}$/.test(accountId) ? ((await deps.users.byId(Number(accountId)))?.sessionVersion ?? null) : null),
     }),
     clients: [],
     clientDefaults: {

@@ -30,6 +30,11 @@ export interface OAuthAdapterDeps {
   clients: { live(clientId: string): Promise<OAuthClientDocument | null> };
   /** The error oidc-provider answers `invalid_grant` with (its `errors.InvalidGrant`), for a code or refresh token used twice. */
   invalidGrant(description: string): Error;
+  /**
+   * The user's current `sessionVersion` (it moves on at a password change or reset), null for a
+   * user who is gone. A grant keeps the one it was saved under and ends when it no longer matches.
+   */
+  sessionVersion(accountId: string): Promise<number | null>;
   now?(): Date;
 }
 
@@ -54,7 +59,16 @@ export function oauthAdapter(deps: OAuthAdapterDeps): new (name: string) => Oidc
   }
 
   async function grantLive(grantId: unknown, at: Date): Promise<boolean> {
-    return typeof grantId === 'string' && live(await load(oauthArtifactStream('Grant', hashId(grantId))), at);
+    if (typeof grantId !== 'string') return false;
+    const grant = await load(oauthArtifactStream('Grant', hashId(grantId)));
+    return live(grant, at) && (await grantSessionHolds(grant.payload));
+  }
+
+  // A password change or reset, or the account's deletion, ends every grant of the user at once.
+  async function grantSessionHolds(payload: AdapterPayload): Promise<boolean> {
+    if (typeof payload.accountId !== 'string') return false;
+    const current = await deps.sessionVersion(payload.accountId);
+    return current !== null && payload.sessionVersion === current;
   }
 
   class ClientAdapter implements OidcAdapter {
@@ -91,7 +105,9 @@ export function oauthAdapter(deps: OAuthAdapterDeps): new (name: string) => Oidc
 
     async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
       const { jti: _jti, ...rest } = payload;
-      const kept = withoutUndefined(rest);
+      const kept: AdapterPayload = withoutUndefined(rest);
+      // oidc-provider keeps only the fields it knows: the session version is ours, added at each save.
+      if (this.kind === 'Grant') kept.sessionVersion = typeof kept.accountId === 'string' ? await deps.sessionVersion(kept.accountId) : null;
       const command: OAuthArtifactCommand = { type: 'SaveOAuthArtifact', data: { kind: this.kind, payload: kept, expiresInSeconds: expiresIn, now: now() } };
       await run(this.stream(id), command);
       if (this.kind === 'Session' && typeof payload.uid === 'string') await run(sessionByUid(payload.uid), { ...command, data: { ...command.data, payload: { ...kept, idHash: hashId(id) } } });
@@ -103,6 +119,7 @@ export function oauthAdapter(deps: OAuthAdapterDeps): new (name: string) => Oidc
       if (!live(state, at)) return undefined;
       // A token of a revoked (or vanished) grant is no token: one event on the grant ends them all.
       if (TOKEN_KINDS.has(this.kind) && !(await grantLive(state.payload.grantId, at))) return undefined;
+      if (this.kind === 'Grant' && !(await grantSessionHolds(state.payload))) return undefined;
       return { ...state.payload, jti: id, ...(state.consumed === null ? {} : { consumed: Math.floor(Date.parse(state.consumed) / 1000) }) };
     }
 

@@ -8,13 +8,21 @@ class InvalidGrant extends Error {}
 function setup(client: OAuthClientDocument | null = null) {
   const events = SqliteEventStore.open(':memory:');
   let clock = new Date('2026-11-28T10:00:00.000Z');
-  const Adapter = oauthAdapter({ events, clients: { live: async (id) => (client?.clientId === id ? client : null) }, invalidGrant: (d) => new InvalidGrant(d), now: () => clock });
+  // Users' session versions by account id; a user missing here is gone.
+  const sessionVersions = new Map<string, number>([['7', 0]]);
+  const Adapter = oauthAdapter({
+    events,
+    clients: { live: async (id) => (client?.clientId === id ? client : null) },
+    invalidGrant: (d) => new InvalidGrant(d),
+    sessionVersion: async (accountId) => sessionVersions.get(accountId) ?? null,
+    now: () => clock,
+  });
   const log = async () => {
     const all = [];
     for await (const e of events.readAll()) all.push(e);
     return all;
   };
-  return { events, Adapter, log, advance: (seconds: number) => (clock = new Date(clock.getTime() + seconds * 1000)) };
+  return { events, Adapter, log, sessionVersions, advance: (seconds: number) => (clock = new Date(clock.getTime() + seconds * 1000)) };
 }
 
 const TOKEN = 'Ax7dJ2kLqP9sR4tV6wY8zB1cE3fG5hN0mQ2rT4uW6yZ';
@@ -71,6 +79,25 @@ describe('oidc-provider persistence on the log', () => {
     expect(await new Adapter('AccessToken').find(TOKEN)).toBeUndefined();
     expect(await new Adapter('RefreshToken').find(`r${TOKEN}`)).toBeUndefined();
     expect(await new Adapter('Grant').find(GRANT)).toBeUndefined();
+  });
+
+  it("ends a grant and its tokens when the user's session version moves on (password change) or the user is gone", async () => {
+    const { Adapter, sessionVersions, log } = setup();
+    await new Adapter('Grant').upsert(GRANT, { accountId: '7', clientId: 'c' }, 3600);
+    await new Adapter('AccessToken').upsert(TOKEN, { grantId: GRANT, accountId: '7' }, 3600);
+    expect(await new Adapter('Grant').find(GRANT)).toEqual({ accountId: '7', clientId: 'c', sessionVersion: 0, jti: GRANT });
+    expect(await new Adapter('AccessToken').find(TOKEN)).toBeDefined();
+    const before = (await log()).length;
+    sessionVersions.set('7', 1);
+    expect(await new Adapter('AccessToken').find(TOKEN)).toBeUndefined();
+    expect(await new Adapter('Grant').find(GRANT)).toBeUndefined();
+    // Nothing written: the version is compared at each find.
+    expect((await log()).length).toBe(before);
+    // A grant saved after the change holds again; the user's deletion ends it too.
+    await new Adapter('Grant').upsert('grant-2', { accountId: '7', clientId: 'c' }, 3600);
+    expect(await new Adapter('Grant').find('grant-2')).toMatchObject({ sessionVersion: 1 });
+    sessionVersions.delete('7');
+    expect(await new Adapter('Grant').find('grant-2')).toBeUndefined();
   });
 
   it('finds no token whose grant was never saved', async () => {

@@ -16,13 +16,13 @@ describe('OAuth access tokens on the API', () => {
   const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
   /** Ada authorizes the application through the pages, as a browser would; the tokens it gets. */
-  async function authorize(scope: string): Promise<client.TokenEndpointResponse> {
+  async function authorize(scope: string, username = 'ada'): Promise<client.TokenEndpointResponse> {
     const verifier = client.randomPKCECodeVerifier();
     const state = client.randomState();
     const url = client.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, scope, code_challenge: await client.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', state, prompt: 'consent' });
     const browser = new Browser(service.apiUrl);
     const login = (await browser.follow(url.href)).page!;
-    const consent = (await browser.submit(login, { username: 'ada', password: PASSWORD })).page!;
+    const consent = (await browser.submit(login, { username, password: PASSWORD })).page!;
     const back = await browser.submit(consent, {}, { name: 'decision', value: 'approve' });
     return client.authorizationCodeGrant(config, back.callback!, { pkceCodeVerifier: verifier, expectedState: state });
   }
@@ -84,6 +84,18 @@ describe('OAuth access tokens on the API', () => {
     }
     await expect(client.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
     expect((await call(service, 'GET', '/api/user', { headers: { 'x-jwt-token': ada.token } })).status).toBe(200);
+  });
+
+  it("ends the user's tokens at once when the password changes, refresh tokens included", async () => {
+    const carol = await registerUser(service, 'carol');
+    const tokens = await authorize('user:read offline_access', 'carol');
+    expect((await call(service, 'GET', '/api/user', { headers: bearer(tokens.access_token) })).body.username).toBe('carol');
+    const changed = await call(service, 'POST', '/api/user/change-password', { headers: { 'x-jwt-token': carol.token }, body: { currentPassword: PASSWORD, newPassword: 'another fine password' } });
+    expect(changed.status).toBe(200);
+    const refused = await call(service, 'GET', '/api/user', { headers: bearer(tokens.access_token) });
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+    await expect(client.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
   });
 
   it("ends a deleted application's tokens at once", async () => {
