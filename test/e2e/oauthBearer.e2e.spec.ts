@@ -98,6 +98,29 @@ describe('OAuth access tokens on the API', () => {
     await expect(client.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
   });
 
+  it('refuses a code used twice and revokes what the first use gave; a wrong PKCE verifier gets nothing', async () => {
+    const verifier = client.randomPKCECodeVerifier();
+    const state = client.randomState();
+    const url = client.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, scope: 'user:read', code_challenge: await client.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', state });
+    const browser = new Browser(service.apiUrl);
+    const consent = (await browser.submit((await browser.follow(url.href)).page!, { username: 'ada', password: PASSWORD })).page!;
+    const back = (await browser.submit(consent, {}, { name: 'decision', value: 'approve' })).callback!;
+    await expect(client.authorizationCodeGrant(config, back, { pkceCodeVerifier: client.randomPKCECodeVerifier(), expectedState: state })).rejects.toMatchObject({ error: 'invalid_grant' });
+    const first = await client.authorizationCodeGrant(config, back, { pkceCodeVerifier: verifier, expectedState: state });
+    expect((await call(service, 'GET', '/api/user', { headers: bearer(first.access_token) })).status).toBe(200);
+    // A replay (a stolen code) is refused, and the tokens of its first use end with their grant.
+    await expect(client.authorizationCodeGrant(config, back, { pkceCodeVerifier: verifier, expectedState: state })).rejects.toMatchObject({ error: 'invalid_grant' });
+    expect((await call(service, 'GET', '/api/user', { headers: bearer(first.access_token) })).status).toBe(401);
+  });
+
+  it('keeps grants and tokens across a restart: they live in the log', async () => {
+    const tokens = await authorize('user:read offline_access');
+    service = await service.restart();
+    expect((await call(service, 'GET', '/api/user', { headers: bearer(tokens.access_token) })).status).toBe(200);
+    const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token!);
+    expect((await call(service, 'GET', '/api/user', { headers: bearer(refreshed.access_token) })).status).toBe(200);
+  });
+
   it("ends a deleted application's tokens at once", async () => {
     const tokens = await authorize('user:read');
     expect((await call(service, 'GET', '/api/user', { headers: bearer(tokens.access_token) })).status).toBe(200);
