@@ -121,6 +121,22 @@ describe('OAuth access tokens on the API', () => {
     expect((await call(service, 'GET', '/api/user', { headers: bearer(refreshed.access_token) })).status).toBe(200);
   });
 
+  it('revoking the access token alone ends its refresh token too (the whole grant)', async () => {
+    const tokens = await authorize('user:read offline_access');
+    await client.tokenRevocation(config, tokens.access_token);
+    expect((await call(service, 'GET', '/api/user', { headers: bearer(tokens.access_token) })).status).toBe(401);
+    await expect(client.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+  });
+
+  it("ends a deleted account's tokens", async () => {
+    const dave = await registerUser(service, 'dave');
+    const tokens = await authorize('user:read offline_access', 'dave');
+    expect((await call(service, 'GET', '/api/user', { headers: bearer(tokens.access_token) })).status).toBe(200);
+    expect((await call(service, 'DELETE', '/api/user', { headers: { 'x-jwt-token': dave.token }, body: { password: PASSWORD } })).status).toBe(200);
+    expect((await call(service, 'GET', '/api/user', { headers: bearer(tokens.access_token) })).status).toBe(401);
+    await expect(client.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+  });
+
   it("ends a deleted application's tokens at once", async () => {
     const tokens = await authorize('user:read');
     expect((await call(service, 'GET', '/api/user', { headers: bearer(tokens.access_token) })).status).toBe(200);
