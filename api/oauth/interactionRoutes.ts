@@ -90,6 +90,9 @@ export function interactionRouter(deps: InteractionDeps, provider: Provider): Ro
         if (error instanceof TooManyAttemptsError) ctx.set('Retry-After', String(Math.max(1, Math.ceil(error.retryAfterSeconds))));
         return sendPage(ctx, error.status, 'Authorization error', `<p>${escapeHtml(error.message)}</p>`);
       }
+      // The form parser's refusals (too large, unreadable): the client's fault, said as a page.
+      const status = (error as { status?: unknown }).status;
+      if (typeof status === 'number' && status >= 400 && status < 500) return sendPage(ctx, status, 'Authorization error', '<p>The form could not be read: start again from the application.</p>');
       throw error;
     }
   });

@@ -120,6 +120,25 @@ describe('OAuth login and consent pages', () => {
     expect(posted.status).toBeLessThan(500);
   });
 
+  it('answers bad form input with a 4xx page and signs nobody in', async () => {
+    const { browser, login } = await start('user:read');
+    const { action, hidden } = login.form();
+    const huge = await browser.follow(action, { method: 'POST', form: { ...hidden, username: 'ada', password: 'x'.repeat(40_000) } });
+    expect(huge.status).toBe(413);
+    expect(huge.page?.title).toBe('Authorization error');
+    const overlong = await browser.submit(login, { username: 'a'.repeat(5000), password: PASSWORD });
+    expect(overlong.status).toBe(401);
+    const consentFirst = await browser.follow(action.replace(/\/login$/, '/consent'), { method: 'POST', form: { ...hidden, decision: 'approve' } });
+    expect(consentFirst.status).toBe(400);
+    const consent = await browser.submit(login, { username: 'ada', password: PASSWORD });
+    expect(consent.page?.title).toBe('Allow access?');
+    for (const decision of ['', 'maybe']) expect((await browser.submit(consent.page!, { decision })).status, decision).toBe(400);
+    const loginAgain = await browser.follow(action, { method: 'POST', form: { ...hidden, username: 'ada', password: PASSWORD } });
+    expect(loginAgain.status).toBe(400);
+    // Still asking: none of these decided anything.
+    expect((await browser.follow(consent.page!.url.href)).page?.title).toBe('Allow access?');
+  });
+
   it('asks users with MFA for their authenticator code', async () => {
     const bob = await registerUser(service, 'bob');
     const key = String((await call(service, 'POST', '/api/user/mfa/totp/create-key', { headers: { 'x-jwt-token': bob.token } })).body.key);
