@@ -1,12 +1,12 @@
 import * as client from 'openid-client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Browser, ISSUER, REDIRECT } from '../support/oauthBrowser';
-import { call, registerUser, startTestService, type TestService } from '../support/testService';
+import { call, describeOn, registerUser, setups, startTestService, type TestService } from '../support/testService';
 
 const PASSWORD = 'correct horse battery';
 
 /** Access tokens on the management API (issue 27): exactly the operations their scopes cover. */
-describe('OAuth access tokens on the API', () => {
+for (const setup of setups) describeOn(setup, 'OAuth access tokens on the API', () => {
   let service: TestService;
   let config: client.Configuration;
   let ada: { id: number; token: string };
@@ -28,7 +28,7 @@ describe('OAuth access tokens on the API', () => {
   }
 
   beforeAll(async () => {
-    service = await startTestService({ mongo: false });
+    service = await startTestService({ mongo: setup.mongo });
     ada = await registerUser(service, 'ada');
     await call(service, 'POST', '/api/projects/create', { headers: { 'x-jwt-token': ada.token }, body: { projectName: 'Greenhouse' } });
     const created = await call(service, 'POST', '/api/oauth/clients', { headers: { 'x-jwt-token': ada.token }, body: { name: 'Dashboard', redirectUris: [REDIRECT] } });
