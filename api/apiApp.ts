@@ -19,6 +19,7 @@ import { accountOperations } from './routes/accountRoutes';
 import { userProfileOperations } from './routes/userProfileRoutes';
 import { userCredentialOperations } from './routes/userCredentialRoutes';
 import { userTotpOperations } from './routes/userTotpRoutes';
+import { oauthClientOperations } from './routes/oauthClientRoutes';
 import { userSubscriptionOperations } from './routes/userSubscriptionRoutes';
 import { userOrganizationOperations } from './routes/userOrganizationRoutes';
 import { userSupportOperations } from './routes/userSupportRoutes';
@@ -53,6 +54,8 @@ import { historyOperations } from './routes/historyRoutes';
 import { socketTokenOperations } from './routes/socketTokenRoutes';
 import { jobOperations } from './routes/jobRoutes';
 import { healthRoute } from '../http/healthRoute';
+import { createAuthorizationServer } from './oauth/authorizationServer';
+import { interactionRouter } from './oauth/interactionRoutes';
 import { serveUserPhoto, userPhotoOperations } from './routes/userPhotoRoutes';
 
 export interface ApiAppOptions {
@@ -78,6 +81,7 @@ export function allOperations(deps: ApiDeps): Operation[] {
     ...userProfileOperations(deps),
     ...userCredentialOperations(deps),
     ...userTotpOperations(deps),
+    ...oauthClientOperations(deps),
     ...userSubscriptionOperations(deps),
     ...userOrganizationOperations(deps),
     ...userSupportOperations(deps),
@@ -112,6 +116,7 @@ export function createApiApp(deps: ApiDeps, options: ApiAppOptions): Koa {
   const app = new Koa({ proxy: false });
   const operations = allOperations(deps);
   const router = new Router({ prefix: '/v1' });
+  const oauth = createAuthorizationServer({ publicUrl: deps.settings.publicUrl, events: deps.events, oauthClients: deps.oauthClients, users: deps.users, keys: deps.oauthKeys, log: options.log });
 
   router.get('/openapi.json', (ctx) => {
     ctx.body = openApiDocument(operations);
@@ -124,6 +129,7 @@ export function createApiApp(deps: ApiDeps, options: ApiAppOptions): Koa {
     auth: {
       ...deps,
       health: options.health,
+      oauthTokens: { resolve: oauth.resolveAccessToken },
       memo: {
         apiKeys: new ReadModelMemo(deps.changeMark, { entries: 10_000, bytes: 4 << 20, graceMs: PRINCIPAL_MEMO_MS }),
         users: new ReadModelMemo(deps.changeMark, { entries: 10_000, bytes: 16 << 20, graceMs: PRINCIPAL_MEMO_MS }),
@@ -140,6 +146,9 @@ export function createApiApp(deps: ApiDeps, options: ApiAppOptions): Koa {
   app.use((ctx, next) => (ctx.set('X-Content-Type-Options', 'nosniff'), next()));
   app.use(requestId());
   app.use(accessLog(options.log));
+  // OAuth's answers are its own (standard errors, HTML pages), and it parses its own bodies.
+  app.use(oauth.middleware);
+  app.use(interactionRouter(deps, oauth.provider).routes());
   app.use(jsonEnvelope());
   app.use(
     koaBody({

@@ -13,6 +13,7 @@ import type { ImpulseQueries } from '../projections/impulses/impulseQueries';
 import type { JobQueries } from '../projections/jobs/jobQueries';
 import type { OptimizeConfigQueries } from '../projections/optimizeConfigs/optimizeConfigQueries';
 import type { TunerRunQueries } from '../projections/tunerRuns/tunerRunQueries';
+import type { OAuthClientQueries } from '../projections/oauthClients/oauthClientQueries';
 import type { KerasModelQueries } from '../projections/kerasModels/kerasModelQueries';
 import type { ModelTestingQueries } from '../projections/modelTesting/modelTestingQueries';
 import type { VersionQueries } from '../projections/versions/versionQueries';
@@ -30,6 +31,7 @@ import type { ValuesDecoder } from './routes/sampleValues';
 import type { LoginThrottle } from './auth/loginThrottle';
 import type { ResetRequestThrottle } from './auth/resetRequestThrottle';
 import type { TokenService } from './auth/tokens';
+import type { OAuthServerKeys } from '../service/secrets';
 
 export interface ApiSettings {
   /** Public sign-up through POST /api-user-create. */
@@ -79,6 +81,7 @@ export interface ApiDeps {
   versions: VersionQueries;
   optimizeConfigs: OptimizeConfigQueries;
   tunerRuns: TunerRunQueries;
+  oauthClients: OAuthClientQueries;
   /** The auditors' index of the log. */
   history: HistoryQueries;
   /** The project's read models as of a time, replayed from the log (undefined: no event by then). */
@@ -86,6 +89,8 @@ export interface ApiDeps {
   /** The read store's change mark (ReadStore.changeMark), for what is kept while the read models stand still; absent: nothing is kept. */
   changeMark?: () => number;
   tokens: TokenService;
+  /** The OAuth authorization server's cookie and signing keys. */
+  oauthKeys: OAuthServerKeys;
   /** Guesses of passwords, TOTP tokens and codes. */
   throttle: LoginThrottle;
   /** Password-reset requests, each of which would send a mail. */

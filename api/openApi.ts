@@ -16,7 +16,15 @@ export function openApiDocument(operations: readonly Operation[]): Record<string
     (paths[path] ??= {})[op.method] = {
       operationId: op.operationId,
       summary: op.summary,
-      security: op.auth === 'none' ? [] : op.auth === 'jwt' ? [{ JWTHttpHeaderAuthentication: [] }, { JWTAuthentication: [] }] : undefined,
+      // OAuth2 access tokens only where the operation names its scope (the spec's table).
+      security:
+        op.auth === 'none'
+          ? []
+          : op.auth === 'jwt'
+            ? [{ JWTHttpHeaderAuthentication: [] }, { JWTAuthentication: [] }, ...(op.oauthScope ? [{ OAuth2: [op.oauthScope] }] : [])]
+            : op.oauthScope
+              ? [{ ApiKeyAuthentication: [] }, { JWTAuthentication: [] }, { JWTHttpHeaderAuthentication: [] }, { OAuth2: [op.oauthScope] }]
+              : undefined,
       parameters,
       ...(op.multipart
         ? {
@@ -48,7 +56,7 @@ export function openApiDocument(operations: readonly Operation[]): Record<string
         OAuth2: { type: 'http', scheme: 'bearer' },
       },
     },
-    security: [{ ApiKeyAuthentication: [] }, { JWTAuthentication: [] }, { JWTHttpHeaderAuthentication: [] }, { OAuth2: [] }],
+    security: [{ ApiKeyAuthentication: [] }, { JWTAuthentication: [] }, { JWTHttpHeaderAuthentication: [] }],
     paths,
   };
 }

@@ -16,6 +16,7 @@ import { KerasModelQueries } from '../projections/kerasModels/kerasModelQueries'
 import { ModelTestingQueries } from '../projections/modelTesting/modelTestingQueries';
 import { OptimizeConfigQueries } from '../projections/optimizeConfigs/optimizeConfigQueries';
 import { TunerRunQueries } from '../projections/tunerRuns/tunerRunQueries';
+import { OAuthClientQueries } from '../projections/oauthClients/oauthClientQueries';
 import { OrganizationQueries } from '../projections/organizations/organizationQueries';
 import { ProjectQueries } from '../projections/projects/projectQueries';
 import { SampleQueries } from '../projections/samples/sampleQueries';
@@ -29,7 +30,7 @@ import type { ApiDeps } from './apiDeps';
 export type ReadModelQueries = Pick<
   ApiDeps,
   | 'users' | 'projects' | 'apiKeys' | 'organizations' | 'whitelabels' | 'emails' | 'devices' | 'impulses' | 'samples' | 'jobs'
-  | 'dspFeatures' | 'anomalyModels' | 'kerasModels' | 'deployments' | 'modelTesting' | 'versions' | 'optimizeConfigs' | 'tunerRuns' | 'history' | 'changeMark' | 'pointInTime'
+  | 'dspFeatures' | 'anomalyModels' | 'kerasModels' | 'deployments' | 'modelTesting' | 'versions' | 'optimizeConfigs' | 'tunerRuns' | 'oauthClients' | 'history' | 'changeMark' | 'pointInTime'
 >;
 
 export function readModelQueries(events: SealingEventStore, readStore: ReadStore): ReadModelQueries {
@@ -52,6 +53,7 @@ export function readModelQueries(events: SealingEventStore, readStore: ReadStore
     versions: new VersionQueries(readStore),
     optimizeConfigs: new OptimizeConfigQueries(readStore),
     tunerRuns: new TunerRunQueries(readStore),
+    oauthClients: new OAuthClientQueries(readStore),
     history: new HistoryQueries(readStore),
     changeMark: readStore.changeMark?.bind(readStore),
     // The point-in-time views replay the project's events through every projection but the history itself.

@@ -11,6 +11,7 @@ import { kerasModelsProjection } from './kerasModels/kerasModelsProjection';
 import { modelTestingProjection } from './modelTesting/modelTestingProjection';
 import { optimizeConfigsProjection } from './optimizeConfigs/optimizeConfigsProjection';
 import { tunerRunsProjection } from './tunerRuns/tunerRunsProjection';
+import { oauthClientsProjection } from './oauthClients/oauthClientsProjection';
 import { organizationsProjection } from './organizations/organizationsProjection';
 import type { Projection } from './projection';
 import { samplesProjection } from './samples/samplesProjection';
@@ -20,4 +21,4 @@ import { versionsProjection } from './versions/versionsProjection';
 import { whitelabelsProjection } from './whitelabels/whitelabelsProjection';
 
 /** Every read model the API serves from. */
-export const allProjections: readonly Projection[] = [usersProjection, projectsProjection, apiKeysProjection, emailsProjection, organizationsProjection, samplesProjection, devicesProjection, impulsesProjection, jobsProjection, dspFeaturesProjection, anomalyModelsProjection, kerasModelsProjection, deploymentsProjection, modelTestingProjection, optimizeConfigsProjection, tunerRunsProjection, whitelabelsProjection, versionsProjection, historyProjection];
+export const allProjections: readonly Projection[] = [usersProjection, projectsProjection, apiKeysProjection, emailsProjection, organizationsProjection, samplesProjection, devicesProjection, impulsesProjection, jobsProjection, dspFeaturesProjection, anomalyModelsProjection, kerasModelsProjection, deploymentsProjection, modelTestingProjection, optimizeConfigsProjection, tunerRunsProjection, whitelabelsProjection, versionsProjection, oauthClientsProjection, historyProjection];

@@ -8,6 +8,7 @@ import { EMAIL_INDEXES, EMAILS } from './emails/emailDocument';
 import { IMPULSE_INDEXES, IMPULSES } from './impulses/impulseDocument';
 import { JOB_INDEXES, JOB_OUTPUT, JOB_OUTPUT_INDEXES, JOBS } from './jobs/jobDocument';
 import { HISTORY, HISTORY_INDEXES } from './history/historyDocument';
+import { OAUTH_CLIENT_INDEXES, OAUTH_CLIENTS } from './oauthClients/oauthClientDocument';
 import { ORGANIZATION_API_KEY_INDEXES, ORGANIZATION_API_KEYS, ORGANIZATION_INDEXES, ORGANIZATIONS } from './organizations/organizationDocument';
 import { WHITELABEL_INDEXES, WHITELABELS } from './whitelabels/whitelabelDocument';
 import { PROJECT_INDEXES, PROJECTS } from './projects/projectDocument';
@@ -23,6 +24,7 @@ export const readModelIndexes: ReadModelIndexes = {
   [IMPULSES]: IMPULSE_INDEXES,
   [JOBS]: JOB_INDEXES,
   [JOB_OUTPUT]: JOB_OUTPUT_INDEXES,
+  [OAUTH_CLIENTS]: OAUTH_CLIENT_INDEXES,
   [ORGANIZATIONS]: ORGANIZATION_INDEXES,
   [ORGANIZATION_API_KEYS]: ORGANIZATION_API_KEY_INDEXES,
   [WHITELABELS]: WHITELABEL_INDEXES,

@@ -2,7 +2,8 @@
 // the JWT signing secret (api role) and the ingestion API's TLS certificate (ingestion role).
 // Either comes from the configuration, else is made once in the data folder and kept there, so that
 // a restart keeps tokens valid and devices keep trusting the same certificate.
-import { randomBytes } from 'node:crypto';
+import { createHmac, generateKeyPairSync, randomBytes } from 'node:crypto';
+import type { JsonWebKey } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -48,4 +49,28 @@ export async function tlsCredentials(config: Pick<Config, 'tlsCertFile' | 'tlsKe
     log.info({ certFile }, 'made a self-signed certificate for the ingestion API');
   }
   return { cert: await readFile(certFile, 'utf8'), key: await readFile(keyFile, 'utf8') };
+}
+
+/** What the OAuth authorization server signs with (docs/oauth.md): its cookies' keys and the ID tokens' RSA key. */
+export interface OAuthServerKeys {
+  cookieKeys: string[];
+  /** A private JWK (RS256): never in the log, only in the data folder. */
+  signingKey: JsonWebKey & { kty: string };
+}
+
+/**
+ * The cookie key is derived from the JWT secret (one secret less to keep); the signing key is made
+ * once in the data folder's `oauth-signing-key.json` (owner-only), the first process's winning.
+ */
+export async function oauthServerKeys(config: Pick<Config, 'jwtSecret' | 'dataDir'>): Promise<OAuthServerKeys> {
+  const cookieKeys = [createHmac('sha256', await jwtSecret(config)).update('oauth-cookies').digest('base64url')];
+  const file = path.join(config.dataDir, 'oauth-signing-key.json');
+  if (!existsSync(file)) {
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const jwk = { ...privateKey.export({ format: 'jwk' }), kid: randomBytes(9).toString('base64url'), use: 'sig', alg: 'RS256' };
+    await writeFile(file, JSON.stringify(jwk), { mode: 0o600, flag: 'wx' }).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EEXIST') throw error;
+    });
+  }
+  return { cookieKeys, signingKey: JSON.parse(await readFile(file, 'utf8')) as OAuthServerKeys['signingKey'] };
 }

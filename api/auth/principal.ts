@@ -16,8 +16,18 @@ import type { ApiKeyUsageRecorder } from '../../commands/projects/projectCommand
 import { deepFreeze } from '../../stores/readstore/deepFreeze';
 import type { ReadModelMemo } from '../http/readModelMemo';
 
+/** What an OAuth2 access token grants (issue 27): its application and scopes. */
+export interface OAuthAccess {
+  userId: number;
+  clientId: string;
+  grantId: string;
+  scopes: readonly string[];
+}
+
 export type Principal =
   | { kind: 'user'; user: UserDocument; via: 'jwt' | 'bearer' }
+  /** A person's access through an application: only the operations its scopes name (`requireOAuthScope`). */
+  | { kind: 'user'; user: UserDocument; via: 'oauth'; oauth: OAuthAccess }
   | { kind: 'apiKey'; apiKeyId: number; projectId: number; role: ApiKeyRole }
   /** Accepted only by the operations of its own organization (see `requirePrincipal`). */
   | { kind: 'organizationKey'; apiKeyId: number; organizationId: number; role: OrganizationApiKeyRole };
@@ -36,6 +46,8 @@ export interface AuthDeps {
   memo?: PrincipalMemo;
   /** Whether the read models stand still behind the log (a process without the projections role): unknown credentials are then a 503. */
   health?: ProjectionHealth;
+  /** The OAuth2 access tokens of the authorization server: null for none that lives. */
+  oauthTokens?: { resolve(token: string): Promise<OAuthAccess | null> };
 }
 
 /** Project API keys' principals by key (with when the key expires), and token holders' user documents by id (frozen: shared by requests). */
@@ -108,10 +120,38 @@ export async function authenticate(ctx: Context, deps: AuthDeps): Promise<Princi
   if (!token) return null;
   // Before the token is even checked: a forged cross-site request learns nothing.
   if (cookie) checkCookieRequestOrigin(ctx, deps.settings.publicUrl);
+  // Our session JWTs have two dots; an OAuth2 access token is opaque (docs/oauth.md).
+  if (!jwt && bearer && deps.oauthTokens && bearer.split('.').length !== 3) return oauthPrincipal(ctx, bearer, deps);
   const claims = await deps.tokens.verify(token);
   if ('invalid' in claims) throw new UnauthorizedError(claims.invalid, 'INVALID_TOKEN');
   const user = await sessionUser(claims.userId, claims.sessionVersion, deps);
   return { kind: 'user', user, via: jwt ? 'jwt' : 'bearer' };
+}
+
+export const OAUTH_TOKEN_INVALID = 'This access token is not valid (expired, revoked, or its application deleted)';
+
+async function oauthPrincipal(ctx: Context, token: string, deps: AuthDeps): Promise<Principal> {
+  const access = token.length <= 512 ? await deps.oauthTokens!.resolve(token) : null;
+  const user = access ? await userById(access.userId, deps) : null;
+  if (!access || !user || user.suspended) {
+    ctx.set('WWW-Authenticate', 'Bearer error="invalid_token"');
+    throw new UnauthorizedError(OAUTH_TOKEN_INVALID, 'INVALID_TOKEN');
+  }
+  return { kind: 'user', user, via: 'oauth', oauth: access };
+}
+
+/**
+ * An OAuth principal reaches only the operations whose scope its token holds (RFC 6750's
+ * insufficient_scope); any other principal passes.
+ */
+export function requireOAuthScope(ctx: Pick<Context, 'set'>, principal: Principal | null, scope: string | undefined): void {
+  if (principal?.kind !== 'user' || principal.via !== 'oauth') return;
+  if (scope !== undefined && principal.oauth.scopes.includes(scope)) return;
+  ctx.set('WWW-Authenticate', `Bearer error="insufficient_scope"${scope ? `, scope="${scope}"` : ''}`);
+  throw new ForbiddenError(
+    scope ? `This access token lacks the scope ${scope}` : 'OAuth access tokens are not accepted by this operation: it needs a JWT token or an API key',
+    'INSUFFICIENT_SCOPE',
+  );
 }
 
 export const USER_GONE = 'The user of this token no longer exists';
@@ -144,9 +184,11 @@ export function requirePrincipal(principal: Principal | null, requirement: AuthR
     if (requirement === 'none') return null;
     throw new UnauthorizedError("Invalid API key: an organization API key works only on its organization's routes (/api/organizations/{organizationId}/...)", 'INVALID_API_KEY');
   }
-  if (requirement === 'none') return principal;
+  // An application's token does not act on the open operations (logins, sign-ups) for its user.
+  if (requirement === 'none') return principal?.kind === 'user' && principal.via === 'oauth' ? null : principal;
   if (!principal) throw new UnauthorizedError('Authentication required: send an API key (x-api-key) or a JWT (x-jwt-token)');
-  if (requirement === 'jwt' && !(principal.kind === 'user' && principal.via === 'jwt')) {
+  // OAuth principals are judged by their scopes (requireOAuthScope).
+  if (requirement === 'jwt' && !(principal.kind === 'user' && (principal.via === 'jwt' || principal.via === 'oauth'))) {
     throw new UnauthorizedError('This operation needs a JWT token (x-jwt-token header or jwt cookie); API keys and OAuth tokens are not accepted');
   }
   return principal;

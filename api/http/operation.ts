@@ -10,7 +10,8 @@ import { TooLargeError, ValidationError } from '../../domain/shared/errors';
 import type { Position } from '../../stores/eventstore/eventStore';
 import type { Project } from '../../projections/projects/projectQueries';
 import type { UserDocument } from '../../projections/users/userDocument';
-import { authenticate, requirePrincipal, type AuthDeps, type AuthRequirement, type Principal } from '../auth/principal';
+import type { ApiScope } from '../../domain/oauth/oauthScopes';
+import { authenticate, requireOAuthScope, requirePrincipal, type AuthDeps, type AuthRequirement, type Principal } from '../auth/principal';
 import type { ReadModelMemo } from './readModelMemo';
 
 export interface OperationRequest<Body, Query, Auth extends AuthRequirement = AuthRequirement, Granted = unknown> {
@@ -88,6 +89,8 @@ export interface Operation<B extends AnySchema = AnySchema, Q extends AnySchema 
    * (its history, which staff read without collaborating and which outlives the project).
    */
   checkProject?: false;
+  /** The OAuth2 scope whose access tokens may call it (the spec's table); none: OAuth tokens are refused. */
+  oauthScope?: ApiScope;
   /** Whether an organization API key may call it (organization routes check the key's organization themselves). */
   acceptsOrganizationKey?: boolean;
   /** Set for operations that take files; their text fields are validated by `body`. */
@@ -152,11 +155,22 @@ export const ANSWER_MEMO_MS = 1000;
 /** Who asks, as far as an answer can tell them apart (the user's document itself is read-model state). */
 function principalKey(principal: Principal | null): string {
   if (!principal) return '-';
-  if (principal.kind === 'user') return `u${principal.user.id}${principal.via}`;
+  if (principal.kind === 'user') return `u${principal.user.id}${principal.via}${principal.via === 'oauth' ? principal.oauth.scopes.join(' ') : ''}`;
   return principal.kind === 'apiKey' ? `k${principal.apiKeyId}` : `o${principal.apiKeyId}`;
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** E-mail addresses are the `users:emails:read` scope's: an application without it sees none, its user's included. */
+function withoutUnscopedEmails<T>(principal: Principal | null, answer: T): T {
+  if (principal?.kind !== 'user' || principal.via !== 'oauth' || principal.oauth.scopes.includes('users:emails:read')) return answer;
+  const strip = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(strip);
+    if (value === null || typeof value !== 'object') return value;
+    return Object.fromEntries(Object.entries(value).filter(([k]) => !/email/i.test(k)).map(([k, v]) => [k, strip(v)]));
+  };
+  return strip(answer) as T;
+}
 
 /** A key's `lastUsed` counts what it was accepted for: a refused call records nothing. */
 async function noteKeyUse(auth: AuthDeps, principal: Principal | null): Promise<void> {
@@ -171,6 +185,7 @@ export function mountOperations(router: Router, operations: readonly Operation[]
         // Authenticate first: a request without valid credentials learns nothing from validation,
         // and sends no file to our disk.
         const principal = requirePrincipal(await authenticate(ctx, deps.auth), op.auth, op.acceptsOrganizationKey === true);
+        requireOAuthScope(ctx, principal, op.oauthScope);
         // A kept answer was given to this very principal, path and query under the same read models:
         // the project check, validation and handler would all come out the same.
         const answerKey = op.keepAnswer && deps.answers ? `${op.operationId}\u0000${ctx.host}\u0000${ctx.url}\u0000${principalKey(principal)}` : undefined;
@@ -191,7 +206,7 @@ export function mountOperations(router: Router, operations: readonly Operation[]
         const files = parseMultipart ? await parseMultipart(ctx) : {};
         const body = validate(op.body, ctx.request.body ?? {}, 'request body');
         const query = validate(op.query, ctx.query, 'query parameters');
-        const result = await op.handler({
+        const answered = await op.handler({
           ctx,
           body,
           query,
@@ -207,6 +222,7 @@ export function mountOperations(router: Router, operations: readonly Operation[]
             return project;
           },
         });
+        const result = withoutUnscopedEmails(principal, answered);
         // An operation answering with a redirect (the spec's 302 to the payment portal) sets `redirect`.
         const redirect = ctx.state.redirect as string | undefined;
         if (redirect) ctx.redirect(redirect);

@@ -85,6 +85,7 @@ export function organizationOperations(deps: ApiDeps): Operation[] {
       path,
       summary: byId ? "The organizations a user belongs to (oneself; staff may list others')" : 'The organizations the current user belongs to',
       auth: 'jwt',
+      oauthScope: byId ? 'organizations:read' : 'user:read',
       ...(byId ? { authorize: authorizeSelfOrStaff(deps.settings.staffUsernames) } : {}),
       async handler({ principal, params }) {
         const target = byId ? await targetUser(deps.users, principal, params) : signedInUser(principal);

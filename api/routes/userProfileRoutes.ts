@@ -44,6 +44,7 @@ export function userProfileOperations(deps: ApiDeps): Operation[] {
         path: '/api/user',
         summary: 'A user, with their projects and organizations',
         auth: 'jwt',
+        oauthScope: 'user:read',
         query: z.object({ excludeProjects: queryBoolean.optional() }),
         // Read models alone (a trial's end is compared with the clock, kept at most a second).
         keepAnswer: () => true,
@@ -70,6 +71,7 @@ export function userProfileOperations(deps: ApiDeps): Operation[] {
       path: '/api/user/projects',
       summary: "The current user's projects",
       auth: 'jwt',
+      oauthScope: 'projects:read',
       keepAnswer: () => true,
       async handler({ user }) {
         return { projects: await projectViews(deps, await deps.projects.forCollaborator(user.id)) };

@@ -22,6 +22,7 @@ export const SECRET_FIELDS: Readonly<Record<string, readonly string[]>> = {
   HmacKeyAdded: ['hmacKey'],
   OrganizationApiKeyAdded: ['keyHash'],
   EmailQueued: ['bodyText', 'bodyHTML'],
+  OAuthClientRegistered: ['secretHash'],
 };
 
 /**

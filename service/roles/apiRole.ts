@@ -23,7 +23,7 @@ import type { ReadModelSync } from '../../projections/projectionRunner';
 import type { ProjectionHealth } from '../../projections/projectionStatus';
 import type { Stores } from '../composition';
 import type { Config } from '../configuration';
-import { jwtSecret } from '../secrets';
+import { jwtSecret, oauthServerKeys } from '../secrets';
 import { StartingGate, startingApiApp, type StartingState } from '../startingGate';
 import { listen, localUrl } from './listen';
 
@@ -71,6 +71,7 @@ export async function listenApi(deps: { config: Config; log: Logger; starting: S
         reservations: new UniquenessReservations(stores.events, stores.keys),
         ...readModelQueries(stores.events, stores.readStore),
         tokens: new TokenService(await jwtSecret(config), { socketTokenLifetimeSeconds: config.socketTokenTtlSeconds }),
+        oauthKeys: await oauthServerKeys(config),
         throttle: new LoginThrottle(),
         resetRequests: new ResetRequestThrottle(),
         apiKeyUsage,

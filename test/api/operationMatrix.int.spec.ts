@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as client from 'openid-client';
+import { Browser, ISSUER, REDIRECT } from '../support/oauthBrowser';
 import { call, startTestService, type TestService, registerUser } from '../support/testService';
 
 interface OpenApiOperation {
@@ -100,6 +102,36 @@ describe('every operation, refused the right way', () => {
       const res = await call(service, method, fill(path, ada.id, ada.projectId), { ...bodyFor(method), headers: { 'x-jwt-token': bob.token } });
       expect(res.status, op.operationId).toBe(403);
     }
+    expect(await service.stores.events.headPosition()).toBe(before);
+  });
+
+  it('opens to an OAuth token with every scope exactly the operations whose security names OAuth2; the others answer 403 insufficient_scope, appending nothing', async () => {
+    const created = await call(service, 'POST', '/api/oauth/clients', { headers: { 'x-jwt-token': ada.token }, body: { name: 'Matrix app', redirectUris: [REDIRECT] } });
+    const serviceFetch: client.CustomFetch = (url, options) => fetch(String(url).replace(ISSUER, service.apiUrl), options as RequestInit);
+    const config = await client.discovery(new URL(ISSUER), String(created.body.clientId), undefined, client.ClientSecretBasic(String(created.body.clientSecret)), { execute: [client.allowInsecureRequests], [client.customFetch]: serviceFetch });
+    config[client.customFetch] = serviceFetch;
+    const verifier = client.randomPKCECodeVerifier();
+    const state = client.randomState();
+    const scope = 'user:read projects:read organizations:read users:emails:read';
+    const url = client.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, scope, code_challenge: await client.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', state });
+    const browser = new Browser(service.apiUrl);
+    const consent = (await browser.submit((await browser.follow(url.href)).page!, { username: 'ada', password: 'correct horse battery' })).page!;
+    const back = (await browser.submit(consent, {}, { name: 'decision', value: 'approve' })).callback!;
+    const { access_token: token } = await client.authorizationCodeGrant(config, back, { pkceCodeVerifier: verifier, expectedState: state });
+
+    const before = await service.stores.events.headPosition();
+    const opened: string[] = [];
+    for (const { method, path, op } of operations.filter((o) => needsAuth(o.op))) {
+      const res = await call(service, method, fill(path, ada.id, ada.projectId), { ...bodyFor(method), headers: { authorization: `Bearer ${token}` } });
+      if (JSON.stringify(op.security ?? null).includes('OAuth2')) {
+        expect(res.status, op.operationId).toBe(200);
+        opened.push(op.operationId);
+      } else {
+        expect(res.status, op.operationId).toBe(403);
+        expect(res.headers.get('www-authenticate'), op.operationId).toBe('Bearer error="insufficient_scope"');
+      }
+    }
+    expect(opened.sort()).toEqual(['getCurrentUser', 'getCurrentUserProjects', 'getUser', 'listOrganizationsCurrentUser', 'listOrganizationsUser']);
     expect(await service.stores.events.headPosition()).toBe(before);
   });
 

@@ -31,11 +31,13 @@ import { API_KEY_ROLES, type ApiKeyUsed, type ProjectEvent } from '../../domain/
 import { LABELING_METHODS, MODEL_ENGINES, MODEL_VARIANTS, PROJECT_NAME_MAX, README_MAX_CHARS, type ProjectSettingsChange } from '../../domain/project/projectSettings';
 import { MAX_DEVICE_TEXT_LENGTH, MAX_INTERVAL_MS, MAX_PIXEL_SIDE, MAX_SAMPLE_LENGTH_MS, MAX_VALUE_ROWS, MIN_INTERVAL_MS } from '../../domain/sample/sampleLimits';
 import { INGESTION_CATEGORIES, type SampleEvent } from '../../domain/sample/sampleEvents';
+import { OAUTH_ARTIFACT_KINDS, type OAuthArtifactEvent } from '../../domain/oauth/oauthArtifactEvents';
+import type { OAuthClientEvent } from '../../domain/oauth/oauthClientEvents';
 import { textProblem, type TextRule } from '../../domain/shared/textRules';
 import { PROJECTS_SORT_ORDERS, type UserEvent } from '../../domain/user/userEvents';
 import { EULAS, USER_EXPERIMENTS, USER_NOTIFICATIONS } from '../../api/views/userView';
 
-export type AnyEvent = UserEvent | ProjectEvent | ApiKeyUsed | SampleEvent | DeviceEvent | EmailEvent | ImpulseEvent | OrganizationEvent | JobEvent | DspFeaturesEvent | AnomalyEvent | KerasEvent | DeploymentEvent | VersionEvent | ModelTestingEvent | OptimizeConfigEvent | TunerRunEvent | WhitelabelEvent | AuditEvent;
+export type AnyEvent = UserEvent | ProjectEvent | ApiKeyUsed | SampleEvent | DeviceEvent | EmailEvent | ImpulseEvent | OrganizationEvent | JobEvent | DspFeaturesEvent | AnomalyEvent | KerasEvent | DeploymentEvent | VersionEvent | ModelTestingEvent | OptimizeConfigEvent | TunerRunEvent | WhitelabelEvent | AuditEvent | OAuthClientEvent | OAuthArtifactEvent;
 export type EventType = AnyEvent['type'];
 type DataOf<T extends EventType> = Extract<AnyEvent, { type: T }>['data'];
 
@@ -370,6 +372,27 @@ export const eventGenerators: Generators = {
   WhitelabelCreated: (ids) => fc.record({ whitelabelId: fc.constant(ids.organizationId), settings: whitelabelSettings(ids), created: iso }),
   WhitelabelUpdated: (ids) => fc.record({ whitelabelId: fc.constant(ids.organizationId), changes: whitelabelSettings(ids, []), updated: iso }),
   WhitelabelDeleted: (ids) => fc.record({ whitelabelId: fc.constant(ids.organizationId), deletedDate: iso }),
+
+  // oauth-client-{clientId} (the stream's id number stands for the random client id)
+  OAuthClientRegistered: (ids) =>
+    fc.record({
+      clientId: fc.constant(`client${ids.id.toString(16).padStart(16, '0')}`),
+      ownerUserId: fc.constant(ids.userId),
+      name: line(256),
+      redirectUris: fc.array(fc.constantFrom('https://app.example.com/cb', 'http://localhost:3000/cb', 'http://[::1]/cb?x=1'), { minLength: 1, maxLength: 3 }),
+      secretHash: fc.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+      registered: iso,
+    }),
+  // oauth-{kind}-{hash of the id}: what oidc-provider persists; no projection reads it yet.
+  OAuthArtifactSaved: () =>
+    fc.record({
+      kind: fc.constantFrom(...OAUTH_ARTIFACT_KINDS),
+      payload: fc.dictionary(fc.constantFrom('accountId', 'clientId', 'grantId', 'scope', 'uid', 'params'), fc.oneof(line(64), between(0, 2 ** 31, { integer: true })), { maxKeys: 4 }),
+      expires: iso,
+    }),
+  OAuthArtifactConsumed: () => fc.record({ kind: fc.constantFrom(...OAUTH_ARTIFACT_KINDS), consumed: iso }),
+  OAuthArtifactEnded: () => fc.record({ kind: fc.constantFrom(...OAUTH_ARTIFACT_KINDS), reason: fc.constantFrom('destroyed' as const, 'revoked' as const), ended: iso }),
+  OAuthClientDeleted: (ids) => fc.record({ clientId: fc.constant(`client${ids.id.toString(16).padStart(16, '0')}`), ownerUserId: fc.constant(ids.userId), deleted: iso }),
 
   // project-{id}
   ProjectCreated: (ids) =>

@@ -79,7 +79,7 @@ function createdOnce(steps: Step[]): Step[] {
   return steps.filter((step) => step.type !== 'ImpulseCreated' || (!created.has(step.data.impulseId) && created.add(step.data.impulseId)));
 }
 
-/** Two users with an organization each, two projects with their keys, samples, devices, impulses, e-mails. */
+/** Two users with an organization and an OAuth client each, two projects with their keys, samples, devices, impulses, e-mails. */
 const scenario: fc.Arbitrary<{ creations: Step[][]; streams: Step[][] }> = fc.tuple(line(128), line(128)).chain(([deviceA, deviceB]) => {
   const creations: fc.Arbitrary<Step[]>[] = [];
   const streams: fc.Arbitrary<Step[]>[] = [];
@@ -92,6 +92,11 @@ const scenario: fc.Arbitrary<{ creations: Step[][]; streams: Step[][] }> = fc.tu
     streams.push(sequence([], oneOf(ORGANIZATION_UPDATES, ids, organization), [ev('OrganizationDeleted', ids, organization)], 6));
     const whitelabel = `whitelabel-${ids.organizationId}`;
     streams.push(sequence([ev('WhitelabelCreated', ids, whitelabel)], ev('WhitelabelUpdated', ids, whitelabel), [ev('WhitelabelDeleted', ids, whitelabel)], 3));
+    const clientIds = { ...ids, id: 90_000 + userId };
+    const client = `oauth-client-client${clientIds.id.toString(16).padStart(16, '0')}`;
+    streams.push(sequence([ev('OAuthClientRegistered', clientIds, client)], undefined, [ev('OAuthClientDeleted', clientIds, client)]));
+    const artifact = `oauth-code-${'h'.repeat(42)}${userId}`;
+    streams.push(sequence([ev('OAuthArtifactSaved', ids, artifact)], ev('OAuthArtifactConsumed', ids, artifact), [ev('OAuthArtifactEnded', ids, artifact)], 1));
   }
   for (const projectId of [1, 2]) {
     const deviceId = projectId === 1 ? deviceA : deviceB;

@@ -10,6 +10,7 @@ import { DeviceQueries } from '../../projections/devices/deviceQueries';
 import { EmailQueries } from '../../projections/emails/emailQueries';
 import { ImpulseQueries } from '../../projections/impulses/impulseQueries';
 import { JobQueries } from '../../projections/jobs/jobQueries';
+import { OAuthClientQueries } from '../../projections/oauthClients/oauthClientQueries';
 import { OrganizationQueries } from '../../projections/organizations/organizationQueries';
 import { ProjectQueries } from '../../projections/projects/projectQueries';
 import { readModelIndexes } from '../../projections/readModelIndexes';
@@ -107,6 +108,7 @@ const hotQueries: [string, (store: ReadStore) => Promise<unknown>][] = [
   ['an organization\'s keys', (s) => new OrganizationQueries(s).keysOf(2)],
   ['a live organization key', (s) => new OrganizationQueries(s).liveKey('ei_0123456789abcdef', now)],
   ['an organization key by id (a socket token\'s grant)', (s) => new OrganizationQueries(s).keyById(9)],
+  ["a user's OAuth clients", (s) => new OAuthClientQueries(s).forOwner(3)],
   ['a white label by domain', (s) => new WhitelabelQueries(s).byDomain('studio.example.com')],
   ['the white labels organizations own', (s) => new WhitelabelQueries(s).ownedBy([2, 3])],
   ['a project\'s history up to a time', async (s) => { for await (const _ of historyUpTo(s, { projectId: 7 }, now.toISOString())) break; }],

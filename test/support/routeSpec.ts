@@ -26,6 +26,14 @@ import { SealingEventStore } from '../../stores/keystore/sealingEventStore';
 import { SqliteKeyStore } from '../../stores/keystore/sqliteKeyStore';
 import { MemoryReadStore } from '../../stores/readstore/memoryReadStore';
 import { signup } from './signup';
+import { generateKeyPairSync } from 'node:crypto';
+import type { OAuthServerKeys } from '../../service/secrets';
+
+// One RSA key for every route spec of a test file: making one takes a while and none is kept.
+const TEST_OAUTH_KEYS: OAuthServerKeys = {
+  cookieKeys: ['route-spec-oauth-cookie-key'],
+  signingKey: { ...generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'jwk' }), kid: 'route-spec', use: 'sig', alg: 'RS256' } as OAuthServerKeys['signingKey'],
+};
 
 /**
  * A route's behaviour, given / when / then, without booting the service: the API app over an
@@ -122,6 +130,7 @@ export async function routeSpec(options: { settings?: Partial<ApiSettings> } = {
     reservations: new UniquenessReservations(events, keys),
     ...readModelQueries(events, readStore),
     tokens: new TokenService('route-spec-jwt-secret-0123456789abcdef'),
+    oauthKeys: TEST_OAUTH_KEYS,
     throttle,
     resetRequests: new ResetRequestThrottle(undefined, clock.now),
     apiKeyUsage: new ApiKeyUsageRecorder(events, (error) => log.error({ err: error }, 'recording an API key use failed')),

@@ -10,6 +10,8 @@ import { apiKeyUsageStream, projectStream, type ProjectEvent } from '../../domai
 import { fold, type DomainEvent } from '../../domain/shared/decider';
 import { organizationDecider, type OrganizationCommand } from '../../domain/organization/organizationDecider';
 import { organizationStream, type OrganizationEvent } from '../../domain/organization/organizationEvents';
+import { oauthClientDecider, type OAuthClientCommand } from '../../domain/oauth/oauthClientDecider';
+import { oauthClientStream, type OAuthClientEvent } from '../../domain/oauth/oauthClientEvents';
 import { whitelabelDecider, type WhitelabelCommand } from '../../domain/whitelabel/whitelabelDecider';
 import { whitelabelStream, type WhitelabelEvent } from '../../domain/whitelabel/whitelabelEvents';
 import { userDecider, type UserCommand } from '../../domain/user/userDecider';
@@ -324,6 +326,22 @@ export function sampleLog(): StoredEvent[] {
     return { type: e.type, data: { ...e.data, trial: 0 } } as DomainEvent;
   };
   batches.push(['tuner-run-10-70', [drawn('TunerRunStarted', 70), trial('TunerTrialPlanned'), trial('TunerTrialStarted'), { ...trial('TunerTrialEpoch'), data: { ...trial('TunerTrialEpoch').data, epoch: 1 } } as DomainEvent, { ...trial('TunerTrialEpoch'), data: { ...trial('TunerTrialEpoch').data, epoch: 2 } } as DomainEvent, trial('TunerTrialFinished'), drawn('TunerRunRenamed', 70), drawn('TunerRunEnded', 70), trial('TunerTrialImpulseAdded')]]);
+  // Two OAuth clients of user 1, the second deleted.
+  for (const [clientId, remove] of [['sampleClientAAAAAAAAAA', false], ['sampleClientBBBBBBBBBB', true]] as const) {
+    const commands: OAuthClientCommand[] = [
+      { type: 'RegisterOAuthClient', data: { clientId, ownerUserId: 1, name: `Dashboard ${clientId.at(-1)}`, redirectUris: ['https://dash.example.com/cb', 'http://localhost:3000/cb'], secretHash: 'x'.repeat(43), now } },
+    ];
+    if (remove) commands.push({ type: 'DeleteOAuthClient', data: { clientId, requestedBy: 1, now } });
+    let clientState = oauthClientDecider.initialState();
+    const events: OAuthClientEvent[] = [];
+    for (const command of commands) {
+      for (const e of oauthClientDecider.decide(command, clientState)) {
+        events.push(e);
+        clientState = oauthClientDecider.evolve(clientState, e);
+      }
+    }
+    batches.push([oauthClientStream(clientId), events]);
+  }
   let position = 0n;
   const log: StoredEvent[] = [];
   for (const [streamId, events] of batches) {
