@@ -12,6 +12,7 @@ import { modelTestingProjection } from './modelTesting/modelTestingProjection';
 import { optimizeConfigsProjection } from './optimizeConfigs/optimizeConfigsProjection';
 import { tunerRunsProjection } from './tunerRuns/tunerRunsProjection';
 import { oauthClientsProjection } from './oauthClients/oauthClientsProjection';
+import { oauthGrantsProjection } from './oauthGrants/oauthGrantsProjection';
 import { organizationsProjection } from './organizations/organizationsProjection';
 import type { Projection } from './projection';
 import { samplesProjection } from './samples/samplesProjection';
@@ -21,4 +22,4 @@ import { versionsProjection } from './versions/versionsProjection';
 import { whitelabelsProjection } from './whitelabels/whitelabelsProjection';
 
 /** Every read model the API serves from. */
-export const allProjections: readonly Projection[] = [usersProjection, projectsProjection, apiKeysProjection, emailsProjection, organizationsProjection, samplesProjection, devicesProjection, impulsesProjection, jobsProjection, dspFeaturesProjection, anomalyModelsProjection, kerasModelsProjection, deploymentsProjection, modelTestingProjection, optimizeConfigsProjection, tunerRunsProjection, whitelabelsProjection, versionsProjection, oauthClientsProjection, historyProjection];
+export const allProjections: readonly Projection[] = [usersProjection, projectsProjection, apiKeysProjection, emailsProjection, organizationsProjection, samplesProjection, devicesProjection, impulsesProjection, jobsProjection, dspFeaturesProjection, anomalyModelsProjection, kerasModelsProjection, deploymentsProjection, modelTestingProjection, optimizeConfigsProjection, tunerRunsProjection, whitelabelsProjection, versionsProjection, oauthClientsProjection, oauthGrantsProjection, historyProjection];

@@ -9,6 +9,7 @@ import { IMPULSE_INDEXES, IMPULSES } from './impulses/impulseDocument';
 import { JOB_INDEXES, JOB_OUTPUT, JOB_OUTPUT_INDEXES, JOBS } from './jobs/jobDocument';
 import { HISTORY, HISTORY_INDEXES } from './history/historyDocument';
 import { OAUTH_CLIENT_INDEXES, OAUTH_CLIENTS } from './oauthClients/oauthClientDocument';
+import { OAUTH_GRANT_INDEXES, OAUTH_GRANTS } from './oauthGrants/oauthGrantDocument';
 import { ORGANIZATION_API_KEY_INDEXES, ORGANIZATION_API_KEYS, ORGANIZATION_INDEXES, ORGANIZATIONS } from './organizations/organizationDocument';
 import { WHITELABEL_INDEXES, WHITELABELS } from './whitelabels/whitelabelDocument';
 import { PROJECT_INDEXES, PROJECTS } from './projects/projectDocument';
@@ -25,6 +26,7 @@ export const readModelIndexes: ReadModelIndexes = {
   [JOBS]: JOB_INDEXES,
   [JOB_OUTPUT]: JOB_OUTPUT_INDEXES,
   [OAUTH_CLIENTS]: OAUTH_CLIENT_INDEXES,
+  [OAUTH_GRANTS]: OAUTH_GRANT_INDEXES,
   [ORGANIZATIONS]: ORGANIZATION_INDEXES,
   [ORGANIZATION_API_KEYS]: ORGANIZATION_API_KEY_INDEXES,
   [WHITELABELS]: WHITELABEL_INDEXES,

@@ -30,7 +30,13 @@ export function oauthClientOperations(deps: ApiDeps): Operation[] {
       body: RegisterOAuthClientRequest,
       async handler({ principal, body, requestId, settle }) {
         const user = signedInUser(principal);
-        const { clientId, clientSecret, position } = await registerOAuthClient(deps.events, { ownerUserId: user.id, name: body.name, redirectUris: body.redirectUris }, requestContext(principal, requestId));
+        // Counted on the read model, which has the user's own earlier registrations (each answer waits for it).
+        const liveClients = (await deps.oauthClients.forOwner(user.id)).length;
+        const { clientId, clientSecret, position } = await registerOAuthClient(
+          deps.events,
+          { ownerUserId: user.id, name: body.name, redirectUris: body.redirectUris, liveClients },
+          requestContext(principal, requestId),
+        );
         await settle(position);
         return { clientId, clientSecret };
       },

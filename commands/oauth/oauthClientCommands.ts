@@ -25,7 +25,7 @@ export interface RegisteredClient {
 /** Registers a user's application under a fresh random id (16 bytes) with a fresh secret (32 bytes). */
 export async function registerOAuthClient(
   events: EventStore,
-  input: { ownerUserId: number; name: string; redirectUris: readonly string[] },
+  input: { ownerUserId: number; name: string; redirectUris: readonly string[]; liveClients: number },
   ctx: CommandContext,
 ): Promise<RegisteredClient> {
   const clientId = randomBytes(16).toString('base64url');

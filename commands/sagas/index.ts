@@ -3,6 +3,7 @@ import type { EventStore } from '../../stores/eventstore/eventStore';
 import type { ReadStore } from '../../stores/readstore/readStore';
 import { IdAllocator } from '../idAllocator';
 import { jobNotificationSaga, type JobNotificationDeps } from '../jobs/jobNotificationSaga';
+import { oauthGrantEndingsSaga } from '../oauth/oauthGrantEndings';
 import { tunerRunEndSaga } from '../optimize/tunerRunEndSaga';
 import { emailDeliverySaga } from './emailDeliverySaga';
 import { SagaRunner } from './sagaRunner';
@@ -36,6 +37,7 @@ export async function startSagas(deps: SagaDeps): Promise<RunningSagas> {
       ? [jobNotificationSaga({ events: deps.events, ids: new IdAllocator(deps.events), ...deps.jobNotifications, log: deps.log.child({ saga: 'job-notifications' }) })]
       : []),
     tunerRunEndSaga(deps.events),
+    oauthGrantEndingsSaga(deps.events, deps.readStore),
   ];
   const runners = sagas.map((saga) => new SagaRunner(deps.events, deps.readStore, saga, deps.log.child({ role: 'sagas' })));
   for (const runner of runners) runner.start();

@@ -1,7 +1,7 @@
 import type { Decider } from '../shared/decider';
 import { ConflictError, NotFoundError, ValidationError, assertNever } from '../shared/errors';
 import { checkDate, checkNumber } from '../shared/numberRules';
-import { OAUTH_ARTIFACT_KINDS, type OAuthArtifactEvent, type OAuthArtifactKind } from './oauthArtifactEvents';
+import { OAUTH_ARTIFACT_KINDS, OAUTH_GRANT_END_CAUSES, type OAuthArtifactEvent, type OAuthArtifactKind, type OAuthGrantEndCause } from './oauthArtifactEvents';
 
 /** oidc-provider reads request bodies of at most 56 KiB; an artifact is never near this. */
 export const MAX_ARTIFACT_PAYLOAD_CHARS = 64 * 1024;
@@ -10,7 +10,7 @@ const MAX_LIFETIME_SECONDS = 10 * 365 * 24 * 3600;
 export type OAuthArtifactCommand =
   | { type: 'SaveOAuthArtifact'; data: { kind: OAuthArtifactKind; payload: Record<string, unknown>; expiresInSeconds: number; now: Date } }
   | { type: 'ConsumeOAuthArtifact'; data: { kind: OAuthArtifactKind; now: Date } }
-  | { type: 'EndOAuthArtifact'; data: { kind: OAuthArtifactKind; reason: 'destroyed' | 'revoked'; now: Date } };
+  | { type: 'EndOAuthArtifact'; data: { kind: OAuthArtifactKind; reason: 'destroyed' | 'revoked'; cause?: OAuthGrantEndCause; now: Date } };
 
 export type OAuthArtifactState =
   | { status: 'none' }
@@ -69,8 +69,13 @@ export const oauthArtifactDecider: Decider<OAuthArtifactCommand, OAuthArtifactEv
       case 'EndOAuthArtifact': {
         const c = command.data;
         const kind = checkKind(c.kind);
+        if (c.reason !== 'destroyed' && c.reason !== 'revoked') throw new ValidationError('An OAuth artifact ends destroyed or revoked');
+        if (c.cause !== undefined && (kind !== 'Grant' || c.reason !== 'revoked' || !OAUTH_GRANT_END_CAUSES.includes(c.cause))) {
+          throw new ValidationError(`Only a revoked grant has a cause, one of ${OAUTH_GRANT_END_CAUSES.join(', ')}`);
+        }
         if (state.status !== 'saved') return [];
-        return [{ type: 'OAuthArtifactEnded', data: { kind, reason: c.reason, ended: checkDate(c.now, 'now') } }];
+        const ended = checkDate(c.now, 'now');
+        return [{ type: 'OAuthArtifactEnded', data: c.cause === undefined ? { kind, reason: c.reason, ended } : { kind, reason: c.reason, cause: c.cause, ended } }];
       }
       default:
         return assertNever(command);

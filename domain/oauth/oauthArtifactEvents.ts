@@ -28,7 +28,20 @@ export type OAuthArtifactSaved = DomainEvent<'OAuthArtifactSaved', { kind: OAuth
 /** A code or refresh token used (`consume`): a second use is a replay. */
 export type OAuthArtifactConsumed = DomainEvent<'OAuthArtifactConsumed', { kind: OAuthArtifactKind; consumed: string }>;
 
-/** Gone for good (`destroy`; `revoked` for a grant ended by `revokeByGrantId`, which ends its tokens with it). */
-export type OAuthArtifactEnded = DomainEvent<'OAuthArtifactEnded', { kind: OAuthArtifactKind; reason: 'destroyed' | 'revoked'; ended: string }>;
+/**
+ * Why the service, not the user, ended a grant: its access had already ended (the client or the
+ * account gone, the password changed), and the grant's end records it (commands/oauth/oauthGrantEndings.ts).
+ */
+export const OAUTH_GRANT_END_CAUSES = ['client-deleted', 'password-changed', 'account-deleted'] as const;
+export type OAuthGrantEndCause = (typeof OAUTH_GRANT_END_CAUSES)[number];
+
+/**
+ * Gone for good (`destroy`; `revoked` for a grant ended by `revokeByGrantId`, which ends its tokens
+ * with it). `cause` is set when the service ended it for one of OAUTH_GRANT_END_CAUSES.
+ */
+export type OAuthArtifactEnded = DomainEvent<
+  'OAuthArtifactEnded',
+  { kind: OAuthArtifactKind; reason: 'destroyed' | 'revoked'; cause?: OAuthGrantEndCause; ended: string }
+>;
 
 export type OAuthArtifactEvent = OAuthArtifactSaved | OAuthArtifactConsumed | OAuthArtifactEnded;

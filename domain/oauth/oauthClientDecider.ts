@@ -10,10 +10,14 @@ import { checkRedirectUris } from './redirectUris';
 const CLIENT_ID = /^[A-Za-z0-9_-]{16,64}$/;
 const SHA256_BASE64URL = /^[A-Za-z0-9_-]{43}$/;
 
+/** Applications one user may hold at once: enough for every real use, few enough that no one fills the read model with them. */
+export const MAX_OAUTH_CLIENTS_PER_USER = 25;
+
 export type OAuthClientCommand =
   | {
       type: 'RegisterOAuthClient';
-      data: { clientId: string; ownerUserId: number; name: string; redirectUris: readonly string[]; secretHash: string; now: Date };
+      /** `liveClients`: how many clients the owner holds now (the read model; see MAX_OAUTH_CLIENTS_PER_USER). */
+      data: { clientId: string; ownerUserId: number; name: string; redirectUris: readonly string[]; secretHash: string; liveClients: number; now: Date };
     }
   /** `requestedBy`: the user asking; only the owner may delete (staff tools can be added as their own command). */
   | { type: 'DeleteOAuthClient'; data: { clientId: string; requestedBy: number; now: Date } };
@@ -40,6 +44,9 @@ export const oauthClientDecider: Decider<OAuthClientCommand, OAuthClientEvent, O
         const clientId = checkClientId(c.clientId);
         if (state.status !== 'none') throw new ConflictError(`OAuth client "${clientId}" is already registered`, 'OAUTH_CLIENT_EXISTS');
         if (!SHA256_BASE64URL.test(c.secretHash)) throw new ValidationError('The client secret hash must be a base64url SHA-256 digest', 'INVALID_SECRET_HASH');
+        if (c.liveClients >= MAX_OAUTH_CLIENTS_PER_USER) {
+          throw new ValidationError(`You have ${c.liveClients} OAuth applications, the most one user may hold (${MAX_OAUTH_CLIENTS_PER_USER}); delete one first`, 'TOO_MANY_OAUTH_CLIENTS');
+        }
         return [
           {
             type: 'OAuthClientRegistered',

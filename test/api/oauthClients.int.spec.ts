@@ -51,6 +51,27 @@ describe('OAuth client registration', () => {
     expect((await as(ada)('DELETE', `/api/oauth/clients/${clientId}`)).status).toBe(404);
   });
 
+  it('holds at most 25 clients per user: the next is refused with nothing appended until one is deleted', async () => {
+    const carol = signup({ name: 'Carol', username: 'carol', email: 'carol@example.com' });
+    await spec.request('POST', '/api-user-create', { body: carol });
+    const token = await login('carol');
+    const ids: string[] = [];
+    for (let i = 0; i < 25; i++) {
+      const created = await as(token)('POST', '/api/oauth/clients', { ...app, name: `App ${i}` });
+      expect(created.status).toBe(200);
+      ids.push(String(created.body.clientId));
+    }
+    await spec.mark();
+    const refused = await as(token)('POST', '/api/oauth/clients', app);
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ success: false, error: expect.stringMatching(/25 OAuth applications.*delete one first/) });
+    expect(await spec.appended()).toEqual([]);
+    // Another user's count is their own.
+    expect((await as(bob)('POST', '/api/oauth/clients', app)).status).toBe(200);
+    await as(token)('DELETE', `/api/oauth/clients/${ids[0]}`);
+    expect((await as(token)('POST', '/api/oauth/clients', app)).status).toBe(200);
+  });
+
   it('refuses API keys and calls without credentials', async () => {
     await spec.mark();
     for (const [method, path] of [['POST', '/api/oauth/clients'], ['GET', '/api/oauth/clients'], ['DELETE', '/api/oauth/clients/Yq3x9V0pKcN2mW7tRb5sLa']] as const) {

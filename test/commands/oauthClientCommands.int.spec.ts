@@ -6,7 +6,7 @@ import { NotFoundError, ValidationError } from '../../domain/shared/errors';
 import { SqliteEventStore } from '../../stores/eventstore/sqliteEventStore';
 
 const ctx: CommandContext = { actor: 'user:7', correlationId: 'req-1', now: new Date('2026-11-28T10:00:00.000Z') };
-const input = { ownerUserId: 7, name: 'Plant dashboard', redirectUris: ['https://dash.example.com/callback'] };
+const input = { ownerUserId: 7, name: 'Plant dashboard', redirectUris: ['https://dash.example.com/callback'], liveClients: 0 };
 
 describe('OAuth client commands', () => {
   it('register a client whose secret is answered once and never stored, only its hash', async () => {

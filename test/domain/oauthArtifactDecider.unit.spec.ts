@@ -82,3 +82,23 @@ describe('the artifact streams', () => {
     expect(oauthArtifactStream('Grant', 'h4sh')).toBe('oauth-grant-h4sh');
   });
 });
+
+describe('a grant the service ends', () => {
+  const grant = { accountId: '7', clientId: 'Yq3x9V0pKcN2mW7tRb5sLa', sessionVersion: 1 };
+  const grantSaved: OAuthArtifactEvent = { type: 'OAuthArtifactSaved', data: { kind: 'Grant', payload: grant, expires: '2026-11-28T10:01:00.000Z' } };
+  const revoke = (cause: unknown, kind: 'Grant' | 'AccessToken' = 'Grant', reason: 'destroyed' | 'revoked' = 'revoked'): OAuthArtifactCommand =>
+    ({ type: 'EndOAuthArtifact', data: { kind, reason, cause, now: later } }) as OAuthArtifactCommand;
+
+  it('ends revoked with the cause, once', () => {
+    const revoked: OAuthArtifactEvent = { type: 'OAuthArtifactEnded', data: { kind: 'Grant', reason: 'revoked', cause: 'client-deleted', ended: later.toISOString() } };
+    spec.given([grantSaved]).when(revoke('client-deleted')).then([revoked]);
+    spec.given([grantSaved, revoked]).when(revoke('password-changed')).then([]);
+  });
+
+  it('is refused an unknown cause, a cause on anything but a revoked grant, or an unknown reason', () => {
+    spec.given([grantSaved]).when(revoke('bored')).thenThrows(ValidationError, /cause/);
+    spec.given([grantSaved]).when(revoke('account-deleted', 'Grant', 'destroyed')).thenThrows(ValidationError, /cause/);
+    spec.given([saved]).when(revoke('account-deleted', 'AccessToken')).thenThrows(ValidationError, /cause/);
+    spec.given([grantSaved]).when({ type: 'EndOAuthArtifact', data: { kind: 'Grant', reason: 'expired' as 'revoked', now: later } }).thenThrows(ValidationError, /destroyed or revoked/);
+  });
+});

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { oauthClientDecider, type OAuthClientCommand } from '../../domain/oauth/oauthClientDecider';
+import { MAX_OAUTH_CLIENTS_PER_USER, oauthClientDecider, type OAuthClientCommand } from '../../domain/oauth/oauthClientDecider';
 import { oauthClientStream, type OAuthClientEvent } from '../../domain/oauth/oauthClientEvents';
 import { ConflictError, NotFoundError, ValidationError } from '../../domain/shared/errors';
 import { deciderSpecification } from '../support/deciderSpecification';
@@ -14,7 +14,7 @@ const secretHash = 'n4bQgYhMfWWaL-qgxVrQFaO_TxsrC4Is0V1sFbDwCgg';
 type RegisterData = Extract<OAuthClientCommand, { type: 'RegisterOAuthClient' }>['data'];
 const register = (overrides: Partial<RegisterData> = {}): OAuthClientCommand => ({
   type: 'RegisterOAuthClient',
-  data: { clientId, ownerUserId: 7, name: 'Plant dashboard', redirectUris: ['https://dash.example.com/callback'], secretHash, now, ...overrides },
+  data: { clientId, ownerUserId: 7, name: 'Plant dashboard', redirectUris: ['https://dash.example.com/callback'], secretHash, liveClients: 0, now, ...overrides },
 });
 const remove = (requestedBy = 7, at = later): OAuthClientCommand => ({ type: 'DeleteOAuthClient', data: { clientId, requestedBy, now: at } });
 
@@ -42,6 +42,11 @@ describe('a client id never registered', () => {
     spec.given([]).when(register({ redirectUris })).thenMatches(([event]) => {
       expect(event).toMatchObject({ type: 'OAuthClientRegistered', data: { redirectUris } });
     });
+  });
+
+  it('is refused once its owner holds the most clients one user may hold', () => {
+    spec.given([]).when(register({ liveClients: MAX_OAUTH_CLIENTS_PER_USER - 1 })).then([expect.objectContaining({ type: 'OAuthClientRegistered' }) as OAuthClientEvent]);
+    spec.given([]).when(register({ liveClients: MAX_OAUTH_CLIENTS_PER_USER })).thenThrows(ValidationError, /the most one user may hold \(25\); delete one first/);
   });
 
   it('cannot be deleted', () => {

@@ -1,5 +1,6 @@
 import * as client from 'openid-client';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
+import type { StoredEvent } from '../../stores/eventstore/eventStore';
 import { Browser, ISSUER, REDIRECT } from '../support/oauthBrowser';
 import { call, describeOn, registerUser, setups, startTestService, type TestService } from '../support/testService';
 
@@ -16,13 +17,13 @@ for (const setup of setups) describeOn(setup, 'OAuth access tokens on the API', 
   const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
   /** Ada authorizes the application through the pages, as a browser would; the tokens it gets. */
-  async function authorize(scope: string, username = 'ada'): Promise<client.TokenEndpointResponse> {
+  async function authorize(scope: string, username = 'ada', password = PASSWORD): Promise<client.TokenEndpointResponse> {
     const verifier = client.randomPKCECodeVerifier();
     const state = client.randomState();
     const url = client.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, scope, code_challenge: await client.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', state, prompt: 'consent' });
     const browser = new Browser(service.apiUrl);
     const login = (await browser.follow(url.href)).page!;
-    const consent = (await browser.submit(login, { username, password: PASSWORD })).page!;
+    const consent = (await browser.submit(login, { username, password })).page!;
     const back = await browser.submit(consent, {}, { name: 'decision', value: 'approve' });
     return client.authorizationCodeGrant(config, back.callback!, { pkceCodeVerifier: verifier, expectedState: state });
   }
@@ -142,5 +143,50 @@ for (const setup of setups) describeOn(setup, 'OAuth access tokens on the API', 
     expect((await call(service, 'GET', '/api/user', { headers: bearer(tokens.access_token) })).status).toBe(200);
     expect((await call(service, 'DELETE', `/api/oauth/clients/${clientId}`, { headers: { 'x-jwt-token': ada.token } })).status).toBe(200);
     expect((await call(service, 'GET', '/api/user', { headers: bearer(tokens.access_token) })).status).toBe(401);
+  });
+
+  it('records each ending in the log: grants end revoked with the cause, and a deleted account takes its own applications with it', async () => {
+    const erin = await registerUser(service, 'erin');
+    const frank = await registerUser(service, 'frank');
+    // Frank's application, which Erin authorizes; then Erin's password changes and Frank's account goes.
+    const frankApp = await call(service, 'POST', '/api/oauth/clients', { headers: { 'x-jwt-token': frank.token }, body: { name: "Frank's app", redirectUris: [REDIRECT] } });
+    const frankConfig = await client.discovery(new URL(ISSUER), String(frankApp.body.clientId), undefined, client.ClientSecretBasic(String(frankApp.body.clientSecret)), { execute: [client.allowInsecureRequests], [client.customFetch]: serviceFetch });
+    frankConfig[client.customFetch] = serviceFetch;
+    const adaConfig = config;
+    config = frankConfig;
+    try {
+      await authorize('user:read', 'erin');
+      const since = await service.stores.events.headPosition();
+      await authorize('user:read offline_access', 'erin');
+      const changed = await call(service, 'POST', '/api/user/change-password', { headers: { 'x-jwt-token': erin.token }, body: { currentPassword: PASSWORD, newPassword: 'another fine password' } });
+      expect(changed.status).toBe(200);
+      // Given after the change: it lives on until the application goes.
+      await authorize('user:read', 'erin', 'another fine password');
+      expect((await call(service, 'DELETE', '/api/user', { headers: { 'x-jwt-token': frank.token }, body: { password: PASSWORD } })).status).toBe(200);
+
+      const endings = async () => {
+        const found: StoredEvent[] = [];
+        for await (const e of service.stores.events.readAll({ after: since })) {
+          if ((e.type === 'OAuthArtifactEnded' && (e.data as { kind: string }).kind === 'Grant') || e.type === 'OAuthClientDeleted') found.push(e);
+        }
+        return found;
+      };
+      // Both grants Erin gave before the change, then Frank's application, then the grant given after the change.
+      const expected = [
+        ['OAuthArtifactEnded', 'password-changed'],
+        ['OAuthArtifactEnded', 'password-changed'],
+        ['OAuthClientDeleted', undefined],
+        ['OAuthArtifactEnded', 'client-deleted'],
+      ];
+      await vi.waitFor(async () => expect((await endings()).map((e) => [e.type, (e.data as { cause?: string }).cause])).toEqual(expected), { timeout: 15_000, interval: 100 });
+      const ended = await endings();
+      expect(ended[0]!.metadata.actor).toBe('system:oauth-grant-endings');
+      expect(ended[2]!.data).toMatchObject({ clientId: frankApp.body.clientId, ownerUserId: frank.id });
+      expect(ended[2]!.metadata.actor).toBe('system:oauth-grant-endings');
+      // Three grants, each ended once.
+      expect(new Set(ended.filter((e) => e.type === 'OAuthArtifactEnded').map((e) => e.streamId)).size).toBe(3);
+    } finally {
+      config = adaConfig;
+    }
   });
 });

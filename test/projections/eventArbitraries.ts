@@ -31,7 +31,7 @@ import { API_KEY_ROLES, type ApiKeyUsed, type ProjectEvent } from '../../domain/
 import { LABELING_METHODS, MODEL_ENGINES, MODEL_VARIANTS, PROJECT_NAME_MAX, README_MAX_CHARS, type ProjectSettingsChange } from '../../domain/project/projectSettings';
 import { MAX_DEVICE_TEXT_LENGTH, MAX_INTERVAL_MS, MAX_PIXEL_SIDE, MAX_SAMPLE_LENGTH_MS, MAX_VALUE_ROWS, MIN_INTERVAL_MS } from '../../domain/sample/sampleLimits';
 import { INGESTION_CATEGORIES, type SampleEvent } from '../../domain/sample/sampleEvents';
-import { OAUTH_ARTIFACT_KINDS, type OAuthArtifactEvent } from '../../domain/oauth/oauthArtifactEvents';
+import { OAUTH_ARTIFACT_KINDS, OAUTH_GRANT_END_CAUSES, type OAuthArtifactEvent } from '../../domain/oauth/oauthArtifactEvents';
 import type { OAuthClientEvent } from '../../domain/oauth/oauthClientEvents';
 import { textProblem, type TextRule } from '../../domain/shared/textRules';
 import { PROJECTS_SORT_ORDERS, type UserEvent } from '../../domain/user/userEvents';
@@ -391,7 +391,11 @@ export const eventGenerators: Generators = {
       expires: iso,
     }),
   OAuthArtifactConsumed: () => fc.record({ kind: fc.constantFrom(...OAUTH_ARTIFACT_KINDS), consumed: iso }),
-  OAuthArtifactEnded: () => fc.record({ kind: fc.constantFrom(...OAUTH_ARTIFACT_KINDS), reason: fc.constantFrom('destroyed' as const, 'revoked' as const), ended: iso }),
+  OAuthArtifactEnded: () =>
+    fc.record(
+      { kind: fc.constantFrom(...OAUTH_ARTIFACT_KINDS), reason: fc.constantFrom('destroyed' as const, 'revoked' as const), cause: fc.constantFrom(...OAUTH_GRANT_END_CAUSES), ended: iso },
+      { requiredKeys: ['kind', 'reason', 'ended'] },
+    ),
   OAuthClientDeleted: (ids) => fc.record({ clientId: fc.constant(`client${ids.id.toString(16).padStart(16, '0')}`), ownerUserId: fc.constant(ids.userId), deleted: iso }),
 
   // project-{id}

@@ -11,6 +11,7 @@ import { EmailQueries } from '../../projections/emails/emailQueries';
 import { ImpulseQueries } from '../../projections/impulses/impulseQueries';
 import { JobQueries } from '../../projections/jobs/jobQueries';
 import { OAuthClientQueries } from '../../projections/oauthClients/oauthClientQueries';
+import { OAuthGrantQueries } from '../../projections/oauthGrants/oauthGrantQueries';
 import { OrganizationQueries } from '../../projections/organizations/organizationQueries';
 import { ProjectQueries } from '../../projections/projects/projectQueries';
 import { readModelIndexes } from '../../projections/readModelIndexes';
@@ -109,6 +110,8 @@ const hotQueries: [string, (store: ReadStore) => Promise<unknown>][] = [
   ['a live organization key', (s) => new OrganizationQueries(s).liveKey('ei_0123456789abcdef', now)],
   ['an organization key by id (a socket token\'s grant)', (s) => new OrganizationQueries(s).keyById(9)],
   ["a user's OAuth clients", (s) => new OAuthClientQueries(s).forOwner(3)],
+  ["an OAuth client's live grants", (s) => new OAuthGrantQueries(s).liveForClient('AAAAAAAAAAAAAAAAAAAAAA', now)],
+  ["a user's live OAuth grants", (s) => new OAuthGrantQueries(s).liveForUser(3, now)],
   ['a white label by domain', (s) => new WhitelabelQueries(s).byDomain('studio.example.com')],
   ['the white labels organizations own', (s) => new WhitelabelQueries(s).ownedBy([2, 3])],
   ['a project\'s history up to a time', async (s) => { for await (const _ of historyUpTo(s, { projectId: 7 }, now.toISOString())) break; }],

@@ -329,7 +329,7 @@ export function sampleLog(): StoredEvent[] {
   // Two OAuth clients of user 1, the second deleted.
   for (const [clientId, remove] of [['sampleClientAAAAAAAAAA', false], ['sampleClientBBBBBBBBBB', true]] as const) {
     const commands: OAuthClientCommand[] = [
-      { type: 'RegisterOAuthClient', data: { clientId, ownerUserId: 1, name: `Dashboard ${clientId.at(-1)}`, redirectUris: ['https://dash.example.com/cb', 'http://localhost:3000/cb'], secretHash: 'x'.repeat(43), now } },
+      { type: 'RegisterOAuthClient', data: { clientId, ownerUserId: 1, name: `Dashboard ${clientId.at(-1)}`, redirectUris: ['https://dash.example.com/cb', 'http://localhost:3000/cb'], secretHash: 'x'.repeat(43), liveClients: 0, now } },
     ];
     if (remove) commands.push({ type: 'DeleteOAuthClient', data: { clientId, requestedBy: 1, now } });
     let clientState = oauthClientDecider.initialState();
