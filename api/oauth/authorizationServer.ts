@@ -85,7 +85,14 @@ export function createAuthorizationServer(deps: AuthorizationServerDeps): Author
     routes: OAUTH_ROUTES,
     features: {
       devInteractions: { enabled: false },
-      revocation: { enabled: true },
+      revocation: {
+        enabled: true,
+        // RFC 7009 2.1: only the client a token was issued to revokes it (every client here authenticates).
+        allowedPolicy: (_ctx, client, token) => {
+          if (token.clientId !== client.clientId) throw new errors.InvalidRequest('client is not authorized to revoke the presented token');
+          return true;
+        },
+      },
       introspection: { enabled: false },
       userinfo: { enabled: false },
       // Without a resource server, access tokens carry only OIDC scopes: ours reach them through one resource, the API.

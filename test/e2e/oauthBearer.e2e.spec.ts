@@ -129,6 +129,18 @@ for (const setup of setups) describeOn(setup, 'OAuth access tokens on the API', 
     await expect(client.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
   });
 
+  it("refuses to let another application revoke a token it was not given (RFC 7009), and the token lives on", async () => {
+    const tokens = await authorize('user:read offline_access');
+    const other = await call(service, 'POST', '/api/oauth/clients', { headers: { 'x-jwt-token': ada.token }, body: { name: 'Other', redirectUris: [REDIRECT] } });
+    const otherConfig = await client.discovery(new URL(ISSUER), String(other.body.clientId), undefined, client.ClientSecretBasic(String(other.body.clientSecret)), { execute: [client.allowInsecureRequests], [client.customFetch]: serviceFetch });
+    otherConfig[client.customFetch] = serviceFetch;
+    for (const token of [tokens.access_token, tokens.refresh_token!]) {
+      await expect(client.tokenRevocation(otherConfig, token)).rejects.toMatchObject({ error: 'invalid_request', error_description: 'client is not authorized to revoke the presented token' });
+    }
+    expect((await call(service, 'GET', '/api/user', { headers: bearer(tokens.access_token) })).status).toBe(200);
+    expect((await client.refreshTokenGrant(config, tokens.refresh_token!)).access_token).toEqual(expect.any(String));
+  });
+
   it("ends a deleted account's tokens", async () => {
     const dave = await registerUser(service, 'dave');
     const tokens = await authorize('user:read offline_access', 'dave');
