@@ -25,7 +25,7 @@ export interface OAuthAccess {
 }
 
 export type Principal =
-  | { kind: 'user'; user: UserDocument; via: 'jwt' | 'bearer' }
+  | { kind: 'user'; user: UserDocument; via: 'jwt' }
   /** A person's access through an application: only the operations its scopes name (`requireOAuthScope`). */
   | { kind: 'user'; user: UserDocument; via: 'oauth'; oauth: OAuthAccess }
   | { kind: 'apiKey'; apiKeyId: number; projectId: number; role: ApiKeyRole }
@@ -116,22 +116,22 @@ export async function authenticate(ctx: Context, deps: AuthDeps): Promise<Princi
   const header = ctx.get('x-jwt-token');
   const cookie = header ? undefined : ctx.cookies.get('jwt');
   const jwt = header || cookie;
-  const token = jwt || bearer;
-  if (!token) return null;
+  // A Bearer is an OAuth2 access token and nothing else, as for the real service's clients; our
+  // session JWT goes in x-jwt-token or the cookie (README, "Authentication").
+  if (!jwt && bearer) return oauthPrincipal(ctx, bearer, deps);
+  if (!jwt) return null;
   // Before the token is even checked: a forged cross-site request learns nothing.
   if (cookie) checkCookieRequestOrigin(ctx, deps.settings.publicUrl);
-  // Our session JWTs have two dots; an OAuth2 access token is opaque (docs/oauth.md).
-  if (!jwt && bearer && deps.oauthTokens && bearer.split('.').length !== 3) return oauthPrincipal(ctx, bearer, deps);
-  const claims = await deps.tokens.verify(token);
+  const claims = await deps.tokens.verify(jwt);
   if ('invalid' in claims) throw new UnauthorizedError(claims.invalid, 'INVALID_TOKEN');
   const user = await sessionUser(claims.userId, claims.sessionVersion, deps);
-  return { kind: 'user', user, via: jwt ? 'jwt' : 'bearer' };
+  return { kind: 'user', user, via: 'jwt' };
 }
 
 export const OAUTH_TOKEN_INVALID = 'This access token is not valid (expired, revoked, or its application deleted)';
 
 async function oauthPrincipal(ctx: Context, token: string, deps: AuthDeps): Promise<Principal> {
-  const access = token.length <= 512 ? await deps.oauthTokens!.resolve(token) : null;
+  const access = token.length <= 512 && deps.oauthTokens ? await deps.oauthTokens.resolve(token) : null;
   const user = access ? await userById(access.userId, deps) : null;
   if (!access || !user || user.suspended) {
     ctx.set('WWW-Authenticate', 'Bearer error="invalid_token"');

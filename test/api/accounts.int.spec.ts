@@ -108,12 +108,13 @@ for (const setup of setups) {
       expect(excluded.body.projects).toEqual([]);
     });
 
-    it('accepts the JWT from the jwt cookie and as a bearer token', async () => {
+    it('accepts the JWT from the jwt cookie; as a Bearer it is no OAuth access token', async () => {
       const cookie = await call(service, 'GET', '/api/user/projects', { headers: { cookie: `jwt=${token}` } });
       expect(cookie.status).toBe(200);
       expect(cookie.body.projects).toHaveLength(1);
       const bearer = await call(service, 'GET', '/api/projects', { headers: { authorization: `Bearer ${token}` } });
-      expect(bearer.status).toBe(200);
+      expect(bearer.status).toBe(401);
+      expect(bearer.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
     });
 
     it('refuses a missing, forged or expired token with 401', async () => {
