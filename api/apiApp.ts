@@ -116,7 +116,7 @@ export function createApiApp(deps: ApiDeps, options: ApiAppOptions): Koa {
   const app = new Koa({ proxy: false });
   const operations = allOperations(deps);
   const router = new Router({ prefix: '/v1' });
-  const oauth = createAuthorizationServer({ publicUrl: deps.settings.publicUrl, events: deps.events, oauthClients: deps.oauthClients, users: deps.users, keys: deps.oauthKeys, log: options.log });
+  const oauth = createAuthorizationServer({ publicUrl: deps.settings.publicUrl, trustedProxyHops: deps.settings.trustedProxyHops, events: deps.events, oauthClients: deps.oauthClients, users: deps.users, keys: deps.oauthKeys, log: options.log });
 
   router.get('/openapi.json', (ctx) => {
     ctx.body = openApiDocument(operations);

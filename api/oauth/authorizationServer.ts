@@ -11,6 +11,8 @@ import type { UserQueries } from '../../projections/users/userQueries';
 import type { EventStore } from '../../stores/eventstore/eventStore';
 import type { OAuthServerKeys } from '../../service/secrets';
 import type { OAuthAccess } from '../auth/principal';
+import { clientAddress } from '../auth/throttleKeys';
+import { WindowedCounts } from '../auth/windowedCounts';
 import { escapeHtml, sendPage } from './htmlPage';
 
 export const OAUTH_ROUTES = {
@@ -19,7 +21,6 @@ export const OAUTH_ROUTES = {
   revocation: '/oauth/revoke',
   jwks: '/oauth/jwks',
   userinfo: '/oauth/me',
-  end_session: '/oauth/session/end',
 } as const;
 
 /** Where the login and consent pages of an interaction are (our router, not the provider's). */
@@ -30,8 +31,18 @@ export const interactionPath = (uid: string): string => `/oauth/interaction/${ui
 const PROVIDER_PATHS = new Set<string>(['/.well-known/openid-configuration', ...Object.values(OAUTH_ROUTES)]);
 const isProviderPath = (path: string): boolean => PROVIDER_PATHS.has(path) || /^\/oauth\/auth\/[A-Za-z0-9_-]{1,64}$/.test(path);
 
+/**
+ * The authorization endpoint answers anyone, and each request saves an interaction (and a session)
+ * in the log: an address may start this many authorizations a window (a person needs one or two; an
+ * office behind one address, some hundreds), and beyond it gets a 429 page, appending nothing.
+ */
+export const AUTHORIZATION_BUDGET = { perAddress: 300, windowMs: 15 * 60_000, maxAddresses: 20_000 };
+const isAuthorizationPath = (path: string): boolean => path === OAUTH_ROUTES.authorization || path.startsWith(`${OAUTH_ROUTES.authorization}/`);
+
 export interface AuthorizationServerDeps {
   publicUrl: string;
+  /** Proxies in front of the service whose X-Forwarded-For is believed (the address budget's key). */
+  trustedProxyHops: number;
   events: EventStore;
   oauthClients: OAuthClientQueries;
   users: UserQueries;
@@ -82,6 +93,9 @@ export function createAuthorizationServer(deps: AuthorizationServerDeps): Author
     scopes: [...OAUTH_SCOPES],
     claims: { openid: ['sub'] },
     pkce: { required: () => true },
+    // What registered clients can use, and so all that discovery advertises.
+    responseTypes: ['code'],
+    clientAuthMethods: ['client_secret_basic'],
     routes: OAUTH_ROUTES,
     features: {
       devInteractions: { enabled: false },
@@ -95,6 +109,8 @@ export function createAuthorizationServer(deps: AuthorizationServerDeps): Author
       },
       introspection: { enabled: false },
       userinfo: { enabled: false },
+      // No logout endpoint: tokens do not end with the browser's session, and the session is short (ttl).
+      rpInitiatedLogout: { enabled: false },
       // Without a resource server, access tokens carry only OIDC scopes: ours reach them through one resource, the API.
       resourceIndicators: {
         enabled: true,
@@ -113,7 +129,7 @@ export function createAuthorizationServer(deps: AuthorizationServerDeps): Author
     interactions: { policy, url: (_ctx, interaction) => interactionPath(interaction.uid) },
     cookies: { keys: deps.keys.cookieKeys, long: { signed: true, sameSite: 'lax' }, short: { signed: true, sameSite: 'lax' } },
     jwks: { keys: [deps.keys.signingKey as never] },
-    ttl: { AccessToken: 3600, AuthorizationCode: 60, Interaction: 3600, Session: 14 * 24 * 3600, Grant: 365 * 24 * 3600, RefreshToken: 30 * 24 * 3600, IdToken: 3600 },
+    ttl: { AccessToken: 3600, AuthorizationCode: 60, Interaction: 3600, Session: 3600, Grant: 365 * 24 * 3600, RefreshToken: 30 * 24 * 3600, IdToken: 3600 },
     findAccount: async (_ctx, sub) => {
       const user = /^\d{1,15}$/.test(sub) ? await deps.users.byId(Number(sub)) : null;
       if (!user || user.suspended) return undefined;
@@ -135,8 +151,18 @@ export function createAuthorizationServer(deps: AuthorizationServerDeps): Author
   (provider as Koa).on('error', (error: Error) => deps.log.error({ err: error }, 'OAuth request failed'));
 
   const callback = provider.callback();
+  const authorizations = new WindowedCounts(AUTHORIZATION_BUDGET.windowMs, AUTHORIZATION_BUDGET.maxAddresses, Date.now);
   const middleware: Koa.Middleware = async (ctx, next) => {
     if (!isProviderPath(ctx.path)) return next();
+    if (isAuthorizationPath(ctx.path)) {
+      const spent = authorizations.entry(clientAddress(ctx.request, deps.trustedProxyHops));
+      if (spent.count >= AUTHORIZATION_BUDGET.perAddress) {
+        ctx.set('Retry-After', String(Math.max(1, Math.ceil((spent.since + AUTHORIZATION_BUDGET.windowMs - Date.now()) / 1000))));
+        sendPage(ctx, 429, 'Too many requests', '<p>Too many authorizations from your address. Try again later.</p>');
+        return;
+      }
+      spent.count++;
+    }
     // Its URLs (discovery's endpoints, redirects) are built from the request: always PUBLIC_URL's.
     delete ctx.req.headers['x-forwarded-host'];
     ctx.req.headers.host = issuer.host;

@@ -48,6 +48,12 @@ describe('OAuth authorization server', () => {
     expect(metadata.token_endpoint).toBe(`${ISSUER}/oauth/token`);
     expect(metadata.revocation_endpoint).toBe(`${ISSUER}/oauth/revoke`);
     expect(metadata.code_challenge_methods_supported).toEqual(['S256']);
+    // Only what a registered client can use is advertised: the code flow, the secret in Basic, no logout page.
+    expect(metadata.response_types_supported).toEqual(['code']);
+    expect(metadata.grant_types_supported).toEqual(['authorization_code', 'refresh_token']);
+    expect(metadata.token_endpoint_auth_methods_supported).toEqual(['client_secret_basic']);
+    expect(metadata.end_session_endpoint).toBeUndefined();
+    expect((await get(`${ISSUER}/oauth/session/end`)).status).toBe(404);
     expect(metadata.scopes_supported).toEqual(expect.arrayContaining(['user:read', 'projects:read', 'organizations:read', 'users:emails:read', 'offline_access']));
     // fetch sent the service's own address as Host: the answer still names PUBLIC_URL.
     const direct = (await (await fetch(`${service.apiUrl}/.well-known/openid-configuration`, { headers: { 'x-forwarded-host': 'evil.test' } })).json()) as { token_endpoint: string };
