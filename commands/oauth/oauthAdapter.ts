@@ -38,6 +38,7 @@ export interface OAuthAdapterDeps {
   now?(): Date;
 }
 
+const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 const hashId = (id: string): string => createHash('sha256').update(id, 'utf8').digest('base64url');
 const TOKEN_KINDS: ReadonlySet<OAuthArtifactKind> = new Set(['AuthorizationCode', 'AccessToken', 'RefreshToken']);
 const isArtifactKind = (name: string): name is OAuthArtifactKind => (OAUTH_ARTIFACT_KINDS as readonly string[]).includes(name);
@@ -106,6 +107,12 @@ export function oauthAdapter(deps: OAuthAdapterDeps): new (name: string) => Oidc
     async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
       const { jti: _jti, ...rest } = payload;
       const kept: AdapterPayload = withoutUndefined(rest);
+      // An application may name the person in `login_hint` (often an e-mail address): personal data
+      // the log would keep after the person is forgotten, and nothing our pages use.
+      if (this.kind === 'Interaction' && isPlainObject(kept.params) && 'login_hint' in kept.params) {
+        const { login_hint: _hint, ...params } = kept.params;
+        kept.params = params;
+      }
       // oidc-provider keeps only the fields it knows: the session version is ours, added at each save.
       if (this.kind === 'Grant') kept.sessionVersion = typeof kept.accountId === 'string' ? await deps.sessionVersion(kept.accountId) : null;
       const command: OAuthArtifactCommand = { type: 'SaveOAuthArtifact', data: { kind: this.kind, payload: kept, expiresInSeconds: expiresIn, now: now() } };

@@ -42,6 +42,14 @@ describe('oidc-provider persistence on the log', () => {
     expect(text).not.toContain(TOKEN);
   });
 
+  it("never writes an application's login_hint (often an e-mail address) to the log", async () => {
+    const { Adapter, log } = setup();
+    const params = { client_id: 'c', login_hint: 'ada@example.com', scope: 'user:read', state: 's' };
+    await new Adapter('Interaction').upsert('interaction-uid-0123456789', { kind: 'Interaction', params, returnTo: '/oauth/auth/x' }, 3600);
+    expect(await new Adapter('Interaction').find('interaction-uid-0123456789')).toMatchObject({ params: { client_id: 'c', scope: 'user:read', state: 's' } });
+    expect(JSON.stringify((await log()).map((e) => e.data))).not.toContain('ada@example.com');
+  });
+
   it('keeps a payload with fields oidc-provider left undefined, as JSON would', async () => {
     const { Adapter } = setup();
     await new Adapter('Grant').upsert(GRANT, { accountId: '7', clientId: 'c' }, 3600);
