@@ -1,10 +1,8 @@
+import { projectTwice } from '../support/projectTwice';
 import { describe, expect, it } from 'vitest';
 import type { DeviceEvent } from '../../domain/device/deviceEvents';
 import type { SampleIngested } from '../../domain/sample/sampleEvents';
-import { allProjections } from '../../projections';
 import { DEVICES, type DeviceDocument } from '../../projections/devices/deviceDocument';
-import type { StoredEvent } from '../../stores/eventstore/eventStore';
-import { MemoryReadStore } from '../../stores/readstore/memoryReadStore';
 
 const at = (minute: number) => `2026-11-25T12:${String(minute).padStart(2, '0')}:00.000Z`;
 
@@ -31,27 +29,9 @@ const disconnected = (connectionId: string, minute: number): DeviceEvent => ({
   data: { projectId: 10, deviceId: 'dev-1', connectionId, reason: 'closed', disconnected: at(minute) },
 });
 
-/** Applies the events in order, each one twice (at-least-once delivery), through every projection. */
+/** Applies the events in order, each one twice, through every projection (test/support/projectTwice.ts). */
 async function project(events: (SampleIngested | DeviceEvent)[]): Promise<DeviceDocument[]> {
-  const store = new MemoryReadStore();
-  let position = 0n;
-  for (const e of events) {
-    position += 1n;
-    const stored: StoredEvent = {
-      id: `00000000-0000-4000-8000-${position.toString().padStart(12, '0')}`,
-      type: e.type,
-      data: { ...e.data },
-      metadata: { actor: 'system:test', correlationId: 'devices', time: at(0) },
-      streamId: 'test',
-      revision: 0n,
-      position,
-    };
-    for (const p of allProjections) {
-      if (!p.handles.has(e.type)) continue;
-      await p.apply(stored, store);
-      await p.apply(stored, store);
-    }
-  }
+  const store = await projectTwice(events.map((e) => ({ ...e, streamId: 'test' })));
   return store.collection<DeviceDocument>(DEVICES).find({});
 }
 

@@ -1,9 +1,7 @@
+import { projectTwice } from '../support/projectTwice';
 import { describe, expect, it } from 'vitest';
 import type { OAuthClientEvent } from '../../domain/oauth/oauthClientEvents';
-import { allProjections } from '../../projections';
 import { OAuthClientQueries } from '../../projections/oauthClients/oauthClientQueries';
-import type { StoredEvent } from '../../stores/eventstore/eventStore';
-import { MemoryReadStore } from '../../stores/readstore/memoryReadStore';
 
 const at = (minute: number) => `2026-11-28T12:${String(minute).padStart(2, '0')}:00.000Z`;
 const hash = (c: string) => c.repeat(43);
@@ -14,28 +12,9 @@ const registered = (clientId: string, ownerUserId: number, minute: number): OAut
 });
 const deleted = (clientId: string, ownerUserId: number, minute: number): OAuthClientEvent => ({ type: 'OAuthClientDeleted', data: { clientId, ownerUserId, deleted: at(minute) } });
 
-/** Applies the events in order, each one twice (at-least-once delivery), through every projection. */
+/** Applies the events in order, each one twice, through every projection (test/support/projectTwice.ts). */
 async function project(events: OAuthClientEvent[]): Promise<OAuthClientQueries> {
-  const store = new MemoryReadStore();
-  let position = 0n;
-  for (const e of events) {
-    position += 1n;
-    const stored: StoredEvent = {
-      id: `00000000-0000-4000-8000-${position.toString().padStart(12, '0')}`,
-      type: e.type,
-      data: { ...e.data },
-      metadata: { actor: 'user:7', correlationId: 'oauth', time: at(0) },
-      streamId: `oauth-client-${e.data.clientId}`,
-      revision: 0n,
-      position,
-    };
-    for (const p of allProjections) {
-      if (!p.handles.has(e.type)) continue;
-      await p.apply(stored, store);
-      await p.apply(stored, store);
-    }
-  }
-  return new OAuthClientQueries(store);
+  return new OAuthClientQueries(await projectTwice(events.map((e) => ({ ...e, streamId: `oauth-client-${e.data.clientId}` }))));
 }
 
 const A = 'AAAAAAAAAAAAAAAAAAAAAA';

@@ -1,9 +1,8 @@
+import { projectTwice } from '../support/projectTwice';
 import { describe, expect, it } from 'vitest';
 import type { OAuthArtifactEvent } from '../../domain/oauth/oauthArtifactEvents';
-import { allProjections } from '../../projections';
 import { OAuthGrantQueries } from '../../projections/oauthGrants/oauthGrantQueries';
-import type { StoredEvent } from '../../stores/eventstore/eventStore';
-import { MemoryReadStore } from '../../stores/readstore/memoryReadStore';
+import type { MemoryReadStore } from '../../stores/readstore/memoryReadStore';
 
 const at = (minute: number) => `2026-11-28T12:${String(minute).padStart(2, '0')}:00.000Z`;
 const now = new Date(at(30));
@@ -16,27 +15,9 @@ const saved = (payload: Record<string, unknown>, expiresMinute = 59, kind: 'Gran
 });
 const ended = (minute: number): OAuthArtifactEvent => ({ type: 'OAuthArtifactEnded', data: { kind: 'Grant', reason: 'revoked', ended: at(minute) } });
 
-/** Applies each [stream, event] in order, each one twice (at-least-once delivery), through every projection. */
+/** Applies each [stream, event] in order, each one twice, through every projection (test/support/projectTwice.ts). */
 async function project(events: [string, OAuthArtifactEvent][]): Promise<{ q: OAuthGrantQueries; store: MemoryReadStore }> {
-  const store = new MemoryReadStore();
-  let position = 0n;
-  for (const [streamId, e] of events) {
-    position += 1n;
-    const stored: StoredEvent = {
-      id: `00000000-0000-4000-8000-${position.toString().padStart(12, '0')}`,
-      type: e.type,
-      data: structuredClone(e.data),
-      metadata: { actor: 'system:oauth', correlationId: 'oauth', time: at(0) },
-      streamId,
-      revision: 0n,
-      position,
-    };
-    for (const p of allProjections) {
-      if (!p.handles.has(e.type)) continue;
-      await p.apply(stored, store);
-      await p.apply(stored, store);
-    }
-  }
+  const store = await projectTwice(events.map(([streamId, e]) => ({ ...e, streamId })));
   return { q: new OAuthGrantQueries(store), store };
 }
 

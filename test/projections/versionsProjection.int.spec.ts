@@ -1,9 +1,7 @@
+import { projectTwice } from '../support/projectTwice';
 import { describe, expect, it } from 'vitest';
 import type { VersionCreated, VersionEvent } from '../../domain/version/versionEvents';
-import { allProjections } from '../../projections';
 import { VersionQueries } from '../../projections/versions/versionQueries';
-import type { StoredEvent } from '../../stores/eventstore/eventStore';
-import { MemoryReadStore } from '../../stores/readstore/memoryReadStore';
 
 const at = (minute: number) => `2026-11-25T12:${String(minute).padStart(2, '0')}:00.000Z`;
 const contents: VersionCreated['data']['contents'] = {
@@ -23,26 +21,7 @@ const deleted = (versionId: number): VersionEvent => ({ type: 'VersionDeleted', 
 
 /** Applies the events in order, each one twice (at-least-once delivery), through every projection. */
 async function project(events: VersionEvent[]): Promise<VersionQueries> {
-  const store = new MemoryReadStore();
-  let position = 0n;
-  for (const e of events) {
-    position += 1n;
-    const stored: StoredEvent = {
-      id: `00000000-0000-4000-8000-${position.toString().padStart(12, '0')}`,
-      type: e.type,
-      data: JSON.parse(JSON.stringify(e.data)),
-      metadata: { actor: 'system:test', correlationId: 'versions', time: at(0) },
-      streamId: `versions-${e.data.projectId}`,
-      revision: position - 1n,
-      position,
-    };
-    for (const p of allProjections) {
-      if (!p.handles.has(e.type)) continue;
-      await p.apply(stored, store);
-      await p.apply(stored, store);
-    }
-  }
-  return new VersionQueries(store);
+  return new VersionQueries(await projectTwice(events.map((e) => ({ ...e, streamId: `versions-${e.data.projectId}` }))));
 }
 
 describe('the versions read model', () => {
