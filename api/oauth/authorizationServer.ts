@@ -1,7 +1,7 @@
 // The OAuth2 authorization server (issue 27; docs/oauth.md, "Configuration that matters"):
 // oidc-provider on our log, mounted on the management API's port by delegation on its own paths.
 import type Koa from 'koa';
-import Provider, { errors, interactionPolicy, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import { Provider, errors, interactionPolicy, type Configuration, type KoaContextWithOIDC } from './oidcProvider';
 import type { Logger } from 'pino';
 import { oauthAdapter } from '../../commands/oauth/oauthAdapter';
 import { clientSecretMatches } from '../../commands/oauth/oauthClientCommands';
