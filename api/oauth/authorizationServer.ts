@@ -36,6 +36,19 @@ const isProviderPath = (path: string): boolean => PROVIDER_PATHS.has(path) || /^
  * in the log: an address may start this many authorizations a window (a person needs one or two; an
  * office behind one address, some hundreds), and beyond it gets a 429 page, appending nothing.
  */
+/**
+ * OpenID Connect drops `offline_access` from a request without `prompt=consent` (so no refresh
+ * token), which OAuth2 clients asking for a refresh token do not expect. Such a request is asked
+ * for consent instead: the person sees "keep this access" on the consent page and decides.
+ */
+function askConsentForOfflineAccess(ctx: Koa.Context): void {
+  if (ctx.method !== 'GET' || ctx.path !== OAUTH_ROUTES.authorization) return;
+  const url = new URL(ctx.req.url ?? '/', 'http://localhost');
+  if (!(url.searchParams.get('scope') ?? '').split(' ').includes('offline_access') || url.searchParams.has('prompt')) return;
+  url.searchParams.set('prompt', 'consent');
+  ctx.req.url = `${url.pathname}${url.search}`;
+}
+
 export const AUTHORIZATION_BUDGET = { perAddress: 300, windowMs: 15 * 60_000, maxAddresses: 20_000 };
 const isAuthorizationPath = (path: string): boolean => path === OAUTH_ROUTES.authorization || path.startsWith(`${OAUTH_ROUTES.authorization}/`);
 
@@ -162,6 +175,7 @@ export function createAuthorizationServer(deps: AuthorizationServerDeps): Author
         return;
       }
       spent.count++;
+      askConsentForOfflineAccess(ctx);
     }
     // Its URLs (discovery's endpoints, redirects) are built from the request: always PUBLIC_URL's.
     delete ctx.req.headers['x-forwarded-host'];

@@ -17,11 +17,11 @@ for (const setup of setups) describeOn(setup, 'OAuth access tokens on the API', 
   const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
   /** Ada authorizes the application through the pages, as a browser would; the tokens it gets. */
-  async function authorize(scope: string, username = 'ada', password = PASSWORD): Promise<client.TokenEndpointResponse> {
+  async function authorize(scope: string, username = 'ada', password = PASSWORD, prompt: string | null = 'consent'): Promise<client.TokenEndpointResponse> {
     const verifier = client.randomPKCECodeVerifier();
     const state = client.randomState();
     // With a login_hint, which the service drops before the log (commands/oauth/oauthAdapter.ts): the flow works without it.
-    const url = client.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, scope, code_challenge: await client.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', state, prompt: 'consent', login_hint: `${username}@example.com` });
+    const url = client.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, scope, code_challenge: await client.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', state, ...(prompt === null ? {} : { prompt }), login_hint: `${username}@example.com` });
     const browser = new Browser(service.apiUrl);
     const login = (await browser.follow(url.href)).page!;
     const consent = (await browser.submit(login, { username, password })).page!;
@@ -114,6 +114,13 @@ for (const setup of setups) describeOn(setup, 'OAuth access tokens on the API', 
     // A replay (a stolen code) is refused, and the tokens of its first use end with their grant.
     await expect(client.authorizationCodeGrant(config, back, { pkceCodeVerifier: verifier, expectedState: state })).rejects.toMatchObject({ error: 'invalid_grant' });
     expect((await call(service, 'GET', '/api/user', { headers: bearer(first.access_token) })).status).toBe(401);
+  });
+
+  it('gives a refresh token for offline_access without prompt=consent, which plain OAuth2 clients do not send', async () => {
+    const tokens = await authorize('user:read offline_access', 'ada', PASSWORD, null);
+    expect(tokens.refresh_token).toEqual(expect.any(String));
+    const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token!);
+    expect((await call(service, 'GET', '/api/user', { headers: bearer(refreshed.access_token) })).status).toBe(200);
   });
 
   it('keeps grants and tokens across a restart: they live in the log', async () => {
