@@ -1,3 +1,4 @@
+import { EdgeImpulseApi } from 'edge-impulse-api';
 import * as client from 'openid-client';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import type { StoredEvent } from '../../stores/eventstore/eventStore';
@@ -64,6 +65,19 @@ for (const setup of setups) describeOn(setup, 'OAuth access tokens on the API', 
       expect(refused.status, `${method} ${path}`).toBe(403);
       expect(refused.headers.get('www-authenticate'), path).toBe('Bearer error="insufficient_scope"');
     }
+  });
+
+  it("works through the official SDK's OAuth2 authentication (accessToken), in and out of scope", async () => {
+    const tokens = await authorize('user:read projects:read');
+    const api = new EdgeImpulseApi({ endpoint: service.apiUrl });
+    // The SDK's OAuth2 scheme: Authorization: Bearer <accessToken>.
+    api.user.accessToken = tokens.access_token;
+    api.projects.accessToken = tokens.access_token;
+    const me = await api.user.getCurrentUser();
+    expect(me).toMatchObject({ success: true, id: ada.id, username: 'ada' });
+    expect(me.email).toBeUndefined();
+    expect((await api.user.getCurrentUserProjects()).projects.map((p) => p.name)).toContain('Greenhouse');
+    await expect(api.projects.listProjects()).rejects.toThrow('OAuth access tokens are not accepted by this operation: it needs a JWT token or an API key');
   });
 
   it('with users:emails:read and projects:read, shows the e-mail address and the projects', async () => {
