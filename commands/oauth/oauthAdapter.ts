@@ -55,8 +55,17 @@ export function oauthAdapter(deps: OAuthAdapterDeps): new (name: string) => Oidc
   const live = (state: OAuthArtifactState, at: Date): state is Extract<OAuthArtifactState, { status: 'saved' }> =>
     state.status === 'saved' && Date.parse(state.expires) > at.getTime();
 
-  async function run(stream: string, command: OAuthArtifactCommand): Promise<void> {
-    await handleCommand(deps.events, stream, oauthArtifactDecider, command, systemContext('oauth', now()));
+  async function run(stream: string, command: OAuthArtifactCommand, actor?: string): Promise<void> {
+    const ctx = systemContext('oauth', now());
+    await handleCommand(deps.events, stream, oauthArtifactDecider, command, actor === undefined ? ctx : { ...ctx, actor });
+  }
+
+  // Who the history names: the person for their grant (their consent), the application for the
+  // tokens it is issued; the authorization server itself for the rest.
+  function actorOfSave(kind: OAuthArtifactKind, payload: AdapterPayload): string | undefined {
+    if (kind === 'Grant' && typeof payload.accountId === 'string' && /^[1-9][0-9]{0,14}$/.test(payload.accountId)) return `user:${payload.accountId}`;
+    if (TOKEN_KINDS.has(kind) && typeof payload.clientId === 'string' && /^[A-Za-z0-9_-]{16,64}$/.test(payload.clientId)) return `oauth:${payload.clientId}`;
+    return undefined;
   }
 
   async function grantLive(grantId: unknown, at: Date): Promise<boolean> {
@@ -116,7 +125,7 @@ export function oauthAdapter(deps: OAuthAdapterDeps): new (name: string) => Oidc
       // oidc-provider keeps only the fields it knows: the session version is ours, added at each save.
       if (this.kind === 'Grant') kept.sessionVersion = typeof kept.accountId === 'string' ? await deps.sessionVersion(kept.accountId) : null;
       const command: OAuthArtifactCommand = { type: 'SaveOAuthArtifact', data: { kind: this.kind, payload: kept, expiresInSeconds: expiresIn, now: now() } };
-      await run(this.stream(id), command);
+      await run(this.stream(id), command, actorOfSave(this.kind, kept));
       if (this.kind === 'Session' && typeof payload.uid === 'string') await run(sessionByUid(payload.uid), { ...command, data: { ...command.data, payload: { ...kept, idHash: hashId(id) } } });
     }
 

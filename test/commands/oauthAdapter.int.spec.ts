@@ -42,6 +42,16 @@ describe('oidc-provider persistence on the log', () => {
     expect(text).not.toContain(TOKEN);
   });
 
+  it('names the person as the actor of their grant and the application as that of its tokens', async () => {
+    const { Adapter, log } = setup();
+    const clientId = 'Yq3x9V0pKcN2mW7tRb5sLa';
+    await new Adapter('Grant').upsert(GRANT, { accountId: '7', clientId, kind: 'Grant' }, 3600);
+    await new Adapter('AccessToken').upsert(TOKEN, { accountId: '7', clientId, grantId: GRANT, kind: 'AccessToken' }, 3600);
+    await new Adapter('Session').upsert('session-id-0123456789', { accountId: '7', uid: 'session-uid-0123', kind: 'Session' }, 3600);
+    await new Adapter('Grant').upsert(`${GRANT}2`, { accountId: 'not-a-user', clientId, kind: 'Grant' }, 3600);
+    expect((await log()).map((e) => e.metadata.actor)).toEqual(['user:7', `oauth:${clientId}`, 'system:oauth', 'system:oauth', 'system:oauth']);
+  });
+
   it("never writes an application's login_hint (often an e-mail address) to the log", async () => {
     const { Adapter, log } = setup();
     const params = { client_id: 'c', login_hint: 'ada@example.com', scope: 'user:read', state: 's' };

@@ -80,6 +80,16 @@ for (const setup of setups) describeOn(setup, 'OAuth access tokens on the API', 
     await expect(api.projects.listProjects()).rejects.toThrow('OAuth access tokens are not accepted by this operation: it needs a JWT token or an API key');
   });
 
+  it("shows the grant in the person's own history, as theirs, without any token", async () => {
+    const tokens = await authorize('user:read');
+    const history = await call(service, 'GET', `/api/users/${ada.id}/history?type=OAuthArtifactSaved`, { headers: { 'x-jwt-token': ada.token } });
+    expect(history.status).toBe(200);
+    const grants = (history.body.events as { streamId: string; actor: string; data: { kind?: string } | null }[]).filter((e) => e.streamId.startsWith('oauth-grant-'));
+    expect(grants.length).toBeGreaterThan(0);
+    expect(grants.every((e) => e.actor === `user:${ada.id}`)).toBe(true);
+    expect(JSON.stringify(history.body)).not.toContain(tokens.access_token);
+  });
+
   it('with users:emails:read and projects:read, shows the e-mail address and the projects', async () => {
     const tokens = await authorize('user:read projects:read users:emails:read');
     const me = await call(service, 'GET', '/api/user', { headers: bearer(tokens.access_token) });
