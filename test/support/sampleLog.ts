@@ -10,6 +10,8 @@ import { apiKeyUsageStream, projectStream, type ProjectEvent } from '../../domai
 import { fold, type DomainEvent } from '../../domain/shared/decider';
 import { organizationDecider, type OrganizationCommand } from '../../domain/organization/organizationDecider';
 import { organizationStream, type OrganizationEvent } from '../../domain/organization/organizationEvents';
+import { oauthArtifactDecider, type OAuthArtifactCommand } from '../../domain/oauth/oauthArtifactDecider';
+import { oauthArtifactStream, type OAuthArtifactEvent } from '../../domain/oauth/oauthArtifactEvents';
 import { oauthClientDecider, type OAuthClientCommand } from '../../domain/oauth/oauthClientDecider';
 import { oauthClientStream, type OAuthClientEvent } from '../../domain/oauth/oauthClientEvents';
 import { whitelabelDecider, type WhitelabelCommand } from '../../domain/whitelabel/whitelabelDecider';
@@ -341,6 +343,24 @@ export function sampleLog(): StoredEvent[] {
       }
     }
     batches.push([oauthClientStream(clientId), events]);
+  }
+  // Two grants of user 1 to the first client: one consented to twice and ended, one live.
+  for (const [hash, end] of [['sampleGrantHashAAAAAAAAAAAAAAAAAAAAAAAAAAAA', true], ['sampleGrantHashBBBBBBBBBBBBBBBBBBBBBBBBBBBB', false]] as const) {
+    const payload = { kind: 'Grant', accountId: '1', clientId: 'sampleClientAAAAAAAAAA', sessionVersion: 0, resources: { 'http://localhost/v1': 'user:read' } };
+    const commands: OAuthArtifactCommand[] = [
+      { type: 'SaveOAuthArtifact', data: { kind: 'Grant', payload, expiresInSeconds: 3600, now } },
+      { type: 'SaveOAuthArtifact', data: { kind: 'Grant', payload: { ...payload, resources: { 'http://localhost/v1': 'user:read projects:read' } }, expiresInSeconds: 3600, now } },
+    ];
+    if (end) commands.push({ type: 'EndOAuthArtifact', data: { kind: 'Grant', reason: 'revoked', cause: 'password-changed', now } });
+    let grantState = oauthArtifactDecider.initialState();
+    const events: OAuthArtifactEvent[] = [];
+    for (const command of commands) {
+      for (const e of oauthArtifactDecider.decide(command, grantState)) {
+        events.push(e);
+        grantState = oauthArtifactDecider.evolve(grantState, e);
+      }
+    }
+    batches.push([oauthArtifactStream('Grant', hash), events]);
   }
   let position = 0n;
   const log: StoredEvent[] = [];
