@@ -6,13 +6,15 @@ export const REDIRECT = 'http://localhost:3000/cb';
 /** A browser: cookies kept, redirects followed up to the application's redirect URI, forms read off the page. */
 export class Browser {
   private readonly jar = new Map<string, string>();
-  constructor(private readonly serviceUrl: string) {}
+  /** `serviceUrl`: the service's address, or one chosen at each request (a balancer in front of several processes). */
+  constructor(private readonly serviceUrl: string | (() => string)) {}
 
   async open(url: string, init: { method?: string; form?: Record<string, string>; origin?: string } = {}): Promise<Response> {
     const headers: Record<string, string> = { cookie: [...this.jar].map(([k, v]) => `${k}=${v}`).join('; ') };
     if (init.form) headers['content-type'] = 'application/x-www-form-urlencoded';
     if (init.method === 'POST') headers.origin = init.origin ?? ISSUER;
-    const answer = await fetch(new URL(url, ISSUER).href.replace(ISSUER, this.serviceUrl), {
+    const base = typeof this.serviceUrl === 'string' ? this.serviceUrl : this.serviceUrl();
+    const answer = await fetch(new URL(url, ISSUER).href.replace(ISSUER, base), {
       method: init.method ?? 'GET',
       headers,
       redirect: 'manual',
