@@ -116,7 +116,7 @@ export async function benchOauthBearer(): Promise<BenchResult> {
 }
 
 /** The user authorizes the client through the pages, as a browser would; the access token it gets. */
-async function authorize(api: string, clientId: string, clientSecret: string, scope: string): Promise<string> {
+export async function authorize(api: string, clientId: string, clientSecret: string, scope: string): Promise<string> {
   const serviceFetch: client.CustomFetch = (url, options) => fetch(String(url).replace(ISSUER, api), options as RequestInit);
   const config = await client.discovery(new URL(ISSUER), clientId, undefined, client.ClientSecretBasic(clientSecret), { execute: [client.allowInsecureRequests], [client.customFetch]: serviceFetch });
   config[client.customFetch] = serviceFetch;
