@@ -7,6 +7,7 @@ import { benchFeatureJob } from './featureJob';
 import { benchIngestion, smallSamples, splittable } from './ingestion';
 import { benchStores } from './benchKit';
 import { benchLargeUploads } from './largeUploads';
+import { benchOauthBearer } from './oauthBearer';
 import { benchProjectInfo } from './projectInfo';
 import { benchProjectionBatch } from './projectionBatch';
 import { benchReadStores } from './readStores';
@@ -22,7 +23,7 @@ const all = { accounts: benchAccounts, dspAudio: benchDspAudio, dspSpectral: ben
     }
     return { name: 'ingestion: /data only', lines };
   },
-  largeUploads: benchLargeUploads, projectInfo: benchProjectInfo, readStores: benchReadStores, restart: benchRestart, auditLog: benchAuditLog, projectionBatch: benchProjectionBatch } as const;
+  largeUploads: benchLargeUploads, oauthBearer: benchOauthBearer, projectInfo: benchProjectInfo, readStores: benchReadStores, restart: benchRestart, auditLog: benchAuditLog, projectionBatch: benchProjectionBatch } as const;
 const name = process.argv[2] as keyof typeof all;
 if (!all[name]) throw new Error(`name one of: ${Object.keys(all).join(', ')}`);
 const result = await all[name]();

@@ -11,6 +11,7 @@ import { benchIngestion } from './ingestion';
 import { benchKerasTraining } from './kerasTraining';
 import { benchClassification } from './classification';
 import { benchLargeUploads } from './largeUploads';
+import { benchOauthBearer } from './oauthBearer';
 import { benchProjectInfo } from './projectInfo';
 import { benchProjectionBatch } from './projectionBatch';
 import { benchReadStores } from './readStores';
@@ -23,6 +24,7 @@ const benchmarks: Record<string, () => Promise<BenchResult>> = {
   eventStoreAppend: benchEventStoreAppend,
   accounts: benchAccounts,
   projectInfo: benchProjectInfo,
+  oauthBearer: benchOauthBearer,
   readStores: benchReadStores,
   ingestion: benchIngestion,
   largeUploads: benchLargeUploads,
