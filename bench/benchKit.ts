@@ -24,6 +24,7 @@ export type Op = (client: number) => Promise<void>;
 
 export { request, type Reply } from './httpRequest';
 import { request, type Reply } from './httpRequest';
+import type { RoundResult } from './loadGenerator';
 
 export function expectOk(reply: Reply, what: string): string {
   if (reply.status !== 200) throw new Error(`${what} answered ${reply.status}: ${reply.text.slice(0, 300)}`);
@@ -190,4 +191,34 @@ export async function ownerWithProject(agent: http.Agent, api: string, username:
   const project = JSON.parse(created) as { id: number; apiKey: string };
   if (!project.apiKey) throw new Error('project create answered no API key');
   return { token, projectId: Number(project.id), apiKey: String(project.apiKey) };
+}
+
+/** What contenders' rounds (roundsInTurn) say, by contender name: the figures every bench prints alike. */
+export function turnFigures(results: ReadonlyMap<string, readonly RoundResult[]>) {
+  const of = (name: string) => {
+    const rs = results.get(name);
+    if (!rs) throw new Error(`no rounds of ${name}`);
+    return rs;
+  };
+  const rate = (name: string) => of(name).reduce((a, r) => a + r.ops, 0) / of(name).reduce((a, r) => a + r.seconds, 0);
+  const latencies = (name: string) => of(name).flatMap((r) => r.latencies);
+  return {
+    /** Calls per second over all rounds. */
+    rate,
+    /** Per round, the contender's rate over `over`'s in the same turn. */
+    perRound: (name: string, over: string) => of(name).map((r, i) => r.ops / r.seconds / (of(over)[i]!.ops / of(over)[i]!.seconds)),
+    /** Rate and latency quantiles in one line. */
+    lat(name: string): string {
+      const all = latencies(name);
+      const [p50, p99, max] = quantiles(all, [0.5, 0.99, 1]);
+      return `${Math.round(rate(name)).toLocaleString('en-US')}/s, p50 ${p50!.toFixed(2)} ms, p99 ${p99!.toFixed(2)} ms, max ${max!.toFixed(1)} ms (${all.length.toLocaleString('en-US')} calls)`;
+    },
+    p99: (name: string) => quantiles(latencies(name), [0.99])[0]!,
+    /** CPU of the serving process per call, in microseconds. */
+    cpuPerCall: (name: string) => (of(name).reduce((a, r) => a + r.hostCpuSeconds, 0) / of(name).reduce((a, r) => a + r.ops, 0)) * 1e6,
+    spreadOf(ratios: number[]): string {
+      const [q1, median, q3] = quantiles(ratios, [0.25, 0.5, 0.75]);
+      return `per round median ${median!.toFixed(3)}, middle half ${q1!.toFixed(3)}-${q3!.toFixed(3)}`;
+    },
+  };
 }

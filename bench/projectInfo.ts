@@ -17,7 +17,7 @@
 import http from 'node:http';
 import Koa from 'koa';
 import type { BenchResult } from './benchResult';
-import { BENCH_PASSWORD, HOST, JSON_HEADERS, benchStores, closeServer, expectOk, listen, ownerWithProject, quantiles, request, signUp, startBenchService, type BenchStore } from './benchKit';
+import { BENCH_PASSWORD, HOST, JSON_HEADERS, benchStores, closeServer, expectOk, listen, ownerWithProject, turnFigures, request, signUp, startBenchService, type BenchStore } from './benchKit';
 import { roundsInTurn, startLoadGenerator } from './loadGenerator';
 
 /** Keep-alive connections, one request in flight on each. */
@@ -117,25 +117,8 @@ async function projectInfoOn(store: BenchStore): Promise<string[]> {
     load = await startLoadGenerator(contenders.map((c) => ({ kind: 'get' as const, ...c })), CONNECTIONS);
     for (const c of contenders) await load.round(c.name, WARMUP_MS);
     const results = await roundsInTurn(load, contenders.map((c) => c.name), ROUNDS, ROUND_MS);
-    const rate = (name: string) => {
-      const rs = results.get(name)!;
-      return rs.reduce((a, r) => a + r.ops, 0) / rs.reduce((a, r) => a + r.seconds, 0);
-    };
-    const perRound = (name: string) => results.get(name)!.map((r, i) => r.ops / r.seconds / (results.get('bare Koa')![i]!.ops / results.get('bare Koa')![i]!.seconds));
-    const lat = (name: string) => {
-      const all = results.get(name)!.flatMap((r) => r.latencies);
-      const [p50, p99, max] = quantiles(all, [0.5, 0.99, 1]);
-      return `${Math.round(rate(name)).toLocaleString('en-US')}/s, p50 ${p50!.toFixed(2)} ms, p99 ${p99!.toFixed(2)} ms, max ${max!.toFixed(1)} ms (${all.length.toLocaleString('en-US')} calls)`;
-    };
-    const cpuPerCall = (name: string) => {
-      const rs = results.get(name)!;
-      return (rs.reduce((a, r) => a + r.hostCpuSeconds, 0) / rs.reduce((a, r) => a + r.ops, 0)) * 1e6;
-    };
-    const p99 = (name: string) => quantiles(results.get(name)!.flatMap((r) => r.latencies), [0.99])[0]!;
-    const spreadOf = (ratios: number[]) => {
-      const [q1, median, q3] = quantiles(ratios, [0.25, 0.5, 0.75]);
-      return `per round median ${median!.toFixed(3)}, middle half ${q1!.toFixed(3)}-${q3!.toFixed(3)}`;
-    };
+    const { rate, lat, cpuPerCall, p99, spreadOf } = turnFigures(results);
+    const perRound = (name: string) => turnFigures(results).perRound(name, 'bare Koa');
 
     const count = (category: string) => info.dataSummaryPerCategory?.[category]?.dataCount ?? '?';
     return [
