@@ -5,23 +5,45 @@
 import { createHmac, generateKeyPairSync, randomBytes } from 'node:crypto';
 import type { JsonWebKey } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, link, mkdir, open, readFile, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { generate as generateCertificate } from 'selfsigned';
 import type { Config } from './configuration';
 
+/**
+ * Makes `file` with `content` (owner-only) unless it exists, so that it is never seen part-written:
+ * the content is written and synced under a name of its own, then linked into place, which fails
+ * if another process on the folder linked its own first (the first one wins, and is what both read).
+ * A crash leaves at most a stray temporary file, never a short `file`.
+ */
+async function createOnce(file: string, content: string): Promise<void> {
+  const temporary = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  const handle = await open(temporary, 'wx', 0o600);
+  try {
+    await handle.writeFile(content);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  try {
+    await link(temporary, file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  } finally {
+    await unlink(temporary).catch(() => undefined);
+  }
+}
+
 /** JWT_SECRET, else the data folder's `jwt-secret` (made by the first process; owner-only). */
 export async function jwtSecret(config: Pick<Config, 'jwtSecret' | 'dataDir'>): Promise<string> {
   if (config.jwtSecret) return config.jwtSecret;
   const file = path.join(config.dataDir, 'jwt-secret');
-  if (existsSync(file)) return (await readFile(file, 'utf8')).trim();
-  const secret = randomBytes(48).toString('base64url');
-  // Another process on the folder may make it at the same moment: the first file made wins.
-  await writeFile(file, secret, { mode: 0o600, flag: 'wx' }).catch(async (error: NodeJS.ErrnoException) => {
-    if (error.code !== 'EEXIST') throw error;
-  });
-  return (await readFile(file, 'utf8')).trim();
+  if (!existsSync(file)) await createOnce(file, randomBytes(48).toString('base64url'));
+  const secret = (await readFile(file, 'utf8')).trim();
+  // Tokens signed with a short or empty secret could be forged: such a file is refused, not used.
+  if (secret.length < 32) throw new Error(`${file} holds no usable secret (${secret.length} characters; at least 32): restore it from a backup, or remove it to make a new one (every session ends)`);
+  return secret;
 }
 
 /** The configured certificate, else a self-signed one made once in the data folder. */
@@ -68,9 +90,14 @@ export async function oauthServerKeys(config: Pick<Config, 'jwtSecret' | 'dataDi
   if (!existsSync(file)) {
     const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
     const jwk = { ...privateKey.export({ format: 'jwk' }), kid: randomBytes(9).toString('base64url'), use: 'sig', alg: 'RS256' };
-    await writeFile(file, JSON.stringify(jwk), { mode: 0o600, flag: 'wx' }).catch((error: NodeJS.ErrnoException) => {
-      if (error.code !== 'EEXIST') throw error;
-    });
+    await createOnce(file, JSON.stringify(jwk));
   }
-  return { cookieKeys, signingKey: JSON.parse(await readFile(file, 'utf8')) as OAuthServerKeys['signingKey'] };
+  let signingKey: OAuthServerKeys['signingKey'];
+  try {
+    signingKey = JSON.parse(await readFile(file, 'utf8')) as OAuthServerKeys['signingKey'];
+    if (signingKey.kty !== 'RSA' || typeof signingKey.d !== 'string') throw new Error('not a private RSA key');
+  } catch (error) {
+    throw new Error(`${file} holds no usable signing key (${(error as Error).message}): restore it from a backup, or remove it to make a new one (ID tokens already issued can no longer be verified)`);
+  }
+  return { cookieKeys, signingKey };
 }

@@ -1,12 +1,12 @@
 // The secrets the service prepares at start (service/secrets.ts): taken from the configuration when
 // set, else made once in the data folder, owner-only, and the same on every later start.
 import { createPrivateKey, X509Certificate } from 'node:crypto';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { jwtSecret, tlsCredentials } from '../../service/secrets';
+import { jwtSecret, oauthServerKeys, tlsCredentials } from '../../service/secrets';
 
 const log = pino({ level: 'silent' });
 let dataDir: string;
@@ -27,6 +27,37 @@ describe('the JWT secret', () => {
     expect(b).toBe(a);
     expect(await jwtSecret({ jwtSecret: undefined, dataDir })).toBe(a);
     expect((await stat(path.join(dataDir, 'jwt-secret'))).mode & 0o777).toBe(0o600);
+  });
+
+  it('is never used short: an empty or cut file (a crash of an older version mid-write) stops the start, naming the file', async () => {
+    for (const content of ['', 'abc\n']) {
+      await writeFile(path.join(dataDir, 'jwt-secret'), content);
+      await expect(jwtSecret({ jwtSecret: undefined, dataDir })).rejects.toThrow(`${path.join(dataDir, 'jwt-secret')} holds no usable secret`);
+    }
+  });
+
+  it('is made under a name of its own and linked into place: many makers agree, and no temporary file stays', async () => {
+    await writeFile(path.join(dataDir, 'jwt-secret.999.stray.tmp'), 'left by a crash');
+    const secrets = await Promise.all(Array.from({ length: 20 }, () => jwtSecret({ jwtSecret: undefined, dataDir })));
+    expect(new Set(secrets).size).toBe(1);
+    expect(secrets[0]).toMatch(/^[\w-]{64}$/);
+    expect((await readdir(dataDir)).sort()).toEqual(['jwt-secret', 'jwt-secret.999.stray.tmp']);
+  });
+});
+
+describe('the OAuth signing key', () => {
+  it('is made once, owner-only, the same for every maker, and a cut or foreign file stops the start naming it', async () => {
+    const keys = await Promise.all(Array.from({ length: 5 }, () => oauthServerKeys({ jwtSecret: undefined, dataDir })));
+    expect(new Set(keys.map((k) => k.signingKey.kid)).size).toBe(1);
+    expect(keys[0]!.signingKey).toMatchObject({ kty: 'RSA', alg: 'RS256', use: 'sig', d: expect.any(String) });
+    const file = path.join(dataDir, 'oauth-signing-key.json');
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    expect((await readdir(dataDir)).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+    const whole = await readFile(file, 'utf8');
+    for (const content of [whole.slice(0, 100), '', JSON.stringify({ kty: 'RSA', n: 'x', e: 'AQAB' })]) {
+      await writeFile(file, content);
+      await expect(oauthServerKeys({ jwtSecret: undefined, dataDir })).rejects.toThrow(`${file} holds no usable signing key`);
+    }
   });
 });
 
