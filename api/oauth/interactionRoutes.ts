@@ -54,12 +54,19 @@ export function interactionRouter(deps: InteractionDeps, provider: Provider): Ro
     if (!csrfOk(String(ctx.params.uid), field(ctx.request.body, 'csrf'))) throw new DomainError('CSRF_TOKEN_INVALID', 'The form is out of date: start again from the application', 403);
   }
 
-  const loginPage = (ctx: Koa.Context, uid: string, status: number, message: string, username = '') =>
+  // The application's registered name, for the person to see whom they sign in for.
+  const applicationName = async (clientId: unknown): Promise<string> => {
+    const client = typeof clientId === 'string' ? await provider.Client.find(clientId) : undefined;
+    return client?.clientName ?? String(clientId);
+  };
+
+  const loginPage = (ctx: Koa.Context, uid: string, application: string, status: number, message: string, username = '') =>
     sendPage(
       ctx,
       status,
       'Sign in',
-      `${message ? `<p role="alert">${escapeHtml(message)}</p>` : ''}<form method="post" action="/oauth/interaction/${escapeHtml(uid)}/login">` +
+      `<p>Sign in to continue to <strong>${escapeHtml(application)}</strong>.</p>` +
+        `${message ? `<p role="alert">${escapeHtml(message)}</p>` : ''}<form method="post" action="/oauth/interaction/${escapeHtml(uid)}/login">` +
         `<input type="hidden" name="csrf" value="${csrfToken(uid)}">` +
         `<p><label>Username or e-mail <input name="username" autocomplete="username" required value="${escapeHtml(username)}"></label></p>` +
         `<p><label>Password <input type="password" name="password" autocomplete="current-password" required></label></p>` +
@@ -99,7 +106,7 @@ export function interactionRouter(deps: InteractionDeps, provider: Provider): Ro
 
   router.get('/', async (ctx) => {
     const details = await interactionOf(ctx);
-    if (details.prompt.name === 'login') return loginPage(ctx, details.uid, 200, '');
+    if (details.prompt.name === 'login') return loginPage(ctx, details.uid, await applicationName(details.params.client_id), 200, '');
     if (details.prompt.name === 'consent') return consentPage(ctx, details.uid, String(details.params.client_id), String(details.params.scope ?? ''));
     throw new errors.InvalidRequest('nothing to ask');
   });
@@ -127,7 +134,7 @@ export function interactionRouter(deps: InteractionDeps, provider: Provider): Ro
         const totpAsked = outcome.passwordWasRight && outcome.error.code === 'TOTP_REQUIRED';
         if (totpAsked) attempt.abandoned();
         else attempt.failed();
-        return loginPage(ctx, details.uid, 401, totpAsked ? 'Enter the code of your authenticator app, with your password again.' : 'Invalid username, password or code.', username);
+        return loginPage(ctx, details.uid, await applicationName(details.params.client_id), 401, totpAsked ? 'Enter the code of your authenticator app, with your password again.' : 'Invalid username, password or code.', username);
       }
       attempt.succeeded();
       accountId = String(outcome.userId);

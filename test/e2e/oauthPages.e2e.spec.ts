@@ -39,6 +39,8 @@ describe('OAuth login and consent pages', () => {
   it('logs in through the form, shows the consent page in words, and the code is exchanged with PKCE', async () => {
     const { browser, verifier, state, login } = await start('user:read projects:read offline_access');
     expect(login.title).toBe('Sign in');
+    // Whom the person signs in for, escaped like every value on the pages.
+    expect(login.html).toContain('Sign in to continue to <strong>Plant &#60;b&#62;dashboard&#60;/b&#62;</strong>');
     expect(login.form().fields).toEqual(expect.arrayContaining(['username', 'password', 'totpToken', 'csrf']));
     expect(login.headers.get('content-security-policy')).toContain("form-action 'self'");
     expect(login.headers.get('x-frame-options')).toBe('DENY');
