@@ -15,9 +15,10 @@ import type { Config } from './configuration';
  * Makes `file` with `content` (owner-only) unless it exists, so that it is never seen part-written:
  * the content is written and synced under a name of its own, then linked into place, which fails
  * if another process on the folder linked its own first (the first one wins, and is what both read).
- * A crash leaves at most a stray temporary file, never a short `file`.
+ * A crash leaves at most a stray temporary file, never a short `file`. On a filesystem without hard
+ * links (vfat, some network shares) it falls back to an exclusive create of `file` itself.
  */
-async function createOnce(file: string, content: string): Promise<void> {
+export async function createOnce(file: string, content: string, linkFile: (from: string, to: string) => Promise<void> = link): Promise<void> {
   const temporary = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
   const handle = await open(temporary, 'wx', 0o600);
   try {
@@ -26,13 +27,20 @@ async function createOnce(file: string, content: string): Promise<void> {
   } finally {
     await handle.close();
   }
+  let linked = true;
   try {
-    await link(temporary, file);
+    await linkFile(temporary, file);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EPERM' || code === 'ENOTSUP' || code === 'ENOSYS') linked = false;
+    else if (code !== 'EEXIST') throw error;
   } finally {
     await unlink(temporary).catch(() => undefined);
   }
+  if (linked) return;
+  await writeFile(file, content, { mode: 0o600, flag: 'wx' }).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EEXIST') throw error;
+  });
 }
 
 /** JWT_SECRET, else the data folder's `jwt-secret` (made by the first process; owner-only). */

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { jwtSecret, oauthServerKeys, tlsCredentials } from '../../service/secrets';
+import { createOnce, jwtSecret, oauthServerKeys, tlsCredentials } from '../../service/secrets';
 
 const log = pino({ level: 'silent' });
 let dataDir: string;
@@ -42,6 +42,24 @@ describe('the JWT secret', () => {
     expect(new Set(secrets).size).toBe(1);
     expect(secrets[0]).toMatch(/^[\w-]{64}$/);
     expect((await readdir(dataDir)).sort()).toEqual(['jwt-secret', 'jwt-secret.999.stray.tmp']);
+  });
+});
+
+describe('a file made once', () => {
+  it('is still made, whole and owner-only, on a filesystem without hard links, and a second maker keeps the first', async () => {
+    const noLinks = () => Promise.reject(Object.assign(new Error('operation not permitted'), { code: 'EPERM' }));
+    const file = path.join(dataDir, 'made-once');
+    await createOnce(file, 'first', noLinks);
+    await createOnce(file, 'second', noLinks);
+    expect(await readFile(file, 'utf8')).toBe('first');
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    expect(await readdir(dataDir)).toEqual(['made-once']);
+  });
+
+  it('passes on errors other than a missing link feature', async () => {
+    const broken = () => Promise.reject(Object.assign(new Error('no space left on device'), { code: 'ENOSPC' }));
+    await expect(createOnce(path.join(dataDir, 'made-once'), 'x', broken)).rejects.toThrow('no space left on device');
+    expect(await readdir(dataDir)).toEqual([]);
   });
 });
 
