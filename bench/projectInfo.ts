@@ -117,8 +117,9 @@ async function projectInfoOn(store: BenchStore): Promise<string[]> {
     load = await startLoadGenerator(contenders.map((c) => ({ kind: 'get' as const, ...c })), CONNECTIONS);
     for (const c of contenders) await load.round(c.name, WARMUP_MS);
     const results = await roundsInTurn(load, contenders.map((c) => c.name), ROUNDS, ROUND_MS);
-    const { rate, lat, cpuPerCall, p99, spreadOf } = turnFigures(results);
-    const perRound = (name: string) => turnFigures(results).perRound(name, 'bare Koa');
+    const figures = turnFigures(results);
+    const { rate, lat, cpuPerCall, p99, spreadOf } = figures;
+    const perRound = (name: string) => figures.perRound(name, 'bare Koa');
 
     const count = (category: string) => info.dataSummaryPerCategory?.[category]?.dataCount ?? '?';
     return [
