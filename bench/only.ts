@@ -5,6 +5,7 @@ import { benchDspSpectral } from './dspSpectral';
 import { benchEventStoreAppend } from './eventStoreAppend';
 import { benchFeatureJob } from './featureJob';
 import { benchIngestion, smallSamples, splittable } from './ingestion';
+import { benchIngestionStages } from './ingestionStages';
 import { benchStores } from './benchKit';
 import { benchLargeUploads } from './largeUploads';
 import { benchOauthBearer } from './oauthBearer';
@@ -13,7 +14,7 @@ import { benchProjectionBatch } from './projectionBatch';
 import { benchReadStores } from './readStores';
 import { benchAuditLog } from './auditLog';
 import { benchRestart } from './restart';
-const all = { accounts: benchAccounts, dspAudio: benchDspAudio, dspSpectral: benchDspSpectral, eventStoreAppend: benchEventStoreAppend, featureJob: benchFeatureJob, ingestion: benchIngestion,
+const all = { accounts: benchAccounts, dspAudio: benchDspAudio, dspSpectral: benchDspSpectral, eventStoreAppend: benchEventStoreAppend, featureJob: benchFeatureJob, ingestion: benchIngestion, ingestionStages: benchIngestionStages,
   // Figure 1 of ingestion alone, on each store, for profiling the /data path (BENCH_LAYOUT=one or apart: one layout only).
   ingestionData: async () => {
     const lines: string[] = [];

@@ -8,6 +8,7 @@ import { benchDspSpectral } from './dspSpectral';
 import { benchEventStoreAppend } from './eventStoreAppend';
 import { benchFeatureJob } from './featureJob';
 import { benchIngestion } from './ingestion';
+import { benchIngestionStages } from './ingestionStages';
 import { benchKerasTraining } from './kerasTraining';
 import { benchClassification } from './classification';
 import { benchLargeUploads } from './largeUploads';
@@ -27,6 +28,7 @@ const benchmarks: Record<string, () => Promise<BenchResult>> = {
   oauthBearer: benchOauthBearer,
   readStores: benchReadStores,
   ingestion: benchIngestion,
+  ingestionStages: benchIngestionStages,
   largeUploads: benchLargeUploads,
   dspSpectral: benchDspSpectral,
   dspAudio: benchDspAudio,

@@ -1,0 +1,142 @@
+// What each stage of the devices' path costs a small signed sample, each stage alone in this process
+// on the real modules, against what the durable floor (bench/durableFloor.ts) does for the same
+// stage. The `ingestion` bench gives the whole path over HTTP; this says where its time goes. CPU is
+// the process's (user + system) over a run of SAMPLES, 32 at a time as 32 connections give them;
+// wall time includes the syncs, which the CPU figure does not.
+import { createHash, createHmac, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { IdAllocator } from '../commands/idAllocator';
+import { ingestSample } from '../commands/samples/sampleCommands';
+import { checkSample } from '../domain/sample/checkSample';
+import { parseSampleFile } from '../domain/sample/formats/detectFormat';
+import type { ParsedSample } from '../domain/sample/formats/sampleFormat';
+import { openLog } from '../service/composition';
+import { SqliteBlobStore } from '../stores/blobstore/sqliteBlobStore';
+import type { BenchResult } from './benchResult';
+import { smallSignedSample } from './loadGenerator';
+
+const SAMPLES = Number(process.env.BENCH_STAGE_SAMPLES ?? 6400);
+const AT_ONCE = 32;
+const HMAC_KEY = 'bench-stage-key';
+
+interface StageCost {
+  cpuUs: number;
+  wallUs: number;
+}
+
+/** Runs `once` SAMPLES times, AT_ONCE started together (one turn of the event loop), after a warm-up. */
+async function measure(once: (n: number) => unknown): Promise<StageCost> {
+  let n = 0;
+  const run = async (count: number) => {
+    for (let done = 0; done < count; done += AT_ONCE) await Promise.all(Array.from({ length: AT_ONCE }, () => once(n++)));
+  };
+  await run(Math.min(1000, SAMPLES / 4));
+  const cpu = process.cpuUsage();
+  const start = performance.now();
+  await run(SAMPLES);
+  const used = process.cpuUsage(cpu);
+  return { cpuUs: (used.user + used.system) / SAMPLES, wallUs: ((performance.now() - start) * 1000) / SAMPLES };
+}
+
+const sampleText = (n: number) => smallSignedSample(HMAC_KEY, n);
+
+export async function benchIngestionStages(): Promise<BenchResult> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-stages-'));
+  const texts = Array.from({ length: 2048 }, (_, i) => Buffer.from(sampleText(i)));
+  const body = (n: number) => texts[n % texts.length]!;
+  const lines: string[] = [];
+  const row = (stage: string, cost: StageCost, floor?: StageCost) =>
+    lines.push(`  ${stage}: ${cost.cpuUs.toFixed(0)} us CPU, ${cost.wallUs.toFixed(0)} us wall${floor ? `; the floor's ${floor.cpuUs.toFixed(0)} us CPU, ${floor.wallUs.toFixed(0)} us wall` : ''}`);
+  try {
+    // 1. The body to a checked sample: the streaming parser with its HMAC, vs JSON.parse and one HMAC.
+    const parse = (n: number) => {
+      const bytes = body(n);
+      return parseSampleFile({
+        source: { size: bytes.length, read: async (offset, length) => bytes.subarray(offset, offset + length), readAll: async () => bytes },
+        fileName: `s${n}.json`,
+        declaredType: 'application/json',
+        hmacKeys: [HMAC_KEY],
+      });
+    };
+    const floorParse = (n: number) => {
+      const text = body(n).toString('utf8');
+      const sample = JSON.parse(text) as { signature: string };
+      return createHmac('sha256', HMAC_KEY).update(text.replace(sample.signature, '0'.repeat(64))).digest();
+    };
+    row('parse and signature', await measure(parse), await measure(floorParse));
+
+    // 2. The blob: the small tier (its own file, a transaction and a sync a turn).
+    const blobs = SqliteBlobStore.open(join(dir, 'blobs.sqlite'));
+    row('blob put (blobs.sqlite)', await measure((n) => blobs.put(Buffer.from(`${n}:${randomUUID()}`))));
+    await blobs.close();
+
+    // 3. The event: the sample's decider and the log (sealing decorator, chain, group commit), on a
+    // fresh id; vs the floor's one row with the event and the sample's bytes, one transaction a turn.
+    const parsed = await parse(0);
+    const log = await openLog({ dataDir: join(dir, 'log'), eventStoreUrl: undefined, mongoUrl: undefined, mongoDb: 'bench' });
+    const ids = new IdAllocator(log.events, 1000);
+    const sample = (n: number) => checkSample(describe(parsed, n));
+    const ctx = () => ({ actor: 'apikey:1', correlationId: randomUUID(), now: new Date() });
+    row('event append (events.sqlite)', await measure((n) => ingestSample({ events: log.events, ids }, sample(n), ctx())));
+    await log.close();
+    row('durable floor row (event and bytes)', await measure(floorRows(join(dir, 'floor.sqlite'), body)));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return { name: `ingestionStages: each stage of a small signed sample alone, ${SAMPLES} samples ${AT_ONCE} at a time (CPU of this process per sample)`, lines };
+}
+
+function describe(parsed: ParsedSample, n: number) {
+  return {
+    projectId: 1,
+    category: 'training' as const,
+    fileName: `s${n}.json`,
+    label: 's',
+    sha256: createHash('sha256').update(String(n)).digest('hex'),
+    size: 420,
+    contentType: parsed.contentType,
+    kind: parsed.kind,
+    intervalMs: parsed.intervalMs,
+    frequency: parsed.frequency,
+    sensors: parsed.sensors,
+    valuesCount: parsed.valuesCount,
+    totalLengthMs: parsed.totalLengthMs,
+    deviceName: parsed.deviceName,
+    deviceType: parsed.deviceType,
+    width: parsed.width,
+    height: parsed.height,
+    signatureMethod: 'HS256' as const,
+    signatureValidate: true,
+    signatureKeyId: 1,
+    metadata: {},
+    boundingBoxes: [],
+    structuredLabels: [],
+    uploadSource: null,
+  };
+}
+
+/** bench/durableFloor.ts's storage alone: a row of event and bytes, the rows of one turn in one transaction. */
+function floorRows(file: string, body: (n: number) => Buffer): (n: number) => Promise<void> {
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.exec('CREATE TABLE events (seq INTEGER PRIMARY KEY, stream TEXT NOT NULL UNIQUE, data TEXT NOT NULL, sample BLOB NOT NULL)');
+  const insert = db.prepare<[string, string, Buffer]>('INSERT INTO events (stream, data, sample) VALUES (?, ?, ?)');
+  let queued: { row: [string, string, Buffer]; done: () => void }[] = [];
+  const commit = db.transaction((rows: typeof queued) => rows.forEach((r) => insert.run(...r.row)));
+  return (n) =>
+    new Promise<void>((resolve) => {
+      if (queued.length === 0)
+        setImmediate(() => {
+          const batch = queued;
+          queued = [];
+          commit(batch);
+          batch.forEach((r) => r.done());
+        });
+      const event = JSON.stringify({ type: 'SampleIngested', id: randomUUID(), data: { fileName: `s${n}.json`, at: new Date().toISOString() } });
+      queued.push({ row: [`sample-${randomUUID()}`, event, body(n)], done: resolve });
+    });
+}
