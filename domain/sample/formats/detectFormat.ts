@@ -3,6 +3,7 @@
 // different format is refused, so that a device owner learns their file is not what they think it
 // is. Generic declared types (none, application/octet-stream, text/plain) and unknown extensions
 // defer to the content.
+import { isUtf8 } from 'node:buffer';
 import { parseAcquisition } from './acquisitionFormat';
 import { parseCsv } from './csvFormat';
 import { parseImage } from './imageFormat';
@@ -158,20 +159,30 @@ const JPEG_SOI = Buffer.from([0xff, 0xd8, 0xff]);
 const CBOR_SELF_DESCRIBED = Buffer.from([0xd9, 0xd9, 0xf7]);
 const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
-/** Formats that are recognised only to be named in the refusal. */
+const bytesOf = (prefix: string | number[]): Buffer => (typeof prefix === 'string' ? Buffer.from(prefix, 'latin1') : Buffer.from(prefix));
+
+/** Formats that are recognised only to be named in the refusal, by their first bytes (made once: every upload looks). */
+const KNOWN_BINARY: readonly (readonly [Buffer, string])[] = (
+  [
+    ['GIF87a', 'a GIF image'],
+    ['GIF89a', 'a GIF image'],
+    ['II*\0', 'a TIFF image'],
+    ['MM\0*', 'a TIFF image'],
+    ['%PDF-', 'a PDF document'],
+    ['PK\x03\x04', 'a ZIP archive'],
+    [[0x1f, 0x8b], 'a gzip archive'],
+    ['OggS', 'an Ogg file'],
+    ['fLaC', 'a FLAC file'],
+    ['ID3', 'an MP3 file'],
+    ['PAR1', 'a Parquet file'],
+    [[0x1a, 0x45, 0xdf, 0xa3], 'a Matroska/WebM video'],
+    [[0xff, 0xfe], 'UTF-16 text (save it as UTF-8)'],
+    [[0xfe, 0xff], 'UTF-16 text (save it as UTF-8)'],
+  ] as const
+).map(([prefix, name]) => [bytesOf(typeof prefix === 'string' ? prefix : [...prefix]), name] as const);
+
 function knownBinary(head: Buffer): string | null {
-  const starts = (prefix: string | number[]) => head.subarray(0, prefix.length).equals(Buffer.from(typeof prefix === 'string' ? Buffer.from(prefix, 'latin1') : prefix));
-  if (starts('GIF87a') || starts('GIF89a')) return 'a GIF image';
-  if (starts('II*\0') || starts('MM\0*')) return 'a TIFF image';
-  if (starts('%PDF-')) return 'a PDF document';
-  if (starts('PK\x03\x04')) return 'a ZIP archive';
-  if (starts([0x1f, 0x8b])) return 'a gzip archive';
-  if (starts('OggS')) return 'an Ogg file';
-  if (starts('fLaC')) return 'a FLAC file';
-  if (starts('ID3')) return 'an MP3 file';
-  if (starts('PAR1')) return 'a Parquet file';
-  if (starts([0x1a, 0x45, 0xdf, 0xa3])) return 'a Matroska/WebM video';
-  if (starts([0xff, 0xfe]) || starts([0xfe, 0xff])) return 'UTF-16 text (save it as UTF-8)';
+  for (const [prefix, name] of KNOWN_BINARY) if (head.length >= prefix.length && head.compare(prefix, 0, prefix.length, 0, prefix.length) === 0) return name;
   return null;
 }
 
@@ -201,12 +212,8 @@ function textStart(head: Buffer, fileSize: number): number | 'binary' | 'not-utf
     }
     body = body.subarray(0, cut);
   }
-  try {
-    new TextDecoder('utf-8', { fatal: true }).decode(body);
-  } catch {
-    return 'not-utf8';
-  }
-  return start;
+  // Checked without decoding: a string of the whole head for nothing.
+  return isUtf8(body) ? start : 'not-utf8';
 }
 
 const isWhitespace = (byte: number) => byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d || byte === 0x0c;

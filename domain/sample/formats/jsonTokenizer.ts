@@ -50,6 +50,9 @@ const LITERALS = ['true', 'false', 'null'] as const;
 const LITERAL_VALUES = [true, false, null] as const;
 const ESCAPES: Record<number, string> = { 0x22: '"', 0x5c: '\\', 0x2f: '/', 0x62: '\b', 0x66: '\f', 0x6e: '\n', 0x72: '\r', 0x74: '\t' };
 
+/** Runs of a string up to this many bytes are tried as ASCII without the decoder. */
+const SHORT_RUN = 64;
+
 export class JsonTokenizer implements DocumentTokenizer {
   /** File offset of the chunk being read. */
   private offset = 0;
@@ -62,6 +65,8 @@ export class JsonTokenizer implements DocumentTokenizer {
 
   private stringIsKey = false;
   private readonly decoder = new TextDecoder('utf-8');
+  /** Whether the decoder was given bytes of the current string (it may hold a sequence's first bytes). */
+  private decoderHolds = false;
   private text = '';
   private textLength = 0;
   private unicode = 0;
@@ -291,7 +296,25 @@ export class JsonTokenizer implements DocumentTokenizer {
 
   private raw(chunk: Uint8Array, from: number, to: number): void {
     this.textLength += utf16Length(chunk, from, to);
-    if (this.text.length < KEPT_STRING_CHARS) this.appendText(this.decoder.decode(chunk.subarray(from, to), { stream: true }), false);
+    if (this.text.length >= KEPT_STRING_CHARS) return;
+    // Short ASCII runs (keys, sensor names, units: most of a small sample's strings) are read byte by
+    // byte; a decoder call and its view cost more than they do. Only while the decoder holds nothing
+    // of a sequence begun before (in valid UTF-8 the run after a cut sequence starts with its
+    // continuation bytes anyway, which the loop hands to the decoder).
+    if (!this.decoderHolds && to - from <= SHORT_RUN) {
+      let piece = '';
+      for (let i = from; i < to; i++) {
+        const byte = chunk[i]!;
+        if (byte >= 0x80) {
+          piece = '';
+          break;
+        }
+        piece += String.fromCharCode(byte);
+        if (i === to - 1) return this.appendText(piece, false);
+      }
+    }
+    this.decoderHolds = true;
+    this.appendText(this.decoder.decode(chunk.subarray(from, to), { stream: true }), false);
   }
 
   private appendText(piece: string, counted = true): void {
@@ -301,8 +324,11 @@ export class JsonTokenizer implements DocumentTokenizer {
 
   private finishString(closingQuoteAt: number): void {
     this.token = NONE;
-    const rest = this.decoder.decode();
-    if (this.text.length < KEPT_STRING_CHARS) this.text += rest;
+    if (this.decoderHolds) {
+      this.decoderHolds = false;
+      const rest = this.decoder.decode();
+      if (this.text.length < KEPT_STRING_CHARS) this.text += rest;
+    }
     const token = { kind: 'string' as const, text: this.text.slice(0, KEPT_STRING_CHARS), length: this.textLength };
     this.text = '';
     if (this.stringIsKey) {
