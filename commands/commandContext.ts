@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { v7 as timeOrderedUuid } from 'uuid';
 import type { EventMetadata } from '../stores/eventstore/eventStore';
 
 /** Who is asking and why: becomes the metadata of every event the command appends. */
@@ -30,9 +31,13 @@ export function eventMetadata(ctx: CommandContext): EventMetadata {
   };
 }
 
-/** A UUID (v4 layout) derived from the command id and the event's place in the batch. */
+/**
+ * A new event's id: time-ordered (UUID v7), so that the log's unique index of ids takes each append
+ * near its last page instead of a random one (fewer pages written a commit); or, for a saga's
+ * command, a UUID (v4 layout) derived from the command id and the event's place in the batch.
+ */
 export function eventId(ctx: CommandContext, index: number): string {
-  if (ctx.commandId === undefined) return randomUUID();
+  if (ctx.commandId === undefined) return timeOrderedUuid();
   const h = createHash('sha256').update(`${ctx.commandId}#${index}`).digest();
   h[6] = (h[6]! & 0x0f) | 0x40;
   h[8] = (h[8]! & 0x3f) | 0x80;

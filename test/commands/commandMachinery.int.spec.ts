@@ -70,6 +70,13 @@ describe('command handling', () => {
     expect(again.position).toBe(first.position);
     expect(await store.readStream('s-1')).toHaveLength(1);
   });
+
+  it('gives a command without a command id new time-ordered ids (UUID v7), later ones sorting after earlier ones', () => {
+    const ids = Array.from({ length: 1000 }, (_, i) => eventId(ctx({}), i % 3));
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect([...ids].sort()).toEqual(ids);
+  });
 });
 
 describe('hi/lo id allocation', () => {
