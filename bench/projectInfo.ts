@@ -16,6 +16,7 @@
 
 import http from 'node:http';
 import Koa from 'koa';
+import type { RunningService } from '../main';
 import type { BenchResult } from './benchResult';
 import { BENCH_PASSWORD, HOST, JSON_HEADERS, benchStores, closeServer, expectOk, listen, ownerWithProject, turnFigures, request, signUp, startBenchService, type BenchStore } from './benchKit';
 import { roundsInTurn, startLoadGenerator } from './loadGenerator';
@@ -45,60 +46,8 @@ async function projectInfoOn(store: BenchStore): Promise<string[]> {
   let load: Awaited<ReturnType<typeof startLoadGenerator>> | undefined;
   try {
     started = await startBenchService('projectinfo', store);
-    const { service } = started;
-    const api = service.apiUrl;
-    const ingestion = service.ingestionUrl;
-    if (!api || !ingestion) throw new Error('the service started without its api and ingestion roles');
-    const send = (base: string, method: string, path: string, headers: Record<string, string> = {}, body?: string) =>
-      request(agent, new URL(path, base), method, headers, body);
-    // The owner, a token, a project and its API key.
-    const { token, projectId, apiKey } = await ownerWithProject(agent, api, 'benchowner', 'Bench project info');
-    const auth = { ...JSON_HEADERS, 'x-jwt-token': token };
-
-    // Two collaborators.
-    for (let i = 0; i < COLLABORATORS; i++) {
-      const username = `benchcollab${i}`;
-      await signUp(agent, api, username);
-      const invited = expectOk(await send(api, 'POST', `/v1/api/${projectId}/collaborators/add`, auth, JSON.stringify({ usernameOrEmail: username })), 'collaborator invite');
-      // A collaborator joins by accepting the invitation with their own JWT.
-      const login = expectOk(await send(api, 'POST', '/v1/api-login', JSON_HEADERS, JSON.stringify({ username, password: BENCH_PASSWORD })), 'collaborator login');
-      const invitee = { ...JSON_HEADERS, 'x-jwt-token': String((JSON.parse(login) as { token: string }).token) };
-      const invitationId = Number((JSON.parse(invited) as { id: number }).id);
-      expectOk(await send(api, 'POST', `/v1/api/user/invitations/${invitationId}/accept`, invitee), 'invitation accept');
-    }
-
-    // Samples under several labels, most for training and a fifth for testing, 32 at a time.
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: CONNECTIONS }, async () => {
-        for (let n = next++; n < SAMPLES; n = next++) {
-          const category = n % 5 === 4 ? 'testing' : 'training';
-          const fileName = `${LABELS[n % LABELS.length]}.${n}.json`;
-          const reply = await send(ingestion, 'POST', `/api/${category}/data`, { 'x-api-key': apiKey, 'content-type': 'application/json', 'x-file-name': fileName }, smallSample(n));
-          if (reply.status !== 200 || reply.text !== fileName) throw new Error(`POST /api/${category}/data answered ${reply.status}: ${reply.text.slice(0, 300)}`);
-        }
-      }),
-    );
-
-    // One impulse: time series, spectral analysis, a classifier.
-    expectOk(await send(api, 'POST', `/v1/api/${projectId}/impulse`, auth, JSON.stringify(IMPULSE)), 'impulse create');
-    // Ingestion answers on durability: let the read models apply every sample before the answer is taken.
-    await service.projections?.waitFor((await service.stores.events.headPosition())!, 60_000);
-
-    // One real answer each way, for the bare handler and for the record.
-    const jwtHeaders = { 'x-jwt-token': token };
-    const keyHeaders = { 'x-api-key': apiKey };
-    const path = `/v1/api/${projectId}`;
-    const jwtAnswer = expectOk(await send(api, 'GET', path, jwtHeaders), `GET ${path} (JWT)`);
-    const keyAnswer = expectOk(await send(api, 'GET', path, keyHeaders), `GET ${path} (API key)`);
-    for (const answer of [jwtAnswer, keyAnswer]) if (!answer.startsWith(OK_PREFIX)) throw new Error(`GET ${path} answered without success: ${answer.slice(0, 300)}`);
-    const info = JSON.parse(jwtAnswer) as {
-      project?: { collaborators?: unknown[] };
-      dataSummary?: { dataCount?: number; labels?: unknown[] };
-      dataSummaryPerCategory?: Record<string, { dataCount?: number }>;
-      impulse?: { created?: boolean };
-    };
-
+    const api = started.service.apiUrl!;
+    const { path, jwtHeaders, keyHeaders, jwtAnswer, keyAnswer, info } = await realisticProject(agent, started.service);
     // The ceiling: one Koa middleware answering the service's own JWT answer, stringified per request.
     const copy: unknown = JSON.parse(jwtAnswer);
     const app = new Koa();
@@ -144,6 +93,69 @@ async function projectInfoOn(store: BenchStore): Promise<string[]> {
     await closeServer(bare);
     await started?.stop();
   }
+}
+
+/** The answer of project information as the bench reads it. */
+export interface ProjectInfoAnswer {
+  project?: { collaborators?: unknown[] };
+  dataSummary?: { dataCount?: number; labels?: unknown[] };
+  dataSummaryPerCategory?: Record<string, { dataCount?: number }>;
+  impulse?: { created?: boolean };
+}
+
+/**
+ * The bench's project, made through the service's own API: an owner, two collaborators, samples
+ * under several labels, one impulse; and one answer each way (JWT, API key), checked.
+ */
+export async function realisticProject(agent: http.Agent, service: RunningService) {
+  const api = service.apiUrl;
+  const ingestion = service.ingestionUrl;
+  if (!api || !ingestion) throw new Error('the service started without its api and ingestion roles');
+  const send = (base: string, method: string, path: string, headers: Record<string, string> = {}, body?: string) =>
+    request(agent, new URL(path, base), method, headers, body);
+  // The owner, a token, a project and its API key.
+  const { token, projectId, apiKey } = await ownerWithProject(agent, api, 'benchowner', 'Bench project info');
+  const auth = { ...JSON_HEADERS, 'x-jwt-token': token };
+
+  // Two collaborators.
+  for (let i = 0; i < COLLABORATORS; i++) {
+    const username = `benchcollab${i}`;
+    await signUp(agent, api, username);
+    const invited = expectOk(await send(api, 'POST', `/v1/api/${projectId}/collaborators/add`, auth, JSON.stringify({ usernameOrEmail: username })), 'collaborator invite');
+    // A collaborator joins by accepting the invitation with their own JWT.
+    const login = expectOk(await send(api, 'POST', '/v1/api-login', JSON_HEADERS, JSON.stringify({ username, password: BENCH_PASSWORD })), 'collaborator login');
+    const invitee = { ...JSON_HEADERS, 'x-jwt-token': String((JSON.parse(login) as { token: string }).token) };
+    const invitationId = Number((JSON.parse(invited) as { id: number }).id);
+    expectOk(await send(api, 'POST', `/v1/api/user/invitations/${invitationId}/accept`, invitee), 'invitation accept');
+  }
+
+  // Samples under several labels, most for training and a fifth for testing, 32 at a time.
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      for (let n = next++; n < SAMPLES; n = next++) {
+        const category = n % 5 === 4 ? 'testing' : 'training';
+        const fileName = `${LABELS[n % LABELS.length]}.${n}.json`;
+        const reply = await send(ingestion, 'POST', `/api/${category}/data`, { 'x-api-key': apiKey, 'content-type': 'application/json', 'x-file-name': fileName }, smallSample(n));
+        if (reply.status !== 200 || reply.text !== fileName) throw new Error(`POST /api/${category}/data answered ${reply.status}: ${reply.text.slice(0, 300)}`);
+      }
+    }),
+  );
+
+  // One impulse: time series, spectral analysis, a classifier.
+  expectOk(await send(api, 'POST', `/v1/api/${projectId}/impulse`, auth, JSON.stringify(IMPULSE)), 'impulse create');
+  // Ingestion answers on durability: let the read models apply every sample before the answer is taken.
+  await service.projections?.waitFor((await service.stores.events.headPosition())!, 60_000);
+
+  // One real answer each way, for the bare handler and for the record.
+  const jwtHeaders = { 'x-jwt-token': token };
+  const keyHeaders = { 'x-api-key': apiKey };
+  const path = `/v1/api/${projectId}`;
+  const jwtAnswer = expectOk(await send(api, 'GET', path, jwtHeaders), `GET ${path} (JWT)`);
+  const keyAnswer = expectOk(await send(api, 'GET', path, keyHeaders), `GET ${path} (API key)`);
+  for (const answer of [jwtAnswer, keyAnswer]) if (!answer.startsWith(OK_PREFIX)) throw new Error(`GET ${path} answered without success: ${answer.slice(0, 300)}`);
+  const info = JSON.parse(jwtAnswer) as ProjectInfoAnswer;
+  return { path, jwtHeaders, keyHeaders, jwtAnswer, keyAnswer, info };
 }
 
 const IMPULSE = {
