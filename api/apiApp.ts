@@ -9,11 +9,13 @@ import type { ApiDeps } from './apiDeps';
 import { PRINCIPAL_MEMO_MS, requireProject } from './auth/principal';
 import { accessLog } from '../http/accessLog';
 import { jsonEnvelope } from './http/envelope';
-import { ANSWER_MEMO_MS, mountOperations, type Operation } from './http/operation';
+import { ANSWER_MEMO_MS, mountOperations, type MountDeps, type Operation } from './http/operation';
 import { ReadModelMemo } from './http/readModelMemo';
 import { requestId } from '../http/requestId';
 import { logRequestErrors } from '../http/requestErrors';
 import { unknownMethod } from '../http/clientErrors';
+import { onMethods, onPaths } from '../http/passBy';
+import { routesBySegments } from '../http/routesBySegments';
 import { openApiDocument } from './openApi';
 import { accountOperations } from './routes/accountRoutes';
 import { userProfileOperations } from './routes/userProfileRoutes';
@@ -57,6 +59,9 @@ import { healthRoute } from '../http/healthRoute';
 import { createAuthorizationServer } from './oauth/authorizationServer';
 import { interactionRouter } from './oauth/interactionRoutes';
 import { serveUserPhoto, userPhotoOperations } from './routes/userPhotoRoutes';
+
+/** The methods whose JSON bodies are parsed. The SDK sends a JSON body with DELETE /api/user. */
+const BODY_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
 export interface ApiAppOptions {
   log: Logger;
@@ -115,15 +120,9 @@ export function allOperations(deps: ApiDeps): Operation[] {
 export function createApiApp(deps: ApiDeps, options: ApiAppOptions): Koa {
   const app = new Koa({ proxy: false });
   const operations = allOperations(deps);
-  const router = new Router({ prefix: '/v1' });
   const oauth = createAuthorizationServer({ publicUrl: deps.settings.publicUrl, trustedProxyHops: deps.settings.trustedProxyHops, events: deps.events, oauthClients: deps.oauthClients, users: deps.users, keys: deps.oauthKeys, log: options.log });
 
-  router.get('/openapi.json', (ctx) => {
-    ctx.body = openApiDocument(operations);
-  });
-  // Public, and binary: not an operation of the JSON API.
-  router.get('getUserPhoto', '/user-photos/:sha256', serveUserPhoto(deps));
-  mountOperations(router, operations, {
+  const router = apiRouter(deps, operations, {
     // Bounded whatever the traffic: a few thousand principals and answers, some megabytes.
     // A key's expiry is checked apart at every use, so principals too may be renewed by one request at a time.
     auth: {
@@ -148,29 +147,40 @@ export function createApiApp(deps: ApiDeps, options: ApiAppOptions): Koa {
   app.use(accessLog(options.log));
   // OAuth's answers are its own (standard errors, HTML pages), and it parses its own bodies.
   app.use(oauth.middleware);
-  app.use(interactionRouter(deps, oauth.provider).routes());
+  app.use(onPaths(/^\/oauth\/interaction\//i, interactionRouter(deps, oauth.provider).routes() as Koa.Middleware));
   app.use(jsonEnvelope());
-  app.use(
-    koaBody({
-      jsonLimit: '1mb',
-      // Signed bodies (payment notifications) are verified over the bytes as sent.
-      includeUnparsed: true,
-      multipart: false,
-      urlencoded: false,
-      text: false,
-      // The SDK sends a JSON body with DELETE /api/user.
-      parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
-      onError(error) {
-        const status = (error as { status?: number }).status;
-        if (status === 413) throw new DomainError('PAYLOAD_TOO_LARGE', 'Request body is too large: at most 1 MB of JSON', 413);
-        if (status === 415) throw new DomainError('UNSUPPORTED_ENCODING', 'Unsupported request body encoding', 415);
-        throw new ValidationError('Malformed JSON in request body', 'MALFORMED_JSON');
-      },
-    }),
-  );
+  const parseBody = koaBody({
+    jsonLimit: '1mb',
+    // Signed bodies (payment notifications) are verified over the bytes as sent.
+    includeUnparsed: true,
+    multipart: false,
+    urlencoded: false,
+    text: false,
+    parsedMethods: BODY_METHODS.map((m) => HttpMethodEnum[m]),
+    onError(error) {
+      const status = (error as { status?: number }).status;
+      if (status === 413) throw new DomainError('PAYLOAD_TOO_LARGE', 'Request body is too large: at most 1 MB of JSON', 413);
+      if (status === 415) throw new DomainError('UNSUPPORTED_ENCODING', 'Unsupported request body encoding', 415);
+      throw new ValidationError('Malformed JSON in request body', 'MALFORMED_JSON');
+    },
+  });
+  // Only the methods it parses: for the others (GET above all) it would only check content types.
+  app.use(onMethods(BODY_METHODS, parseBody));
   // Outside /v1: not part of the Edge Impulse API, and where probes expect it.
-  app.use(new Router().get('/health', healthRoute(options.health, options.log)).routes());
-  app.use(router.routes());
-  app.use(router.allowedMethods({ throw: true, notImplemented: unknownMethod }));
+  app.use(onPaths(/^\/health\/?$/i, new Router().get('/health', healthRoute(options.health, options.log)).routes() as Koa.Middleware));
+  // Each request is tested only against the routes of its path's segment count (a tenth of them).
+  app.use(routesBySegments(router, { throw: true, notImplemented: unknownMethod }));
   return app;
+}
+
+/** The routes under `/v1`: the OpenAPI document, user photos and every operation. */
+export function apiRouter(deps: ApiDeps, operations: readonly Operation[], mount: MountDeps): Router {
+  const router = new Router({ prefix: '/v1' });
+  router.get('/openapi.json', (ctx) => {
+    ctx.body = openApiDocument(operations);
+  });
+  // Public, and binary: not an operation of the JSON API.
+  router.get('getUserPhoto', '/user-photos/:sha256', serveUserPhoto(deps));
+  mountOperations(router, operations, mount);
+  return router;
 }

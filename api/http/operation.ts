@@ -145,8 +145,11 @@ export interface MountDeps {
    * a stranger or a read-only key learns nothing from validation.
    */
   projectAccess(principal: Principal, projectId: number, access: 'read' | 'write' | 'devices'): Promise<Project>;
-  /** The JSON answers of operations that allow it (`Operation.keepAnswer`), by what they depend on. */
-  answers?: ReadModelMemo<string>;
+  /**
+   * The JSON answers of operations that allow it (`Operation.keepAnswer`), by what they depend on;
+   * kept as UTF-8 bytes, so a kept answer is not measured and encoded again for every response.
+   */
+  answers?: ReadModelMemo<Buffer>;
 }
 
 /** A safety net behind the change mark, and the clock's share in a kept answer (a month's compute time). */
@@ -238,8 +241,8 @@ export function mountOperations(router: Router, operations: readonly Operation[]
           ctx.type = 'text/plain; charset=utf-8';
           ctx.body = text;
         } else if (answerKey !== undefined && !redirect && op.keepAnswer?.(query)) {
-          const answer = JSON.stringify({ success: true, ...result });
-          deps.answers?.set(answerKey, mark, answer, answer.length * 2, Date.now() + ANSWER_MEMO_MS);
+          const answer = Buffer.from(JSON.stringify({ success: true, ...result }));
+          deps.answers?.set(answerKey, mark, answer, answer.length, Date.now() + ANSWER_MEMO_MS);
           ctx.type = JSON_TYPE;
           ctx.body = answer;
         } else ctx.body = { success: true, ...result };

@@ -143,6 +143,18 @@ for (const setup of setups) {
       expect((listedAfter.body.projects as { id: number }[]).map((p) => p.id)).not.toContain(projectId);
     });
 
+    it("refuses a deleted account's token at once, where its project information was kept", async () => {
+      await call(service, 'POST', '/api-user-create', { body: signup({ name: 'Carol', username: 'carol', email: 'carol@example.com' }) });
+      const carol = { 'x-jwt-token': await loginToken(service, 'carol') };
+      await inviteAndAccept(service, projectId, ada['x-jwt-token']!, carol['x-jwt-token'], 'carol');
+      expect((await twice(`/api/${projectId}`, carol)).status).toBe(200);
+      const deleted = await call(service, 'DELETE', '/api/user', { headers: carol, body: { password: 'correct horse battery' } });
+      expect(deleted.status).toBe(200);
+      const refused = await info(carol);
+      expect(refused.status).toBe(401);
+      expect(refused.body.error).toMatch(/no longer exists/);
+    });
+
     it('ends the sessions of a changed password at once', async () => {
       const bob = { 'x-jwt-token': bobToken };
       expect((await twice('/api/projects', bob)).status).toBe(200);
