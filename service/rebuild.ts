@@ -93,16 +93,21 @@ const partFileOf = (folder: string, group: readonly Projection[]): string => pat
 
 /**
  * The projections a rebuild of the embedded store replays on other cores, a group per worker
- * thread, each into a scratch file of its own. Any projection could (each touches only its own
- * collections); the samples (a large document and a summary for every sample) and the history (a
- * document for every event) are worth a thread each: together they are nearly all of a rebuild's
- * work. The main thread takes the other, smaller ones, and then copies the parts in.
+ * thread, each into a scratch file of its own; the main thread replays the others, then copies the
+ * parts in. Any projection could run apart (each touches only its own collections); only the
+ * history (a document for every event) does by default. With 2 cores, the samples apart as well
+ * (three threads, each reading and parsing the whole log) was slower on a quiet machine: a million
+ * events in 123 s against 82-100 s, the samples alone apart 107 s (WIP.md, 2026-11-28).
  */
-const GROUPS_APART: readonly (readonly string[])[] = [['samples'], ['history']];
+export const GROUPS_APART: readonly (readonly string[])[] = [['history']];
 
-function projectionGroupsApart(config: Config): Projection[][] {
+function projectionGroupsApart(config: Config, names: readonly (readonly string[])[]): Projection[][] {
   if (config.mongoUrl || config.eventStoreUrl) return [];
-  return GROUPS_APART.map((names) => allProjections.filter((p) => names.includes(p.name)));
+  return names.map((group) => {
+    const projections = allProjections.filter((p) => group.includes(p.name));
+    if (projections.length !== group.length) throw new Error(`Unknown projections among ${group.join(', ')}`);
+    return projections;
+  });
 }
 
 async function removeDatabaseFile(file: string): Promise<void> {
@@ -172,7 +177,13 @@ async function sagaCheckpointsFor(events: EventStore, stored: ReadonlyMap<string
  * rebuild that fails or is cut short leaves the read models as they were (and costs no drop of
  * gigabytes of tables first); MongoDB's are dropped and replayed in place.
  */
-export async function rebuildReadModels(config: Config, log: Logger, output: ProgressOutput = process.stderr): Promise<RebuildResult | undefined> {
+export async function rebuildReadModels(
+  config: Config,
+  log: Logger,
+  output: ProgressOutput = process.stderr,
+  /** The groups of projections replayed apart, each on a core of its own (GROUPS_APART by default). */
+  groupsApart: readonly (readonly string[])[] = GROUPS_APART,
+): Promise<RebuildResult | undefined> {
   if (config.readStore === 'memory') {
     log.info('READ_STORE is memory: the read models are rebuilt from the log at every start; nothing to rebuild');
     return undefined;
@@ -197,7 +208,7 @@ export async function rebuildReadModels(config: Config, log: Logger, output: Pro
         const target = SqliteReadStore.open(rebuiltFile, { indexes: readModelIndexes, groupCommitMs: READ_MODELS_GROUP_COMMIT_MS });
         try {
           await target.dropAllForBulkLoad();
-          result = complete(await replay(config, log, output, opened.events, target, { store: target, partFolder: config.dataDir, buildIndexes: true }));
+          result = complete(await replay(config, log, output, opened.events, target, { store: target, partFolder: config.dataDir, buildIndexes: true, groupsApart }));
           for (const [name, kept] of await sagaCheckpointsFor(opened.events, sagaCheckpoints)) await target.setCheckpoint(name, kept.position, kept.store);
         } finally {
           await target.close();
@@ -240,6 +251,8 @@ interface BulkTarget {
   store: SqliteReadStore;
   /** The folder of the parts' scratch files. */
   partFolder: string;
+  /** The groups of projections replayed apart (projectionGroupsApart). */
+  groupsApart: readonly (readonly string[])[];
   /** Whether to build the declared indexes at the end (the live read models need them; a scratch one compared by `_id` does not). */
   buildIndexes: boolean;
 }
@@ -256,7 +269,7 @@ interface Replayed extends RebuildResult {
  */
 async function replay(config: Config, log: Logger, output: ProgressOutput, source: EventStore, readStore: ReadStore, bulk: BulkTarget | undefined): Promise<Replayed> {
   let events = 0;
-  const groups = bulk ? projectionGroupsApart(config) : [];
+  const groups = bulk ? projectionGroupsApart(config, bulk.groupsApart) : [];
   const apart = new Set(groups.flat());
   const pool = groups.length > 0 ? new ThreadPool(groups.length) : undefined;
   const parts: { group: Projection[]; file: string; done: Promise<RebuildPartResult> }[] = [];
@@ -352,7 +365,7 @@ export async function verifyReadModels(config: Config, log: Logger, output: Prog
         // The usual case after a clean stop: every read model at the head, rebuilt as a rebuild builds
         // them (the history on a second core), then compared. A projection the replay could not take
         // past an event shows as differences; it is named too.
-        const replayed = await replay(config, log, output, stores.events, scratch, { store: scratch, partFolder: scratchDir, buildIndexes: false });
+        const replayed = await replay(config, log, output, stores.events, scratch, { store: scratch, partFolder: scratchDir, buildIndexes: false, groupsApart: GROUPS_APART });
         for (const failure of replayed.failures) out.write(`the rebuild stopped short: ${describeProjectionFailure(failure)}\n`);
         comparison = { ...(await compareReadModels(stores.readStore, scratch, allProjections)), events: replayed.events };
       } else {
