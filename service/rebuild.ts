@@ -2,7 +2,7 @@
 // (a bar on a terminal, plain lines otherwise) and the events applied per second. It holds the data
 // folder's exclusive lock, so it refuses to run beside a service process on the same folder, and a
 // service refuses to start while it runs.
-import { mkdtemp, open, rename, rm } from 'node:fs/promises';
+import { mkdtemp, open, readdir, rename, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
@@ -83,17 +83,31 @@ function describeProgress(applied: Position | undefined, head: Position, events:
   return `\r[${'#'.repeat(filled)}${'-'.repeat(BAR_WIDTH - filled)}] ${percent.padStart(6)} ${figures}   `;
 }
 
-/** The scratch file of the part of a rebuild run on another core (rebuildPart.ts), in the data folder. */
-export const REBUILD_PART_FILE = 'read-models.rebuild-part.sqlite';
+/**
+ * The scratch files of the parts of a rebuild run on other cores (rebuildPart.ts), in the data
+ * folder: each name starts so (`read-models.rebuild-part.<group>.sqlite`).
+ */
+export const REBUILD_PART_PREFIX = 'read-models.rebuild-part';
+
+const partFileOf = (folder: string, group: readonly Projection[]): string => path.join(folder, `${REBUILD_PART_PREFIX}.${group.map((p) => p.name).join('+')}.sqlite`);
 
 /**
- * The projections a rebuild of the embedded store replays on a second core. Any projection could
- * (each touches only its own collections); only the history is worth a thread (a document for every
- * event: a third of the work), the others are a few documents each.
+ * The projections a rebuild of the embedded store replays on other cores, a group per worker
+ * thread, each into a scratch file of its own; the main thread replays the others, then copies the
+ * parts in. Any projection could run apart (each touches only its own collections); only the
+ * history (a document for every event) does by default. With 2 cores, the samples apart as well
+ * (three threads, each reading and parsing the whole log) was slower on a quiet machine: a million
+ * events in 123 s against 82-100 s, the samples alone apart 107 s (WIP.md, 2026-11-28).
  */
-function projectionsApart(config: Config): Projection[] {
+export const GROUPS_APART: readonly (readonly string[])[] = [['history']];
+
+function projectionGroupsApart(config: Config, names: readonly (readonly string[])[]): Projection[][] {
   if (config.mongoUrl || config.eventStoreUrl) return [];
-  return allProjections.filter((p) => p.name === 'history');
+  return names.map((group) => {
+    const projections = allProjections.filter((p) => group.includes(p.name));
+    if (projections.length !== group.length) throw new Error(`Unknown projections among ${group.join(', ')}`);
+    return projections;
+  });
 }
 
 async function removeDatabaseFile(file: string): Promise<void> {
@@ -105,7 +119,8 @@ export const REBUILT_FILE = 'read-models.rebuilding.sqlite';
 
 /** Removes what a rebuild cut short (killed, a power cut) left in the data folder. */
 export async function removeRebuildLeftovers(dataDir: string): Promise<void> {
-  await Promise.all([REBUILT_FILE, REBUILD_PART_FILE].map((file) => removeDatabaseFile(path.join(dataDir, file))));
+  const parts = (await readdir(dataDir)).filter((name) => name.startsWith(REBUILD_PART_PREFIX));
+  await Promise.all([removeDatabaseFile(path.join(dataDir, REBUILT_FILE)), ...parts.map((name) => rm(path.join(dataDir, name), { force: true }))]);
 }
 
 /**
@@ -162,7 +177,13 @@ async function sagaCheckpointsFor(events: EventStore, stored: ReadonlyMap<string
  * rebuild that fails or is cut short leaves the read models as they were (and costs no drop of
  * gigabytes of tables first); MongoDB's are dropped and replayed in place.
  */
-export async function rebuildReadModels(config: Config, log: Logger, output: ProgressOutput = process.stderr): Promise<RebuildResult | undefined> {
+export async function rebuildReadModels(
+  config: Config,
+  log: Logger,
+  output: ProgressOutput = process.stderr,
+  /** The groups of projections replayed apart, each on a core of its own (GROUPS_APART by default). */
+  groupsApart: readonly (readonly string[])[] = GROUPS_APART,
+): Promise<RebuildResult | undefined> {
   if (config.readStore === 'memory') {
     log.info('READ_STORE is memory: the read models are rebuilt from the log at every start; nothing to rebuild');
     return undefined;
@@ -187,7 +208,7 @@ export async function rebuildReadModels(config: Config, log: Logger, output: Pro
         const target = SqliteReadStore.open(rebuiltFile, { indexes: readModelIndexes, groupCommitMs: READ_MODELS_GROUP_COMMIT_MS });
         try {
           await target.dropAllForBulkLoad();
-          result = complete(await replay(config, log, output, opened.events, target, { store: target, partFile: path.join(config.dataDir, REBUILD_PART_FILE), buildIndexes: true }));
+          result = complete(await replay(config, log, output, opened.events, target, { store: target, partFolder: config.dataDir, buildIndexes: true, groupsApart }));
           for (const [name, kept] of await sagaCheckpointsFor(opened.events, sagaCheckpoints)) await target.setCheckpoint(name, kept.position, kept.store);
         } finally {
           await target.close();
@@ -225,10 +246,13 @@ export async function rebuildReadModels(config: Config, log: Logger, output: Pro
   }
 }
 
-/** An embedded store in a bulk load, and where the projections that run apart load on a second core. */
+/** An embedded store in a bulk load, and where the projections that run apart load on other cores. */
 interface BulkTarget {
   store: SqliteReadStore;
-  partFile: string;
+  /** The folder of the parts' scratch files. */
+  partFolder: string;
+  /** The groups of projections replayed apart (projectionGroupsApart). */
+  groupsApart: readonly (readonly string[])[];
   /** Whether to build the declared indexes at the end (the live read models need them; a scratch one compared by `_id` does not). */
   buildIndexes: boolean;
 }
@@ -240,27 +264,33 @@ interface Replayed extends RebuildResult {
 
 /**
  * Replays the log into `readStore`, showing progress. Into an embedded store in a bulk load, the
- * history replays on a second core into a file of its own, copied in before the indexes are built.
+ * groups apart (projectionGroupsApart) replay each on a core of its own into a file of its own,
+ * copied in before the indexes are built.
  */
 async function replay(config: Config, log: Logger, output: ProgressOutput, source: EventStore, readStore: ReadStore, bulk: BulkTarget | undefined): Promise<Replayed> {
   let events = 0;
-  const apart = bulk ? projectionsApart(config) : [];
-  const pool = apart.length > 0 ? new ThreadPool(1) : undefined;
-  let part: Promise<RebuildPartResult> | undefined;
+  const groups = bulk ? projectionGroupsApart(config, bulk.groupsApart) : [];
+  const apart = new Set(groups.flat());
+  const pool = groups.length > 0 ? new ThreadPool(groups.length) : undefined;
+  const parts: { group: Projection[]; file: string; done: Promise<RebuildPartResult> }[] = [];
   if (pool && bulk) {
-    await removeDatabaseFile(bulk.partFile);
-    const input: RebuildPartInput = {
-      log: { dataDir: config.dataDir, eventStoreUrl: config.eventStoreUrl, mongoUrl: config.mongoUrl, mongoDb: config.mongoDb },
-      readModelsFile: bulk.partFile,
-      projections: apart.map((p) => p.name),
-      groupCommitMs: READ_MODELS_GROUP_COMMIT_MS,
-    };
-    part = pool.run<RebuildPartResult>({ module: serviceModule('service/rebuildPart'), name: 'rebuildPart', input });
-    // Awaited below; a failure meanwhile must not go unheard.
-    part.catch(() => {});
+    for (const group of groups) {
+      const file = partFileOf(bulk.partFolder, group);
+      await removeDatabaseFile(file);
+      const input: RebuildPartInput = {
+        log: { dataDir: config.dataDir, eventStoreUrl: config.eventStoreUrl, mongoUrl: config.mongoUrl, mongoDb: config.mongoDb },
+        readModelsFile: file,
+        projections: group.map((p) => p.name),
+        groupCommitMs: READ_MODELS_GROUP_COMMIT_MS,
+      };
+      const done = pool.run<RebuildPartResult>({ module: serviceModule('service/rebuildPart'), name: 'rebuildPart', input });
+      // Awaited below; a failure meanwhile must not go unheard.
+      done.catch(() => {});
+      parts.push({ group, file, done });
+    }
   }
   // Its batches: the runner's default for the store (smaller into SQLite, where there are no round trips).
-  const runner = new ProjectionRunner(counting(source, () => events++), readStore, allProjections.filter((p) => !apart.includes(p)), log);
+  const runner = new ProjectionRunner(counting(source, () => events++), readStore, allProjections.filter((p) => !apart.has(p)), log);
   const head = (await source.headPosition()) ?? 0n;
   const started = Date.now();
   const tty = output.isTTY === true;
@@ -270,16 +300,21 @@ async function replay(config: Config, log: Logger, output: ProgressOutput, sourc
   try {
     await runner.start();
     await runner.stop();
-    if (part && bulk) {
-      partFailures.push(...(await part).failures);
-      bulk.store.absorb(bulk.partFile, apart.flatMap((p) => [...p.writes]), apart.map((p) => p.name));
+    if (bulk) {
+      // Every part is awaited before any is copied: none is still writing when the copies begin, or when a failure leaves.
+      const results = await Promise.allSettled(parts.map((part) => part.done));
+      for (const result of results) if (result.status === 'rejected') throw result.reason;
+      for (const [i, part] of parts.entries()) {
+        partFailures.push(...(results[i] as PromiseFulfilledResult<RebuildPartResult>).value.failures);
+        bulk.store.absorb(part.file, part.group.flatMap((p) => [...p.writes]), part.group.map((p) => p.checkpoint));
+      }
     }
     // Its indexes built and everything synced: part of the rebuild's time.
     if (bulk?.buildIndexes) await bulk.store.endBulkLoad();
   } finally {
     clearInterval(timer);
     await pool?.close();
-    if (pool && bulk) await removeDatabaseFile(bulk.partFile);
+    for (const part of parts) await removeDatabaseFile(part.file);
   }
   const ms = Date.now() - started;
   show();
@@ -330,7 +365,7 @@ export async function verifyReadModels(config: Config, log: Logger, output: Prog
         // The usual case after a clean stop: every read model at the head, rebuilt as a rebuild builds
         // them (the history on a second core), then compared. A projection the replay could not take
         // past an event shows as differences; it is named too.
-        const replayed = await replay(config, log, output, stores.events, scratch, { store: scratch, partFile: path.join(scratchDir, REBUILD_PART_FILE), buildIndexes: false });
+        const replayed = await replay(config, log, output, stores.events, scratch, { store: scratch, partFolder: scratchDir, buildIndexes: false, groupsApart: GROUPS_APART });
         for (const failure of replayed.failures) out.write(`the rebuild stopped short: ${describeProjectionFailure(failure)}\n`);
         comparison = { ...(await compareReadModels(stores.readStore, scratch, allProjections)), events: replayed.events };
       } else {

@@ -1,7 +1,8 @@
-// A part of `npm run rebuild` that runs on the second core: some projections replayed from the
+// A part of `npm run rebuild` that runs on a core of its own: some projections replayed from the
 // embedded log into a scratch SQLite file of their own, which the rebuild then copies into the read
 // models (SqliteReadStore.absorb) before it builds the indexes. Each projection touches only its own
-// collections, so any could run apart; the history, a document for every event, is the one worth it. Loaded by the thread pool (commands/jobs/threadPool.ts) in a worker thread.
+// collections, so any could run apart; service/rebuild.ts says which groups do (GROUPS_APART).
+// Loaded by the thread pool (commands/jobs/threadPool.ts) in a worker thread.
 import pino from 'pino';
 import { allProjections } from '../projections';
 import { ProjectionRunner } from '../projections/projectionRunner';

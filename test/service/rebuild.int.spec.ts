@@ -15,7 +15,7 @@ import { READ_MODELS_FILE } from '../../service/composition';
 import { DataFolderBusyError, DataFolderLock } from '../../service/dataFolderLock';
 import { compareReadModels } from '../../projections/readModelCheck';
 import { readModelIndexes } from '../../projections/readModelIndexes';
-import { REBUILD_PART_FILE, REBUILT_FILE, rebuildReadModels } from '../../service/rebuild';
+import { REBUILD_PART_PREFIX, REBUILT_FILE, rebuildReadModels } from '../../service/rebuild';
 import { sampleStream } from '../../domain/sample/sampleEvents';
 import { poisonedSample } from '../support/poisonedSample';
 import { SqliteEventStore } from '../../stores/eventstore/sqliteEventStore';
@@ -36,7 +36,7 @@ async function adaReadsProject(service: TestService, projectId: number): Promise
 }
 
 /** The files of a rebuild in the data folder (with their -wal and -shm). */
-const rebuildFiles = async (dir: string): Promise<string[]> => (await readdir(dir)).filter((f) => f.startsWith(REBUILT_FILE) || f.startsWith(REBUILD_PART_FILE));
+const rebuildFiles = async (dir: string): Promise<string[]> => (await readdir(dir)).filter((f) => f.startsWith(REBUILT_FILE) || f.startsWith(REBUILD_PART_PREFIX));
 
 async function someData(service: TestService): Promise<number> {
   const { token } = await registerUser(service, 'ada');
@@ -72,17 +72,24 @@ describe('rebuild of the embedded read models', () => {
     expect(before.status).toBe(403);
   });
 
-  it('rebuilds documents identical to those the service built, the history replayed on another core and copied in', async () => {
+  it('rebuilds documents identical to those the service built, the samples and the history replayed on other cores and copied in', async () => {
     service = await startTestService({ mongo: false });
     const projectId = await someData(service);
     const { token } = await registerUser(service, 'cy');
     for (const name of ['a', 'b', 'c']) expect((await call(service, 'POST', '/api/projects/create', { headers: { 'x-jwt-token': token }, body: { projectName: `P ${name}` } })).status).toBe(200);
     expect(projectId).toBeGreaterThan(0);
+    // Samples, straight to the log: the service's projections apply them as they would an upload's.
+    for (const sampleId of [700_001, 700_002, 700_003]) {
+      const sample = { ...poisonedSample(projectId, sampleId), fileName: `s${sampleId}.json`, intervalMs: 10, totalLengthMs: 20 };
+      const appended = await service.stores.events.appendToStream(sampleStream(sampleId), [{ id: randomUUID(), type: 'SampleIngested', data: sample, metadata: { actor: 'system:test', correlationId: 'samples', time: sample.ingested } }], 'no_stream');
+      expect(await service.projections?.waitFor(appended.position, 10_000)).toBe(true);
+    }
     await service.stop();
     const dir = service.config.dataDir;
     const live = path.join(dir, 'live-copy.sqlite');
     await copyFile(path.join(dir, READ_MODELS_FILE), live);
-    await rebuildReadModels(service.config, silent, output(false));
+    // Two groups apart, one of them a projection whose checkpoint carries a version (samples@v2).
+    await rebuildReadModels(service.config, silent, output(false), [['samples'], ['history']]);
     const before = SqliteReadStore.open(live, { indexes: readModelIndexes });
     const after = SqliteReadStore.open(path.join(dir, READ_MODELS_FILE), { indexes: readModelIndexes });
     try {
@@ -94,13 +101,16 @@ describe('rebuild of the embedded read models', () => {
       expect(history).toBe(await before.collection('history').count());
       expect(history).toBeGreaterThan(10);
       expect(await after.getCheckpoint('history')).toBe(await before.getCheckpoint('history'));
+      // So are the samples and their project's summary, with their checkpoint.
+      expect(await after.collection('samples').count({ projectId })).toBe(3);
+      expect(await after.getCheckpoint(checkpointName('samples'))).toBe(await before.getCheckpoint(checkpointName('samples')));
       // Its declared indexes were built after the copy.
       expect(after.explainFind('history', { projectId }, { sort: { _position: 1 } }).plan.join(' ')).toMatch(/USING INDEX/);
     } finally {
       await before.close();
       await after.close();
     }
-    expect((await readdir(dir)).filter((f) => f.startsWith(REBUILD_PART_FILE))).toEqual([]);
+    expect((await readdir(dir)).filter((f) => f.startsWith(REBUILD_PART_PREFIX))).toEqual([]);
   });
 
   it('leaves the read models as they were when it fails, and no file of its own behind', async () => {
@@ -146,7 +156,8 @@ describe('rebuild of the embedded read models', () => {
     const leftover = SqliteReadStore.open(path.join(dir, REBUILT_FILE));
     await leftover.dropAllForBulkLoad();
     await leftover.close();
-    await writeFile(path.join(dir, REBUILD_PART_FILE), 'partial');
+    await writeFile(path.join(dir, `${REBUILD_PART_PREFIX}.samples.sqlite`), 'partial');
+    await writeFile(path.join(dir, `${REBUILD_PART_PREFIX}.history.sqlite-wal`), 'partial');
     service = await service.restart();
     expect(await rebuildFiles(dir)).toEqual([]);
     expect(await adaReadsProject(service, projectId)).toBe(200);
