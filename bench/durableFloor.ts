@@ -15,7 +15,12 @@ interface Queued {
   done: (error?: unknown) => void;
 }
 
-export function durableFloor(file: string, hmacKey: string): { callback: http.RequestListener; close(): void } {
+/**
+ * The floor's storage: one table of rows holding an event and the sample's bytes, in one SQLite file
+ * (WAL, synchronous=FULL); the rows of one turn of the event loop are committed together, and an
+ * append resolves once its row is durable.
+ */
+export function floorLog(file: string): { append(stream: string, event: string, sample: Buffer): Promise<void>; close(): void } {
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
@@ -36,7 +41,21 @@ export function durableFloor(file: string, hmacKey: string): { callback: http.Re
     }
     for (const r of batch) r.done();
   };
+  return {
+    append: (stream, event, sample) =>
+      new Promise<void>((resolve, reject) => {
+        if (queued.length === 0) setImmediate(flush);
+        queued.push({ row: [stream, event, sample], done: (error) => (error === undefined ? resolve() : reject(error)) });
+      }),
+    close() {
+      flush();
+      db.close();
+    },
+  };
+}
 
+export function durableFloor(file: string, hmacKey: string): { callback: http.RequestListener; close(): void } {
+  const log = floorLog(file);
   const app = new Koa();
   app.use(async (ctx) => {
     const chunks: Buffer[] = [];
@@ -57,18 +76,12 @@ export function durableFloor(file: string, hmacKey: string): { callback: http.Re
     const fileName = decodeURIComponent(ctx.get('x-file-name'));
     const sha256 = createHash('sha256').update(body).digest('hex');
     const event = JSON.stringify({ type: 'SampleIngested', id: randomUUID(), data: { sha256, fileName, rows: values.length, at: new Date().toISOString() } });
-    await new Promise<void>((resolve, reject) => {
-      if (queued.length === 0) setImmediate(flush);
-      queued.push({ row: [`sample-${randomUUID()}`, event, body], done: (error) => (error === undefined ? resolve() : reject(error)) });
-    });
+    await log.append(`sample-${randomUUID()}`, event, body);
     ctx.type = 'text/plain';
     ctx.body = fileName;
   });
   return {
     callback: app.callback(),
-    close() {
-      flush();
-      db.close();
-    },
+    close: () => log.close(),
   };
 }

@@ -7,7 +7,6 @@ import { createHash, createHmac, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { IdAllocator } from '../commands/idAllocator';
 import { ingestSample } from '../commands/samples/sampleCommands';
 import { checkSample } from '../domain/sample/checkSample';
@@ -21,6 +20,7 @@ import { openLog, READ_MODELS_GROUP_COMMIT_MS } from '../service/composition';
 import { SqliteReadStore } from '../stores/readstore/sqliteReadStore';
 import { SqliteBlobStore } from '../stores/blobstore/sqliteBlobStore';
 import type { BenchResult } from './benchResult';
+import { floorLog } from './durableFloor';
 import { smallSignedSample } from './loadGenerator';
 
 const SAMPLES = Number(process.env.BENCH_STAGE_SAMPLES ?? 6400);
@@ -94,7 +94,7 @@ export async function benchIngestionStages(): Promise<BenchResult> {
     const readStore = SqliteReadStore.open(join(dir, 'read-models.sqlite'), { indexes: readModelIndexes, groupCommitMs: READ_MODELS_GROUP_COMMIT_MS });
     const runner = new ProjectionRunner(log.events, readStore, allProjections, pino({ level: 'silent' }));
     await runner.start();
-    let turn: Promise<unknown>[] = [];
+    let turn: Promise<{ position: bigint }>[] = [];
     const projected = await measure(async (n) => {
       const appended = ingestSample({ events: log.events, ids }, sample(n), ctx());
       turn.push(appended);
@@ -104,14 +104,16 @@ export async function benchIngestionStages(): Promise<BenchResult> {
         const mine = turn;
         turn = [];
         const positions = await Promise.all(mine);
-        await runner.waitFor((positions.at(-1) as { position: bigint }).position, 60_000);
+        await runner.waitFor(positions.at(-1)!.position, 60_000);
       } else await appended;
     });
     await runner.stop();
     await readStore.close();
     row('projections, live (SQLite read models)', { cpuUs: projected.cpuUs - append.cpuUs, wallUs: projected.wallUs - append.wallUs });
     await log.close();
-    row('durable floor row (event and bytes)', await measure(floorRows(join(dir, 'floor.sqlite'), body)));
+    const floor = floorRows(join(dir, 'floor.sqlite'), body);
+    row('durable floor row (event and bytes)', await measure((n) => floor.append(n)));
+    floor.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -148,24 +150,10 @@ function describe(parsed: ParsedSample, n: number) {
 }
 
 /** bench/durableFloor.ts's storage alone: a row of event and bytes, the rows of one turn in one transaction. */
-function floorRows(file: string, body: (n: number) => Buffer): (n: number) => Promise<void> {
-  const db = new Database(file);
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = FULL');
-  db.exec('CREATE TABLE events (seq INTEGER PRIMARY KEY, stream TEXT NOT NULL UNIQUE, data TEXT NOT NULL, sample BLOB NOT NULL)');
-  const insert = db.prepare<[string, string, Buffer]>('INSERT INTO events (stream, data, sample) VALUES (?, ?, ?)');
-  let queued: { row: [string, string, Buffer]; done: () => void }[] = [];
-  const commit = db.transaction((rows: typeof queued) => rows.forEach((r) => insert.run(...r.row)));
-  return (n) =>
-    new Promise<void>((resolve) => {
-      if (queued.length === 0)
-        setImmediate(() => {
-          const batch = queued;
-          queued = [];
-          commit(batch);
-          batch.forEach((r) => r.done());
-        });
-      const event = JSON.stringify({ type: 'SampleIngested', id: randomUUID(), data: { fileName: `s${n}.json`, at: new Date().toISOString() } });
-      queued.push({ row: [`sample-${randomUUID()}`, event, body(n)], done: resolve });
-    });
+function floorRows(file: string, body: (n: number) => Buffer): { append(n: number): Promise<void>; close(): void } {
+  const log = floorLog(file);
+  return {
+    append: (n) => log.append(`sample-${randomUUID()}`, JSON.stringify({ type: 'SampleIngested', id: randomUUID(), data: { fileName: `s${n}.json`, at: new Date().toISOString() } }), body(n)),
+    close: () => log.close(),
+  };
 }

@@ -9,10 +9,9 @@ import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { Session, type Profiler } from 'node:inspector/promises';
 import { join } from 'node:path';
-import Koa from 'koa';
-import { HOST, closeServer, listen, startBenchService } from './benchKit';
+import { closeServer, startBenchService } from './benchKit';
 import { startLoadGenerator } from './loadGenerator';
-import { realisticProject } from './projectInfo';
+import { projectInfoContenders, realisticProject } from './projectInfo';
 
 const CONNECTIONS = 32;
 const ms = Number(process.argv[2] ?? 3000);
@@ -109,27 +108,9 @@ let load: Awaited<ReturnType<typeof startLoadGenerator>> | undefined;
 const session = new Session();
 try {
   const api = started.service.apiUrl!;
-  const { path, jwtHeaders, keyHeaders, jwtAnswer } = await realisticProject(agent, started.service);
-  // The bench's two ceilings (bench/projectInfo.ts): stringified per request, or bytes made once.
-  const copy: unknown = JSON.parse(jwtAnswer);
-  const bytes = Buffer.from(jwtAnswer);
-  const app = new Koa();
-  app.use(async (ctx) => {
-    if (ctx.path.endsWith('/bytes')) {
-      ctx.type = 'application/json; charset=utf-8';
-      ctx.body = bytes;
-    } else ctx.body = copy;
-  });
-  bare = http.createServer(app.callback());
-  const bareUrl = `http://${HOST}:${await listen(bare)}`;
-  const all = [
-    { name: 'JWT', url: `${api}${path}`, headers: jwtHeaders },
-    { name: 'API key', url: `${api}${path}`, headers: keyHeaders },
-    { name: 'JWT, none kept', url: `${api}${path}`, headers: jwtHeaders, uniqueParameter: 'call' },
-    { name: 'bare Koa', url: `${bareUrl}${path}`, headers: jwtHeaders },
-    { name: 'bare Koa, bytes', url: `${bareUrl}${path}/bytes`, headers: jwtHeaders },
-  ];
-  const contenders = all.filter((c) => !only || only.includes(c.name));
+  const ceiling = await projectInfoContenders(api, await realisticProject(agent, started.service));
+  bare = ceiling.bare;
+  const contenders = ceiling.contenders.filter((c) => !only || only.includes(c.name));
   load = await startLoadGenerator(contenders.map((c) => ({ kind: 'get' as const, ...c })), CONNECTIONS);
   session.connect();
   await session.post('Profiler.enable');

@@ -52,27 +52,9 @@ async function projectInfoOn(store: BenchStore): Promise<string[]> {
     started = await startBenchService('projectinfo', store);
     const api = started.service.apiUrl!;
     const { path, jwtHeaders, keyHeaders, jwtAnswer, keyAnswer, info } = await realisticProject(agent, started.service);
-    // The ceilings: one Koa middleware answering the service's own JWT answer, stringified per
-    // request, or (under /bytes) as bytes made once.
-    const copy: unknown = JSON.parse(jwtAnswer);
-    const bytes = Buffer.from(jwtAnswer);
-    const app = new Koa();
-    app.use(async (ctx) => {
-      if (ctx.path.endsWith('/bytes')) {
-        ctx.type = 'application/json; charset=utf-8';
-        ctx.body = bytes;
-      } else ctx.body = copy;
-    });
-    bare = http.createServer(app.callback());
-    const bareUrl = `http://${HOST}:${await listen(bare)}`;
-
-    const contenders: { name: string; url: string; headers: Record<string, string>; uniqueParameter?: string }[] = [
-      { name: 'JWT', url: `${api}${path}`, headers: jwtHeaders },
-      { name: 'API key', url: `${api}${path}`, headers: keyHeaders },
-      { name: 'JWT, none kept', url: `${api}${path}`, headers: jwtHeaders, uniqueParameter: 'call' },
-      { name: 'bare Koa', url: `${bareUrl}${path}`, headers: jwtHeaders },
-      { name: 'bare Koa, bytes', url: `${bareUrl}${path}/bytes`, headers: jwtHeaders },
-    ];
+    const ceiling = await projectInfoContenders(api, { path, jwtHeaders, keyHeaders, jwtAnswer });
+    bare = ceiling.bare;
+    const { contenders } = ceiling;
     load = await startLoadGenerator(contenders.map((c) => ({ kind: 'get' as const, ...c })), CONNECTIONS);
     for (const c of contenders) await load.round(c.name, WARMUP_MS);
     const results = await roundsInTurn(load, contenders.map((c) => c.name), ROUNDS, ROUND_MS);
@@ -107,6 +89,47 @@ async function projectInfoOn(store: BenchStore): Promise<string[]> {
     await closeServer(bare);
     await started?.stop();
   }
+}
+
+/** A contender: a named URL the load generator GETs with these headers. */
+export interface ProjectInfoContender {
+  name: string;
+  url: string;
+  headers: Record<string, string>;
+  uniqueParameter?: string;
+}
+
+/**
+ * The five contenders (the header comment says what each is), the ceilings served by a bare Koa
+ * server started here: one middleware answering the service's own JWT answer, stringified per
+ * request, or (under /bytes) as bytes made once. Close `bare` when done.
+ */
+export async function projectInfoContenders(
+  api: string,
+  project: { path: string; jwtHeaders: Record<string, string>; keyHeaders: Record<string, string>; jwtAnswer: string },
+): Promise<{ contenders: ProjectInfoContender[]; bare: http.Server }> {
+  const { path, jwtHeaders, keyHeaders, jwtAnswer } = project;
+  const copy: unknown = JSON.parse(jwtAnswer);
+  const bytes = Buffer.from(jwtAnswer);
+  const app = new Koa();
+  app.use(async (ctx) => {
+    if (ctx.path.endsWith('/bytes')) {
+      ctx.type = 'application/json; charset=utf-8';
+      ctx.body = bytes;
+    } else ctx.body = copy;
+  });
+  const bare = http.createServer(app.callback());
+  const bareUrl = `http://${HOST}:${await listen(bare)}`;
+  return {
+    bare,
+    contenders: [
+      { name: 'JWT', url: `${api}${path}`, headers: jwtHeaders },
+      { name: 'API key', url: `${api}${path}`, headers: keyHeaders },
+      { name: 'JWT, none kept', url: `${api}${path}`, headers: jwtHeaders, uniqueParameter: 'call' },
+      { name: 'bare Koa', url: `${bareUrl}${path}`, headers: jwtHeaders },
+      { name: 'bare Koa, bytes', url: `${bareUrl}${path}/bytes`, headers: jwtHeaders },
+    ],
+  };
 }
 
 /** The answer of project information as the bench reads it. */
