@@ -159,27 +159,23 @@ const JPEG_SOI = Buffer.from([0xff, 0xd8, 0xff]);
 const CBOR_SELF_DESCRIBED = Buffer.from([0xd9, 0xd9, 0xf7]);
 const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
-const bytesOf = (prefix: string | number[]): Buffer => (typeof prefix === 'string' ? Buffer.from(prefix, 'latin1') : Buffer.from(prefix));
-
 /** Formats that are recognised only to be named in the refusal, by their first bytes (made once: every upload looks). */
-const KNOWN_BINARY: readonly (readonly [Buffer, string])[] = (
-  [
-    ['GIF87a', 'a GIF image'],
-    ['GIF89a', 'a GIF image'],
-    ['II*\0', 'a TIFF image'],
-    ['MM\0*', 'a TIFF image'],
-    ['%PDF-', 'a PDF document'],
-    ['PK\x03\x04', 'a ZIP archive'],
-    [[0x1f, 0x8b], 'a gzip archive'],
-    ['OggS', 'an Ogg file'],
-    ['fLaC', 'a FLAC file'],
-    ['ID3', 'an MP3 file'],
-    ['PAR1', 'a Parquet file'],
-    [[0x1a, 0x45, 0xdf, 0xa3], 'a Matroska/WebM video'],
-    [[0xff, 0xfe], 'UTF-16 text (save it as UTF-8)'],
-    [[0xfe, 0xff], 'UTF-16 text (save it as UTF-8)'],
-  ] as const
-).map(([prefix, name]) => [bytesOf(typeof prefix === 'string' ? prefix : [...prefix]), name] as const);
+const KNOWN_BINARY: readonly (readonly [Buffer, string])[] = [
+  [Buffer.from('GIF87a', 'latin1'), 'a GIF image'],
+  [Buffer.from('GIF89a', 'latin1'), 'a GIF image'],
+  [Buffer.from('II*\0', 'latin1'), 'a TIFF image'],
+  [Buffer.from('MM\0*', 'latin1'), 'a TIFF image'],
+  [Buffer.from('%PDF-', 'latin1'), 'a PDF document'],
+  [Buffer.from('PK\x03\x04', 'latin1'), 'a ZIP archive'],
+  [Buffer.from([0x1f, 0x8b]), 'a gzip archive'],
+  [Buffer.from('OggS', 'latin1'), 'an Ogg file'],
+  [Buffer.from('fLaC', 'latin1'), 'a FLAC file'],
+  [Buffer.from('ID3', 'latin1'), 'an MP3 file'],
+  [Buffer.from('PAR1', 'latin1'), 'a Parquet file'],
+  [Buffer.from([0x1a, 0x45, 0xdf, 0xa3]), 'a Matroska/WebM video'],
+  [Buffer.from([0xff, 0xfe]), 'UTF-16 text (save it as UTF-8)'],
+  [Buffer.from([0xfe, 0xff]), 'UTF-16 text (save it as UTF-8)'],
+];
 
 function knownBinary(head: Buffer): string | null {
   for (const [prefix, name] of KNOWN_BINARY) if (head.length >= prefix.length && head.compare(prefix, 0, prefix.length, 0, prefix.length) === 0) return name;

@@ -303,15 +303,9 @@ export class JsonTokenizer implements DocumentTokenizer {
     // continuation bytes anyway, which the loop hands to the decoder).
     if (!this.decoderHolds && to - from <= SHORT_RUN) {
       let piece = '';
-      for (let i = from; i < to; i++) {
-        const byte = chunk[i]!;
-        if (byte >= 0x80) {
-          piece = '';
-          break;
-        }
-        piece += String.fromCharCode(byte);
-        if (i === to - 1) return this.appendText(piece, false);
-      }
+      let i = from;
+      for (; i < to && chunk[i]! < 0x80; i++) piece += String.fromCharCode(chunk[i]!);
+      if (i === to) return this.appendText(piece, false);
     }
     this.decoderHolds = true;
     this.appendText(this.decoder.decode(chunk.subarray(from, to), { stream: true }), false);
