@@ -88,6 +88,14 @@ export class SqliteEventStore implements EventStore {
   private readonly batchTx;
   private readonly appends: TurnBatcher<QueuedAppend, AppendResult>;
   private readonly storeIdentity: string;
+  /**
+   * The pages read since this turn of the event loop began, by the position they start after: the
+   * subscriptions woken by one commit (the projections', each saga's) ask for the same page in the
+   * same turn, and read it once. Rows, not events: each reader parses its own, as it may keep or
+   * change them. Emptied by every commit here and at the next turn, so a reader waiting for what
+   * comes next never gets the page it already had.
+   */
+  private readonly pagesThisTurn = new Map<Position, Omit<EventRow, 'hash'>[]>();
 
   private constructor(private readonly db: Database.Database) {
     // Every INTEGER comes back as a bigint, so positions past 2^53 stay exact.
@@ -226,7 +234,10 @@ export class SqliteEventStore implements EventStore {
     // cannot slip in between a check and its insert. An append alone needs no savepoint: its
     // failure rolls back the whole (its own) transaction.
     const outcomes = batch.length === 1 ? [this.appendOne(batch[0]!, true)] : this.batchTx.immediate(batch);
-    if (outcomes.some((o) => !(o instanceof Error))) for (const listener of [...this.listeners]) listener();
+    if (outcomes.some((o) => !(o instanceof Error))) {
+      this.pagesThisTurn.clear();
+      for (const listener of [...this.listeners]) listener();
+    }
     return outcomes;
   }
 
@@ -375,7 +386,7 @@ export class SqliteEventStore implements EventStore {
     if (this.closed) throw new Error('The event store is closed');
     const subscription = new SqliteSubscription(
       options?.after ?? 0n,
-      (after) => this.selectEventsAfter.all(after, PAGE_SIZE).map(toStoredEvent),
+      (after) => this.pageAfter(after).map(toStoredEvent),
       (listener) => {
         this.listeners.add(listener);
         return () => this.listeners.delete(listener);
@@ -384,6 +395,16 @@ export class SqliteEventStore implements EventStore {
     );
     this.subscriptions.add(subscription);
     return subscription;
+  }
+
+  private pageAfter(after: Position): Omit<EventRow, 'hash'>[] {
+    let rows = this.pagesThisTurn.get(after);
+    if (!rows) {
+      rows = this.selectEventsAfter.all(after, PAGE_SIZE);
+      if (this.pagesThisTurn.size === 0) setImmediate(() => this.pagesThisTurn.clear());
+      this.pagesThisTurn.set(after, rows);
+    }
+    return rows;
   }
 
   async headPosition(): Promise<Position | undefined> {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { WrongExpectedRevisionError } from '../../stores/eventstore/eventStore';
+import { WrongExpectedRevisionError, type StoredEvent } from '../../stores/eventstore/eventStore';
 import { DuplicateEventIdError, SqliteEventStore } from '../../stores/eventstore/sqliteEventStore';
 import { collect, eventStoreContract, expectIncreasing, newEvent, streamName, take } from './eventStore.contract';
 
@@ -232,6 +232,34 @@ describe('SqliteEventStore', () => {
     const events = await take(store.subscribeToAll(), total);
     expect(events.map((e) => e.revision)).toEqual(Array.from({ length: total }, (_, i) => BigInt(i)));
     expectIncreasing(events.map((e) => e.position));
+  });
+
+  it('reads a page once for the subscriptions one commit wakes, each getting events of its own', async () => {
+    const store = open(freshFile());
+    const statement = (store as unknown as { selectEventsAfter: { all: (...args: unknown[]) => unknown[] } }).selectEventsAfter;
+    const all = statement.all.bind(statement);
+    let reads = 0;
+    statement.all = (...args: unknown[]) => ((reads += 1), all(...args));
+    // Ended by the store's close (afterEach).
+    const iterators = Array.from({ length: 5 }, () => store.subscribeToAll()[Symbol.asyncIterator]());
+    {
+      // Started in one turn, they read the empty log once together, then wait.
+      const first = iterators.map((it) => it.next());
+      await new Promise((done) => setImmediate(done));
+      expect(reads).toBe(1);
+      reads = 0;
+      await store.appendToStream(streamName(), [newEvent('A', { list: [1, 2] })], 'no_stream');
+      const got = (await Promise.all(first)).map((r) => r.value as StoredEvent);
+      expect(got.map((e) => e.type)).toEqual(['A', 'A', 'A', 'A', 'A']);
+      expect(reads).toBe(1);
+      // Parsed apart: one reader changing its event changes no other's.
+      (got[0]!.data.list as number[]).push(3);
+      expect(got[1]!.data.list).toEqual([1, 2]);
+      // A later commit is read afresh: the next page is not the one already had.
+      const second = iterators.map((it) => it.next());
+      await store.appendToStream(streamName(), [newEvent('B')], 'no_stream');
+      expect((await Promise.all(second)).map((r) => (r.value as StoredEvent).type)).toEqual(['B', 'B', 'B', 'B', 'B']);
+    }
   });
 
   it('ends its subscriptions when the store closes', async () => {
