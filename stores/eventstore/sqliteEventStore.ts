@@ -66,6 +66,8 @@ const META_SCHEMA = `CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, valu
 
 /** Rows per query when catching up: bounded memory, and no statement stays open across a yield. */
 const PAGE_SIZE = 256;
+/** Pages kept for the other readers of a turn (pagesThisTurn). */
+const PAGES_KEPT_PER_TURN = 4;
 /** Rows per query when walking the log for verification. */
 const CHAIN_PAGE_SIZE = 2048;
 /** How often a live subscription looks for appends made through other connections. */
@@ -402,6 +404,8 @@ export class SqliteEventStore implements EventStore {
     if (!rows) {
       rows = this.selectEventsAfter.all(after, PAGE_SIZE);
       if (this.pagesThisTurn.size === 0) setImmediate(() => this.pagesThisTurn.clear());
+      // A reader catching up may go through many pages in one turn: only the last few are kept.
+      else if (this.pagesThisTurn.size >= PAGES_KEPT_PER_TURN) this.pagesThisTurn.delete(this.pagesThisTurn.keys().next().value!);
       this.pagesThisTurn.set(after, rows);
     }
     return rows;

@@ -262,6 +262,21 @@ describe('SqliteEventStore', () => {
     }
   });
 
+  it('keeps a few of the pages read in one turn, however many a reader catching up goes through', async () => {
+    const store = open(freshFile());
+    for (let i = 0; i < 10; i++) await store.appendToStream(streamName(), Array.from({ length: 256 }, () => newEvent('E')), 'no_stream');
+    const inside = store as unknown as { pageAfter(after: bigint): { position: bigint }[]; pagesThisTurn: Map<bigint, unknown> };
+    let after = 0n;
+    let read = 0;
+    // Synchronously, so all in one turn.
+    for (let rows = inside.pageAfter(after); rows.length > 0; rows = inside.pageAfter(after)) {
+      read += rows.length;
+      after = rows.at(-1)!.position;
+      expect(inside.pagesThisTurn.size).toBeLessThanOrEqual(4);
+    }
+    expect(read).toBe(2560);
+  });
+
   it('ends its subscriptions when the store closes', async () => {
     const store = SqliteEventStore.open(freshFile());
     const iterator = store.subscribeToAll()[Symbol.asyncIterator]();
