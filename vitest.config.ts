@@ -1,8 +1,15 @@
 import { defineConfig } from 'vitest/config';
 
 // Files that change module state other files would see: a vi.mock of a module the service imports,
-// and the process-wide storage-full memory that /health reads. They get a fresh module graph each.
-const needIsolation = ['test/api/organizationReadme.unit.spec.ts', 'test/stores/storageFull.unit.spec.ts', 'test/service/fullDisk.int.spec.ts'];
+// and the process-wide storage-full memory that /health reads (a read-model commit that fails on a
+// full disk notes it too: /health in the next file of the worker said "storage-full" for 10 s). They
+// get a fresh module graph each.
+const needIsolation = [
+  'test/api/organizationReadme.unit.spec.ts',
+  'test/stores/storageFull.unit.spec.ts',
+  'test/service/fullDisk.int.spec.ts',
+  'test/stores/readStoreFullDisk.int.spec.ts',
+];
 
 export default defineConfig({
   test: {

@@ -20,8 +20,17 @@ export interface Started {
 
 /** Spawns the service on `dataDir` (`env` on top of the bench's settings); resolves on its start line. */
 export function spawnService(dataDir: string, args: string[] = [], env: Record<string, string> = {}): Promise<Started> {
+  return spawnFrom(ROOT, dataDir, args, env);
+}
+
+/** The service of another checkout (`root`: its folder), as `spawnService` starts this one's. */
+export function spawnServiceIn(root: string, dataDir: string, env: Record<string, string> = {}): Promise<Started> {
+  return spawnFrom(root, dataDir, [], env);
+}
+
+function spawnFrom(root: string, dataDir: string, args: string[], env: Record<string, string>): Promise<Started> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'main.ts', ...args], {
-    cwd: ROOT,
+    cwd: root,
     env: { ...process.env, ...serviceEnv(dataDir), ...env, LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
