@@ -37,7 +37,7 @@ export async function uploadTarget(ctx: Context, deps: { apiKeys: ApiKeyQueries;
   const apiKey = await deps.apiKeys.live(key, new Date());
   if (!apiKey) return unknown(deps.health, 'This API key', 'Invalid API key');
   if (!INGESTING_ROLES.has(apiKey.role)) throw new UnauthorizedError(`An API key with role "${apiKey.role}" cannot ingest data`);
-  const project = await deps.projects.byId(apiKey.projectId);
+  const project = await deps.projects.liveDocument(apiKey.projectId);
   if (!project) return unknown(deps.health, "This API key's project", 'Invalid API key: its project no longer exists');
   if (!ctx.get('content-type')) throw new MissingHeaderError('Content-Type');
   return {

@@ -48,6 +48,14 @@ export class ProjectQueries {
     return project && (await this.withData([project]))[0]!;
   }
 
+  /**
+   * A live project's own document, without its data's summary or the settings made readable: for a
+   * caller that needs only its keys (an upload's target), one read instead of two and no copy.
+   */
+  async liveDocument(id: number): Promise<ProjectDocument | null> {
+    return this.projects.findOne({ _id: id, deleted: false });
+  }
+
   /** Whether the project was deleted (false for one that never existed). */
   async isDeleted(id: number): Promise<boolean> {
     return (await this.projects.findOne({ _id: id, deleted: true })) !== null;
