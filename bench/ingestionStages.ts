@@ -22,6 +22,8 @@ import { SqliteBlobStore } from '../stores/blobstore/sqliteBlobStore';
 import type { BenchResult } from './benchResult';
 import { floorLog } from './durableFloor';
 import { smallSignedSample } from './loadGenerator';
+import { describeSample, type UploadTarget } from '../ingestion/ingestFile';
+import type { UploadOptions } from '../ingestion/uploadHeaders';
 
 const SAMPLES = Number(process.env.BENCH_STAGE_SAMPLES ?? 6400);
 const AT_ONCE = 32;
@@ -120,33 +122,14 @@ export async function benchIngestionStages(): Promise<BenchResult> {
   return { name: `ingestionStages: each stage of a small signed sample alone, ${SAMPLES} samples ${AT_ONCE} at a time (CPU of this process per sample)`, lines };
 }
 
+/** The upload every bench sample is described as: key 1 of project 1, to training, no headers. */
+const TARGET: UploadTarget = { projectId: 1, apiKeyId: 1, category: 'training', split: false, hmacKeys: [HMAC_KEY], hmacKeyIds: [1], requestId: 'bench' };
+const OPTIONS: UploadOptions = { label: 's', disallowDuplicates: false, addDateId: false, metadata: {}, uploadSource: null, deviceType: null };
+
+/** Sample `n` as the ingestion describes it, each with a content hash of its own. */
 function describe(parsed: ParsedSample, n: number) {
-  return {
-    projectId: 1,
-    category: 'training' as const,
-    fileName: `s${n}.json`,
-    label: 's',
-    sha256: createHash('sha256').update(String(n)).digest('hex'),
-    size: 420,
-    contentType: parsed.contentType,
-    kind: parsed.kind,
-    intervalMs: parsed.intervalMs,
-    frequency: parsed.frequency,
-    sensors: parsed.sensors,
-    valuesCount: parsed.valuesCount,
-    totalLengthMs: parsed.totalLengthMs,
-    deviceName: parsed.deviceName,
-    deviceType: parsed.deviceType,
-    width: parsed.width,
-    height: parsed.height,
-    signatureMethod: 'HS256' as const,
-    signatureValidate: true,
-    signatureKeyId: 1,
-    metadata: {},
-    boundingBoxes: [],
-    structuredLabels: [],
-    uploadSource: null,
-  };
+  const received = { sha256: createHash('sha256').update(String(n)).digest('hex'), size: 420 };
+  return describeSample(TARGET, OPTIONS, received, `s${n}.json`, parsed, 'training', {});
 }
 
 /** bench/durableFloor.ts's storage alone: a row of event and bytes, the rows of one turn in one transaction. */

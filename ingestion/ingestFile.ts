@@ -111,10 +111,11 @@ function deviceText(value: string | null, field: string): string | null {
   return value;
 }
 
-function describeSample(
+/** What a parsed file says as a sample of `target` (exported for the stage bench, which describes its samples so too). */
+export function describeSample(
   target: UploadTarget,
   options: UploadOptions,
-  received: ReceivedFile,
+  received: Pick<ReceivedFile, 'sha256' | 'size'>,
   fileName: string,
   parsed: ParsedSample,
   category: IngestionCategory,
