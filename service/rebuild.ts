@@ -97,7 +97,7 @@ const partFileOf = (folder: string, group: readonly Projection[]): string => pat
  * parts in. Any projection could run apart (each touches only its own collections); only the
  * history (a document for every event) does by default. With 2 cores, the samples apart as well
  * (three threads, each reading and parsing the whole log) was slower on a quiet machine: a million
- * events in 123 s against 82-100 s, the samples alone apart 107 s (WIP.md, 2026-11-28).
+ * events in 123 s against 82-100 s (docs/startup.md).
  */
 export const GROUPS_APART: readonly (readonly string[])[] = [['history']];
 
