@@ -1,7 +1,8 @@
 // The composition of the storage adapters the configuration chooses; nothing above the ports knows
-// which. The embedded default keeps everything in the data folder: the log (events.sqlite), the
-// sealing keys (keys.sqlite), sample files (blobs.sqlite and blobs/) and the read models
+// which. The embedded default keeps everything in the data folder: the log and the small sample
+// files (events.sqlite), the sealing keys (keys.sqlite), large sample files (blobs/) and the read models
 // (read-models.sqlite); MONGO_URL moves read models, files and keys to MongoDB.
+import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
@@ -14,7 +15,7 @@ import { SqliteBlobStore } from '../stores/blobstore/sqliteBlobStore';
 import { TieredBlobStore } from '../stores/blobstore/tieredBlobStore';
 import { EsdbEventStore } from '../stores/eventstore/esdbEventStore';
 import type { EventStore } from '../stores/eventstore/eventStore';
-import { SqliteEventStore } from '../stores/eventstore/sqliteEventStore';
+import { SqliteEventStore, type LogFileTables } from '../stores/eventstore/sqliteEventStore';
 import type { KeyStore } from '../stores/keystore/keyStore';
 import { MongoKeyStore } from '../stores/keystore/mongoKeyStore';
 import { SealingEventStore } from '../stores/keystore/sealingEventStore';
@@ -31,6 +32,8 @@ import type { Config } from './configuration';
 export const READ_MODELS_FILE = 'read-models.sqlite';
 /** The embedded log and sealing keys, in the data folder. */
 const EVENTS_FILE = 'events.sqlite';
+/** The small blobs' own file, before they moved into the log's (and still, when the log is EventStoreDB). */
+const SMALL_BLOBS_FILE = 'blobs.sqlite';
 const KEYS_FILE = 'keys.sqlite';
 /**
  * How long the SQLite read store groups writes into one commit. Short against the settle waits
@@ -118,6 +121,8 @@ export async function createReadModelIndexes(config: Config): Promise<void> {
 export interface OpenedLog {
   events: SealingEventStore;
   keys: KeyStore;
+  /** The log's file, when it is the embedded SQLite one: the small blobs are kept in it. */
+  logFile?: LogFileTables;
   close(): Promise<void>;
 }
 
@@ -148,28 +153,40 @@ export async function openLog(config: LogLocation, log?: Logger): Promise<Opened
   return {
     events,
     keys,
+    ...(rawEvents instanceof SqliteEventStore ? { logFile: rawEvents.tables() } : {}),
     async close() {
       await Promise.allSettled([events.close(), keys.close()]);
     },
   };
 }
 
+/**
+ * Small blobs in the log's file (their puts share its group commits: one sync a turn for both), or
+ * in `blobs.sqlite` when the log is elsewhere (EventStoreDB); large ones as files. A `blobs.sqlite`
+ * from before the move stays a tier for the blobs it holds.
+ */
+async function openTieredBlobs(config: Config, logFile: LogFileTables | undefined, log?: Logger): Promise<TieredBlobStore> {
+  const ownFile = path.join(config.dataDir, SMALL_BLOBS_FILE);
+  const onRelayout = () => log?.info("laying out the small sample files' table anew (once, after an upgrade); the service starts when done");
+  const openOwnFile = () => openingFile(ownFile, () => SqliteBlobStore.open(ownFile, { onRelayout }));
+  const small = logFile ? await openingFile(path.join(config.dataDir, EVENTS_FILE), () => SqliteBlobStore.inLogFile(logFile, { onRelayout })) : await openOwnFile();
+  const earlier = logFile && existsSync(ownFile) ? await openOwnFile() : undefined;
+  try {
+    const large = await openingFile(path.join(config.dataDir, 'blobs'), () => FileBlobStore.open(path.join(config.dataDir, 'blobs')));
+    return new TieredBlobStore(small, large, undefined, earlier);
+  } catch (error) {
+    await Promise.allSettled([small.close(), earlier?.close()]);
+    throw error;
+  }
+}
+
 export async function openStores(config: Config, log?: Logger): Promise<Stores> {
   const opened: { close(): Promise<void> }[] = [];
   const track = <T extends { close(): Promise<void> }>(store: T): T => (opened.push(store), store);
   try {
-    const { events, keys } = track(await openLog(config, log));
+    const { events, keys, logFile } = track(await openLog(config, log));
     const readStore = track(await openReadStore(config, log));
-    const blobs: BlobStore = track(
-      config.mongoUrl
-        ? await GridFsBlobStore.connect(config.mongoUrl, `${config.mongoDb}_blobs`)
-        : new TieredBlobStore(
-            await openingFile(path.join(config.dataDir, 'blobs.sqlite'), () =>
-              SqliteBlobStore.open(path.join(config.dataDir, 'blobs.sqlite'), { onRelayout: () => log?.info("laying out the small sample files' table anew (once, after an upgrade); the service starts when done") }),
-            ),
-            await openingFile(path.join(config.dataDir, 'blobs'), () => FileBlobStore.open(path.join(config.dataDir, 'blobs'))),
-          ),
-    );
+    const blobs: BlobStore = track(config.mongoUrl ? await GridFsBlobStore.connect(config.mongoUrl, `${config.mongoDb}_blobs`) : await openTieredBlobs(config, logFile, log));
     return {
       events,
       readStore,

@@ -1,13 +1,17 @@
-// Small blobs in one SQLite file (WAL, synchronous=FULL), appended in rowid order. A file per blob costs about ten file
+// Small blobs in SQLite (WAL, synchronous=FULL), appended in rowid order. A file per blob costs about ten file
 // system calls and two fsyncs per sample; here the puts made in one turn of the event loop share
-// one transaction and one WAL sync, as the event store's appends do. A put resolves once its
-// transaction is committed, so the blob is durable before the sample is acknowledged.
+// one transaction and one WAL sync, as the event store's appends do. In the embedded default the
+// tables are in the log's own file (`inLogFile`) and the puts join the log's group commit: a turn's
+// new blobs and its events (those of the samples whose blobs came the turn before) take one sync,
+// not one per file. A put resolves once its transaction is committed, so the blob is durable before
+// the sample is acknowledged.
 import { createHash } from 'node:crypto';
 import { readFile, rm } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import Database from 'better-sqlite3';
 import { truncateWal, zeroWhatIsDeleted } from '../sqliteErasure';
 import { TurnBatcher } from '../turnBatcher';
+import type { LogFileTables } from '../eventstore/sqliteEventStore';
 import { chunksOf } from './fileBlobStore';
 import { BlobNotFoundError, BlobTooLargeError, type BlobInfo, type BlobSource, type BlobStore } from './blobStore';
 
@@ -79,11 +83,18 @@ export class SqliteBlobStore implements BlobStore {
   private readonly inQuarantine;
   private readonly purgeQuarantined;
   /** The puts made in one turn share one transaction; a failure fails them all, storing none. */
-  private readonly puts: TurnBatcher<QueuedPut, undefined>;
+  private readonly puts: { submit(put: QueuedPut): Promise<void>; flush(): void };
   private closed = false;
 
-  private constructor(private readonly db: Database.Database, onRelayout: (() => void) | undefined) {
+  /** `log`: the tables are in the log's file, and the puts are committed with its appends. */
+  private constructor(
+    private readonly db: Database.Database,
+    onRelayout: (() => void) | undefined,
+    private readonly log?: LogFileTables,
+  ) {
     layOut(db, onRelayout);
+    // The log's connection answers integers as bigints; a blob's size is a number.
+    const prepare = <P extends unknown[], R>(sql: string) => db.prepare<P, R>(sql).safeIntegers(false);
     const move = (from: string, to: string) =>
       db.transaction((sha256: string): number => {
         db.prepare(`INSERT OR IGNORE INTO ${to} (sha256, size, data) SELECT sha256, size, data FROM ${from} WHERE sha256 = ?`).run(sha256);
@@ -91,21 +102,32 @@ export class SqliteBlobStore implements BlobStore {
       });
     this.toQuarantine = move('blobs', 'quarantine');
     this.fromQuarantine = move('quarantine', 'blobs');
-    this.inQuarantine = db.prepare<[string], { one: number }>('SELECT 1 AS one FROM quarantine WHERE sha256 = ?');
+    this.inQuarantine = prepare<[string], { one: number }>('SELECT 1 AS one FROM quarantine WHERE sha256 = ?');
     this.purgeQuarantined = db.prepare<[string]>('DELETE FROM quarantine WHERE sha256 = ?');
     this.insert = db.prepare<[string, number, Uint8Array]>('INSERT OR IGNORE INTO blobs (sha256, size, data) VALUES (?, ?, ?)');
-    this.selectData = db.prepare<[string], { data: Buffer }>('SELECT data FROM blobs WHERE sha256 = ?');
-    this.selectSize = db.prepare<[string], { size: number }>('SELECT size FROM blobs WHERE sha256 = ?');
+    this.selectData = prepare<[string], { data: Buffer }>('SELECT data FROM blobs WHERE sha256 = ?');
+    this.selectSize = prepare<[string], { size: number }>('SELECT size FROM blobs WHERE sha256 = ?');
     // Answered from the index alone.
-    this.selectOne = db.prepare<[string], { one: number }>('SELECT 1 AS one FROM blobs WHERE sha256 = ?');
+    this.selectOne = prepare<[string], { one: number }>('SELECT 1 AS one FROM blobs WHERE sha256 = ?');
     this.remove = db.prepare<[string]>('DELETE FROM blobs WHERE sha256 = ?');
     this.insertAll = db.transaction((puts: readonly QueuedPut[]) => {
       for (const put of puts) this.insert.run(put.sha256, put.bytes.byteLength, put.bytes);
     });
-    this.puts = new TurnBatcher((batch) => {
-      this.insertAll.immediate(batch);
-      return batch.map(() => undefined);
-    });
+    this.puts = log
+      ? { submit: (put) => log.commitWith(() => this.insert.run(put.sha256, put.bytes.byteLength, put.bytes)), flush: () => log.flush() }
+      : new TurnBatcher((batch) => {
+          this.insertAll.immediate(batch);
+          return batch.map(() => undefined);
+        });
+  }
+
+  /**
+   * The tables in the log's file (its connection, with secure_delete on: a deleted blob is zeroed
+   * where it lay), the puts made in the log's group commits. The log owns the connection: closing
+   * this store commits its queued puts and leaves the connection open.
+   */
+  static inLogFile(log: LogFileTables, options: { onRelayout?: () => void } = {}): SqliteBlobStore {
+    return new SqliteBlobStore(log.db, options.onRelayout, log);
   }
 
   /** `onRelayout` is told when a file of an older layout is laid out anew, before this answers (once, after an upgrade). */
@@ -196,6 +218,6 @@ export class SqliteBlobStore implements BlobStore {
     if (this.closed) return;
     this.closed = true;
     this.puts.flush();
-    this.db.close();
+    if (!this.log) this.db.close();
   }
 }

@@ -1,6 +1,8 @@
 // The embedded default's blob store: small blobs (most device samples) in SQLite, where puts share
 // a WAL sync, and large ones as files, moved into place without a copy. Every read and delete
-// looks at both, so where a blob lives is the store's business alone.
+// looks at every tier, so where a blob lives is the store's business alone. A data folder from
+// before the small blobs moved into the log's file keeps its `blobs.sqlite` as a tier that is read,
+// deleted from and set aside in, and never put to again.
 import type { Readable } from 'node:stream';
 import { type BlobInfo, type BlobSource, type BlobStore } from './blobStore';
 import type { FileBlobStore } from './fileBlobStore';
@@ -14,7 +16,17 @@ export class TieredBlobStore implements BlobStore {
     private readonly small: SqliteBlobStore,
     private readonly large: FileBlobStore,
     private readonly threshold = SMALL_BLOB_BYTES,
+    /** The small blobs of the layout before (their own file), when the data folder has one. */
+    private readonly earlier?: SqliteBlobStore,
   ) {}
+
+  private get tiers(): readonly BlobStore[] {
+    return this.earlier ? [this.small, this.earlier, this.large] : [this.small, this.large];
+  }
+
+  private async every<T>(each: (tier: BlobStore) => Promise<T>): Promise<T[]> {
+    return Promise.all(this.tiers.map(each));
+  }
 
   async put(source: BlobSource, options: { maxBytes?: number } = {}): Promise<BlobInfo> {
     // Streams are of unknown length: they go to files, which do not hold them in memory.
@@ -30,32 +42,36 @@ export class TieredBlobStore implements BlobStore {
   }
 
   async open(sha256: string): Promise<Readable> {
-    return this.small.has(sha256) ? this.small.open(sha256) : this.large.open(sha256);
+    if (this.small.has(sha256)) return this.small.open(sha256);
+    if (this.earlier?.has(sha256)) return this.earlier.open(sha256);
+    return this.large.open(sha256);
   }
 
   async stat(sha256: string): Promise<BlobInfo | undefined> {
-    return (await this.small.stat(sha256)) ?? (await this.large.stat(sha256));
+    for (const tier of this.tiers) {
+      const info = await tier.stat(sha256);
+      if (info) return info;
+    }
+    return undefined;
   }
 
   async delete(sha256: string): Promise<boolean> {
-    const [small, large] = await Promise.all([this.small.delete(sha256), this.large.delete(sha256)]);
-    return small || large;
+    return (await this.every((tier) => tier.delete(sha256))).some(Boolean);
   }
 
   async quarantine(sha256: string): Promise<boolean> {
-    const [small, large] = await Promise.all([this.small.quarantine(sha256), this.large.quarantine(sha256)]);
-    return small || large;
+    return (await this.every((tier) => tier.quarantine(sha256))).some(Boolean);
   }
 
   async restore(sha256: string): Promise<void> {
-    await Promise.all([this.small.restore(sha256), this.large.restore(sha256)]);
+    await this.every((tier) => tier.restore(sha256));
   }
 
   async purge(sha256: string): Promise<void> {
-    await Promise.all([this.small.purge(sha256), this.large.purge(sha256)]);
+    await this.every((tier) => tier.purge(sha256));
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.small.close(), this.large.close()]);
+    await this.every((tier) => tier.close());
   }
 }

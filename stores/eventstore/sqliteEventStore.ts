@@ -22,6 +22,7 @@ import {
   type Subscription,
 } from './eventStore';
 import { TurnBatcher } from '../turnBatcher';
+import { zeroWhatIsDeleted } from '../sqliteErasure';
 import { chainHash, GENESIS_HASH, type ChainLink } from './eventChain';
 
 // Kept importable from here: the error belongs to the port, which every adapter shares.
@@ -42,6 +43,31 @@ interface QueuedAppend {
   streamId: string;
   events: readonly NewEvent[];
   expected: ExpectedRevision;
+}
+
+/** A write of another store's table in the log's file, made in a group commit's transaction. */
+interface QueuedWrite {
+  write: () => void;
+}
+
+type Queued = QueuedAppend | QueuedWrite;
+const isWrite = (item: Queued): item is QueuedWrite => 'write' in item;
+
+/**
+ * Tables another store keeps in the log's file (the small blobs: `SqliteBlobStore.inLogFile`), so
+ * that its writes and the log's appends of one turn share one transaction and one sync of the WAL.
+ */
+export interface LogFileTables {
+  /** The log's connection: its integers come back as bigints (`defaultSafeIntegers`). */
+  readonly db: Database.Database;
+  /**
+   * Runs `write` in the transaction of the log's next group commit, before that commit's appends;
+   * resolves once the commit is durable. A write that throws fails the whole commit: its appends and
+   * the other writes too, and none is stored.
+   */
+  commitWith(write: () => void): Promise<void>;
+  /** Commits what is queued now (before a read that must see it, or a close). */
+  flush(): void;
 }
 
 type StoredRef = Pick<EventRow, 'position' | 'stream_id' | 'revision' | 'event_id'>;
@@ -88,7 +114,8 @@ export class SqliteEventStore implements EventStore {
   private readonly insert;
   private readonly appendTx;
   private readonly batchTx;
-  private readonly appends: TurnBatcher<QueuedAppend, AppendResult>;
+  private readonly mixedTx;
+  private readonly appends: TurnBatcher<Queued, AppendResult | undefined>;
   private readonly storeIdentity: string;
   /**
    * The pages read since this turn of the event loop began, by the position they start after: the
@@ -137,6 +164,11 @@ export class SqliteEventStore implements EventStore {
         fresh ? this.appendFresh(streamId, events) : this.appendInTransaction(streamId, events, expected),
     );
     this.batchTx = db.transaction((batch: readonly QueuedAppend[]) => batch.map((append) => this.appendOne(append)));
+    // The hosted tables' writes first: an event appended with them may name what they hold.
+    this.mixedTx = db.transaction((batch: readonly Queued[]) => {
+      for (const item of batch) if (isWrite(item)) item.write();
+      return batch.map((item) => (isWrite(item) ? undefined : this.appendOne(item)));
+    });
     this.appends = new TurnBatcher((batch) => this.commitAppends(batch));
   }
 
@@ -149,6 +181,8 @@ export class SqliteEventStore implements EventStore {
       db.pragma('synchronous = FULL');
       // Appends committed together each run in a savepoint, whose journal is then kept in memory.
       db.pragma('temp_store = MEMORY');
+      // The log's events are never deleted; a deleted small blob (LogFileTables) is zeroed where it lay.
+      zeroWhatIsDeleted(db);
       return new SqliteEventStore(db);
     } catch (error) {
       db.close();
@@ -223,7 +257,16 @@ export class SqliteEventStore implements EventStore {
   async appendToStream(streamId: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     if (events.length === 0) throw new Error(`Stream ${streamId}: an append needs at least one event`);
     if (this.closed) throw new Error('The event store is closed');
-    return this.appends.submit({ streamId, events, expected });
+    return this.appends.submit({ streamId, events, expected }) as Promise<AppendResult>;
+  }
+
+  /** The log's file, for the tables of a store whose writes join the log's group commits. */
+  tables(): LogFileTables {
+    return {
+      db: this.db,
+      commitWith: (write) => (this.closed ? Promise.reject(new Error('The event store is closed')) : this.appends.submit({ write }).then(() => undefined)),
+      flush: () => this.appends.flush(),
+    };
   }
 
   /**
@@ -231,12 +274,18 @@ export class SqliteEventStore implements EventStore {
    * sync makes them all durable. Each runs in its own savepoint: a wrong expected revision fails that
    * append alone. A failure of the commit itself fails them all, and none is stored.
    */
-  private commitAppends(batch: readonly QueuedAppend[]): (AppendResult | Error)[] {
+  private commitAppends(batch: readonly Queued[]): (AppendResult | undefined | Error)[] {
     // IMMEDIATE takes the write lock before any revision is read, so a writer in another process
     // cannot slip in between a check and its insert. An append alone needs no savepoint: its
     // failure rolls back the whole (its own) transaction.
-    const outcomes = batch.length === 1 ? [this.appendOne(batch[0]!, true)] : this.batchTx.immediate(batch);
-    if (outcomes.some((o) => !(o instanceof Error))) {
+    const appendsOnly = !batch.some(isWrite);
+    const outcomes: (AppendResult | undefined | Error)[] = !appendsOnly
+      ? this.mixedTx.immediate(batch)
+      : batch.length === 1
+        ? [this.appendOne(batch[0] as QueuedAppend, true)]
+        : this.batchTx.immediate(batch as readonly QueuedAppend[]);
+    // Writes alone (undefined) give the log's readers nothing new.
+    if (outcomes.some((o) => o !== undefined && !(o instanceof Error))) {
       this.pagesThisTurn.clear();
       for (const listener of [...this.listeners]) listener();
     }

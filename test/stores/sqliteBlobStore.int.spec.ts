@@ -1,8 +1,8 @@
 // The SQLite small-blob store and the embedded default's tiered store hold to the blob store
 // contract; the tiered store puts small content in SQLite and large content in files.
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FileBlobStore } from '../../stores/blobstore/fileBlobStore';
 import { SqliteBlobStore } from '../../stores/blobstore/sqliteBlobStore';
 import { TieredBlobStore } from '../../stores/blobstore/tieredBlobStore';
+import { SqliteEventStore } from '../../stores/eventstore/sqliteEventStore';
 import { blobStoreContract } from './blobStore.contract';
 
 let dir: string;
@@ -25,6 +26,14 @@ afterAll(async () => {
 });
 
 blobStoreContract('SqliteBlobStore', async () => SqliteBlobStore.open(`${fresh()}.sqlite`));
+// The embedded default's small tier: the tables in the log's file, the puts in its group commits.
+blobStoreContract('SqliteBlobStore in the log file', async () => {
+  const log = SqliteEventStore.open(`${fresh()}.sqlite`);
+  const store = SqliteBlobStore.inLogFile(log.tables());
+  // The contract closes the blob store; the log owns the connection and goes after it.
+  const close = store.close.bind(store);
+  return Object.assign(store, { close: async () => (await close(), await log.close()) });
+});
 // A small threshold, so the contract's contents exercise both tiers.
 blobStoreContract('TieredBlobStore', async () => {
   const base = fresh();
@@ -135,5 +144,111 @@ describe('SqliteBlobStore on a file of the layout before (rows keyed by their SH
     const again = SqliteBlobStore.open(file, { onRelayout: () => relayouts++ });
     await again.close();
     expect(relayouts).toBe(1);
+  });
+});
+
+describe('SqliteBlobStore in the log file', () => {
+  const newEvent = (type: string) => ({ id: randomUUID(), type, data: { at: type }, metadata: { time: new Date().toISOString(), actor: 'test', correlationId: 'c' } });
+
+  it("shares the log's commit: a turn's puts and appends are one transaction, each durable when it resolves", async () => {
+    const file = `${fresh()}.sqlite`;
+    const log = SqliteEventStore.open(file);
+    const store = SqliteBlobStore.inLogFile(log.tables());
+    const walFrames = () => statSync(`${file}-wal`).size;
+    const contents = Array.from({ length: 20 }, () => randomBytes(300));
+    // Warm the file up (its first pages), so the next commit's size is its own.
+    await Promise.all([store.put(randomBytes(10)), log.appendToStream('warm-1', [newEvent('Warm')], 'no_stream')]);
+    const before = walFrames();
+    const [, ...appended] = await Promise.all([
+      Promise.all(contents.map((c) => store.put(c))),
+      ...contents.map((_, i) => log.appendToStream(`s-${i}`, [newEvent('Put')], 'no_stream')),
+    ]);
+    expect(appended).toHaveLength(20);
+    // SQLite's write-ahead log: a commit writes each page it changed once; two commits (one for the
+    // blobs, one for the events) would write the pages both touch (the schema's root, the file's
+    // header page) twice. Read from the frames: every frame whose commit-size field is set ends a commit.
+    const wal = await readFile(`${file}-wal`);
+    const pageSize = wal.readUInt32BE(8);
+    let commitFrames = 0;
+    for (let at = 32 + Math.floor((before - 32) / (24 + pageSize)) * (24 + pageSize); at + 24 <= wal.length; at += 24 + pageSize) {
+      if (wal.readUInt32BE(at + 4) !== 0) commitFrames++;
+    }
+    expect(commitFrames).toBe(1);
+    await store.close();
+    await log.close();
+    // Durable: reopened, every blob and event is there.
+    const reopened = SqliteEventStore.open(file);
+    const again = SqliteBlobStore.inLogFile(reopened.tables());
+    for (const c of contents) expect(await again.stat(sha(c))).toEqual({ sha256: sha(c), size: 300 });
+    expect((await reopened.readStream('s-19')).map((e) => e.type)).toEqual(['Put']);
+    await again.close();
+    await reopened.close();
+  });
+
+  it("a put whose commit fails fails the appends of that commit, and stores none of them", async () => {
+    const file = `${fresh()}.sqlite`;
+    const log = SqliteEventStore.open(file);
+    const tables = log.tables();
+    const store = SqliteBlobStore.inLogFile(tables);
+    const blob = randomBytes(100);
+    const failing = tables.commitWith(() => {
+      throw new Error('disk gone');
+    });
+    const results = await Promise.allSettled([failing, store.put(blob), log.appendToStream('doomed', [newEvent('Doomed')], 'no_stream')]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    expect(store.has(sha(blob))).toBe(false);
+    expect(await log.readStream('doomed')).toEqual([]);
+    // The next turn commits as before.
+    await log.appendToStream('after', [newEvent('After')], 'no_stream');
+    expect(await store.put(blob)).toEqual({ sha256: sha(blob), size: 100 });
+    await store.close();
+    await log.close();
+  });
+
+  it('leaves the connection to the log: closed, the log still appends and its blobs are read', async () => {
+    const file = `${fresh()}.sqlite`;
+    const log = SqliteEventStore.open(file);
+    const store = SqliteBlobStore.inLogFile(log.tables());
+    const blob = randomBytes(64);
+    await store.put(blob);
+    await store.close();
+    await expect(store.put(randomBytes(8))).rejects.toThrow(/closed/);
+    await log.appendToStream('still', [newEvent('Still')], 'no_stream');
+    expect(SqliteBlobStore.inLogFile(log.tables()).has(sha(blob))).toBe(true);
+    await log.close();
+    await expect(log.tables().commitWith(() => {})).rejects.toThrow(/closed/);
+  });
+});
+
+describe('TieredBlobStore with the small blobs of the layout before (their own file)', () => {
+  it('reads, sets aside and deletes what the earlier file holds, and puts nothing there', async () => {
+    const base = fresh();
+    const earlierFile = `${base}-earlier.sqlite`;
+    const old = SqliteBlobStore.open(earlierFile);
+    const kept = randomBytes(200);
+    const gone = randomBytes(300);
+    await old.put(kept);
+    await old.put(gone);
+    await old.close();
+    const log = SqliteEventStore.open(`${base}-events.sqlite`);
+    const earlier = SqliteBlobStore.open(earlierFile);
+    const store = new TieredBlobStore(SqliteBlobStore.inLogFile(log.tables()), await FileBlobStore.open(base), 1024, earlier);
+    try {
+      expect(await store.stat(sha(kept))).toEqual({ sha256: sha(kept), size: 200 });
+      expect(Buffer.concat(await (await store.open(sha(kept))).toArray())).toEqual(kept);
+      expect(await store.quarantine(sha(kept))).toBe(true);
+      expect(await store.stat(sha(kept))).toBeUndefined();
+      await store.restore(sha(kept));
+      expect(await store.stat(sha(kept))).toEqual({ sha256: sha(kept), size: 200 });
+      expect(await store.delete(sha(gone))).toBe(true);
+      expect(earlier.has(sha(gone))).toBe(false);
+      const fresh1 = randomBytes(100);
+      await store.put(fresh1);
+      expect(earlier.has(sha(fresh1))).toBe(false);
+      expect(await store.stat(sha(fresh1))).toEqual({ sha256: sha(fresh1), size: 100 });
+    } finally {
+      await store.close();
+      await log.close();
+    }
   });
 });

@@ -1,12 +1,13 @@
 // What the SQLite stores delete leaves no copy in their files: not in a free page, not in the
 // write-ahead log. Each test keeps a value that was not deleted, found by the same scan.
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SqliteBlobStore } from '../../stores/blobstore/sqliteBlobStore';
+import { SqliteEventStore } from '../../stores/eventstore/sqliteEventStore';
 import { SqliteKeyStore } from '../../stores/keystore/sqliteKeyStore';
 import { SqliteReadStore } from '../../stores/readstore/sqliteReadStore';
 import { truncateWal } from '../../stores/sqliteErasure';
@@ -41,6 +42,22 @@ describe('erasing in the SQLite stores', () => {
     expect(await findInFolder(dir, { photo: 'photo-marker-0b5e', sample: 'sample-marker-91d2' })).toEqual(['sample in blobs.sqlite']);
     await blobs.close();
     expect(await findInFolder(dir, { photo: 'photo-marker-0b5e', sample: 'sample-marker-91d2' })).toEqual(['sample in blobs.sqlite']);
+  });
+
+  it("a deleted small blob kept in the log's file is in neither events.sqlite nor its write-ahead log", async () => {
+    const log = SqliteEventStore.open(join(dir, 'events.sqlite'));
+    const blobs = SqliteBlobStore.inLogFile(log.tables());
+    const photo = Buffer.concat([Buffer.from('photo-marker-5d1a'), randomBytes(6000)]);
+    const sample = Buffer.from('sample-marker-e3c7 that stays');
+    const { sha256 } = await blobs.put(photo);
+    await blobs.put(sample);
+    await log.appendToStream('sample-1', [{ id: randomUUID(), type: 'Stored', data: { sha: sha256 }, metadata: { actor: 't', correlationId: 'c', time: new Date().toISOString() } }], 'no_stream');
+    expect(await blobs.delete(sha256)).toBe(true);
+    const markers = { photo: 'photo-marker-5d1a', sample: 'sample-marker-e3c7' };
+    expect(await findInFolder(dir, markers)).toEqual(['sample in events.sqlite']);
+    await blobs.close();
+    await log.close();
+    expect(await findInFolder(dir, markers)).toEqual(['sample in events.sqlite']);
   });
 
   it('a read model document deleted, and the versions it replaced, are gone once the store is scrubbed', async () => {
