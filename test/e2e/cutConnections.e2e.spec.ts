@@ -217,14 +217,14 @@ describe('a service process whose clients cut their connections mid-request', ()
     const hmacKey = String((await json(await api(`/api/${projectId}/devkeys`))).hmacKey);
 
     // What is stored, as the API lists it and as the data folder holds it.
+    // The log's file, which keeps the small sample files too.
     const events = new Database(path.join(dataDir, 'events.sqlite'), { readonly: true, fileMustExist: true });
-    const smallBlobs = new Database(path.join(dataDir, 'blobs.sqlite'), { readonly: true, fileMustExist: true });
     const stored = async () => ({
       samples: Number((await json(await api(`/api/${projectId}/raw-data/count?category=training`))).count),
       projects: ((await json(await api('/api/projects'))).projects as unknown[]).length,
       photo: (await json(await api('/api/user'))).photo ?? null,
       events: (events.prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n,
-      smallBlobs: (smallBlobs.prepare('SELECT (SELECT count(*) FROM blobs) + (SELECT count(*) FROM quarantine) AS n').get() as { n: number }).n,
+      smallBlobs: (events.prepare('SELECT (SELECT count(*) FROM blobs) + (SELECT count(*) FROM quarantine) AS n').get() as { n: number }).n,
       largeBlobs: (await filesUnder(path.join(dataDir, 'blobs'))).length,
     });
     // tsx keeps its compile cache in the temporary folder too.
@@ -329,7 +329,6 @@ describe('a service process whose clients cut their connections mid-request', ()
     expect(await leftovers()).toEqual([]);
     console.log(`cut-connection test: ${connections} connections cut in ${seconds.toFixed(1)} s; the service kept running and stored nothing of them`);
     events.close();
-    smallBlobs.close();
 
     service.child.kill('SIGTERM');
     await service.exited;
