@@ -19,6 +19,7 @@ import { readModelIndexes } from '../projections/readModelIndexes';
 import { openLog, READ_MODELS_GROUP_COMMIT_MS } from '../service/composition';
 import { SqliteReadStore } from '../stores/readstore/sqliteReadStore';
 import { SqliteBlobStore } from '../stores/blobstore/sqliteBlobStore';
+import { SqliteEventStore } from '../stores/eventstore/sqliteEventStore';
 import type { BenchResult } from './benchResult';
 import { floorLog } from './durableFloor';
 import { smallSignedSample } from './loadGenerator';
@@ -75,10 +76,13 @@ export async function benchIngestionStages(): Promise<BenchResult> {
     };
     row('parse and signature', await measure(parse), await measure(floorParse));
 
-    // 2. The blob: the small tier (its own file, a transaction and a sync a turn).
-    const blobs = SqliteBlobStore.open(join(dir, 'blobs.sqlite'));
-    row('blob put (blobs.sqlite)', await measure((n) => blobs.put(Buffer.from(`${n}:${randomUUID()}`))));
+    // 2. The blob: the small tier, in the log's file (here alone: in the service its puts share the
+    // log's commit, a transaction and a sync a turn, with the appends of the samples before them).
+    const blobLog = SqliteEventStore.open(join(dir, 'blobs-log.sqlite'));
+    const blobs = SqliteBlobStore.inLogFile(blobLog.tables());
+    row('blob put (in the log file)', await measure((n) => blobs.put(Buffer.from(`${n}:${randomUUID()}`))));
     await blobs.close();
+    await blobLog.close();
 
     // 3. The event: the sample's decider and the log (sealing decorator, chain, group commit), on a
     // fresh id; vs the floor's one row with the event and the sample's bytes, one transaction a turn.
