@@ -14,6 +14,7 @@ import { createInterface } from 'node:readline';
 import { ownerWithProject, request, JSON_HEADERS, expectOk } from './benchKit';
 import { serviceEnv } from './fillLog';
 import { startLoadGenerator } from './loadGenerator';
+import { mainThreadCpuSeconds } from './serviceProcess';
 
 const PARTS: readonly (readonly [string, RegExp])[] = [
   ['start-up', /modules\/(esm|cjs)|compileSourceTextModule|tsx\/dist|generateKeyPair|service\/composition/],
@@ -80,6 +81,10 @@ const { token, projectId, apiKey } = await ownerWithProject(agent, api, 'profile
 const { hmacKey } = JSON.parse(expectOk(await request(agent, new URL(`/v1/api/${projectId}/devkeys`, api), 'GET', { ...JSON_HEADERS, 'x-jwt-token': token }), 'devkeys')) as { hmacKey: string };
 const load = await startLoadGenerator([{ name: 'data', kind: 'data', url: `${String(started.ingestionUrl)}/api/training/data`, apiKey, hmacKey }], 32);
 let samples = 0;
+// The profile counts a wait in a system call on the main thread (the WAL's sync) as busy time; the
+// thread's CPU from /proc does not: the two side by side say how much of the busy time is waiting.
+const cpuBefore = mainThreadCpuSeconds(child.pid!);
+let cpuUsed = 0;
 try {
   samples += (await load.round('data', 1000)).ops;
   for (let i = 0; i < seconds; i++) {
@@ -87,6 +92,7 @@ try {
     if (round.failures > 0) throw new Error(round.firstFailure);
     samples += round.ops;
   }
+  cpuUsed = mainThreadCpuSeconds(child.pid!) - cpuBefore;
 } finally {
   await load.stop();
   agent.destroy();
@@ -99,6 +105,9 @@ if (!main) throw new Error(`no profile in ${folder}`);
 const parts = byPart(JSON.parse(readFileSync(join(folder, main), 'utf8')) as Profile);
 const busy = [...parts].filter(([part]) => part !== 'start-up' && part !== 'idle').reduce((sum, [, us]) => sum + us, 0);
 console.log(`${samples.toLocaleString('en-US')} samples in ${seconds + 1} s; main thread busy ${(busy / 1000).toFixed(0)} ms (${Math.round(busy / samples)} us a sample, profiler's own cost included); profiles in ${folder}`);
+console.log(
+  `main thread's CPU (user + system, /proc): ${Math.round((cpuUsed * 1e6) / samples)} us a sample; busy time that is not CPU is the thread waiting in system calls (the WAL's syncs), which the shares below count in their part`,
+);
 for (const [part, us] of [...parts].sort((a, b) => b[1] - a[1])) {
   if (part === 'start-up' || part === 'idle') continue;
   console.log(`  ${((100 * us) / busy).toFixed(1).padStart(5)}%  ${String(Math.round(us / samples)).padStart(4)} us  ${part}`);

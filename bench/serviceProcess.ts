@@ -65,7 +65,16 @@ export async function stopService(started: Started): Promise<void> {
 
 /** CPU seconds (user and system) a process of this host has used so far, from /proc/<pid>/stat. */
 export function processCpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return cpuSecondsOf(`/proc/${pid}/stat`);
+}
+
+/** The CPU seconds of a process's main thread alone (its task of the same id): its workers' and libuv's threads left out. */
+export function mainThreadCpuSeconds(pid: number): number {
+  return cpuSecondsOf(`/proc/${pid}/task/${pid}/stat`);
+}
+
+function cpuSecondsOf(statFile: string): number {
+  const stat = readFileSync(statFile, 'utf8');
   // Fields after the command name, which is in parentheses and may hold spaces: utime and stime are the 12th and 13th.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
