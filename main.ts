@@ -5,6 +5,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { isMainThread } from 'node:worker_threads';
 import pino, { type Logger } from 'pino';
 import { runAudit } from './commands/audit/auditCli';
 import { ApiKeyUsageRecorder } from './commands/projects/projectCommands';
@@ -30,6 +31,7 @@ import { startJobsRole, type JobsRole } from './service/roles/jobsRole';
 import { productionJobRunners, type JobRunnersFactory } from './service/roles/productionJobRunners';
 import { projectionsRole, type ProjectionsRole } from './service/roles/projectionsRole';
 import { startSagasRole, type SagasRole } from './service/roles/sagasRole';
+import { startRoleThread, type RoleThread } from './service/roles/roleThread';
 import { followSharedReadModels, type SharedReadModelsFollower } from './service/roles/sharedReadModelsFollower';
 import { storageFullLine, watchStorageFolder } from './stores/storageFull';
 
@@ -77,6 +79,11 @@ export interface StartOptions {
   readModelsWatch?: WatchOptions;
   /** The jobs role's runners: production's unless given (a test entry point adds its own). */
   jobRunners?: JobRunnersFactory;
+  /**
+   * Told when the thread of THREAD_ROLES ends or fails while the service runs: the service is then
+   * missing those roles (the command line stops it, exit code 1). Unset: it is logged.
+   */
+  onThreadEnded?: (error: Error) => void;
   /** The remote role's timeouts and bounds (tests shorten them). */
   remoteLimits?: Partial<RemoteLimits>;
 }
@@ -89,13 +96,27 @@ export async function startService(config: Config, log: Logger = pino({ level: c
   watchStorageFolder(path.resolve(config.dataDir));
   // Before the shared lock: a rebuild it may need takes the folder's exclusive one.
   await checkReadModelsAtStart(config, log);
-  const lock = DataFolderLock.shared(config.dataDir);
+  // After the check (a rebuild it may need takes the folder's exclusive lock), before this thread's shared lock.
+  const thread: RoleThread | undefined =
+    config.threadRoles.size > 0
+      ? startRoleThread(config, log, options.onThreadEnded ?? ((error) => log.error({ err: error }, 'the thread of roles ended: the service runs without them')))
+      : undefined;
+  // The roles this thread runs.
+  const roles = new Set([...config.roles].filter((role) => !config.threadRoles.has(role)));
+  let lock: DataFolderLock;
+  try {
+    lock = DataFolderLock.shared(config.dataDir);
+  } catch (error) {
+    await thread?.stop();
+    throw error;
+  }
   let stores: Stores;
   try {
     // A rebuild cut short left its files (up to the read models' size); no rebuild runs while this lock is held.
     await removeRebuildLeftovers(config.dataDir);
     stores = await openStores(config, log);
   } catch (error) {
+    await thread?.stop();
     lock.release();
     throw error;
   }
@@ -119,14 +140,15 @@ export async function startService(config: Config, log: Logger = pino({ level: c
     await api?.stop();
     await sagas?.stop();
     await projections?.stop();
+    await thread?.stop();
     await follower?.stop();
     await stores.close();
     lock.release();
   };
   const apiKeyUsage = new ApiKeyUsageRecorder(stores.events, (error) => log.warn({ err: error }, 'could not record an API key use'));
   try {
-    const serves = config.roles.has('api') || config.roles.has('ingestion') || config.roles.has('remote');
-    if (config.roles.has('projections')) projections = projectionsRole({ stores, log });
+    const serves = roles.has('api') || roles.has('ingestion') || roles.has('remote');
+    if (roles.has('projections')) projections = projectionsRole({ stores, log });
     // Without the projections, the read models are another process's: watched for standing still behind the log.
     else if (serves) follower = followSharedReadModels({ stores, log, watchOptions: options.readModelsWatch });
     const stored = new StoredProjectionStatus(stores.readStore);
@@ -139,9 +161,9 @@ export async function startService(config: Config, log: Logger = pino({ level: c
       progress: () => (projections ?? follower)?.progress(),
       health,
     };
-    if (config.roles.has('api')) api = await listenApi({ config, log, starting });
-    if (config.roles.has('ingestion')) ingestion = await listenIngestion({ config, log, starting });
-    if (config.roles.has('remote')) remote = await listenRemote({ config, log, starting });
+    if (roles.has('api')) api = await listenApi({ config, log, starting });
+    if (roles.has('ingestion')) ingestion = await listenIngestion({ config, log, starting });
+    if (roles.has('remote')) remote = await listenRemote({ config, log, starting });
     const apiUrl = api?.url;
     const ingestionUrl = ingestion?.url;
     const ingestionTlsUrl = ingestion?.tlsUrl;
@@ -151,19 +173,21 @@ export async function startService(config: Config, log: Logger = pino({ level: c
     // A stop asked for during the catch-up ends it; the wait for another process's read models
     // takes the signal itself, as a process with the projections waits for its own.
     if (signal?.aborted) throw new ServiceStartStopped();
+    // The thread's projections bring the read models up to the log: its start is that catch-up.
+    if (thread) await startedUnlessStopped(thread.started, signal);
     await (projections ?? follower)?.catchUp(signal);
     if (signal?.aborted) throw new ServiceStartStopped();
     starting.doing = 'the read models have caught up; starting the roles';
     follower?.watch();
-    if (config.roles.has('sagas')) sagas = await startSagasRole({ stores, config, log });
-    if (config.roles.has('jobs')) jobs = await startJobsRole({ stores, config, log, runners: (options.jobRunners ?? productionJobRunners)(stores) });
+    if (roles.has('sagas')) sagas = await startSagasRole({ stores, config, log });
+    if (roles.has('jobs')) jobs = await startJobsRole({ stores, config, log, runners: (options.jobRunners ?? productionJobRunners)(stores) });
     const sync: ReadModelSync = projections?.runner ?? new CheckpointPoller(stores.readStore, allProjections.map((p) => p.name));
     const opened = { stores, sync, health, apiKeyUsage, sampleParser };
     await api?.open(opened);
     await ingestion?.open(opened);
     await remote?.open({ stores, health, ...(options.remoteLimits ? { limits: options.remoteLimits } : {}) });
     if (signal?.aborted) throw new ServiceStartStopped();
-    log.info({ apiUrl, ingestionUrl, ingestionTlsUrl, remoteMgmtUrl, roles: [...config.roles], eventStore: config.eventStoreUrl ? 'eventstoredb' : 'sqlite', readStore: config.readStore }, 'service started');
+    log.info({ apiUrl, ingestionUrl, ingestionTlsUrl, remoteMgmtUrl, roles: [...roles], ...(thread ? { threadRoles: [...config.threadRoles] } : {}), eventStore: config.eventStoreUrl ? 'eventstoredb' : 'sqlite', readStore: config.readStore }, 'service started');
     return {
       config,
       stores,
@@ -181,6 +205,19 @@ export async function startService(config: Config, log: Logger = pino({ level: c
   } catch (error) {
     await stop();
     throw error;
+  }
+}
+
+/** Waits for the thread's roles to start; a stop asked for meanwhile ends the wait (and the start). */
+async function startedUnlessStopped(started: Promise<void>, signal: AbortSignal | undefined): Promise<void> {
+  if (!signal) return started;
+  if (signal.aborted) throw new ServiceStartStopped();
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<never>((_, reject) => signal.addEventListener('abort', (onAbort = () => reject(new ServiceStartStopped())), { once: true }));
+  try {
+    await Promise.race([started, aborted]);
+  } finally {
+    signal.removeEventListener('abort', onAbort!);
   }
 }
 
@@ -215,9 +252,10 @@ async function main(options: Pick<StartOptions, 'jobRunners'>): Promise<void> {
   const starting = new AbortController();
   let service: RunningService | undefined;
   let stopping = false;
+  let threadEnded = false;
   const stopped = (error?: unknown) => {
     if (error !== undefined) log.error({ err: error }, 'stopping failed');
-    process.exit(error === undefined ? 0 : 1);
+    process.exit(error === undefined && !threadEnded ? 0 : 1);
   };
   const shutdown = (signal: string) => {
     if (stopping) return;
@@ -230,8 +268,13 @@ async function main(options: Pick<StartOptions, 'jobRunners'>): Promise<void> {
   };
   process.once('SIGINT', () => shutdown('SIGINT'));
   process.once('SIGTERM', () => shutdown('SIGTERM'));
+  const onThreadEnded = (error: Error) => {
+    threadEnded = true;
+    log.error({ err: error }, 'the thread of roles ended: the service stops (exit code 1) for its supervisor to start it again');
+    shutdown('thread ended');
+  };
   try {
-    service = await startService(config, log, { ...options, signal: starting.signal });
+    service = await startService(config, log, { ...options, signal: starting.signal, onThreadEnded });
   } catch (error) {
     if (!(error instanceof ServiceStartStopped)) throw error;
     log.info('stopped while starting; the next start goes on from where the read models are');
@@ -249,4 +292,5 @@ export function runCommandLine(options: Pick<StartOptions, 'jobRunners'> = {}): 
   });
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) runCommandLine();
+// Not in a thread of the service's own (THREAD_ROLES): it imports this module and has the same argv.
+if (isMainThread && process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) runCommandLine();

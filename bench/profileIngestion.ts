@@ -69,7 +69,8 @@ const started = await new Promise<Record<string, unknown>>((done, fail) => {
   createInterface({ input: child.stdout! }).on('line', (text) => {
     try {
       const line = JSON.parse(text) as Record<string, unknown>;
-      if (line.msg === 'service started') done(line);
+      // The main thread's line: a thread of roles (THREAD_ROLES) says it started too, with a `thread` field.
+      if (line.msg === 'service started' && line.thread === undefined) done(line);
     } catch {
       // Not a log line.
     }

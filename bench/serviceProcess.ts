@@ -50,7 +50,7 @@ function spawnFrom(root: string, dataDir: string, args: string[], env: Record<st
       } catch {
         return;
       }
-      if (line.msg === 'service started' || (args[0] === 'rebuild' && typeof line.msg === 'string' && /rebuil/.test(line.msg))) {
+      if ((line.msg === 'service started' && line.thread === undefined) || (args[0] === 'rebuild' && typeof line.msg === 'string' && /rebuil/.test(line.msg))) {
         clearTimeout(timer);
         resolveStart({ child, line, apiUrl: String(line.apiUrl ?? ''), exited });
       }

@@ -8,6 +8,8 @@ import { isEmailAddress } from '../domain/email/emailDecider';
 
 export const ROLES = ['api', 'ingestion', 'projections', 'sagas', 'jobs', 'remote'] as const;
 export type Role = (typeof ROLES)[number];
+/** The roles that serve no port, and so can run on a thread of their own (THREAD_ROLES). */
+export const THREAD_ROLES = ['projections', 'sagas', 'jobs'] as const satisfies readonly Role[];
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 /** Where the read models live: SQLite beside the log (embedded default), memory (rebuilt at every start), or MongoDB. */
 export const READ_STORES = ['sqlite', 'memory', 'mongodb'] as const;
@@ -32,6 +34,12 @@ export interface Config {
   mongoDb: string;
   readStore: ReadStoreKind;
   roles: ReadonlySet<Role>;
+  /**
+   * Roles of `roles` run on a worker thread of this process rather than on its event loop (THREAD_ROLES,
+   * any of projections, sagas, jobs): the read models, the sagas and the jobs then share no event loop
+   * with the requests, as with ROLES split between processes, without a second process.
+   */
+  threadRoles: ReadonlySet<Role>;
   /** Undefined: generated once and kept in the data folder. */
   jwtSecret: string | undefined;
   logLevel: (typeof LOG_LEVELS)[number];
@@ -110,12 +118,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     roles.add(r as Role);
   }
   if (roles.size === 0) throw new ConfigError('ROLES', 'names no role');
+  const threadRoles = new Set<Role>();
+  for (const r of (text('THREAD_ROLES') ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+    if (!(THREAD_ROLES as readonly string[]).includes(r)) throw new ConfigError('THREAD_ROLES', `has "${r}"; the roles that can run on a thread: ${THREAD_ROLES.join(', ')}`);
+    if (!roles.has(r as Role)) throw new ConfigError('THREAD_ROLES', `has "${r}", which ROLES does not name`);
+    threadRoles.add(r as Role);
+  }
+  if (threadRoles.size > 0 && threadRoles.size === roles.size) throw new ConfigError('THREAD_ROLES', 'names every role of ROLES: leave some on the main thread, or leave THREAD_ROLES unset');
 
   const mongoUrl = url('MONGO_URL', ['mongodb', 'mongodb+srv']);
   const readStoreText = text('READ_STORE')?.toLowerCase() ?? (mongoUrl ? 'mongodb' : 'sqlite');
   if (!(READ_STORES as readonly string[]).includes(readStoreText)) throw new ConfigError('READ_STORE', `must be one of ${READ_STORES.join(', ')}, got "${readStoreText}"`);
   const readStore = readStoreText as ReadStoreKind;
   if (readStore === 'mongodb' && !mongoUrl) throw new ConfigError('READ_STORE', 'mongodb needs MONGO_URL');
+  if (readStore === 'memory' && threadRoles.size > 0) throw new ConfigError('THREAD_ROLES', 'needs a read store the threads share (READ_STORE sqlite or mongodb): the in-memory one lives in one thread');
   if (readStore === 'memory' && (roles.has('api') || roles.has('ingestion') || roles.has('sagas') || roles.has('jobs') || roles.has('remote')) && !roles.has('projections')) {
     throw new ConfigError('ROLES', 'without "projections" needs a read store shared between processes (READ_STORE sqlite or mongodb): the in-memory one lives in one process');
   }
@@ -208,6 +224,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mongoDb,
     readStore,
     roles,
+    threadRoles,
     jwtSecret,
     logLevel: logLevel as Config['logLevel'],
     signupEnabled: bool('SIGNUP_ENABLED', true),

@@ -63,18 +63,22 @@ export function serviceModule(pathFromRoot: string): URL {
 }
 
 /**
- * A new thread running threadPoolWorker. Compiled, that is plain JavaScript. From source, the thread
- * registers tsx's loader, then imports the worker's body (a `--import` in the thread's execArgv
- * registers the hooks too late for the thread's own entry).
+ * A new thread running one of the service's own modules (`serviceModule`'s path), given `workerData`.
+ * Compiled, that is plain JavaScript. From source, the thread registers tsx's loader, then imports
+ * the module (a `--import` in the thread's execArgv registers the hooks too late for the thread's own
+ * entry). service/build.ts must list the module among its entry points.
  */
-function startThread(): Worker {
-  const body = serviceModule('commands/jobs/threadPoolWorker');
-  if (COMPILED) return new Worker(body);
+export function startServiceThread(pathFromRoot: string, workerData?: unknown): Worker {
+  const body = serviceModule(pathFromRoot);
+  if (COMPILED) return new Worker(body, { workerData });
   const bootstrap = `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))})
   .then((tsx) => { tsx.register(); return import(${JSON.stringify(body.href)}); })
   .catch((error) => { console.error(error); process.exit(1); });`;
-  return new Worker(bootstrap, { eval: true });
+  return new Worker(bootstrap, { eval: true, workerData });
 }
+
+/** A new thread running threadPoolWorker. */
+const startThread = (): Worker => startServiceThread('commands/jobs/threadPoolWorker');
 
 /**
  * Worker threads for CPU-bound job work, sized to the cores, so the HTTP event loop never runs it.
