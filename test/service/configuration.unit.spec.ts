@@ -33,7 +33,18 @@ describe('configuration from the environment', () => {
     expect(loadConfig({ ROLES: 'jobs', MONGO_URL: 'mongodb://db' }).readStore).toBe('mongodb');
   });
 
+  it('runs the roles THREAD_ROLES names on a thread, and none when unset', () => {
+    expect([...loadConfig({}).threadRoles]).toEqual([]);
+    expect([...loadConfig({ THREAD_ROLES: 'projections, sagas,jobs' }).threadRoles]).toEqual(['projections', 'sagas', 'jobs']);
+    expect([...loadConfig({ ROLES: 'api,projections', THREAD_ROLES: 'projections' }).threadRoles]).toEqual(['projections']);
+  });
+
   const bad: [Record<string, string>, RegExp][] = [
+    [{ THREAD_ROLES: 'api' }, /THREAD_ROLES.*"api".*projections, sagas, jobs/],
+    [{ THREAD_ROLES: 'cron' }, /THREAD_ROLES.*"cron"/],
+    [{ ROLES: 'api,projections', THREAD_ROLES: 'sagas' }, /THREAD_ROLES.*"sagas".*ROLES does not name/],
+    [{ ROLES: 'projections,sagas', THREAD_ROLES: 'projections,sagas' }, /THREAD_ROLES.*every role/],
+    [{ READ_STORE: 'memory', THREAD_ROLES: 'projections' }, /THREAD_ROLES.*READ_STORE/],
     [{ API_PORT: 'eighty' }, /API_PORT/],
     [{ INGESTION_PORT: '70000' }, /INGESTION_PORT/],
     [{ INGESTION_TLS_PORT: '-1' }, /INGESTION_TLS_PORT/],
