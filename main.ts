@@ -32,6 +32,7 @@ import { productionJobRunners, type JobRunnersFactory } from './service/roles/pr
 import { projectionsRole, type ProjectionsRole } from './service/roles/projectionsRole';
 import { startSagasRole, type SagasRole } from './service/roles/sagasRole';
 import { startRoleThread, type RoleThread } from './service/roles/roleThread';
+import { AppliedElsewhere, announceApplied } from './service/roles/appliedAcrossThreads';
 import { followSharedReadModels, type SharedReadModelsFollower } from './service/roles/sharedReadModelsFollower';
 import { storageFullLine, watchStorageFolder } from './stores/storageFull';
 
@@ -84,6 +85,8 @@ export interface StartOptions {
    * missing those roles (the command line stops it, exit code 1). Unset: it is logged.
    */
   onThreadEnded?: (error: Error) => void;
+  /** Set by the thread of THREAD_ROLES: its projections tell the serving thread how far they have gone. */
+  announceApplied?: boolean;
   /** The remote role's timeouts and bounds (tests shorten them). */
   remoteLimits?: Partial<RemoteLimits>;
 }
@@ -128,6 +131,8 @@ export async function startService(config: Config, log: Logger = pino({ level: c
   let sagas: SagasRole | undefined;
   let jobs: JobsRole | undefined;
   let parser: SampleParser | undefined;
+  let stopAnnouncing: (() => void) | undefined;
+  const appliedElsewhere = thread && config.threadRoles.has('projections') ? new AppliedElsewhere(config.dataDir) : undefined;
   // One sample parser for the roles that read sample files (ingestion, and the api's raw-data view).
   const sampleParser = (): SampleParser => (parser ??= new SampleParser());
   const stop = async () => {
@@ -139,8 +144,10 @@ export async function startService(config: Config, log: Logger = pino({ level: c
     await jobs?.stop();
     await api?.stop();
     await sagas?.stop();
+    stopAnnouncing?.();
     await projections?.stop();
     await thread?.stop();
+    appliedElsewhere?.close();
     await follower?.stop();
     await stores.close();
     lock.release();
@@ -181,7 +188,8 @@ export async function startService(config: Config, log: Logger = pino({ level: c
     follower?.watch();
     if (roles.has('sagas')) sagas = await startSagasRole({ stores, config, log });
     if (roles.has('jobs')) jobs = await startJobsRole({ stores, config, log, runners: (options.jobRunners ?? productionJobRunners)(stores) });
-    const sync: ReadModelSync = projections?.runner ?? new CheckpointPoller(stores.readStore, allProjections.map((p) => p.name));
+    if (projections && options.announceApplied) stopAnnouncing = announceApplied(projections.runner, stores.readStore, config.dataDir);
+    const sync: ReadModelSync = projections?.runner ?? new CheckpointPoller(stores.readStore, allProjections.map((p) => p.name), undefined, appliedElsewhere);
     const opened = { stores, sync, health, apiKeyUsage, sampleParser };
     await api?.open(opened);
     await ingestion?.open(opened);

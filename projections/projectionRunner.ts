@@ -235,21 +235,49 @@ export class ProjectionRunner implements ReadModelSync, ProjectionHealth {
 export class CheckpointPoller implements ReadModelSync {
   private readonly status: StoredProjectionStatus;
 
+  /**
+   * `elsewhere`: how far the read models go, as the thread keeping them says (THREAD_ROLES): a wait it
+   * answers needs no look at the stored checkpoints.
+   */
   constructor(
     private readonly readStore: ReadStore,
     private readonly projectionNames: readonly string[],
     private readonly intervalMs = 20,
+    private readonly elsewhere?: { position(): Position | undefined; onChange(listener: () => void): () => void; want(position: Position): void },
   ) {
     this.status = new StoredProjectionStatus(readStore);
   }
 
-  /** Leaves out the projections the projections process reports failed, as its own runner does. */
+  /**
+   * Leaves out the projections the projections process reports failed, as its own runner does. Looks
+   * again every `intervalMs`, and at once when the store tells of a commit (another thread's: THREAD_ROLES).
+   */
   async waitFor(position: Position, timeoutMs: number): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
+    const told = this.elsewhere?.position();
+    if (told !== undefined && told >= position) return true;
+    this.elsewhere?.want(position);
     for (;;) {
+      const told = this.elsewhere?.position();
+      if (told !== undefined && told >= position) return true;
       if ((await lowestCheckpoint(this.readStore, this.status, this.projectionNames, position)) >= position) return true;
       if (Date.now() >= deadline) return false;
-      await sleep(this.intervalMs);
+      await this.nextLook();
     }
+  }
+
+  private nextLook(): Promise<void> {
+    if (!this.readStore.onCommitted && !this.elsewhere) return sleep(this.intervalMs);
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        stopCommits?.();
+        stopTold?.();
+        resolve();
+      };
+      const timer = setTimeout(done, this.intervalMs);
+      const stopCommits = this.readStore.onCommitted?.(done);
+      const stopTold = this.elsewhere?.onChange(done);
+    });
   }
 }

@@ -30,7 +30,7 @@ port.on('message', (message: unknown) => {
 });
 
 try {
-  service = await startService(config, log, { signal: starting.signal });
+  service = await startService(config, log, { signal: starting.signal, announceApplied: true });
   tell({ kind: 'started' });
 } catch (error) {
   if (error instanceof ServiceStartStopped) tell({ kind: 'stopped' });

@@ -4,6 +4,7 @@
 // detection, across connections and processes alike.
 
 import { randomUUID } from 'node:crypto';
+import { BroadcastChannel } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import {
   DuplicateEventIdError,
@@ -98,9 +99,18 @@ const PAGES_KEPT_PER_TURN = 4;
 const CHAIN_PAGE_SIZE = 2048;
 /** How often a live subscription looks for appends made through other connections. */
 const POLL_INTERVAL_MS = 50;
+/** How soon after another thread's commit (THREAD_ROLES) the readers here look. */
+const OTHER_THREADS_WAKE_MS = 5;
 
 export class SqliteEventStore implements EventStore {
   private readonly listeners = new Set<() => void>();
+  /**
+   * Tells this log's readers on the process's other threads (THREAD_ROLES) that a commit added events,
+   * and hears theirs: a connection sees another's commits only when it looks, every POLL_INTERVAL_MS
+   * otherwise. Other processes still poll.
+   */
+  private readonly otherThreads: BroadcastChannel;
+  private wakeSoon: NodeJS.Timeout | undefined;
   private readonly subscriptions = new Set<SqliteSubscription>();
   private closed = false;
 
@@ -133,6 +143,16 @@ export class SqliteEventStore implements EventStore {
     db.exec(META_SCHEMA);
     this.storeIdentity = this.ensureIdentity();
     this.ensureChain();
+    this.otherThreads = new BroadcastChannel(`edge-ml-log:${this.storeIdentity}`);
+    // A message wakes the readers here as a commit of this connection's own does, at most every
+    // OTHER_THREADS_WAKE_MS: under a device's load the other thread's readers (the projections) then
+    // take a few commits a batch, not one.
+    this.otherThreads.onmessage = () => {
+      if (this.wakeSoon) return;
+      this.wakeSoon = setTimeout(() => ((this.wakeSoon = undefined), this.appended()), OTHER_THREADS_WAKE_MS);
+    };
+    // Listening keeps no process alive.
+    this.otherThreads.unref();
     this.selectById = db.prepare<[string], StoredRef>(
       'SELECT position, stream_id, revision, event_id FROM events WHERE event_id = ?',
     );
@@ -286,10 +306,17 @@ export class SqliteEventStore implements EventStore {
         : this.batchTx.immediate(batch as readonly QueuedAppend[]);
     // Writes alone (undefined) give the log's readers nothing new.
     if (outcomes.some((o) => o !== undefined && !(o instanceof Error))) {
-      this.pagesThisTurn.clear();
-      for (const listener of [...this.listeners]) listener();
+      this.appended();
+      this.otherThreads.postMessage(null);
     }
     return outcomes;
+  }
+
+  /** Events were committed (by this connection, or another thread's): the readers look. */
+  private appended(): void {
+    if (this.closed) return;
+    this.pagesThisTurn.clear();
+    for (const listener of [...this.listeners]) listener();
   }
 
   /**
@@ -469,6 +496,8 @@ export class SqliteEventStore implements EventStore {
     this.closed = true;
     // Appends already accepted are committed, not dropped.
     this.appends.flush();
+    this.otherThreads.close();
+    clearTimeout(this.wakeSoon);
     // Subscriptions first: they must not read from a closed connection.
     await Promise.all([...this.subscriptions].map((s) => s.close()));
     this.db.close();

@@ -93,6 +93,14 @@ export interface ReadStore {
    */
   onCommitLost?(listener: CommitLostListener): () => void;
   /**
+   * Where another connection sees writes only once they are committed (SQLite): calls `listener` after
+   * each commit of this store's, or of another thread's store on the same file (THREAD_ROLES), so that
+   * a reader waiting for them looks at once; answers the call that stops listening.
+   */
+  onCommitted?(listener: () => void): () => void;
+  /** Where writes are committed in group windows (SQLite): commits the open window now. */
+  commitGroup?(): void;
+  /**
    * Every document of a collection, a page of at most `pageSize` at a time, in an order the store
    * chooses (its cheapest), each page costing about its own size whatever the collection's: for
    * walks of whole collections (comparing read models with a rebuild). Documents written meanwhile

@@ -38,6 +38,8 @@ export interface CommitsOptions {
   onCommitFailure: ((error: ReadModelsWriteError) => void) | undefined;
   /** The window's writes were rolled back: what the connection knew of its tables is to be forgotten. */
   forgetTables: () => void;
+  /** Told after every commit: other connections see its writes from then on. */
+  onCommitted?: () => void;
 }
 
 export class Commits {
@@ -70,7 +72,11 @@ export class Commits {
     const windowMs = this.options.loadingUnsynced() && groupCommitMs > 0 ? BULK_GROUP_COMMIT_MS : groupCommitMs;
     if (this.depth === 0 && this.groupTimer && performance.now() - this.groupOpenedAt >= windowMs) this.commitGroup();
     if (!this.db.inTransaction) {
-      if (windowMs <= 0 || options.group === false) return this.db.transaction(work).immediate();
+      if (windowMs <= 0 || options.group === false) {
+        const result = this.db.transaction(work).immediate();
+        this.options.onCommitted?.();
+        return result;
+      }
       this.db.exec('BEGIN IMMEDIATE');
       this.groupOpenedAt = performance.now();
       // From the timer, a failed commit has no caller to tell: it is reported (onCommitFailure) and the
@@ -111,6 +117,7 @@ export class Commits {
     if (!this.db.open || !this.db.inTransaction) return;
     try {
       this.db.exec('COMMIT');
+      this.options.onCommitted?.();
     } catch (error) {
       const storageFull = this.lose(error);
       const failure = new ReadModelsWriteError(this.options.file, error);
