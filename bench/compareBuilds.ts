@@ -3,7 +3,8 @@
 // turns, so a drift of the machine's speed (on a shared host, the same code's CPU per sample drifts
 // by half within minutes) falls on both alike. Each build runs as processes of its own on a data
 // folder of its own: LAYOUT=one (default) every role in one process, LAYOUT=apart the projections
-// role in a second one; LAYOUT_A and LAYOUT_B set one build each (the same folder twice compares
+// role in a second one, LAYOUT=thread every role in one process with the projections, sagas and jobs on
+// a thread of their own (THREAD_ROLES); LAYOUT_A and LAYOUT_B set one build each (the same folder twice compares
 // layouts). ROUNDS (default 12) rounds of ROUND_MS (1000) each. Prints each build's rate, p99 and
 // CPU per sample (its processes, from /proc), and the per-round ratio B/A: its median and range.
 // A comparison of a build with itself gives the noise to read a result against.
@@ -32,7 +33,8 @@ async function startBuild(name: 'A' | 'B', root: string, layout: string): Promis
   const dataDir = mkdtempSync(join(tmpdir(), `compare-${name}-`));
   const processes: Started[] = [];
   if (layout === 'apart') processes.push(await spawnServiceIn(root, dataDir, { ROLES: 'projections' }));
-  processes.push(await spawnServiceIn(root, dataDir, { ROLES: layout === 'apart' ? SERVING : `${SERVING},projections` }));
+  const threads: Record<string, string> = layout === 'thread' ? { THREAD_ROLES: 'projections,sagas,jobs' } : {};
+  processes.push(await spawnServiceIn(root, dataDir, { ROLES: layout === 'apart' ? SERVING : `${SERVING},projections`, ...threads }));
   return { name, processes, dataDir };
 }
 

@@ -28,13 +28,14 @@ export interface RoleThread {
 const END_WITHIN_MS = 5_000;
 
 /**
- * Starts `config.threadRoles` on a thread. `onEnded` is told if the thread ends, or fails, while it
+ * Starts `config.threadRoles` on a thread (`threadModule`: the module it runs, by its path from the
+ * service's root; another only in tests). `onEnded` is told if the thread ends, or fails, while it
  * should run (after it started, before a stop): the service is then missing roles and should stop.
  */
-export function startRoleThread(config: Config, log: Logger, onEnded: (error: Error) => void): RoleThread {
+export function startRoleThread(config: Config, log: Logger, onEnded: (error: Error) => void, threadModule = 'service/roles/roleThreadWorker'): RoleThread {
   const roles = [...config.threadRoles];
   const threadConfig: Config = { ...config, roles: new Set(roles), threadRoles: new Set() };
-  const worker: Worker = startServiceThread('service/roles/roleThreadWorker', { config: threadConfig });
+  const worker: Worker = startServiceThread(threadModule, { config: threadConfig });
   let phase: 'starting' | 'running' | 'stopping' | 'ended' = 'starting';
   let answerStop: ((message: RoleThreadMessage | undefined) => void) | undefined;
   const ended = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
