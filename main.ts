@@ -32,6 +32,7 @@ import { productionJobRunners, type JobRunnersFactory } from './service/roles/pr
 import { projectionsRole, type ProjectionsRole } from './service/roles/projectionsRole';
 import { startSagasRole, type SagasRole } from './service/roles/sagasRole';
 import { startRoleThread, type RoleThread } from './service/roles/roleThread';
+import { inRoleThread, runRoleThread } from './service/roles/roleThreadWorker';
 import { AppliedElsewhere, announceApplied } from './service/roles/appliedAcrossThreads';
 import { followSharedReadModels, type SharedReadModelsFollower } from './service/roles/sharedReadModelsFollower';
 import { storageFullLine, watchStorageFolder } from './stores/storageFull';
@@ -300,5 +301,7 @@ export function runCommandLine(options: Pick<StartOptions, 'jobRunners'> = {}): 
   });
 }
 
-// Not in a thread of the service's own (THREAD_ROLES): it imports this module and has the same argv.
-if (isMainThread && process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) runCommandLine();
+// A thread of THREAD_ROLES runs this module too (compiled, main.js is where the thread pool finds its modules).
+if (inRoleThread()) void runRoleThread(startService, (error) => error instanceof ServiceStartStopped);
+// Not in a thread of the service's own: it has the same argv.
+else if (isMainThread && process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) runCommandLine();

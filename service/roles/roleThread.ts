@@ -1,12 +1,14 @@
 // THREAD_ROLES: the roles that serve no port (projections, sagas, jobs) on a worker thread of the
 // service's process, so that the read models, the sagas and the jobs share no event loop with the
-// requests. The thread runs them as a process of ROLES split would (service/roles/roleThreadWorker.ts),
+// requests. The thread runs the service's entry module, which runs them as a process of ROLES split
+// would (service/roles/roleThreadWorker.ts),
 // on the same data folder and stores; the main thread serves the read models that thread keeps, as a
 // process without the projections role does (sharedReadModelsFollower, CheckpointPoller).
 import type { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { startServiceThread } from '../../commands/jobs/threadPool';
 import type { Config } from '../configuration';
+import type { RoleThreadData } from './roleThreadWorker';
 
 export type RoleThreadMessage = { kind: 'started' } | { kind: 'failed'; message: string } | { kind: 'stopped' } | { kind: 'stop-failed'; message: string };
 
@@ -32,10 +34,10 @@ const END_WITHIN_MS = 5_000;
  * service's root; another only in tests). `onEnded` is told if the thread ends, or fails, while it
  * should run (after it started, before a stop): the service is then missing roles and should stop.
  */
-export function startRoleThread(config: Config, log: Logger, onEnded: (error: Error) => void, threadModule = 'service/roles/roleThreadWorker'): RoleThread {
+export function startRoleThread(config: Config, log: Logger, onEnded: (error: Error) => void, threadModule = 'main'): RoleThread {
   const roles = [...config.threadRoles];
   const threadConfig: Config = { ...config, roles: new Set(roles), threadRoles: new Set() };
-  const worker: Worker = startServiceThread(threadModule, { config: threadConfig });
+  const worker: Worker = startServiceThread(threadModule, { roleThread: { config: threadConfig } } satisfies RoleThreadData);
   let phase: 'starting' | 'running' | 'stopping' | 'ended' = 'starting';
   let answerStop: ((message: RoleThreadMessage | undefined) => void) | undefined;
   const ended = new Promise<void>((resolve) => worker.once('exit', () => resolve()));

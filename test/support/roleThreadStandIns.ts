@@ -6,7 +6,7 @@ import type { RoleThreadMessage } from '../../service/roles/roleThread';
 
 const port = parentPort!;
 const tell = (message: RoleThreadMessage) => port.postMessage(message);
-const { config } = workerData as { config: { dataDir: string } };
+const { config } = (workerData as { roleThread: { config: { dataDir: string } } }).roleThread;
 if (config.dataDir.endsWith('fails-to-start')) {
   tell({ kind: 'failed', message: 'the stand-in cannot start' });
   port.close();
