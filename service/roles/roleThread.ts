@@ -69,12 +69,14 @@ export function startRoleThread(config: Config, log: Logger, onEnded: (error: Er
   return {
     started,
     async stop() {
-      if (phase === 'ended') return void (await ended);
-      phase = 'stopping';
-      const answer = new Promise<RoleThreadMessage | undefined>((resolve) => (answerStop = resolve));
-      worker.postMessage('stop');
-      const message = await answer;
-      if (message?.kind === 'stop-failed') log.error({ roles, reason: message.message }, 'the roles on their thread did not stop cleanly');
+      if (phase !== 'ended') {
+        phase = 'stopping';
+        const answer = new Promise<RoleThreadMessage | undefined>((resolve) => (answerStop = resolve));
+        worker.postMessage('stop');
+        const message = await answer;
+        if (message?.kind === 'stop-failed') log.error({ roles, reason: message.message }, 'the roles on their thread did not stop cleanly');
+      }
+      // A thread whose roles have stopped (or failed) ends by itself; one that does not is ended.
       const timer = setTimeout(() => void worker.terminate(), END_WITHIN_MS);
       await ended;
       clearTimeout(timer);
