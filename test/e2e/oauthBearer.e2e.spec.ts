@@ -233,10 +233,18 @@ for (const setup of setups) describeOn(setup, 'OAuth access tokens on the API', 
       await authorize('user:read', 'erin', 'another fine password');
       expect((await call(service, 'DELETE', '/api/user', { headers: { 'x-jwt-token': frank.token }, body: { password: PASSWORD } })).status).toBe(200);
 
+      // This application's alone: the sagas may still be ending an earlier test's grants meanwhile.
+      const frankClientId = String(frankApp.body.clientId);
       const endings = async () => {
+        const frankGrants = new Set<string>();
+        for await (const e of service.stores.events.readAll()) {
+          const data = e.data as { kind?: string; payload?: { clientId?: unknown } };
+          if (e.type === 'OAuthArtifactSaved' && data.kind === 'Grant' && data.payload?.clientId === frankClientId) frankGrants.add(e.streamId);
+        }
         const found: StoredEvent[] = [];
         for await (const e of service.stores.events.readAll({ after: since })) {
-          if ((e.type === 'OAuthArtifactEnded' && (e.data as { kind: string }).kind === 'Grant') || e.type === 'OAuthClientDeleted') found.push(e);
+          if (e.type === 'OAuthArtifactEnded' && (e.data as { kind: string }).kind === 'Grant' && frankGrants.has(e.streamId)) found.push(e);
+          if (e.type === 'OAuthClientDeleted' && (e.data as { clientId?: unknown }).clientId === frankClientId) found.push(e);
         }
         return found;
       };
