@@ -250,34 +250,34 @@ export class CheckpointPoller implements ReadModelSync {
 
   /**
    * Leaves out the projections the projections process reports failed, as its own runner does. Looks
-   * again every `intervalMs`, and at once when the store tells of a commit (another thread's: THREAD_ROLES).
+   * again every `intervalMs`, and at once when the thread keeping the read models tells of progress.
    */
   async waitFor(position: Position, timeoutMs: number): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
-    const told = this.elsewhere?.position();
-    if (told !== undefined && told >= position) return true;
+    const told = () => {
+      const at = this.elsewhere?.position();
+      return at !== undefined && at >= position;
+    };
+    if (told()) return true;
     this.elsewhere?.want(position);
     for (;;) {
-      const told = this.elsewhere?.position();
-      if (told !== undefined && told >= position) return true;
-      if ((await lowestCheckpoint(this.readStore, this.status, this.projectionNames, position)) >= position) return true;
+      if (told() || (await lowestCheckpoint(this.readStore, this.status, this.projectionNames, position)) >= position) return true;
       if (Date.now() >= deadline) return false;
       await this.nextLook();
     }
   }
 
   private nextLook(): Promise<void> {
-    if (!this.readStore.onCommitted && !this.elsewhere) return sleep(this.intervalMs);
+    const elsewhere = this.elsewhere;
+    if (!elsewhere) return sleep(this.intervalMs);
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
-        stopCommits?.();
-        stopTold?.();
+        stopListening();
         resolve();
       };
       const timer = setTimeout(done, this.intervalMs);
-      const stopCommits = this.readStore.onCommitted?.(done);
-      const stopTold = this.elsewhere?.onChange(done);
+      const stopListening = elsewhere.onChange(done);
     });
   }
 }

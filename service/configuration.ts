@@ -111,15 +111,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     return v;
   };
 
+  const names = (value: string) => value.split(',').map((s) => s.trim()).filter(Boolean);
   const roleText = text('ROLES');
   const roles = new Set<Role>();
-  for (const r of roleText === undefined ? ROLES : roleText.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const r of roleText === undefined ? ROLES : names(roleText)) {
     if (!(ROLES as readonly string[]).includes(r)) throw new ConfigError('ROLES', `has an unknown role "${r}"; known roles: ${ROLES.join(', ')}`);
     roles.add(r as Role);
   }
   if (roles.size === 0) throw new ConfigError('ROLES', 'names no role');
   const threadRoles = new Set<Role>();
-  for (const r of (text('THREAD_ROLES') ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const r of names(text('THREAD_ROLES') ?? '')) {
     if (!(THREAD_ROLES as readonly string[]).includes(r)) throw new ConfigError('THREAD_ROLES', `has "${r}"; the roles that can run on a thread: ${THREAD_ROLES.join(', ')}`);
     if (!roles.has(r as Role)) throw new ConfigError('THREAD_ROLES', `has "${r}", which ROLES does not name`);
     threadRoles.add(r as Role);

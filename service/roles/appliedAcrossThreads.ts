@@ -14,6 +14,8 @@ const channelName = (dataDir: string) => `edge-ml-read-models-applied:${path.res
 const UNCOMMITTED_EVERY_MS = 5;
 /** While the serving thread waits for a position, how often the projections' thread looks whether it has applied it. */
 const WANTED_EVERY_MS = 1;
+/** How long it looks: past it (a projection stuck before the position), the wait ends on its own timeout. */
+const WANTED_FOR_MS = 30_000;
 
 /** What the serving thread asks: the read models up to `want`, committed now rather than at the group window's end. */
 interface Wanted {
@@ -33,12 +35,20 @@ export function announceApplied(runner: { readonly appliedPosition: Position | u
   channel.unref();
   let wanted: Position | undefined;
   let looking: NodeJS.Timeout | undefined;
-  const commitIfApplied = () => {
-    const applied = runner.appliedPosition;
-    if (wanted === undefined || applied === undefined || applied < wanted) return;
+  let lookingSince = 0;
+  const stopLooking = () => {
     wanted = undefined;
     clearInterval(looking);
     looking = undefined;
+  };
+  const commitIfApplied = () => {
+    const applied = runner.appliedPosition;
+    if (wanted === undefined) return;
+    if (applied === undefined || applied < wanted) {
+      if (looking && Date.now() - lookingSince > WANTED_FOR_MS) stopLooking();
+      return;
+    }
+    stopLooking();
     try {
       readStore.commitGroup?.();
     } catch {
@@ -51,6 +61,7 @@ export function announceApplied(runner: { readonly appliedPosition: Position | u
     if (wanted === undefined || data.want > wanted) wanted = data.want;
     commitIfApplied();
     if (wanted !== undefined && !looking) {
+      lookingSince = Date.now();
       looking = setInterval(commitIfApplied, WANTED_EVERY_MS);
       looking.unref();
     }
@@ -70,7 +81,7 @@ export function announceApplied(runner: { readonly appliedPosition: Position | u
     stopTelling = () => clearInterval(timer);
   }
   return () => {
-    clearInterval(looking);
+    stopLooking();
     stopTelling();
     channel.close();
   };

@@ -124,7 +124,6 @@ export class SqliteEventStore implements EventStore {
   private readonly insert;
   private readonly appendTx;
   private readonly batchTx;
-  private readonly mixedTx;
   private readonly appends: TurnBatcher<Queued, AppendResult | undefined>;
   private readonly storeIdentity: string;
   /**
@@ -183,9 +182,8 @@ export class SqliteEventStore implements EventStore {
       (streamId: string, events: readonly NewEvent[], expected: ExpectedRevision, fresh: boolean): AppendResult =>
         fresh ? this.appendFresh(streamId, events) : this.appendInTransaction(streamId, events, expected),
     );
-    this.batchTx = db.transaction((batch: readonly QueuedAppend[]) => batch.map((append) => this.appendOne(append)));
     // The hosted tables' writes first: an event appended with them may name what they hold.
-    this.mixedTx = db.transaction((batch: readonly Queued[]) => {
+    this.batchTx = db.transaction((batch: readonly Queued[]) => {
       for (const item of batch) if (isWrite(item)) item.write();
       return batch.map((item) => (isWrite(item) ? undefined : this.appendOne(item)));
     });
@@ -298,12 +296,8 @@ export class SqliteEventStore implements EventStore {
     // IMMEDIATE takes the write lock before any revision is read, so a writer in another process
     // cannot slip in between a check and its insert. An append alone needs no savepoint: its
     // failure rolls back the whole (its own) transaction.
-    const appendsOnly = !batch.some(isWrite);
-    const outcomes: (AppendResult | undefined | Error)[] = !appendsOnly
-      ? this.mixedTx.immediate(batch)
-      : batch.length === 1
-        ? [this.appendOne(batch[0] as QueuedAppend, true)]
-        : this.batchTx.immediate(batch as readonly QueuedAppend[]);
+    const [only] = batch;
+    const outcomes = batch.length === 1 && !isWrite(only!) ? [this.appendOne(only!, true)] : this.batchTx.immediate(batch);
     // Writes alone (undefined) give the log's readers nothing new.
     if (outcomes.some((o) => o !== undefined && !(o instanceof Error))) {
       this.appended();

@@ -94,8 +94,8 @@ export interface ReadStore {
   onCommitLost?(listener: CommitLostListener): () => void;
   /**
    * Where another connection sees writes only once they are committed (SQLite): calls `listener` after
-   * each commit of this store's, or of another thread's store on the same file (THREAD_ROLES), so that
-   * a reader waiting for them looks at once; answers the call that stops listening.
+   * each commit of this store's (the projections' thread of THREAD_ROLES then tells the serving thread
+   * how far its read models go); answers the call that stops listening.
    */
   onCommitted?(listener: () => void): () => void;
   /** Where writes are committed in group windows (SQLite): commits the open window now. */

@@ -20,8 +20,6 @@
 // rowWrites.ts, queries.ts and cachedReads.ts (writes and reads), walks.ts (long results),
 // bulkLoad.ts (deferred indexes), commits.ts and checkpoints.ts (group commit, durability).
 // This class opens the file and composes them.
-import path from 'node:path';
-import { BroadcastChannel } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { assertCollectionName } from './documents/collectionNames';
 import { assertIndexDeclarations, type ReadModelIndexes } from './indexDeclarations';
@@ -83,7 +81,6 @@ export class SqliteReadStore implements ReadStore {
   private readonly load: LoadState;
   private readonly commits: Commits;
   private readonly committedListeners = new Set<() => void>();
-  private readonly otherThreads: BroadcastChannel;
   private readonly tables: Tables;
   private readonly rows: RowWrites;
   private readonly bulkLoad: BulkLoad;
@@ -102,12 +99,6 @@ export class SqliteReadStore implements ReadStore {
     this.statements = new Statements(db);
     this.caches = new ReadCaches(this.statements);
     this.load = new LoadState(db);
-    // The same file's stores on the process's other threads (THREAD_ROLES): their commits are told here.
-    this.otherThreads = new BroadcastChannel(`edge-ml-read-models:${path.resolve(file)}`);
-    this.otherThreads.onmessage = () => {
-      for (const listener of [...this.committedListeners]) listener();
-    };
-    this.otherThreads.unref();
     this.commits = new Commits(db, {
       file,
       groupCommitMs: options.groupCommitMs ?? 0,
@@ -120,7 +111,6 @@ export class SqliteReadStore implements ReadStore {
       },
       onCommitted: () => {
         for (const listener of [...this.committedListeners]) listener();
-        this.otherThreads.postMessage(null);
       },
     });
     this.tables = new Tables(db, indexes, this.statements, this.commits, this.caches, this.load, { busyTimeoutMs, onRelayout: options.onRelayout });
@@ -303,7 +293,6 @@ export class SqliteReadStore implements ReadStore {
       // Lost (a full disk) or reported (a damaged file): the projections apply it again at the next start, from the checkpoints.
     }
     this.statements.clear();
-    this.otherThreads.close();
     try {
       this.db.pragma('optimize');
     } catch {
