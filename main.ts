@@ -15,6 +15,7 @@ import { CheckpointPoller, type ProjectionRunner, type ReadModelSync } from './p
 import { StoredProjectionStatus, type ProjectionHealth } from './projections/projectionStatus';
 import type { JobWorker } from './commands/jobs/jobWorker';
 import { closeServers } from './service/closeServers';
+import type { CatchUpProgress } from './service/catchUpProgress';
 import { openStores, type Stores } from './service/composition';
 import { loadConfig, type Config } from './service/configuration';
 import { DataFolderLock } from './service/dataFolderLock';
@@ -53,7 +54,10 @@ export interface RunningService {
   remoteMgmtUrl: string | undefined;
   /** The remote role (its registry of held device sockets), when it runs. */
   remote: RemoteRole | undefined;
+  /** The projections' runner, when they run on this thread (THREAD_ROLES leaves them to the role thread). */
   projections: ProjectionRunner | undefined;
+  /** Waits for the read models this process serves from to apply a position, wherever their projections run. */
+  readModels: ReadModelSync;
   /** The job worker, when the jobs role runs. */
   jobWorker: JobWorker | undefined;
   /** Ends due subscriptions now, rather than at the next interval (tests, operators). */
@@ -88,6 +92,8 @@ export interface StartOptions {
   onThreadEnded?: (error: Error) => void;
   /** Set by the thread of THREAD_ROLES: its projections tell the serving thread how far they have gone. */
   announceApplied?: boolean;
+  /** Given the catch-up's progress as the start begins it (the thread of THREAD_ROLES tells the serving thread). */
+  onCatchUp?: (progress: () => CatchUpProgress | undefined) => void;
   /** The remote role's timeouts and bounds (tests shorten them). */
   remoteLimits?: Partial<RemoteLimits>;
 }
@@ -164,11 +170,13 @@ export async function startService(config: Config, log: Logger = pino({ level: c
 
     // The ports open first, answering 503 "starting" (service/startingGate.ts) until the read models
     // have caught up below: a long catch-up must not look like a dead service.
+    const projectionsHere = projections !== undefined || (thread !== undefined && config.threadRoles.has('projections'));
     const starting: StartingState = {
-      doing: projections ? 'catching up the read models' : 'waiting for the projections process to bring the read models up to the log',
-      progress: () => (projections ?? follower)?.progress(),
+      doing: projectionsHere ? 'catching up the read models' : 'waiting for the projections process to bring the read models up to the log',
+      progress: () => thread?.progress() ?? (projections ?? follower)?.progress(),
       health,
     };
+    if (projections) options.onCatchUp?.(() => projections!.progress());
     if (roles.has('api')) api = await listenApi({ config, log, starting });
     if (roles.has('ingestion')) ingestion = await listenIngestion({ config, log, starting });
     if (roles.has('remote')) remote = await listenRemote({ config, log, starting });
@@ -182,7 +190,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
     // takes the signal itself, as a process with the projections waits for its own.
     if (signal?.aborted) throw new ServiceStartStopped();
     // The thread's projections bring the read models up to the log: its start is that catch-up.
-    if (thread) await startedUnlessStopped(thread.started, signal);
+    if (thread) await threadStarted(thread, follower, signal);
     await (projections ?? follower)?.catchUp(signal);
     if (signal?.aborted) throw new ServiceStartStopped();
     starting.doing = 'the read models have caught up; starting the roles';
@@ -196,7 +204,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
     await ingestion?.open(opened);
     await remote?.open({ stores, health, ...(options.remoteLimits ? { limits: options.remoteLimits } : {}) });
     if (signal?.aborted) throw new ServiceStartStopped();
-    log.info({ apiUrl, ingestionUrl, ingestionTlsUrl, remoteMgmtUrl, roles: [...roles], ...(thread ? { threadRoles: [...config.threadRoles] } : {}), eventStore: config.eventStoreUrl ? 'eventstoredb' : 'sqlite', readStore: config.readStore }, 'service started');
+    log.info({ apiUrl, ingestionUrl, ingestionTlsUrl, remoteMgmtUrl, roles: [...roles], ...(thread ? { threadRoles: [...config.threadRoles] } : {}), eventStore: config.eventStoreUrl ? 'eventstoredb' : 'sqlite', readStore: config.readStore }, inRoleThread() ? 'the roles of the thread started' : 'service started');
     return {
       config,
       stores,
@@ -206,6 +214,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
       remoteMgmtUrl,
       remote,
       projections: projections?.runner,
+      readModels: sync,
       jobWorker: jobs?.worker,
       stop,
       endDueSubscriptions: async (now) => sagas?.endDueSubscriptions(now),
@@ -214,6 +223,24 @@ export async function startService(config: Config, log: Logger = pino({ level: c
   } catch (error) {
     await stop();
     throw error;
+  }
+}
+
+/**
+ * Waits for the thread's roles to start. Meanwhile the follower watches the read models they fill, so
+ * that the starting answers have a progress from the first request on, before the thread tells its own.
+ */
+async function threadStarted(thread: RoleThread, follower: SharedReadModelsFollower | undefined, signal: AbortSignal | undefined): Promise<void> {
+  const following = new AbortController();
+  const onAbort = () => following.abort();
+  signal?.addEventListener('abort', onAbort, { once: true });
+  const followed = follower?.catchUp(following.signal).catch(() => {});
+  try {
+    await startedUnlessStopped(thread.started, signal);
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+    following.abort();
+    await followed;
   }
 }
 

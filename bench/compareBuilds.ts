@@ -2,10 +2,11 @@
 // e.g. git worktrees sharing node_modules) under the same small-sample load, in rounds that take
 // turns, so a drift of the machine's speed (on a shared host, the same code's CPU per sample drifts
 // by half within minutes) falls on both alike. Each build runs as processes of its own on a data
-// folder of its own: LAYOUT=one (default) every role in one process, LAYOUT=apart the projections
-// role in a second one, LAYOUT=thread every role in one process with the projections, sagas and jobs on
-// a thread of their own (THREAD_ROLES); LAYOUT_A and LAYOUT_B set one build each (the same folder twice compares
-// layouts). ROUNDS (default 12) rounds of ROUND_MS (1000) each. Prints each build's rate, p99 and
+// folder of its own: LAYOUT=default every role in one process as the build's default places them,
+// LAYOUT=one every role on one thread of one process (THREAD_ROLES=none: builds from 2026-11-28 on),
+// LAYOUT=apart the projections role in a second process, LAYOUT=thread every role in one process with
+// the projections, sagas and jobs on a thread of their own; LAYOUT_A and LAYOUT_B set one build each
+// (the same folder twice compares layouts). ROUNDS (default 12) rounds of ROUND_MS (1000) each. Prints each build's rate, p99 and
 // CPU per sample (its processes, from /proc), and the per-round ratio B/A: its median and range.
 // A comparison of a build with itself gives the noise to read a result against.
 import http from 'node:http';
@@ -33,14 +34,14 @@ async function startBuild(name: 'A' | 'B', root: string, layout: string): Promis
   const dataDir = mkdtempSync(join(tmpdir(), `compare-${name}-`));
   const processes: Started[] = [];
   if (layout === 'apart') processes.push(await spawnServiceIn(root, dataDir, { ROLES: 'projections' }));
-  const threads: Record<string, string> = layout === 'thread' ? { THREAD_ROLES: 'projections,sagas,jobs' } : {};
+  const threads: Record<string, string> = layout === 'thread' ? { THREAD_ROLES: 'projections,sagas,jobs' } : layout === 'one' ? { THREAD_ROLES: 'none' } : {};
   processes.push(await spawnServiceIn(root, dataDir, { ROLES: layout === 'apart' ? SERVING : `${SERVING},projections`, ...threads }));
   return { name, processes, dataDir };
 }
 
 const cpuOf = (build: Build): number => build.processes.reduce((sum, p) => sum + processCpuSeconds(p.child.pid!), 0);
 
-const layout = process.env.LAYOUT ?? 'one';
+const layout = process.env.LAYOUT ?? 'default';
 const builds = [await startBuild('A', folderA, process.env.LAYOUT_A ?? layout), await startBuild('B', folderB, process.env.LAYOUT_B ?? layout)];
 const agent = new http.Agent({ keepAlive: true });
 let load: Awaited<ReturnType<typeof startLoadGenerator>> | undefined;

@@ -131,7 +131,7 @@ export async function smallSamples(store: BenchStore, layout: 'one process' | 'i
     if (failed.length > 0) throw new Error(`${failed[0]!.target} failed ${failed[0]!.failures} calls: ${failed[0]!.firstFailure}`);
 
     // Everything acknowledged is durable; the read models follow: wait for them, then count.
-    await service.projections?.waitFor((await service.stores.events.headPosition())!, 60_000);
+    if (!(await service.readModels.waitFor((await service.stores.events.headPosition())!, 60_000))) throw new Error("the read models did not reach the log's head within 60 s");
     const listing = async (query: string) =>
       (JSON.parse(expectOk(await request(agent, new URL(`/v1/api/${projectId}/raw-data?category=training&limit=1${query}`, api), 'GET', auth), 'raw-data listing')) as { totalCount: number }).totalCount;
     const stored = await listing('');
@@ -152,7 +152,7 @@ export async function smallSamples(store: BenchStore, layout: 'one process' | 'i
     };
     const us = (x: number) => `${x.toFixed(0)} us`;
     return [
-      `1. POST /api/training/data on the ${store.label}, ${apart ? 'the ingestion role in a process of its own (ROLES=ingestion; the other roles in this one)' : 'every role in one process'}: new signed JSON samples (HS256, 10 rows x 3 sensors, about 420 bytes), ${CONNECTIONS} keep-alive connections:`,
+      `1. POST /api/training/data on the ${store.label}, ${apart ? 'the ingestion role in a process of its own (ROLES=ingestion; the other roles in this one)' : `every role in one process${service.config.threadRoles.size > 0 ? ` (${[...service.config.threadRoles].join(', ')} on a thread of their own)` : ''}`}: new signed JSON samples (HS256, 10 rows x 3 sensors, about 420 bytes), ${CONNECTIONS} keep-alive connections:`,
       `  service ${Math.round(serviceRate).toLocaleString('en-US')}/s (${lat(rounds.map((r) => r.service))}), bare Koa ${Math.round(bareRate).toLocaleString('en-US')}/s (${lat(rounds.map((r) => r.bare))}), durable floor ${Math.round(floorRate).toLocaleString('en-US')}/s (${lat(rounds.map((r) => r.floor))})`,
       `  service/durable-floor ${(serviceRate / floorRate).toFixed(3)} overall (aim, issue 28: 0.5 or more in one process, with a p99 under 40 ms); ${spreadOf(perRound)}; service/bare-Koa ${(serviceRate / bareRate).toFixed(3)}, durable-floor/bare-Koa ${(floorRate / bareRate).toFixed(3)}`,
       apart

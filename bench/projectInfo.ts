@@ -182,7 +182,7 @@ export async function realisticProject(agent: http.Agent, service: RunningServic
   // One impulse: time series, spectral analysis, a classifier.
   expectOk(await send(api, 'POST', `/v1/api/${projectId}/impulse`, auth, JSON.stringify(IMPULSE)), 'impulse create');
   // Ingestion answers on durability: let the read models apply every sample before the answer is taken.
-  await service.projections?.waitFor((await service.stores.events.headPosition())!, 60_000);
+  if (!(await service.readModels.waitFor((await service.stores.events.headPosition())!, 60_000))) throw new Error("the read models did not reach the log's head within 60 s");
 
   // One real answer each way, for the bare handler and for the record.
   const jwtHeaders = { 'x-jwt-token': token };

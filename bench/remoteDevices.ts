@@ -53,7 +53,7 @@ export async function benchRemoteDevices(): Promise<BenchResult> {
     const connected = await swarm.connect({ url: remote, apiKey, devices: DEVICES, connectConcurrency: CONNECT_CONCURRENCY, pingEveryMs: PING_EVERY_MS });
     if (connected.connected !== DEVICES) throw new Error(`${connected.connected} of ${DEVICES} devices connected; refused: ${connected.refused.slice(0, 3).join('; ')}`);
     // The list is read from the read model: wait until it shows all of them connected.
-    await service.projections?.waitFor((await service.stores.events.headPosition())!, 60_000);
+    if (!(await service.readModels.waitFor((await service.stores.events.headPosition())!, 60_000))) throw new Error("the read models did not reach the log's head within 60 s");
     const answer = expectOk(await request(agent, new URL(path, api), 'GET', headers), `GET ${path}`);
     const listed = (JSON.parse(answer) as { devices: { remote_mgmt_connected: boolean }[] }).devices;
     const connectedListed = listed.filter((d) => d.remote_mgmt_connected).length;

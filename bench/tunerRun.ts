@@ -46,7 +46,7 @@ export async function benchTunerRun(): Promise<BenchResult> {
         if (res.status !== 200) throw new Error(`ingestion answered ${res.status}`);
       }
     }
-    await service.projections!.waitFor((await service.stores.events.headPosition())!, 10_000);
+    if (!(await service.readModels.waitFor((await service.stores.events.headPosition())!, 10_000))) throw new Error("the read models did not reach the log's head within 10 s");
     const cores = availableParallelism();
     await call('POST', '/optimize/config', { targetLatency: 100, targetDevice: { name: 'cortex-m4f-80mhz', ram: 131072, rom: 1048576 }, tuningMaxTrials: TRIALS, tuningWorkers: cores, trainingCycles: 30, tuningAlgorithm: 'random' });
 

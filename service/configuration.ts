@@ -37,7 +37,9 @@ export interface Config {
   /**
    * Roles of `roles` run on a worker thread of this process rather than on its event loop (THREAD_ROLES,
    * any of projections, sagas, jobs): the read models, the sagas and the jobs then share no event loop
-   * with the requests, as with ROLES split between processes, without a second process.
+   * with the requests, as with ROLES split between processes, without a second process. Unset, a
+   * process that serves a port on the embedded stores (SQLite log and read store) runs them there;
+   * `none` keeps every role on the main thread.
    */
   threadRoles: ReadonlySet<Role>;
   /** Undefined: generated once and kept in the data folder. */
@@ -119,19 +121,29 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     roles.add(r as Role);
   }
   if (roles.size === 0) throw new ConfigError('ROLES', 'names no role');
-  const threadRoles = new Set<Role>();
-  for (const r of names(text('THREAD_ROLES') ?? '')) {
-    if (!(THREAD_ROLES as readonly string[]).includes(r)) throw new ConfigError('THREAD_ROLES', `has "${r}"; the roles that can run on a thread: ${THREAD_ROLES.join(', ')}`);
-    if (!roles.has(r as Role)) throw new ConfigError('THREAD_ROLES', `has "${r}", which ROLES does not name`);
-    threadRoles.add(r as Role);
-  }
-  if (threadRoles.size > 0 && threadRoles.size === roles.size) throw new ConfigError('THREAD_ROLES', 'names every role of ROLES: leave some on the main thread, or leave THREAD_ROLES unset');
 
   const mongoUrl = url('MONGO_URL', ['mongodb', 'mongodb+srv']);
   const readStoreText = text('READ_STORE')?.toLowerCase() ?? (mongoUrl ? 'mongodb' : 'sqlite');
   if (!(READ_STORES as readonly string[]).includes(readStoreText)) throw new ConfigError('READ_STORE', `must be one of ${READ_STORES.join(', ')}, got "${readStoreText}"`);
   const readStore = readStoreText as ReadStoreKind;
   if (readStore === 'mongodb' && !mongoUrl) throw new ConfigError('READ_STORE', 'mongodb needs MONGO_URL');
+  const eventStoreUrl = url('EVENTSTORE_URL', ['esdb', 'esdb+discover']);
+
+  const threadRolesText = text('THREAD_ROLES');
+  const threadRoles = new Set<Role>();
+  if (threadRolesText === undefined) {
+    // The embedded default: a process that serves a port runs its other roles on a thread, so that
+    // the read models, the sagas and the jobs take the second core rather than the requests' loop.
+    const serves = roles.has('api') || roles.has('ingestion') || roles.has('remote');
+    if (serves && readStore === 'sqlite' && eventStoreUrl === undefined) for (const r of THREAD_ROLES) if (roles.has(r)) threadRoles.add(r);
+  } else if (threadRolesText.toLowerCase() !== 'none') {
+    for (const r of names(threadRolesText)) {
+      if (!(THREAD_ROLES as readonly string[]).includes(r)) throw new ConfigError('THREAD_ROLES', `has "${r}"; the roles that can run on a thread: ${THREAD_ROLES.join(', ')} (or none)`);
+      if (!roles.has(r as Role)) throw new ConfigError('THREAD_ROLES', `has "${r}", which ROLES does not name`);
+      threadRoles.add(r as Role);
+    }
+  }
+  if (threadRoles.size > 0 && threadRoles.size === roles.size) throw new ConfigError('THREAD_ROLES', 'names every role of ROLES: leave some on the main thread, or set THREAD_ROLES=none');
   if (readStore === 'memory' && threadRoles.size > 0) throw new ConfigError('THREAD_ROLES', 'needs a read store the threads share (READ_STORE sqlite or mongodb): the in-memory one lives in one thread');
   if (readStore === 'memory' && (roles.has('api') || roles.has('ingestion') || roles.has('sagas') || roles.has('jobs') || roles.has('remote')) && !roles.has('projections')) {
     throw new ConfigError('ROLES', 'without "projections" needs a read store shared between processes (READ_STORE sqlite or mongodb): the in-memory one lives in one process');
@@ -220,7 +232,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     remoteInstanceId,
     host: text('HOST') ?? '0.0.0.0',
     dataDir: path.resolve(text('DATA_DIR') ?? './data'),
-    eventStoreUrl: url('EVENTSTORE_URL', ['esdb', 'esdb+discover']),
+    eventStoreUrl,
     mongoUrl,
     mongoDb,
     readStore,

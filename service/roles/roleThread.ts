@@ -7,10 +7,16 @@
 import type { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { startServiceThread } from '../../commands/jobs/threadPool';
+import type { CatchUpProgress } from '../catchUpProgress';
 import type { Config } from '../configuration';
 import type { RoleThreadData } from './roleThreadWorker';
 
-export type RoleThreadMessage = { kind: 'started' } | { kind: 'failed'; message: string } | { kind: 'stopped' } | { kind: 'stop-failed'; message: string };
+export type RoleThreadMessage =
+  | { kind: 'started' }
+  | { kind: 'failed'; message: string }
+  | { kind: 'stopped' }
+  | { kind: 'stop-failed'; message: string }
+  | { kind: 'progress'; progress: CatchUpProgress };
 
 export class RoleThreadError extends Error {
   constructor(message: string) {
@@ -22,6 +28,8 @@ export class RoleThreadError extends Error {
 export interface RoleThread {
   /** Resolves once the thread's roles have started (their catch-up done); rejects if they cannot. */
   readonly started: Promise<void>;
+  /** While its projections catch up at start, the progress they last told (every PROGRESS_EVERY_MS). */
+  progress(): CatchUpProgress | undefined;
   /** Stops the thread's roles in order and ends the thread. */
   stop(): Promise<void>;
 }
@@ -40,6 +48,7 @@ export function startRoleThread(config: Config, log: Logger, onEnded: (error: Er
   const worker: Worker = startServiceThread(threadModule, { roleThread: { config: threadConfig } } satisfies RoleThreadData);
   let phase: 'starting' | 'running' | 'stopping' | 'ended' = 'starting';
   let answerStop: ((message: RoleThreadMessage | undefined) => void) | undefined;
+  let progress: CatchUpProgress | undefined;
   const ended = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
 
   const started = new Promise<void>((resolve, reject) => {
@@ -51,8 +60,10 @@ export function startRoleThread(config: Config, log: Logger, onEnded: (error: Er
       answerStop?.(undefined);
     };
     worker.on('message', (message: RoleThreadMessage) => {
-      if (message.kind === 'started') {
+      if (message.kind === 'progress') progress = message.progress;
+      else if (message.kind === 'started') {
         if (phase === 'starting') phase = 'running';
+        progress = undefined;
         resolve();
       } else if (message.kind === 'failed') fail(new RoleThreadError(`The roles ${roles.join(', ')} could not start on their thread: ${message.message}`));
       else answerStop?.(message);
@@ -68,6 +79,7 @@ export function startRoleThread(config: Config, log: Logger, onEnded: (error: Er
 
   return {
     started,
+    progress: () => (phase === 'starting' ? progress : undefined),
     async stop() {
       if (phase !== 'ended') {
         phase = 'stopping';

@@ -5,6 +5,7 @@
 // thread. It answers the thread that started it with a RoleThreadMessage.
 import { parentPort, workerData } from 'node:worker_threads';
 import pino from 'pino';
+import type { CatchUpProgress } from '../catchUpProgress';
 import type { Config } from '../configuration';
 import type { RoleThreadMessage } from './roleThread';
 
@@ -17,13 +18,20 @@ export interface RoleThreadData {
   roleThread: { config: Config };
 }
 
+/** How often the thread tells its projections' catch-up progress while they start. */
+export const PROGRESS_EVERY_MS = 100;
+
 /** Whether this thread is one of THREAD_ROLES (its workerData says so). */
 export const inRoleThread = (data: unknown = workerData): data is RoleThreadData =>
   typeof data === 'object' && data !== null && typeof (data as Partial<RoleThreadData>).roleThread === 'object';
 
 /** Starts the roles with `start` (main.ts's startService) and answers the main thread's stop. */
 export async function runRoleThread(
-  start: (config: Config, log: pino.Logger, options: { signal: AbortSignal; announceApplied: boolean }) => Promise<Started>,
+  start: (
+    config: Config,
+    log: pino.Logger,
+    options: { signal: AbortSignal; announceApplied: boolean; onCatchUp: (progress: () => CatchUpProgress | undefined) => void },
+  ) => Promise<Started>,
   isStopped: (error: unknown) => boolean,
 ): Promise<void> {
   const { config } = (workerData as RoleThreadData).roleThread;
@@ -45,10 +53,22 @@ export async function runRoleThread(
       (error: unknown) => (tell({ kind: 'stop-failed', message: text(error) }), port.close()),
     );
   });
+  // The main thread answers the starting requests (503 with the catch-up's progress): it is told it.
+  let told: NodeJS.Timeout | undefined;
+  const onCatchUp = (progress: () => CatchUpProgress | undefined) => {
+    const tellProgress = () => {
+      const now = progress();
+      if (now) tell({ kind: 'progress', progress: now });
+    };
+    tellProgress();
+    told = setInterval(tellProgress, PROGRESS_EVERY_MS);
+  };
   try {
-    service = await start(config, log, { signal: starting.signal, announceApplied: true });
+    service = await start(config, log, { signal: starting.signal, announceApplied: true, onCatchUp });
+    clearInterval(told);
     tell({ kind: 'started' });
   } catch (error) {
+    clearInterval(told);
     if (isStopped(error)) tell({ kind: 'stopped' });
     else {
       log.error({ err: error }, 'the roles of this thread could not start');

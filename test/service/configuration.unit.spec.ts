@@ -33,8 +33,19 @@ describe('configuration from the environment', () => {
     expect(loadConfig({ ROLES: 'jobs', MONGO_URL: 'mongodb://db' }).readStore).toBe('mongodb');
   });
 
-  it('runs the roles THREAD_ROLES names on a thread, and none when unset', () => {
-    expect([...loadConfig({}).threadRoles]).toEqual([]);
+  it('runs the roles THREAD_ROLES names on a thread, none for none, and by default those that serve no port beside one that does on the embedded stores', () => {
+    const threaded = (env: Record<string, string>) => [...loadConfig(env).threadRoles];
+    expect(threaded({})).toEqual(['projections', 'sagas', 'jobs']);
+    expect(threaded({ ROLES: 'api,projections' })).toEqual(['projections']);
+    expect(threaded({ ROLES: 'ingestion,sagas,jobs' })).toEqual(['sagas', 'jobs']);
+    // Nothing on a thread where no port is served, where the read store is not SQLite, or with EventStoreDB.
+    expect(threaded({ ROLES: 'projections,sagas' })).toEqual([]);
+    expect(threaded({ ROLES: 'api,ingestion' })).toEqual([]);
+    expect(threaded({ READ_STORE: 'memory' })).toEqual([]);
+    expect(threaded({ MONGO_URL: 'mongodb://127.0.0.1:27017' })).toEqual([]);
+    expect(threaded({ EVENTSTORE_URL: 'esdb://127.0.0.1:2113?tls=false' })).toEqual([]);
+    expect(threaded({ THREAD_ROLES: 'none' })).toEqual([]);
+    expect(threaded({ THREAD_ROLES: ' NONE ' })).toEqual([]);
     expect([...loadConfig({ THREAD_ROLES: 'projections, sagas,jobs' }).threadRoles]).toEqual(['projections', 'sagas', 'jobs']);
     expect([...loadConfig({ ROLES: 'api,projections', THREAD_ROLES: 'projections' }).threadRoles]).toEqual(['projections']);
   });

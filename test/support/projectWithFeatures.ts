@@ -32,7 +32,7 @@ export const sineRows = (f: number, n: number, phase = 0): number[][] =>
 
 /** Posts `rows` as a JSON sample to the ingestion API and waits until the read models hold it. */
 export async function ingestSample(
-  service: Pick<TestService, 'ingestionUrl' | 'stores' | 'projections'>,
+  service: Pick<TestService, 'ingestionUrl' | 'stores' | 'readModels'>,
   apiKey: string,
   sample: { category: 'training' | 'testing'; label: string; rows: number[][]; fileName: string },
 ): Promise<void> {

@@ -5,9 +5,8 @@ import type { RunningService } from '../../main';
  * API answers once a sample's event is durable, not once the read models show it, so a
  * test that ingests and then reads through the management API waits here in between.
  */
-export async function readModelsCaughtUp(service: Pick<RunningService, 'stores' | 'projections'>, timeoutMs = 10_000): Promise<void> {
+export async function readModelsCaughtUp(service: Pick<RunningService, 'stores' | 'readModels'>, timeoutMs = 10_000): Promise<void> {
   const head = await service.stores.events.headPosition();
   if (head === undefined) return;
-  if (!service.projections) throw new Error('this service runs no projections: its read models cannot be waited for here');
-  if (!(await service.projections.waitFor(head, timeoutMs))) throw new Error(`the read models did not apply the log up to ${head} within ${timeoutMs} ms`);
+  if (!(await service.readModels.waitFor(head, timeoutMs))) throw new Error(`the read models did not apply the log up to ${head} within ${timeoutMs} ms`);
 }

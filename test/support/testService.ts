@@ -89,6 +89,8 @@ export async function startTestService(options: {
     PAYMENT_WEBHOOK_SECRET: TEST_PAYMENT_SECRET,
     DATA_DIR: dataDir,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    // One thread unless a test names its layout: the helpers drive the projections and sagas directly.
+    THREAD_ROLES: 'none',
     ...(options.mongo ? { MONGO_URL: process.env.MONGO_URL!, MONGO_DB: mongoDb } : {}),
     ...options.env,
   });

@@ -3,4 +3,7 @@
 import { runCommandLine } from '../../main';
 import { withTestJobRunners } from './testJobRunners';
 
+// The jobs role runs on this thread unless the test names a layout: the thread of THREAD_ROLES runs
+// main.ts, which has the production runners only.
+process.env.THREAD_ROLES ??= 'none';
 runCommandLine({ jobRunners: withTestJobRunners });
