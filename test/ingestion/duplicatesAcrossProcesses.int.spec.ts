@@ -29,7 +29,7 @@ describe('x-disallow-duplicates across two ingestion processes', () => {
     apiKey = String(project.body.apiKey);
     // A second process on the same data: its own read models (projections) and ingestion listener.
     second = await startService(
-      loadConfig({ DATA_DIR: first.config.dataDir, API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', REMOTE_MGMT_PORT: '0', HOST: '127.0.0.1', ROLES: 'ingestion,projections', LOG_LEVEL: 'silent' }),
+      loadConfig({ DATA_DIR: first.config.dataDir, API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', REMOTE_MGMT_PORT: '0', HOST: '127.0.0.1', ROLES: 'ingestion,projections', THREAD_ROLES: 'none', LOG_LEVEL: 'silent' }),
       pino({ level: 'silent' }),
     );
     // It knows the key once its projections have caught up with the log (a malformed body then gets 400, not 401).

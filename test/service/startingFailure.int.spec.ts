@@ -25,8 +25,8 @@ describe('a start whose catch-up fails', () => {
   it('had opened its ports, closes them again and rejects with the reason', async () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'edge-ml-failed-start-'));
     folders.push(dataDir);
-    const config = loadConfig({ DATA_DIR: dataDir, API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', REMOTE_MGMT_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' });
-    // A catch-up that fails (embedded read models of another log are rebuilt instead: readModelsAtStart.ts).
+    const config = loadConfig({ DATA_DIR: dataDir, API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', REMOTE_MGMT_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', THREAD_ROLES: 'none' });
+    // A catch-up that fails (on this thread, where the spy is; a thread's failed start: roleThread.int.spec.ts) (embedded read models of another log are rebuilt instead: readModelsAtStart.ts).
     const failure = new Error('the catch-up failed');
     vi.spyOn(ProjectionRunner.prototype, 'start').mockRejectedValueOnce(failure);
 
