@@ -26,4 +26,4 @@ ENV DATA_DIR=/data
 ENV NODE_OPTIONS=--enable-source-maps
 VOLUME /data
 EXPOSE 4800 4802 4810 4811
-CMD ["node", "dist/main.js"]
+CMD ["node", "--max-semi-space-size=64", "dist/main.js"]

@@ -29,7 +29,8 @@ export function spawnServiceIn(root: string, dataDir: string, env: Record<string
 }
 
 function spawnFrom(root: string, dataDir: string, args: string[], env: Record<string, string>): Promise<Started> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'main.ts', ...args], {
+  // As `npm start` and the image run it: a 64 MB young generation (docs/ingestion-path.md).
+  const child = spawn(process.execPath, ['--max-semi-space-size=64', '--import', 'tsx', 'main.ts', ...args], {
     cwd: root,
     env: { ...process.env, ...serviceEnv(dataDir), ...env, LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],

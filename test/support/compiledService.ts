@@ -45,7 +45,8 @@ export async function startCompiledService(prefix: string, children: ChildProces
       NODE_OPTIONS: '',
       DATA_DIR: path.join(folder, 'data'), API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', REMOTE_MGMT_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', MONGO_URL: '', EVENTSTORE_URL: '', ROLES: '',
     });
-    const node = (args: string[]) => ['--preserve-symlinks', 'dist/main.js', ...args];
+    // As the image's CMD runs it (Dockerfile).
+    const node = (args: string[]) => ['--preserve-symlinks', '--max-semi-space-size=64', 'dist/main.js', ...args];
     const child = spawn(process.execPath, node([]), { cwd: app, env: env(), stdio: ['ignore', 'pipe', 'inherit'] });
     children.push(child);
     const urls = await new Promise<{ apiUrl: string; ingestionUrl: string }>((resolve, reject) => {
