@@ -89,6 +89,12 @@ describe.skipIf(skipReason !== undefined)(`a full disk under the running service
     const before = await upload('before.json', 600);
     expect(before.status).toBe(200);
     const acknowledged = [before.text.trim()];
+    // The read models show it before the disk fills (the projections run on a thread of their own and
+    // apply it a few ms after its acknowledgement): the reads below are of what is there.
+    for (let waited = 0; !(await sampleNames()).includes('before.json'); waited += 20) {
+      expect(waited, 'before.json listed within 10 s').toBeLessThan(10_000);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
 
     fill(filler);
 
