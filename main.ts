@@ -234,7 +234,7 @@ async function threadStarted(thread: RoleThread, follower: SharedReadModelsFollo
   const following = new AbortController();
   const onAbort = () => following.abort();
   signal?.addEventListener('abort', onAbort, { once: true });
-  const followed = follower?.catchUp(following.signal).catch(() => {});
+  const followed = follower?.catchUp(following.signal, true).catch(() => {});
   try {
     await startedUnlessStopped(thread.started, signal);
   } finally {

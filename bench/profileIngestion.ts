@@ -14,7 +14,7 @@ import { createInterface } from 'node:readline';
 import { ownerWithProject, request, JSON_HEADERS, expectOk } from './benchKit';
 import { serviceEnv } from './fillLog';
 import { startLoadGenerator } from './loadGenerator';
-import { mainThreadCpuSeconds } from './serviceProcess';
+import { mainThreadCpuSeconds, SERVICE_NODE_FLAGS } from './serviceProcess';
 
 const PARTS: readonly (readonly [string, RegExp])[] = [
   ['start-up', /modules\/(esm|cjs)|compileSourceTextModule|tsx\/dist|generateKeyPair|service\/composition/],
@@ -58,7 +58,7 @@ const seconds = Number(process.argv[2] ?? 10);
 const folder = resolve(process.argv[3] ?? mkdtempSync(join(tmpdir(), 'profile-ingestion-')));
 const dataDir = mkdtempSync(join(tmpdir(), 'profile-ingestion-data-'));
 const root = resolve(import.meta.dirname, '..');
-const child = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${folder}`, '--max-semi-space-size=64', '--import', 'tsx', 'main.ts'], {
+const child = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${folder}`, ...SERVICE_NODE_FLAGS, '--import', 'tsx', 'main.ts'], {
   cwd: root,
   env: { ...process.env, ...serviceEnv(dataDir), LOG_LEVEL: 'info' },
   stdio: ['ignore', 'pipe', 'inherit'],

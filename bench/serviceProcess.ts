@@ -9,6 +9,8 @@ import { serviceEnv } from './fillLog';
 /** A start over a million events applies the whole log first. */
 const START_TIMEOUT_MS = 30 * 60_000;
 const ROOT = resolve(import.meta.dirname, '..');
+/** Node's flags for the service, as `npm start` and the image's command give them: a 64 MB young generation (docs/production.md). */
+export const SERVICE_NODE_FLAGS = ['--max-semi-space-size=64'];
 
 export interface Started {
   child: ChildProcess;
@@ -29,8 +31,7 @@ export function spawnServiceIn(root: string, dataDir: string, env: Record<string
 }
 
 function spawnFrom(root: string, dataDir: string, args: string[], env: Record<string, string>): Promise<Started> {
-  // As `npm start` and the image run it: a 64 MB young generation (docs/ingestion-path.md).
-  const child = spawn(process.execPath, ['--max-semi-space-size=64', '--import', 'tsx', 'main.ts', ...args], {
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, '--import', 'tsx', 'main.ts', ...args], {
     cwd: root,
     env: { ...process.env, ...serviceEnv(dataDir), ...env, LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],

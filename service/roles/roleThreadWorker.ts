@@ -61,6 +61,7 @@ export async function runRoleThread(
       if (now) tell({ kind: 'progress', progress: now });
     };
     tellProgress();
+    clearInterval(told);
     told = setInterval(tellProgress, PROGRESS_EVERY_MS);
   };
   try {

@@ -16,7 +16,8 @@ export interface SharedReadModelsFollower {
   /** Undefined until the catch-up has begun. */
   progress(): CatchUpProgress | undefined;
   /** Resolves once the read models have reached the log's head as it is now, or `signal` is aborted. */
-  catchUp(signal?: AbortSignal): Promise<void>;
+  /** `quiet`: no progress lines (a thread of this process catching the read models up logs its own). */
+  catchUp(signal?: AbortSignal, quiet?: boolean): Promise<void>;
   /** Starts the watch (after the catch-up). */
   watch(): void;
   stop(): Promise<void>;
@@ -31,11 +32,11 @@ export function followSharedReadModels(deps: { stores: Stores; log: Logger; watc
   return {
     stall: () => watch.stall(),
     progress: () => reporting?.progress(),
-    async catchUp(signal) {
+    async catchUp(signal, quiet = false) {
       const head = await stores.events.headPosition();
       if (head === undefined) return;
       const shared = new SharedReadModelsCatchUp(stores.readStore, names, log);
-      reporting = reportCatchUp(shared, head, log);
+      reporting = reportCatchUp(shared, head, quiet ? log.child({}, { level: 'silent' }) : log);
       try {
         await shared.reach(head, signal);
       } finally {

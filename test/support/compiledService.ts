@@ -12,6 +12,7 @@ import { buildService, type ServiceBuild } from '../../service/build';
 import { linkProductionModules } from './productionNodeModules';
 import { classifierBlock, motionInputBlock, spectralBlock } from './projectWithFeatures';
 import { killAll } from './serviceProcess';
+import { SERVICE_NODE_FLAGS } from '../../bench/serviceProcess';
 import { call, loginToken, signup } from './testService';
 import { uploadWaveSamples } from './waveSamples';
 
@@ -46,7 +47,7 @@ export async function startCompiledService(prefix: string, children: ChildProces
       DATA_DIR: path.join(folder, 'data'), API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', REMOTE_MGMT_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', MONGO_URL: '', EVENTSTORE_URL: '', ROLES: '',
     });
     // As the image's CMD runs it (Dockerfile).
-    const node = (args: string[]) => ['--preserve-symlinks', '--max-semi-space-size=64', 'dist/main.js', ...args];
+    const node = (args: string[]) => ['--preserve-symlinks', ...SERVICE_NODE_FLAGS, 'dist/main.js', ...args];
     const child = spawn(process.execPath, node([]), { cwd: app, env: env(), stdio: ['ignore', 'pipe', 'inherit'] });
     children.push(child);
     const urls = await new Promise<{ apiUrl: string; ingestionUrl: string }>((resolve, reject) => {
