@@ -16,6 +16,8 @@ import { chunksOf } from './fileBlobStore';
 import { BlobNotFoundError, BlobTooLargeError, type BlobInfo, type BlobSource, type BlobStore } from './blobStore';
 
 const SHA256 = /^[0-9a-f]{64}$/;
+/** A put's statement; in the log's file it is run by whoever commits the log's writes (LogFileTables). */
+const INSERT_BLOB = 'INSERT OR IGNORE INTO blobs (sha256, size, data) VALUES (?, ?, ?)';
 
 interface QueuedPut {
   sha256: string;
@@ -83,7 +85,7 @@ export class SqliteBlobStore implements BlobStore {
   private readonly inQuarantine;
   private readonly purgeQuarantined;
   /** The puts made in one turn share one transaction; a failure fails them all, storing none. */
-  private readonly puts: { submit(put: QueuedPut): Promise<void>; flush(): void };
+  private readonly puts: { submit(put: QueuedPut): Promise<void>; flush(): Promise<void> };
   private closed = false;
 
   /** `log`: the tables are in the log's file, and the puts are committed with its appends. */
@@ -104,7 +106,7 @@ export class SqliteBlobStore implements BlobStore {
     this.fromQuarantine = move('quarantine', 'blobs');
     this.inQuarantine = prepare<[string], { one: number }>('SELECT 1 AS one FROM quarantine WHERE sha256 = ?');
     this.purgeQuarantined = db.prepare<[string]>('DELETE FROM quarantine WHERE sha256 = ?');
-    this.insert = db.prepare<[string, number, Uint8Array]>('INSERT OR IGNORE INTO blobs (sha256, size, data) VALUES (?, ?, ?)');
+    this.insert = db.prepare<[string, number, Uint8Array]>(INSERT_BLOB);
     this.selectData = prepare<[string], { data: Buffer }>('SELECT data FROM blobs WHERE sha256 = ?');
     this.selectSize = prepare<[string], { size: number }>('SELECT size FROM blobs WHERE sha256 = ?');
     // Answered from the index alone.
@@ -114,11 +116,13 @@ export class SqliteBlobStore implements BlobStore {
       for (const put of puts) this.insert.run(put.sha256, put.bytes.byteLength, put.bytes);
     });
     this.puts = log
-      ? { submit: (put) => log.commitWith(() => this.insert.run(put.sha256, put.bytes.byteLength, put.bytes)), flush: () => log.flush() }
-      : new TurnBatcher((batch) => {
-          this.insertAll.immediate(batch);
-          return batch.map(() => undefined);
-        });
+      ? { submit: (put) => log.commitWith({ sql: INSERT_BLOB, params: [put.sha256, put.bytes.byteLength, put.bytes] }), flush: () => log.flush() }
+      : ((batcher) => ({ submit: (put: QueuedPut) => batcher.submit(put), flush: async () => batcher.flush() }))(
+          new TurnBatcher<QueuedPut, undefined>((batch) => {
+            this.insertAll.immediate(batch);
+            return batch.map(() => undefined);
+          }),
+        );
   }
 
   /**
@@ -201,7 +205,7 @@ export class SqliteBlobStore implements BlobStore {
   async quarantine(sha256: string): Promise<boolean> {
     if (!SHA256.test(sha256)) return false;
     // Puts still queued land first, so none of them comes back after the move.
-    this.puts.flush();
+    await this.puts.flush();
     return this.toQuarantine.immediate(sha256) > 0 || this.inQuarantine.get(sha256) !== undefined;
   }
 
@@ -217,7 +221,7 @@ export class SqliteBlobStore implements BlobStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.puts.flush();
+    await this.puts.flush();
     if (!this.log) this.db.close();
   }
 }

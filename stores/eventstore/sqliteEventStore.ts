@@ -8,7 +8,6 @@ import { BroadcastChannel } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import {
   DuplicateEventIdError,
-  WrongExpectedRevisionError,
   type AppendResult,
   type EventMetadata,
   type EventPayload,
@@ -18,13 +17,13 @@ import {
   type Position,
   type ReadAllOptions,
   type ReadStreamOptions,
-  type Revision,
   type StoredEvent,
   type Subscription,
 } from './eventStore';
-import { TurnBatcher } from '../turnBatcher';
 import { zeroWhatIsDeleted } from '../sqliteErasure';
 import { chainHash, GENESIS_HASH, type ChainLink } from './eventChain';
+import { LogAppends, type HostedWrite, type SerializedEvent } from './sqliteLogAppends';
+import { InlineLogWriter, ThreadLogWriter, type LogWriter } from './sqliteLogWriter';
 
 // Kept importable from here: the error belongs to the port, which every adapter shares.
 export { DuplicateEventIdError };
@@ -40,38 +39,22 @@ interface EventRow {
   hash: string | null;
 }
 
-interface QueuedAppend {
-  streamId: string;
-  events: readonly NewEvent[];
-  expected: ExpectedRevision;
-}
-
-/** A write of another store's table in the log's file, made in a group commit's transaction. */
-interface QueuedWrite {
-  write: () => void;
-}
-
-type Queued = QueuedAppend | QueuedWrite;
-const isWrite = (item: Queued): item is QueuedWrite => 'write' in item;
-
 /**
  * Tables another store keeps in the log's file (the small blobs: `SqliteBlobStore.inLogFile`), so
  * that its writes and the log's appends of one turn share one transaction and one sync of the WAL.
  */
 export interface LogFileTables {
-  /** The log's connection: its integers come back as bigints (`defaultSafeIntegers`). */
+  /** The log's connection (reads, and the rare writes made in place): its integers come back as bigints (`defaultSafeIntegers`). */
   readonly db: Database.Database;
   /**
    * Runs `write` in the transaction of the log's next group commit, before that commit's appends;
-   * resolves once the commit is durable. A write that throws fails the whole commit: its appends and
+   * resolves once the commit is durable. A write that fails fails the whole commit: its appends and
    * the other writes too, and none is stored.
    */
-  commitWith(write: () => void): Promise<void>;
-  /** Commits what is queued now (before a read that must see it, or a close). */
-  flush(): void;
+  commitWith(write: HostedWrite): Promise<void>;
+  /** Commits what is queued now, and resolves once it is (before a change that must come after it, or a close). */
+  flush(): Promise<void>;
 }
-
-type StoredRef = Pick<EventRow, 'position' | 'stream_id' | 'revision' | 'event_id'>;
 
 /** Exported so the append benchmark's raw-insert ceiling writes to the very same table and indexes. */
 export const EVENTS_SCHEMA = `
@@ -114,17 +97,12 @@ export class SqliteEventStore implements EventStore {
   private readonly subscriptions = new Set<SqliteSubscription>();
   private closed = false;
 
-  private readonly selectById;
   private readonly selectStreamFrom;
-  private readonly selectStreamSlice;
-  private readonly selectHeadRevision;
   private readonly selectAfter;
   private readonly selectEventsAfter;
   private readonly selectHeadPosition;
-  private readonly insert;
-  private readonly appendTx;
-  private readonly batchTx;
-  private readonly appends: TurnBatcher<Queued, AppendResult | undefined>;
+  /** Inline until `open` with a writer thread puts that thread in its place. */
+  private writer: LogWriter;
   private readonly storeIdentity: string;
   /**
    * The pages read since this turn of the event loop began, by the position they start after: the
@@ -152,19 +130,9 @@ export class SqliteEventStore implements EventStore {
     };
     // Listening keeps no process alive.
     this.otherThreads.unref();
-    this.selectById = db.prepare<[string], StoredRef>(
-      'SELECT position, stream_id, revision, event_id FROM events WHERE event_id = ?',
-    );
     // LIMIT -1: no limit.
     this.selectStreamFrom = db.prepare<[string, bigint, number], EventRow>(
       'SELECT * FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision LIMIT ?',
-    );
-    this.selectStreamSlice = db.prepare<[string, bigint, number], StoredRef>(
-      `SELECT position, stream_id, revision, event_id FROM events
-       WHERE stream_id = ? AND revision >= ? ORDER BY revision LIMIT ?`,
-    );
-    this.selectHeadRevision = db.prepare<[string], { revision: bigint; hash: string | null }>(
-      'SELECT revision, hash FROM events WHERE stream_id = ? ORDER BY revision DESC LIMIT 1',
     );
     this.selectAfter = db.prepare<[bigint, number], EventRow>(
       'SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?',
@@ -174,20 +142,7 @@ export class SqliteEventStore implements EventStore {
       'SELECT position, stream_id, revision, event_id, type, data, metadata FROM events WHERE position > ? ORDER BY position LIMIT ?',
     );
     this.selectHeadPosition = db.prepare<[], { position: bigint | null }>('SELECT MAX(position) AS position FROM events');
-    this.insert = db.prepare<[string, bigint, string, string, string, string, string], { position: bigint }>(
-      `INSERT INTO events (stream_id, revision, event_id, type, data, metadata, hash)
-       VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING position`,
-    );
-    this.appendTx = db.transaction(
-      (streamId: string, events: readonly NewEvent[], expected: ExpectedRevision, fresh: boolean): AppendResult =>
-        fresh ? this.appendFresh(streamId, events) : this.appendInTransaction(streamId, events, expected),
-    );
-    // The hosted tables' writes first: an event appended with them may name what they hold.
-    this.batchTx = db.transaction((batch: readonly Queued[]) => {
-      for (const item of batch) if (isWrite(item)) item.write();
-      return batch.map((item) => (isWrite(item) ? undefined : this.appendOne(item)));
-    });
-    this.appends = new TurnBatcher((batch) => this.commitAppends(batch));
+    this.writer = new InlineLogWriter(new LogAppends(db), () => this.committed());
   }
 
   /** Opens (creating when needed) the store in `file`; `:memory:` gives a private in-memory store. */
@@ -206,6 +161,22 @@ export class SqliteEventStore implements EventStore {
       db.close();
       throw error;
     }
+  }
+
+  /**
+   * Opens the store in `file` as `open` does, its writes committed on a thread of their own
+   * (LOG_WRITER=thread: sqliteLogWriter.ts). `onWriterEnded` is told if that thread ends before the
+   * store is closed: the log then fails every write, and the service should stop.
+   */
+  static async openWithWriterThread(file: string, onWriterEnded: (error: Error) => void): Promise<SqliteEventStore> {
+    const store = SqliteEventStore.open(file);
+    try {
+      store.writer = await ThreadLogWriter.start(file, () => store.committed(), onWriterEnded);
+    } catch (error) {
+      await store.close();
+      throw error;
+    }
+    return store;
   }
 
   /** Made once per file; INSERT OR IGNORE makes two processes opening a new file at once agree. */
@@ -258,12 +229,6 @@ export class SqliteEventStore implements EventStore {
       .immediate();
   }
 
-  /** A head row's hash; it is always set once the file has been opened by a version that chains. */
-  private storedHash(streamId: string, revision: Revision, hash: string | null): string {
-    if (hash === null) throw new Error(`Stream ${streamId}: revision ${revision} has no chain hash`);
-    return hash;
-  }
-
   /** The durability settings of this connection (synchronous is per connection, not per file). */
   durability(): { journalMode: string; synchronous: number } {
     return {
@@ -275,35 +240,24 @@ export class SqliteEventStore implements EventStore {
   async appendToStream(streamId: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     if (events.length === 0) throw new Error(`Stream ${streamId}: an append needs at least one event`);
     if (this.closed) throw new Error('The event store is closed');
-    return this.appends.submit({ streamId, events, expected }) as Promise<AppendResult>;
+    // The JSON texts here, as the appender hashes and stores them: what crosses to a writer thread is text.
+    const serialized = events.map((e): SerializedEvent => ({ id: e.id, type: e.type, data: JSON.stringify(e.data), metadata: JSON.stringify(e.metadata) }));
+    return this.writer.submit({ streamId, events: serialized, expected }) as Promise<AppendResult>;
   }
 
   /** The log's file, for the tables of a store whose writes join the log's group commits. */
   tables(): LogFileTables {
     return {
       db: this.db,
-      commitWith: (write) => (this.closed ? Promise.reject(new Error('The event store is closed')) : this.appends.submit({ write }).then(() => undefined)),
-      flush: () => this.appends.flush(),
+      commitWith: (write) => (this.closed ? Promise.reject(new Error('The event store is closed')) : this.writer.submit(write).then(() => undefined)),
+      flush: () => this.writer.flush(),
     };
   }
 
-  /**
-   * Group commit (TurnBatcher): the appends queued during one turn share one transaction, so one WAL
-   * sync makes them all durable. Each runs in its own savepoint: a wrong expected revision fails that
-   * append alone. A failure of the commit itself fails them all, and none is stored.
-   */
-  private commitAppends(batch: readonly Queued[]): (AppendResult | undefined | Error)[] {
-    // IMMEDIATE takes the write lock before any revision is read, so a writer in another process
-    // cannot slip in between a check and its insert. An append alone needs no savepoint: its
-    // failure rolls back the whole (its own) transaction.
-    const [only] = batch;
-    const outcomes = batch.length === 1 && !isWrite(only!) ? [this.appendOne(only!, true)] : this.batchTx.immediate(batch);
-    // Writes alone (undefined) give the log's readers nothing new.
-    if (outcomes.some((o) => o !== undefined && !(o instanceof Error))) {
-      this.appended();
-      this.otherThreads.postMessage(null);
-    }
-    return outcomes;
+  /** A commit stored events: this store's readers look, and those of the process's other threads. */
+  private committed(): void {
+    this.appended();
+    this.otherThreads.postMessage(null);
   }
 
   /** Events were committed (by this connection, or another thread's): the readers look. */
@@ -311,101 +265,6 @@ export class SqliteEventStore implements EventStore {
     if (this.closed) return;
     this.pagesThisTurn.clear();
     for (const listener of [...this.listeners]) listener();
-  }
-
-  /**
-   * One queued append, inside the batch's transaction (a savepoint) or `alone` in its own; its own
-   * failure is its answer, a storage failure ends the batch.
-   */
-  private appendOne(append: QueuedAppend, alone = false): AppendResult | Error {
-    const run = alone ? this.appendTx.immediate : this.appendTx;
-    try {
-      if (append.expected === 'no_stream') {
-        try {
-          return run(append.streamId, append.events, append.expected, true);
-        } catch (error) {
-          // The stream exists or an id is taken (a retry, a conflict): rolled back, and looked at below.
-          if (!(error instanceof Database.SqliteError && error.code === 'SQLITE_CONSTRAINT_UNIQUE')) throw error;
-        }
-      }
-      return run(append.streamId, append.events, append.expected, false);
-    } catch (error) {
-      const duplicate = this.duplicateIdError(error, append.streamId, append.events);
-      if (duplicate) return duplicate;
-      if (error instanceof Database.SqliteError) throw error;
-      return error instanceof Error ? error : new Error(String(error));
-    }
-  }
-
-  /**
-   * A `no_stream` append, the devices' path among others (a sample's stream is named by an id just
-   * allocated): inserted without reading first. The unique indexes refuse it when the stream exists
-   * or an id is stored; the caller then rolls it back and takes the checked path, which tells a retry
-   * from a conflict. Two lookups fewer per new stream.
-   */
-  private appendFresh(streamId: string, events: readonly NewEvent[]): AppendResult {
-    return this.insertFrom(streamId, -1n, GENESIS_HASH, events);
-  }
-
-  private appendInTransaction(streamId: string, events: readonly NewEvent[], expected: ExpectedRevision): AppendResult {
-    const retried = this.previousAppend(streamId, events);
-    if (retried) return retried;
-
-    const headRow = this.selectHeadRevision.get(streamId);
-    const head = headRow?.revision;
-    const actual: Revision | 'no_stream' = head ?? 'no_stream';
-    const holds =
-      expected === 'any' ||
-      (expected === 'no_stream' && head === undefined) ||
-      (expected === 'stream_exists' && head !== undefined) ||
-      (typeof expected === 'bigint' && head === expected);
-    if (!holds) throw new WrongExpectedRevisionError(streamId, expected, actual);
-
-    return this.insertFrom(streamId, head ?? -1n, headRow ? this.storedHash(streamId, headRow.revision, headRow.hash) : GENESIS_HASH, events);
-  }
-
-  /** Inserts `events` after revision `head` of the stream, chained to `previous` (the head's hash). */
-  private insertFrom(streamId: string, head: Revision, previous: string, events: readonly NewEvent[]): AppendResult {
-    let revision = head;
-    let position = 0n;
-    for (const event of events) {
-      revision += 1n;
-      const data = JSON.stringify(event.data);
-      const metadata = JSON.stringify(event.metadata);
-      previous = chainHash(previous, { streamId, revision, id: event.id, type: event.type, data, metadata });
-      const row = this.insert.get(streamId, revision, event.id, event.type, data, metadata, previous);
-      if (!row) throw new Error('INSERT ... RETURNING returned no row');
-      position = row.position;
-    }
-    return { nextExpectedRevision: revision, position };
-  }
-
-  /**
-   * Idempotent retry: when the batch's first id is already in this stream and the whole batch
-   * matches the stored events in order, the append already happened; answer what it answered
-   * then, whatever the expected revision now says.
-   */
-  private previousAppend(streamId: string, events: readonly NewEvent[]): AppendResult | undefined {
-    const first = events[0];
-    if (!first) return undefined;
-    const stored = this.selectById.get(first.id);
-    if (!stored) return undefined;
-    if (stored.stream_id !== streamId) throw new DuplicateEventIdError(streamId, first.id);
-    const rows = this.selectStreamSlice.all(streamId, stored.revision, events.length);
-    const same = rows.length === events.length && rows.every((row, i) => row.event_id === events[i]?.id);
-    const last = rows.at(-1);
-    if (!same || !last) throw new DuplicateEventIdError(streamId, first.id);
-    return { nextExpectedRevision: last.revision, position: last.position };
-  }
-
-  /** A later id of the batch that is already stored trips the UNIQUE constraint: say which. */
-  private duplicateIdError(error: unknown, streamId: string, events: readonly NewEvent[]): DuplicateEventIdError | undefined {
-    if (!(error instanceof Database.SqliteError) || error.code !== 'SQLITE_CONSTRAINT_UNIQUE') return undefined;
-    if (!error.message.includes('events.event_id')) return undefined;
-    const taken =
-      events.find((e) => this.selectById.get(e.id) !== undefined) ??
-      events.find((e, i) => events.findIndex((other) => other.id === e.id) !== i);
-    return new DuplicateEventIdError(streamId, taken?.id ?? '?');
   }
 
   async readStream(streamId: string, options?: ReadStreamOptions): Promise<StoredEvent[]> {
@@ -489,7 +348,7 @@ export class SqliteEventStore implements EventStore {
     if (this.closed) return;
     this.closed = true;
     // Appends already accepted are committed, not dropped.
-    this.appends.flush();
+    await this.writer.close();
     this.otherThreads.close();
     clearTimeout(this.wakeSoon);
     // Subscriptions first: they must not read from a closed connection.
