@@ -86,9 +86,8 @@ export interface StartOptions {
   /** The jobs role's runners: production's unless given (a test entry point adds its own). */
   jobRunners?: JobRunnersFactory;
   /**
-   * Told when the thread of THREAD_ROLES, or the log's writer thread (LOG_WRITER), ends or fails while
-   * the service runs: the service is then missing those roles, or cannot write (the command line stops
-   * it, exit code 1). Unset: it is logged.
+   * Told when the thread of THREAD_ROLES ends or fails while the service runs: the service is then
+   * missing those roles (the command line stops it, exit code 1). Unset: it is logged.
    */
   onThreadEnded?: (error: Error) => void;
   /** Set by the thread of THREAD_ROLES: its projections tell the serving thread how far they have gone. */
@@ -125,7 +124,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
   try {
     // A rebuild cut short left its files (up to the read models' size); no rebuild runs while this lock is held.
     await removeRebuildLeftovers(config.dataDir);
-    stores = await openStores(config, log, options.onThreadEnded);
+    stores = await openStores(config, log);
   } catch (error) {
     await thread?.stop();
     lock.release();
@@ -307,7 +306,7 @@ async function main(options: Pick<StartOptions, 'jobRunners'>): Promise<void> {
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   const onThreadEnded = (error: Error) => {
     threadEnded = true;
-    log.error({ err: error }, 'a thread of the service ended: the service stops (exit code 1) for its supervisor to start it again');
+    log.error({ err: error }, 'the thread of roles ended: the service stops (exit code 1) for its supervisor to start it again');
     shutdown('thread ended');
   };
   try {

@@ -5,8 +5,7 @@
 // folder of its own: LAYOUT=default every role in one process as the build's default places them,
 // LAYOUT=one every role on one thread of one process (THREAD_ROLES=none: builds from 2026-11-28 on),
 // LAYOUT=apart the projections role in a second process, LAYOUT=thread every role in one process with
-// the projections, sagas and jobs on a thread of their own, LAYOUT=inline-log the default with the log's
-// writes committed on the serving thread (LOG_WRITER=inline: builds from 2026-11-29 on); LAYOUT_A and LAYOUT_B set one build each
+// the projections, sagas and jobs on a thread of their own; LAYOUT_A and LAYOUT_B set one build each
 // (the same folder twice compares layouts). ROUNDS (default 12) rounds of ROUND_MS (1000) each. Prints each build's rate, p99 and
 // CPU per sample (its processes, from /proc), and the per-round ratio B/A: its median and range.
 // A comparison of a build with itself gives the noise to read a result against.
@@ -35,8 +34,7 @@ async function startBuild(name: 'A' | 'B', root: string, layout: string): Promis
   const dataDir = mkdtempSync(join(tmpdir(), `compare-${name}-`));
   const processes: Started[] = [];
   if (layout === 'apart') processes.push(await spawnServiceIn(root, dataDir, { ROLES: 'projections' }));
-  const threads: Record<string, string> =
-    layout === 'thread' ? { THREAD_ROLES: 'projections,sagas,jobs' } : layout === 'one' ? { THREAD_ROLES: 'none' } : layout === 'inline-log' ? { LOG_WRITER: 'inline' } : {};
+  const threads: Record<string, string> = layout === 'thread' ? { THREAD_ROLES: 'projections,sagas,jobs' } : layout === 'one' ? { THREAD_ROLES: 'none' } : {};
   processes.push(await spawnServiceIn(root, dataDir, { ROLES: layout === 'apart' ? SERVING : `${SERVING},projections`, ...threads }));
   return { name, processes, dataDir };
 }

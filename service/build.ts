@@ -14,7 +14,7 @@ const SERVICE_ROOT = fileURLToPath(new URL('../', import.meta.url));
  * The entry points, at their source paths: the service, and every module the thread pool loads in
  * its threads by path (`serviceModule` in commands/jobs/threadPool.ts), since a thread imports a file.
  */
-export const ENTRY_POINTS = ['main.ts', 'commands/jobs/threadPoolWorker.ts', 'commands/dsp/dspPoolTasks.ts', 'commands/training/anomalyPoolTasks.ts', 'commands/training/kerasPoolTasks.ts', 'commands/classify/classifyPoolTasks.ts', 'service/rebuildPart.ts', 'stores/eventstore/sqliteLogWriterThread.ts'];
+export const ENTRY_POINTS = ['main.ts', 'commands/jobs/threadPoolWorker.ts', 'commands/dsp/dspPoolTasks.ts', 'commands/training/anomalyPoolTasks.ts', 'commands/training/kerasPoolTasks.ts', 'commands/classify/classifyPoolTasks.ts', 'service/rebuildPart.ts'];
 
 // threadPool.ts finds the pool's modules from where it is bundled, which must be main.js at the root.
 const THREAD_POOL = 'commands/jobs/threadPool.ts';

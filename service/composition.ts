@@ -129,18 +129,12 @@ export interface OpenedLog {
 /** What locates the log and its keys: plain data, so a worker thread can open them too. */
 export type LogLocation = Pick<Config, 'dataDir' | 'eventStoreUrl' | 'mongoUrl' | 'mongoDb'>;
 
-/** How the log takes writes: by default its own connection commits them, on the caller's thread. */
-export interface LogWriting {
-  /** Commit on a thread of their own (LOG_WRITER=thread); told if that thread ends while the log is open. */
-  writerThread?: { onEnded: (error: Error) => void };
-}
-
-export async function openLog(config: LogLocation, log?: Logger, writing: LogWriting = {}): Promise<OpenedLog> {
+export async function openLog(config: LogLocation, log?: Logger): Promise<OpenedLog> {
   await mkdir(config.dataDir, { recursive: true });
   // Whatever the stores, uploads are received in this folder first: its free space is watched.
   watchStorageFolder(path.resolve(config.dataDir));
   const eventsFile = path.join(config.dataDir, EVENTS_FILE);
-  const rawEvents: EventStore = config.eventStoreUrl ? await EsdbEventStore.connect(config.eventStoreUrl) : await openingFile(eventsFile, () => (writing.writerThread ? SqliteEventStore.openWithWriterThread(eventsFile, writing.writerThread.onEnded) : SqliteEventStore.open(eventsFile)));
+  const rawEvents: EventStore = config.eventStoreUrl ? await EsdbEventStore.connect(config.eventStoreUrl) : await openingFile(eventsFile, () => SqliteEventStore.open(eventsFile));
   let keys: KeyStore;
   try {
     const keysFile = path.join(config.dataDir, KEYS_FILE);
@@ -186,17 +180,11 @@ async function openTieredBlobs(config: Config, logFile: LogFileTables | undefine
   }
 }
 
-/**
- * `onLogWriterEnded`: told if the log's writer thread (LOG_WRITER=thread) ends while the stores are
- * open: the log then takes no writes, and the service should stop. Unset: it is logged.
- */
-export async function openStores(config: Config, log?: Logger, onLogWriterEnded?: (error: Error) => void): Promise<Stores> {
+export async function openStores(config: Config, log?: Logger): Promise<Stores> {
   const opened: { close(): Promise<void> }[] = [];
   const track = <T extends { close(): Promise<void> }>(store: T): T => (opened.push(store), store);
-  const onEnded = onLogWriterEnded ?? ((error: Error) => log?.error({ err: error }, "the log's writer thread ended: the log takes no more writes"));
   try {
-    const writing: LogWriting = config.logWriter === 'thread' && !config.eventStoreUrl ? { writerThread: { onEnded } } : {};
-    const { events, keys, logFile } = track(await openLog(config, log, writing));
+    const { events, keys, logFile } = track(await openLog(config, log));
     const readStore = track(await openReadStore(config, log));
     const blobs: BlobStore = track(config.mongoUrl ? await GridFsBlobStore.connect(config.mongoUrl, `${config.mongoDb}_blobs`) : await openTieredBlobs(config, logFile, log));
     return {

@@ -9,9 +9,6 @@ import { isEmailAddress } from '../domain/email/emailDecider';
 export const ROLES = ['api', 'ingestion', 'projections', 'sagas', 'jobs', 'remote'] as const;
 export type Role = (typeof ROLES)[number];
 /** The roles that serve no port, and so can run on a thread of their own (THREAD_ROLES). */
-export const LOG_WRITERS = ['thread', 'inline'] as const;
-export type LogWriterKind = (typeof LOG_WRITERS)[number];
-
 export const THREAD_ROLES = ['projections', 'sagas', 'jobs'] as const satisfies readonly Role[];
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 /** Where the read models live: SQLite beside the log (embedded default), memory (rebuilt at every start), or MongoDB. */
@@ -45,11 +42,6 @@ export interface Config {
    * `none` keeps every role on the main thread.
    */
   threadRoles: ReadonlySet<Role>;
-  /**
-   * Who commits the embedded log's writes (LOG_WRITER): `thread`, a thread of their own, so that the
-   * requests' loop neither runs the commits nor waits for the disk's sync; `inline`, the loop itself.
-   */
-  logWriter: LogWriterKind;
   /** Undefined: generated once and kept in the data folder. */
   jwtSecret: string | undefined;
   logLevel: (typeof LOG_LEVELS)[number];
@@ -153,12 +145,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (threadRoles.size > 0 && threadRoles.size === roles.size) throw new ConfigError('THREAD_ROLES', 'names every role of ROLES: leave some on the main thread, or set THREAD_ROLES=none');
   if (readStore === 'memory' && threadRoles.size > 0) throw new ConfigError('THREAD_ROLES', 'needs a read store the threads share (READ_STORE sqlite or mongodb): the in-memory one lives in one thread');
-  const logWriterText = text('LOG_WRITER')?.toLowerCase();
-  if (logWriterText !== undefined && !(LOG_WRITERS as readonly string[]).includes(logWriterText)) throw new ConfigError('LOG_WRITER', `must be one of ${LOG_WRITERS.join(', ')}, got "${logWriterText}"`);
-  if (logWriterText === 'thread' && eventStoreUrl !== undefined) throw new ConfigError('LOG_WRITER', 'thread is for the embedded log: EventStoreDB (EVENTSTORE_URL) commits its own writes');
-  // The default: a thread for a process that serves a port on the embedded log, where the devices' appends come.
-  const servesPort = roles.has('api') || roles.has('ingestion') || roles.has('remote');
-  const logWriter: LogWriterKind = (logWriterText as LogWriterKind | undefined) ?? (servesPort && eventStoreUrl === undefined ? 'thread' : 'inline');
   if (readStore === 'memory' && (roles.has('api') || roles.has('ingestion') || roles.has('sagas') || roles.has('jobs') || roles.has('remote')) && !roles.has('projections')) {
     throw new ConfigError('ROLES', 'without "projections" needs a read store shared between processes (READ_STORE sqlite or mongodb): the in-memory one lives in one process');
   }
@@ -252,7 +238,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     readStore,
     roles,
     threadRoles,
-    logWriter,
     jwtSecret,
     logLevel: logLevel as Config['logLevel'],
     signupEnabled: bool('SIGNUP_ENABLED', true),

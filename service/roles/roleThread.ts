@@ -44,8 +44,7 @@ const END_WITHIN_MS = 5_000;
  */
 export function startRoleThread(config: Config, log: Logger, onEnded: (error: Error) => void, threadModule = 'main'): RoleThread {
   const roles = [...config.threadRoles];
-  // The thread's own appends (the sagas', the jobs') are few: its connection commits them in place.
-  const threadConfig: Config = { ...config, roles: new Set(roles), threadRoles: new Set(), logWriter: 'inline' };
+  const threadConfig: Config = { ...config, roles: new Set(roles), threadRoles: new Set() };
   const worker: Worker = startServiceThread(threadModule, { roleThread: { config: threadConfig } } satisfies RoleThreadData);
   let phase: 'starting' | 'running' | 'stopping' | 'ended' = 'starting';
   let answerStop: ((message: RoleThreadMessage | undefined) => void) | undefined;

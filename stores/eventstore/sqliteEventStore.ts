@@ -22,8 +22,8 @@ import {
 } from './eventStore';
 import { zeroWhatIsDeleted } from '../sqliteErasure';
 import { chainHash, GENESIS_HASH, type ChainLink } from './eventChain';
-import { LogAppends, type HostedWrite, type SerializedEvent } from './sqliteLogAppends';
-import { InlineLogWriter, ThreadLogWriter, type LogWriter } from './sqliteLogWriter';
+import { TurnBatcher } from '../turnBatcher';
+import { LogAppends, type HostedWrite, type LogWriteItem, type LogWriteOutcome, type SerializedEvent } from './sqliteLogAppends';
 
 // Kept importable from here: the error belongs to the port, which every adapter shares.
 export { DuplicateEventIdError };
@@ -101,8 +101,8 @@ export class SqliteEventStore implements EventStore {
   private readonly selectAfter;
   private readonly selectEventsAfter;
   private readonly selectHeadPosition;
-  /** Inline until `open` with a writer thread puts that thread in its place. */
-  private writer: LogWriter;
+  /** Group commit: the writes asked for during one turn are committed together at its end. */
+  private readonly writes: TurnBatcher<LogWriteItem, Exclude<LogWriteOutcome, Error>>;
   private readonly storeIdentity: string;
   /**
    * The pages read since this turn of the event loop began, by the position they start after: the
@@ -142,7 +142,13 @@ export class SqliteEventStore implements EventStore {
       'SELECT position, stream_id, revision, event_id, type, data, metadata FROM events WHERE position > ? ORDER BY position LIMIT ?',
     );
     this.selectHeadPosition = db.prepare<[], { position: bigint | null }>('SELECT MAX(position) AS position FROM events');
-    this.writer = new InlineLogWriter(new LogAppends(db), () => this.committed());
+    const appends = new LogAppends(db);
+    this.writes = new TurnBatcher((batch) => {
+      const outcomes = appends.commit(batch);
+      // Writes alone (undefined) give the log's readers nothing new.
+      if (outcomes.some((o) => o !== undefined && !(o instanceof Error))) this.committed();
+      return outcomes;
+    });
   }
 
   /** Opens (creating when needed) the store in `file`; `:memory:` gives a private in-memory store. */
@@ -161,22 +167,6 @@ export class SqliteEventStore implements EventStore {
       db.close();
       throw error;
     }
-  }
-
-  /**
-   * Opens the store in `file` as `open` does, its writes committed on a thread of their own
-   * (LOG_WRITER=thread: sqliteLogWriter.ts). `onWriterEnded` is told if that thread ends before the
-   * store is closed: the log then fails every write, and the service should stop.
-   */
-  static async openWithWriterThread(file: string, onWriterEnded: (error: Error) => void): Promise<SqliteEventStore> {
-    const store = SqliteEventStore.open(file);
-    try {
-      store.writer = await ThreadLogWriter.start(file, () => store.committed(), onWriterEnded);
-    } catch (error) {
-      await store.close();
-      throw error;
-    }
-    return store;
   }
 
   /** Made once per file; INSERT OR IGNORE makes two processes opening a new file at once agree. */
@@ -240,17 +230,17 @@ export class SqliteEventStore implements EventStore {
   async appendToStream(streamId: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     if (events.length === 0) throw new Error(`Stream ${streamId}: an append needs at least one event`);
     if (this.closed) throw new Error('The event store is closed');
-    // The JSON texts here, as the appender hashes and stores them: what crosses to a writer thread is text.
+    // The JSON texts the chain hashes and the log stores.
     const serialized = events.map((e): SerializedEvent => ({ id: e.id, type: e.type, data: JSON.stringify(e.data), metadata: JSON.stringify(e.metadata) }));
-    return this.writer.submit({ streamId, events: serialized, expected }) as Promise<AppendResult>;
+    return this.writes.submit({ streamId, events: serialized, expected }) as Promise<AppendResult>;
   }
 
   /** The log's file, for the tables of a store whose writes join the log's group commits. */
   tables(): LogFileTables {
     return {
       db: this.db,
-      commitWith: (write) => (this.closed ? Promise.reject(new Error('The event store is closed')) : this.writer.submit(write).then(() => undefined)),
-      flush: () => this.writer.flush(),
+      commitWith: (write) => (this.closed ? Promise.reject(new Error('The event store is closed')) : this.writes.submit(write).then(() => undefined)),
+      flush: async () => this.writes.flush(),
     };
   }
 
@@ -348,7 +338,7 @@ export class SqliteEventStore implements EventStore {
     if (this.closed) return;
     this.closed = true;
     // Appends already accepted are committed, not dropped.
-    await this.writer.close();
+    this.writes.flush();
     this.otherThreads.close();
     clearTimeout(this.wakeSoon);
     // Subscriptions first: they must not read from a closed connection.

@@ -1,8 +1,8 @@
 // The log's writes on one SQLite connection: a group commit's appends (each in a savepoint, checked
 // against its expected revision, chained) and the writes of the tables other stores keep in the
-// log's file. The same code runs on the log's own connection (`LOG_WRITER=inline`, `:memory:`, the
-// role thread) and on the writer thread's (sqliteLogWriterThread.ts): its inputs and outcomes are
-// plain data, so they cross a thread as they are.
+// log's file. Its inputs are plain data (a hosted write is a statement and its parameters, not a
+// closure), so that a writer of its own could run it on another connection (a thread:
+// docs/ingestion-path.md, measured and not landed).
 
 import Database from 'better-sqlite3';
 import { DuplicateEventIdError, WrongExpectedRevisionError, type AppendResult, type ExpectedRevision, type Revision } from './eventStore';
@@ -25,7 +25,7 @@ export interface AppendItem {
 /**
  * A write of another store's table in the log's file, made in a group commit's transaction before its
  * appends (an event appended with it may name what it holds). A statement and its parameters, not a
- * closure, so that the writer thread can run it.
+ * closure, so that a writer elsewhere (a thread) could run it.
  */
 export interface HostedWrite {
   sql: string;
@@ -189,35 +189,4 @@ export class LogAppends {
       events.find((e, i) => events.findIndex((other) => other.id === e.id) !== i);
     return new DuplicateEventIdError(streamId, taken?.id ?? '?');
   }
-}
-
-/** An error as it crosses a thread: enough to make the same kind again on the other side. */
-export interface WireError {
-  name: string;
-  message: string;
-  code?: string;
-  streamId?: string;
-  expected?: ExpectedRevision;
-  actual?: Revision | 'no_stream';
-  eventId?: string;
-}
-
-export function toWire(error: unknown): WireError {
-  if (error instanceof WrongExpectedRevisionError) return { name: 'WrongExpectedRevisionError', message: error.message, streamId: error.streamId, expected: error.expected, actual: error.actual };
-  if (error instanceof DuplicateEventIdError) return { name: 'DuplicateEventIdError', message: error.message, streamId: error.streamId, eventId: error.eventId };
-  if (error instanceof Database.SqliteError) return { name: 'SqliteError', message: error.message, code: error.code };
-  if (error instanceof Error) return { name: error.name, message: error.message };
-  return { name: 'Error', message: String(error) };
-}
-
-/** The error `toWire` was given, as its kind: the callers tell a conflict, a retry and a full disk by it. */
-export function fromWire(wire: WireError): Error {
-  if (wire.name === 'WrongExpectedRevisionError' && wire.streamId !== undefined && wire.expected !== undefined && wire.actual !== undefined) {
-    return new WrongExpectedRevisionError(wire.streamId, wire.expected, wire.actual);
-  }
-  if (wire.name === 'DuplicateEventIdError' && wire.streamId !== undefined && wire.eventId !== undefined) return new DuplicateEventIdError(wire.streamId, wire.eventId);
-  if (wire.name === 'SqliteError' && wire.code !== undefined) return new Database.SqliteError(wire.message, wire.code);
-  const error = new Error(wire.message);
-  error.name = wire.name;
-  return error;
 }

@@ -22,17 +22,6 @@ eventStoreContract(
   undefined,
   { reopen: async () => SqliteEventStore.open(lastFile), longLogEvents: 50_000 },
 );
-// The writer thread (LOG_WRITER=thread, the service's default on a file) must keep the whole contract.
-const writerEnded: Error[] = [];
-eventStoreContract(
-  'SqliteEventStore on a file, its writes committed on a writer thread',
-  async () => SqliteEventStore.openWithWriterThread((lastFile = freshFile()), (error) => writerEnded.push(error)),
-  undefined,
-  { reopen: async () => SqliteEventStore.openWithWriterThread(lastFile, (error) => writerEnded.push(error)), longLogEvents: 50_000 },
-);
-afterAll(() => {
-  expect(writerEnded).toEqual([]);
-});
 eventStoreContract('SqliteEventStore in memory', async () => SqliteEventStore.open(':memory:'), undefined, { longLogEvents: 50_000 });
 
 describe('SqliteEventStore', () => {
