@@ -25,7 +25,7 @@ const PARTS: readonly (readonly [string, RegExp])[] = [
   ['projections', /projections\/|writeBuffer|stores\/readstore\//],
   ['sagas', /sagaRunner|commands\/sagas|rxjs/],
   ['reading the log (subscriptions)', /toStoredEvent|checkpointedSubscription|sealingEventStore|eventBatches|SqliteSubscription|pageAfter/],
-  ['append (decider, chain, commit)', /commitAppends|sampleCommands|handleCommand|commandContext|idAllocator|appendToStream/],
+  ['append (decider, chain, commit)', /sqliteLogAppends|sampleCommands|handleCommand|commandContext|idAllocator|appendToStream/],
   ['blob put', /blobstore\//],
   ['parse and checks', /domain\/sample\/formats|sampleParser|checkSample/],
   ['body and its SHA-256', /sha256Thread|receiveFile/],

@@ -60,6 +60,9 @@ const STAGES: Partial<Record<DeviceMessage['kind'], SamplingStage>> = {
   sampleFinished: 'finished',
 };
 
+/** The events the relay acts on; every other event (each sample's among them) is read past unparsed. */
+const RELAYED_TYPES: ReadonlySet<string> = new Set(['DeviceSamplingRequested', ...DEVICE_ACCESS_ENDING_EVENTS]);
+
 const NO_HMAC_KEY = 'The project has no HMAC key to sign the sample with; add one (POST /api/{projectId}/hmackeys) and ask again';
 const KEY_UNREADABLE = 'The service could not read the project to send the request; ask again';
 const SOCKET_GONE = 'The device disconnected before the request reached it';
@@ -151,7 +154,7 @@ export async function startSamplingRelay(deps: SamplingRelayDeps): Promise<Sampl
 
   const consume = async () => {
     while (!stopped) {
-      const current = (subscription = events.subscribeToAll(position === undefined ? {} : { after: position }));
+      const current = (subscription = events.subscribeToAll({ ...(position === undefined ? {} : { after: position }), types: RELAYED_TYPES }));
       try {
         for await (const event of current) {
           if (stopped) break;

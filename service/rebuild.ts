@@ -18,7 +18,7 @@ import type { Projection } from '../projections/projection';
 import { describeProjectionFailure, type ProjectionFailure } from '../projections/projectionStatus';
 import { serviceModule, ThreadPool } from '../commands/jobs/threadPool';
 import type { RebuildPartInput, RebuildPartResult } from './rebuildPart';
-import type { EventStore, Position, StoredEvent, Subscription } from '../stores/eventstore/eventStore';
+import type { EventStore, Position, StoredEvent, SubscribeOptions, Subscription } from '../stores/eventstore/eventStore';
 import type { Checkpoint, ReadStore } from '../stores/readstore/readStore';
 import { createReadModelIndexes, openLog, openStores, READ_MODELS_FILE, READ_MODELS_GROUP_COMMIT_MS } from './composition';
 import type { Config } from './configuration';
@@ -61,7 +61,7 @@ function counting(events: EventStore, onEvent: () => void): EventStore {
   return new Proxy(events, {
     get(target, property, receiver) {
       if (property === 'subscribeToAll') {
-        return (options?: { after?: Position }): Subscription => {
+        return (options?: SubscribeOptions): Subscription => {
           const subscription = target.subscribeToAll(options);
           return { close: () => subscription.close(), [Symbol.asyncIterator]: () => countEach(subscription, onEvent) };
         };

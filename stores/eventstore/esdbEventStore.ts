@@ -45,6 +45,7 @@ import {
   DuplicateEventIdError,
   EventStoreConfigurationError,
   EventStoreUnavailableError,
+  onlyTypes,
   RETRY_WINDOW,
   StreamDeletedError,
   WrongExpectedRevisionError,
@@ -59,6 +60,7 @@ import {
   type ReadStreamOptions,
   type Revision,
   type StoredEvent,
+  type SubscribeOptions,
   type Subscription,
 } from './eventStore';
 import { chainHash, GENESIS_HASH, type ChainLink } from './eventChain';
@@ -331,7 +333,7 @@ export class EsdbEventStore implements EventStore {
     if (page.length > 0) yield page;
   }
 
-  subscribeToAll(options?: { after?: Position }): Subscription {
+  subscribeToAll(options?: SubscribeOptions): Subscription {
     const after = options?.after;
     const subscription: EsdbSubscription = new EsdbSubscription(
       async () => this.client.subscribeToAll({ fromPosition: await this.subscriptionStart(after), filter: excludeSystemEvents() }),
@@ -339,7 +341,8 @@ export class EsdbEventStore implements EventStore {
       () => this.subscriptions.delete(subscription),
     );
     this.subscriptions.add(subscription);
-    return subscription;
+    // Left out here, not by the server: the position of the events left out still moves the stream on.
+    return onlyTypes(subscription, options?.types);
   }
 
   /**

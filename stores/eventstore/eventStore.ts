@@ -98,7 +98,7 @@ export interface EventStore {
   readStream(streamId: string, options?: ReadStreamOptions): Promise<StoredEvent[]>;
   /** The whole log in order (our events only, never the store's own system events). */
   readAll(options?: ReadAllOptions): AsyncIterable<StoredEvent>;
-  subscribeToAll(options?: { after?: Position }): Subscription;
+  subscribeToAll(options?: SubscribeOptions): Subscription;
   /**
    * The whole log as stored, for verification (eventChain.ts): each event's stored texts and chain
    * hash, in log order, in pages (a walk over millions of events pays per page, not per event).
@@ -113,6 +113,28 @@ export interface EventStore {
    */
   identity(): Promise<string>;
   close(): Promise<void>;
+}
+
+export interface SubscribeOptions {
+  /** Strictly after this position; from the start of the log when unset. */
+  after?: Position;
+  /**
+   * Only events of these types. The others are read past without being handed over (the embedded
+   * log does not even parse them): a reader that wants a few kinds among every sample's events pays
+   * for those few.
+   */
+  types?: ReadonlySet<string>;
+}
+
+/** The events of `types` among a subscription's, for an adapter that cannot leave the others out where it reads. */
+export function onlyTypes(subscription: Subscription, types: ReadonlySet<string> | undefined): Subscription {
+  if (types === undefined) return subscription;
+  return {
+    close: () => subscription.close(),
+    async *[Symbol.asyncIterator]() {
+      for await (const event of subscription) if (types.has(event.type)) yield event;
+    },
+  };
 }
 
 /**

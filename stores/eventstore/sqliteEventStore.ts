@@ -18,6 +18,7 @@ import {
   type ReadAllOptions,
   type ReadStreamOptions,
   type StoredEvent,
+  type SubscribeOptions,
   type Subscription,
 } from './eventStore';
 import { zeroWhatIsDeleted } from '../sqliteErasure';
@@ -80,6 +81,8 @@ const PAGE_SIZE = 256;
 const PAGES_KEPT_PER_TURN = 4;
 /** Rows per query when walking the log for verification. */
 const CHAIN_PAGE_SIZE = 2048;
+/** Positions a subscription to some types looks through a page: bounded work however rare they are. */
+const TYPED_SCAN_WINDOW = 16_384n;
 /** How often a live subscription looks for appends made through other connections. */
 const POLL_INTERVAL_MS = 50;
 /** How soon after another thread's commit (THREAD_ROLES) the readers here look. */
@@ -101,6 +104,7 @@ export class SqliteEventStore implements EventStore {
   private readonly selectAfter;
   private readonly selectEventsAfter;
   private readonly selectHeadPosition;
+  private readonly selectTypesBetween;
   /** Group commit: the writes asked for during one turn are committed together at its end. */
   private readonly writes: TurnBatcher<LogWriteItem, Exclude<LogWriteOutcome, Error>>;
   private readonly storeIdentity: string;
@@ -142,6 +146,10 @@ export class SqliteEventStore implements EventStore {
       'SELECT position, stream_id, revision, event_id, type, data, metadata FROM events WHERE position > ? ORDER BY position LIMIT ?',
     );
     this.selectHeadPosition = db.prepare<[], { position: bigint | null }>('SELECT MAX(position) AS position FROM events');
+    this.selectTypesBetween = db.prepare<[bigint, bigint, string, number], Omit<EventRow, 'hash'>>(
+      `SELECT position, stream_id, revision, event_id, type, data, metadata FROM events
+       WHERE position > ? AND position <= ? AND type IN (SELECT value FROM json_each(?)) ORDER BY position LIMIT ?`,
+    );
     const appends = new LogAppends(db);
     this.writes = new TurnBatcher((batch) => {
       const outcomes = appends.commit(batch);
@@ -303,11 +311,12 @@ export class SqliteEventStore implements EventStore {
     }
   }
 
-  subscribeToAll(options?: { after?: Position }): Subscription {
+  subscribeToAll(options?: SubscribeOptions): Subscription {
     if (this.closed) throw new Error('The event store is closed');
+    const types = options?.types;
     const subscription = new SqliteSubscription(
       options?.after ?? 0n,
-      (after) => this.pageAfter(after).map(toStoredEvent),
+      types === undefined ? (after) => this.everyEventAfter(after) : ((list) => (after: Position) => this.typesAfter(after, list))(JSON.stringify([...types])),
       (listener) => {
         this.listeners.add(listener);
         return () => this.listeners.delete(listener);
@@ -316,6 +325,26 @@ export class SqliteEventStore implements EventStore {
     );
     this.subscriptions.add(subscription);
     return subscription;
+  }
+
+  private everyEventAfter(after: Position): Page {
+    const rows = this.pageAfter(after);
+    return { events: rows.map(toStoredEvent), through: rows.at(-1)?.position ?? after, more: rows.length === PAGE_SIZE };
+  }
+
+  /**
+   * The events of the types in `typesJson` (a JSON array) after `after`, looked for in a window of
+   * positions up to the head, so that a page's work is bounded however rare they are. The rows of the
+   * other types are passed over in SQLite: never parsed, never handed to JavaScript. The head is read
+   * first: positions are handed out in commit order, so every row up to it is there to be read.
+   */
+  private typesAfter(after: Position, typesJson: string): Page {
+    const head = this.selectHeadPosition.get()?.position ?? 0n;
+    if (head <= after) return { events: [], through: after, more: false };
+    const end = head - after > TYPED_SCAN_WINDOW ? after + TYPED_SCAN_WINDOW : head;
+    const rows = this.selectTypesBetween.all(after, end, typesJson, PAGE_SIZE);
+    const full = rows.length === PAGE_SIZE;
+    return { events: rows.map(toStoredEvent), through: full ? rows.at(-1)!.position : end, more: full || end < head };
   }
 
   private pageAfter(after: Position): Omit<EventRow, 'hash'>[] {
@@ -347,6 +376,13 @@ export class SqliteEventStore implements EventStore {
   }
 }
 
+/** A subscription's page: its events, the last position it looked at, and whether more are there to read now. */
+interface Page {
+  events: StoredEvent[];
+  through: Position;
+  more: boolean;
+}
+
 /**
  * Catches up page by page from the table, then waits for a wake-up: an append through the same
  * store (immediate) or the poll timer (appends by other connections). Each page starts strictly
@@ -359,7 +395,7 @@ class SqliteSubscription implements Subscription {
 
   constructor(
     private readonly after: Position,
-    private readonly readPage: (after: Position) => StoredEvent[],
+    private readonly readPage: (after: Position) => Page,
     private readonly onAppend: (listener: () => void) => () => void,
     private readonly onEnd: () => void,
   ) {}
@@ -383,12 +419,16 @@ class SqliteSubscription implements Subscription {
     try {
       while (!this.closed) {
         const page = this.readPage(after);
-        for (const event of page) {
+        for (const event of page.events) {
           if (this.closed) return;
           yield event;
           after = event.position;
         }
-        if (page.length < PAGE_SIZE && !this.closed) await this.changed();
+        after = page.through;
+        if (this.closed) return;
+        if (!page.more) await this.changed();
+        // Pages of events left out (a subscription to some types) yield nothing: the loop lets the others run.
+        else if (page.events.length === 0) await new Promise<void>((resolve) => setImmediate(resolve));
       }
     } finally {
       // A consumer that breaks out of `for await` ends the subscription too.

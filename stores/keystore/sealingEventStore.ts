@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import type { AppendResult, EventStore, ExpectedRevision, NewEvent, Position, ReadAllOptions, ReadStreamOptions, StoredEvent, Subscription } from '../eventstore/eventStore';
+import type { AppendResult, EventStore, ExpectedRevision, NewEvent, Position, ReadAllOptions, ReadStreamOptions, StoredEvent, SubscribeOptions, Subscription } from '../eventstore/eventStore';
 import type { ChainLink } from '../eventstore/eventChain';
 import type { KeyStore } from './keyStore';
 
@@ -83,7 +83,7 @@ export class SealingEventStore implements EventStore {
     for await (const event of this.inner.readAll(options)) yield this.specs[event.type] ? await this.open(event) : event;
   }
 
-  subscribeToAll(options?: { after?: Position }): Subscription {
+  subscribeToAll(options?: SubscribeOptions): Subscription {
     const inner = this.inner.subscribeToAll(options);
     const specs = this.specs;
     const open = (e: StoredEvent) => this.open(e);

@@ -403,6 +403,24 @@ export function eventStoreContract(
         expect((await received).map((e) => e.type)).toEqual(['First', 'Second']);
       });
 
+      it('hands over only the types asked for, caught up and live, in order, passing the others by', async () => {
+        const stream = streamName();
+        const wanted = `Wanted${randomUUID().slice(0, 8)}`;
+        const start = await store.appendToStream(stream, [newEvent('Before')], 'no_stream');
+        await store.appendToStream(stream, [newEvent('Other'), newEvent(wanted, { n: 1 }), newEvent('Other'), newEvent('Other')], 0n);
+        const subscription = store.subscribeToAll({ after: start.position, types: new Set([wanted, 'NeverAppended']) });
+        const seen: StoredEvent[] = [];
+        const received = take(subscription, 3, (e) => (seen.push(e), e.streamId === stream));
+        await sleep(100);
+        await store.appendToStream(stream, [newEvent('Other'), newEvent('Other')], 4n);
+        await store.appendToStream(stream, [newEvent(wanted, { n: 2 }), newEvent('Other'), newEvent(wanted, { n: 3 })], 6n);
+        const events = await received;
+        expect(events.map((e) => e.data)).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
+        expectIncreasing(events.map((e) => e.position));
+        // Nothing of another type was handed over, from any stream.
+        expect(seen.every((e) => e.type === wanted || e.type === 'NeverAppended')).toBe(true);
+      });
+
       it('resumes exactly after each event of a batch: nothing skipped, nothing repeated', async () => {
         const stream = streamName();
         const types = ['A', 'B', 'C', 'D', 'E'];

@@ -36,6 +36,19 @@ describe('SqliteEventStore', () => {
     await Promise.all(opened.splice(0).map((s) => s.close()));
   });
 
+  it('finds an event of the types asked for past more events of others than a page looks through, and stays live after them', async () => {
+    const store = open(freshFile());
+    // More than one window of positions (16,384) of other types, then the one asked for.
+    const others = Array.from({ length: 40_000 }, () => newEvent('Sample'));
+    await store.appendToStream('samples', others, 'no_stream');
+    await store.appendToStream('requests', [newEvent('Requested', { n: 1 })], 'no_stream');
+    const subscription = store.subscribeToAll({ types: new Set(['Requested']) });
+    const received = take(subscription, 2);
+    await store.appendToStream('samples', Array.from({ length: 20_000 }, () => newEvent('Sample')), 39_999n);
+    await store.appendToStream('requests', [newEvent('Requested', { n: 2 })], 0n);
+    expect((await received).map((e) => e.data)).toEqual([{ n: 1 }, { n: 2 }]);
+  });
+
   it('runs in WAL mode with synchronous=FULL', () => {
     const file = freshFile();
     const store = open(file);
