@@ -1,10 +1,16 @@
 // Who uses a data folder: every service process holds a shared lock on `DATA_DIR/service.lock`, a
-// rebuild an exclusive one. They are SQLite's file locks (a read transaction kept open; BEGIN
+// rebuild an exclusive one; the one process (or thread) with the projections role holds
+// `DATA_DIR/projections.lock` alone. They are SQLite's file locks (a read transaction kept open; BEGIN
 // EXCLUSIVE), which the system releases when a process dies, so a crash leaves no stale lock.
 import path from 'node:path';
 import Database from 'better-sqlite3';
 
 export const LOCK_FILE = 'service.lock';
+/**
+ * Two projection runners on one set of read models would both apply each event, and an increment
+ * applied by both counts twice (a project's data summary): the role is held by one at a time.
+ */
+export const PROJECTIONS_LOCK_FILE = 'projections.lock';
 
 export class DataFolderBusyError extends Error {
   readonly code = 'DATA_FOLDER_BUSY';
@@ -19,8 +25,8 @@ const isBusy = (error: unknown): boolean => (error as { code?: string } | null)?
 export class DataFolderLock {
   private constructor(private readonly db: Database.Database) {}
 
-  private static openLock(dataDir: string): Database.Database {
-    const db = new Database(path.join(dataDir, LOCK_FILE));
+  private static openLock(dataDir: string, file = LOCK_FILE): Database.Database {
+    const db = new Database(path.join(dataDir, file));
     // No waiting: a holder keeps its lock for as long as it runs.
     db.pragma('busy_timeout = 0');
     return db;
@@ -50,6 +56,23 @@ export class DataFolderLock {
     } catch (error) {
       db.close();
       if (isBusy(error)) throw new DataFolderBusyError(`A service process (or another rebuild) is using ${dataDir}: stop it before rebuilding the read models`);
+      throw error;
+    }
+  }
+
+  /** Held by the process (or thread) that runs the projections role, for its lifetime; refused while another holds it. */
+  static projections(dataDir: string): DataFolderLock {
+    const db = DataFolderLock.openLock(dataDir, PROJECTIONS_LOCK_FILE);
+    try {
+      db.exec('BEGIN EXCLUSIVE');
+      return new DataFolderLock(db);
+    } catch (error) {
+      db.close();
+      if (isBusy(error)) {
+        throw new DataFolderBusyError(
+          `Another service process on ${dataDir} runs the projections role: one process keeps the read models (two would apply every event twice); leave "projections" out of ROLES here, or stop the other`,
+        );
+      }
       throw error;
     }
   }

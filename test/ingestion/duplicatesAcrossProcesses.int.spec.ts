@@ -27,12 +27,13 @@ describe('x-disallow-duplicates across two ingestion processes', () => {
     const project = await call(first, 'POST', '/api/projects/create', { headers: { 'x-jwt-token': token }, body: { projectName: 'Twins' } });
     projectId = Number(project.body.id);
     apiKey = String(project.body.apiKey);
-    // A second process on the same data: its own read models (projections) and ingestion listener.
+    // A second process on the same data: an ingestion listener of its own, on the read models the first keeps
+    // (one process holds the projections role: service/dataFolderLock.ts).
     second = await startService(
-      loadConfig({ DATA_DIR: first.config.dataDir, API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', REMOTE_MGMT_PORT: '0', HOST: '127.0.0.1', ROLES: 'ingestion,projections', THREAD_ROLES: 'none', LOG_LEVEL: 'silent' }),
+      loadConfig({ DATA_DIR: first.config.dataDir, API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', REMOTE_MGMT_PORT: '0', HOST: '127.0.0.1', ROLES: 'ingestion', LOG_LEVEL: 'silent' }),
       pino({ level: 'silent' }),
     );
-    // It knows the key once its projections have caught up with the log (a malformed body then gets 400, not 401).
+    // It knows the key once it sees the shared read models caught up with the log (a malformed body then gets 400, not 401).
     for (let tries = 0; (await send(second, 'probe.json', '{')).status !== 400; tries++) {
       if (tries > 100) throw new Error('the second process never learned the API key');
       await new Promise((resolve) => setTimeout(resolve, 50));
