@@ -97,6 +97,14 @@ export class SagaRunner {
    * in react(); this pipeline is only its wiring to the subscription.
    */
   private readonly react: BatchApplier<SagaSubscriber> = async (member, events, commit) => {
+    // Most batches (a device's samples) hold nothing the saga handles: passed over at once, not an
+    // awaited step an event.
+    const { handles } = member.subscriber;
+    if (!events.some((event) => handles.has(event.type))) {
+      const last = events.at(-1);
+      if (last && (member.applied === undefined || last.position > member.applied)) member.applied = last.position;
+      return;
+    }
     const reactions = from(events).pipe(
       filter((event) => member.applied === undefined || event.position > member.applied),
       concatMap(async (event) => {

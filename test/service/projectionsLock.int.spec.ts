@@ -4,20 +4,10 @@ import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig, startService, type RunningService } from '../../main';
 import { DataFolderBusyError } from '../../service/dataFolderLock';
-import { call, registerUser, startTestService, type TestService } from '../support/testService';
+import { besideEnv, call, registerUser, startTestService, type TestService } from '../support/testService';
 
 const silent = pino({ level: 'silent' });
-const env = (dataDir: string, roles: string, threadRoles?: string) => ({
-  DATA_DIR: dataDir,
-  API_PORT: '0',
-  INGESTION_PORT: '0',
-  INGESTION_TLS_PORT: '0',
-  REMOTE_MGMT_PORT: '0',
-  HOST: '127.0.0.1',
-  LOG_LEVEL: 'silent',
-  ROLES: roles,
-  ...(threadRoles === undefined ? {} : { THREAD_ROLES: threadRoles }),
-});
+const env = (dataDir: string, roles: string, threadRoles?: string) => besideEnv(dataDir, { ROLES: roles, ...(threadRoles === undefined ? {} : { THREAD_ROLES: threadRoles }) });
 
 describe('the projections role on a data folder', () => {
   let first: TestService | undefined;

@@ -11,7 +11,7 @@ import { storeFailure } from '../../projections/projectionStatus';
 import { SharedReadModelsWatch } from '../../service/sharedReadModelsWatch';
 import { SqliteEventStore } from '../../stores/eventstore/sqliteEventStore';
 import { MemoryReadStore } from '../../stores/readstore/memoryReadStore';
-import { adaWithProject } from '../support/testService';
+import { adaWithProject, besideEnv } from '../support/testService';
 import { signedSample } from '../support/signedSample';
 
 const marker = () => ({ id: randomUUID(), type: 'TestMarker', data: {}, metadata: { actor: 'system:test', correlationId: randomUUID(), time: new Date().toISOString() } });
@@ -107,7 +107,7 @@ describe('watching read models another process keeps', () => {
   });
 });
 
-const env = (dataDir: string, roles: string) => ({ DATA_DIR: dataDir, API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', REMOTE_MGMT_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', ROLES: roles });
+const env = (dataDir: string, roles: string) => besideEnv(dataDir, { ROLES: roles });
 
 describe('ingestion and API processes whose read models nobody keeps', () => {
   const running: RunningService[] = [];

@@ -6,9 +6,9 @@ import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig, ServiceStartStopped, startService, type RunningService } from '../../main';
 import { READ_MODELS_FILE } from '../../service/composition';
-import { signup } from '../support/testService';
+import { besideEnv, signup } from '../support/testService';
 
-const env = (dataDir: string, roles: string) => ({ DATA_DIR: dataDir, API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', REMOTE_MGMT_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ROLES: roles });
+const env = (dataDir: string, roles: string) => besideEnv(dataDir, { ROLES: roles, LOG_LEVEL: 'info' });
 
 describe('an API process without the projections role, on read models behind the log', () => {
   const running: RunningService[] = [];

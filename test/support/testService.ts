@@ -69,6 +69,14 @@ async function storedCheckpointsReach(running: RunningService, projections: read
   }
 }
 
+/**
+ * The configuration of a second service on a test service's data folder (split roles, a process
+ * beside it): any free ports, on 127.0.0.1, quiet unless `extra` says otherwise.
+ */
+export function besideEnv(dataDir: string, extra: Record<string, string> = {}): Record<string, string> {
+  return { DATA_DIR: dataDir, API_PORT: '0', INGESTION_PORT: '0', INGESTION_TLS_PORT: '0', REMOTE_MGMT_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', ...extra };
+}
+
 export async function startTestService(options: {
   mongo: boolean;
   env?: Record<string, string>;
