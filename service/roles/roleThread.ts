@@ -13,13 +13,17 @@ import type { RoleThreadData } from './roleThreadWorker';
 
 export type RoleThreadMessage =
   | { kind: 'started' }
-  | { kind: 'failed'; message: string }
+  | { kind: 'failed'; message: string; operatorMessage?: string }
   | { kind: 'stopped' }
   | { kind: 'stop-failed'; message: string }
   | { kind: 'progress'; progress: CatchUpProgress };
 
 export class RoleThreadError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** Set when the thread failed for the operator's reason (service/startFailure.ts): the line to show. */
+    readonly operatorMessage?: string,
+  ) {
     super(message);
     this.name = 'RoleThreadError';
   }
@@ -65,7 +69,7 @@ export function startRoleThread(config: Config, log: Logger, onEnded: (error: Er
         if (phase === 'starting') phase = 'running';
         progress = undefined;
         resolve();
-      } else if (message.kind === 'failed') fail(new RoleThreadError(`The roles ${roles.join(', ')} could not start on their thread: ${message.message}`));
+      } else if (message.kind === 'failed') fail(new RoleThreadError(`The roles ${roles.join(', ')} could not start on their thread: ${message.message}`, message.operatorMessage));
       else answerStop?.(message);
     });
     worker.on('error', (error) => fail(new RoleThreadError(`The thread of the roles ${roles.join(', ')} failed: ${error.message}`)));

@@ -7,6 +7,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import pino from 'pino';
 import type { CatchUpProgress } from '../catchUpProgress';
 import type { Config } from '../configuration';
+import { operatorMessage } from '../startFailure';
 import type { RoleThreadMessage } from './roleThread';
 
 interface Started {
@@ -72,8 +73,10 @@ export async function runRoleThread(
     clearInterval(told);
     if (isStopped(error)) tell({ kind: 'stopped' });
     else {
-      log.error({ err: error }, 'the roles of this thread could not start');
-      tell({ kind: 'failed', message: text(error) });
+      const forTheOperator = operatorMessage(error);
+      // The operator's situation (the folder in use) is said once, by the serving thread, in one line.
+      if (forTheOperator === undefined) log.error({ err: error }, 'the roles of this thread could not start');
+      tell({ kind: 'failed', message: text(error), ...(forTheOperator === undefined ? {} : { operatorMessage: forTheOperator }) });
     }
     port.close();
   }
