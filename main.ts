@@ -113,24 +113,13 @@ export async function startService(config: Config, log: Logger = pino({ level: c
       : undefined;
   // The roles this thread runs.
   const roles = new Set([...config.roles].filter((role) => !config.threadRoles.has(role)));
-  let lock: DataFolderLock;
-  let projectionsLock: DataFolderLock | undefined;
+  let locks: { release(): void };
   try {
-    lock = DataFolderLock.shared(config.dataDir);
-    try {
-      if (roles.has('projections')) projectionsLock = DataFolderLock.projections(config.dataDir);
-    } catch (error) {
-      lock.release();
-      throw error;
-    }
+    locks = DataFolderLock.forService(config.dataDir, roles.has('projections'));
   } catch (error) {
     await thread?.stop();
     throw error;
   }
-  const releaseLocks = () => {
-    projectionsLock?.release();
-    lock.release();
-  };
   let stores: Stores;
   try {
     // A rebuild cut short left its files (up to the read models' size); no rebuild runs while this lock is held.
@@ -138,7 +127,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
     stores = await openStores(config, log);
   } catch (error) {
     await thread?.stop();
-    releaseLocks();
+    locks.release();
     throw error;
   }
   let projections: ProjectionsRole | undefined;
@@ -168,7 +157,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
     appliedElsewhere?.close();
     await follower?.stop();
     await stores.close();
-    releaseLocks();
+    locks.release();
   };
   const apiKeyUsage = new ApiKeyUsageRecorder(stores.events, (error) => log.warn({ err: error }, 'could not record an API key use'));
   try {

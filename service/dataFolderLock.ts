@@ -77,6 +77,27 @@ export class DataFolderLock {
     }
   }
 
+  /**
+   * What a service process holds for its lifetime: the folder's lock shared, and the projections'
+   * alone when it runs that role. Either refused, none is held.
+   */
+  static forService(dataDir: string, runsProjections: boolean): { release(): void } {
+    const shared = DataFolderLock.shared(dataDir);
+    let projections: DataFolderLock | undefined;
+    try {
+      if (runsProjections) projections = DataFolderLock.projections(dataDir);
+    } catch (error) {
+      shared.release();
+      throw error;
+    }
+    return {
+      release: () => {
+        projections?.release();
+        shared.release();
+      },
+    };
+  }
+
   release(): void {
     if (!this.db.open) return;
     if (this.db.inTransaction) this.db.exec('ROLLBACK');

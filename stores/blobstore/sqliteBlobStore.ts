@@ -115,14 +115,15 @@ export class SqliteBlobStore implements BlobStore {
     this.insertAll = db.transaction((puts: readonly QueuedPut[]) => {
       for (const put of puts) this.insert.run(put.sha256, put.bytes.byteLength, put.bytes);
     });
-    this.puts = log
-      ? { submit: (put) => log.commitWith({ sql: INSERT_BLOB, params: [put.sha256, put.bytes.byteLength, put.bytes] }), flush: () => log.flush() }
-      : ((batcher) => ({ submit: (put: QueuedPut) => batcher.submit(put), flush: async () => batcher.flush() }))(
-          new TurnBatcher<QueuedPut, undefined>((batch) => {
-            this.insertAll.immediate(batch);
-            return batch.map(() => undefined);
-          }),
-        );
+    if (log) {
+      this.puts = { submit: (put) => log.commitWith({ sql: INSERT_BLOB, params: [put.sha256, put.bytes.byteLength, put.bytes] }), flush: () => log.flush() };
+    } else {
+      const batcher = new TurnBatcher<QueuedPut, undefined>((batch) => {
+        this.insertAll.immediate(batch);
+        return batch.map(() => undefined);
+      });
+      this.puts = { submit: (put) => batcher.submit(put), flush: async () => batcher.flush() };
+    }
   }
 
   /**

@@ -313,10 +313,11 @@ export class SqliteEventStore implements EventStore {
 
   subscribeToAll(options?: SubscribeOptions): Subscription {
     if (this.closed) throw new Error('The event store is closed');
-    const types = options?.types;
+    // The types as the JSON array the page's query reads (json_each), made once.
+    const typesJson = options?.types === undefined ? undefined : JSON.stringify([...options.types]);
     const subscription = new SqliteSubscription(
       options?.after ?? 0n,
-      types === undefined ? (after) => this.everyEventAfter(after) : ((list) => (after: Position) => this.typesAfter(after, list))(JSON.stringify([...types])),
+      (after) => (typesJson === undefined ? this.everyEventAfter(after) : this.typesAfter(after, typesJson)),
       (listener) => {
         this.listeners.add(listener);
         return () => this.listeners.delete(listener);

@@ -7,6 +7,7 @@
 import Database from 'better-sqlite3';
 import { DuplicateEventIdError, WrongExpectedRevisionError, type AppendResult, type ExpectedRevision, type Revision } from './eventStore';
 import { chainHash, GENESIS_HASH } from './eventChain';
+import { Statements } from '../readstore/sqlite/statements';
 
 /** An event as the log writes it: its data and metadata already the JSON texts the chain hashes. */
 export interface SerializedEvent {
@@ -45,9 +46,6 @@ interface StoredRef {
   event_id: string;
 }
 
-/** Hosted statements kept prepared: there is one kind today (a small blob's insert). */
-const HOSTED_STATEMENTS_KEPT = 16;
-
 export class LogAppends {
   private readonly selectById;
   private readonly selectStreamSlice;
@@ -55,10 +53,12 @@ export class LogAppends {
   private readonly insert;
   private readonly appendTx;
   private readonly batchTx;
-  private readonly hosted = new Map<string, Database.Statement>();
+  /** The hosted writes' statements, kept prepared by their text (one kind today: a small blob's insert). */
+  private readonly hosted: Statements;
 
   /** `db` answers integers as bigints (`defaultSafeIntegers`), and holds the log's tables. */
-  constructor(private readonly db: Database.Database) {
+  constructor(db: Database.Database) {
+    this.hosted = new Statements(db);
     this.selectById = db.prepare<[string], StoredRef>('SELECT position, stream_id, revision, event_id FROM events WHERE event_id = ?');
     this.selectStreamSlice = db.prepare<[string, bigint, number], StoredRef>(
       `SELECT position, stream_id, revision, event_id FROM events
@@ -76,7 +76,7 @@ export class LogAppends {
         fresh ? this.insertFrom(streamId, -1n, GENESIS_HASH, events) : this.appendChecked(streamId, events, expected),
     );
     this.batchTx = db.transaction((batch: readonly LogWriteItem[]) => {
-      for (const item of batch) if (isHostedWrite(item)) this.statement(item.sql).run(...item.params);
+      for (const item of batch) if (isHostedWrite(item)) this.hosted.prepare(item.sql).run(...item.params);
       return batch.map((item) => (isHostedWrite(item) ? undefined : this.appendOne(item)));
     });
   }
@@ -92,16 +92,6 @@ export class LogAppends {
     // failure rolls back the whole (its own) transaction.
     const [only] = batch;
     return batch.length === 1 && !isHostedWrite(only!) ? [this.appendOne(only!, true)] : this.batchTx.immediate(batch);
-  }
-
-  private statement(sql: string): Database.Statement {
-    let statement = this.hosted.get(sql);
-    if (!statement) {
-      if (this.hosted.size >= HOSTED_STATEMENTS_KEPT) this.hosted.clear();
-      statement = this.db.prepare(sql);
-      this.hosted.set(sql, statement);
-    }
-    return statement;
   }
 
   /**
