@@ -22,6 +22,7 @@ import {
   type Subscription,
 } from './eventStore';
 import { zeroWhatIsDeleted } from '../sqliteErasure';
+import { WalCheckpoints } from '../walCheckpoints';
 import { chainHash, GENESIS_HASH, type ChainLink } from './eventChain';
 import { TurnBatcher } from '../turnBatcher';
 import { LogAppends, type HostedWrite, type LogWriteItem, type LogWriteOutcome, type SerializedEvent } from './sqliteLogAppends';
@@ -116,8 +117,13 @@ export class SqliteEventStore implements EventStore {
    * comes next never gets the page it already had.
    */
   private readonly pagesThisTurn = new Map<Position, Omit<EventRow, 'hash'>[]>();
+  /** The file's checkpoints, off the serving thread once it has taken a few commits (none in memory). */
+  readonly checkpoints: WalCheckpoints | undefined;
 
-  private constructor(private readonly db: Database.Database) {
+  private constructor(
+    private readonly db: Database.Database,
+    file: string,
+  ) {
     // Every INTEGER comes back as a bigint, so positions past 2^53 stay exact.
     db.defaultSafeIntegers(true);
     db.exec(EVENTS_SCHEMA);
@@ -151,8 +157,10 @@ export class SqliteEventStore implements EventStore {
        WHERE position > ? AND position <= ? AND type IN (SELECT value FROM json_each(?)) ORDER BY position LIMIT ?`,
     );
     const appends = new LogAppends(db);
+    this.checkpoints = file === ':memory:' || file === '' ? undefined : new WalCheckpoints(db, file);
     this.writes = new TurnBatcher((batch) => {
       const outcomes = appends.commit(batch);
+      this.checkpoints?.committed();
       // Writes alone (undefined) give the log's readers nothing new.
       if (outcomes.some((o) => o !== undefined && !(o instanceof Error))) this.committed();
       return outcomes;
@@ -170,7 +178,7 @@ export class SqliteEventStore implements EventStore {
       db.pragma('temp_store = MEMORY');
       // The log's events are never deleted; a deleted small blob (LogFileTables) is zeroed where it lay.
       zeroWhatIsDeleted(db);
-      return new SqliteEventStore(db);
+      return new SqliteEventStore(db, file);
     } catch (error) {
       db.close();
       throw error;
@@ -373,6 +381,7 @@ export class SqliteEventStore implements EventStore {
     clearTimeout(this.wakeSoon);
     // Subscriptions first: they must not read from a closed connection.
     await Promise.all([...this.subscriptions].map((s) => s.close()));
+    await this.checkpoints?.stop();
     this.db.close();
   }
 }
