@@ -151,6 +151,11 @@ export async function smallSamples(store: BenchStore, layout: 'one process' | 'i
       return `p50 ${p50!.toFixed(1)} ms, p99 ${p99!.toFixed(1)} ms`;
     };
     const us = (x: number) => `${x.toFixed(0)} us`;
+    // Near a whole core, the generator was saturated: that target's rate is the generator's ceiling.
+    const generatorLine = (name: string, rs: RoundResult[]) => {
+      const cpu = rs.reduce((a, r) => a + r.generatorCpuSeconds, 0);
+      return `${name} ${us((cpu / rs.reduce((a, r) => a + r.ops, 0)) * 1e6)} a call, ${Math.round((100 * cpu) / rs.reduce((a, r) => a + r.seconds, 0))}% of a core`;
+    };
     return [
       `1. POST /api/training/data on the ${store.label}, ${apart ? 'the ingestion role in a process of its own (ROLES=ingestion; the other roles in this one)' : `every role in one process${service.config.threadRoles.size > 0 ? ` (${[...service.config.threadRoles].join(', ')} on a thread of their own)` : ''}`}: new signed JSON samples (HS256, 10 rows x 3 sensors, about 420 bytes), ${CONNECTIONS} keep-alive connections:`,
       `  service ${Math.round(serviceRate).toLocaleString('en-US')}/s (${lat(rounds.map((r) => r.service))}), bare Koa ${Math.round(bareRate).toLocaleString('en-US')}/s (${lat(rounds.map((r) => r.bare))}), durable floor ${Math.round(floorRate).toLocaleString('en-US')}/s (${lat(rounds.map((r) => r.floor))})`,
@@ -158,6 +163,7 @@ export async function smallSamples(store: BenchStore, layout: 'one process' | 'i
       apart
         ? `  CPU per sample: the ingestion process ${us(ingestionCpu)}, this process (projections, api) ${us(cpuPerCall(rounds.map((r) => r.service)))}; bare Koa ${us(bareCpu)}, durable floor ${us(floorCpu)}`
         : `  CPU of the serving process per sample: service ${us(ingestionCpu)}, bare Koa ${us(bareCpu)} (bare/service ${(bareCpu / ingestionCpu).toFixed(3)}), durable floor ${us(floorCpu)}`,
+      `  the load generator (one thread, a process of its own): ${generatorLine('service', rounds.map((r) => r.service))}; ${generatorLine('bare Koa', rounds.map((r) => r.bare))}; ${generatorLine('durable floor', rounds.map((r) => r.floor))}`,
       `  ${stored.toLocaleString('en-US')} samples stored, ${invalid} with an invalid signature; ${SMALL_ROUNDS} alternating rounds (${SERVICE_ROUND_MS} ms service, ${BARE_ROUND_MS} ms each ceiling) after ${WARMUP_MS} ms of warm-up each`,
     ];
   } finally {

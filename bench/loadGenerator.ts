@@ -35,6 +35,11 @@ export interface RoundResult {
    * other work, which slows the wall clock but not the work a call costs.
    */
   hostCpuSeconds: number;
+  /**
+   * CPU seconds the load generator itself spent during the round: near the round's seconds, its
+   * one thread was saturated, and the target's rate is the generator's as much as its own.
+   */
+  generatorCpuSeconds: number;
 }
 
 /** One file sent as the only part (named "data") of a multipart body, streamed from disk. */
@@ -179,6 +184,7 @@ function runChild(): void {
     const latencies: number[] = [];
     let failures = 0;
     let firstFailure = '';
+    const cpu = process.cpuUsage();
     const start = performance.now();
     const deadline = start + ms;
     await Promise.all(
@@ -199,7 +205,8 @@ function runChild(): void {
         }
       }),
     );
-    return { target: target.name, ops: latencies.length, seconds: (performance.now() - start) / 1000, latencies, failures, firstFailure };
+    const used = process.cpuUsage(cpu);
+    return { target: target.name, ops: latencies.length, seconds: (performance.now() - start) / 1000, latencies, failures, firstFailure, generatorCpuSeconds: (used.user + used.system) / 1e6 };
   };
 
   // A parent gone without saying so (a crash) leaves no load generator behind.
