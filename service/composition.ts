@@ -134,7 +134,9 @@ export async function openLog(config: LogLocation, log?: Logger): Promise<Opened
   // Whatever the stores, uploads are received in this folder first: its free space is watched.
   watchStorageFolder(path.resolve(config.dataDir));
   const eventsFile = path.join(config.dataDir, EVENTS_FILE);
-  const rawEvents: EventStore = config.eventStoreUrl ? await EsdbEventStore.connect(config.eventStoreUrl) : await openingFile(eventsFile, () => SqliteEventStore.open(eventsFile));
+  const onCheckpointFailure = (error: Error) =>
+    log?.warn({ err: error }, "the log's checkpoint thread ended: the thread that appends to the log checkpoints it again, a few milliseconds every thousand pages");
+  const rawEvents: EventStore = config.eventStoreUrl ? await EsdbEventStore.connect(config.eventStoreUrl) : await openingFile(eventsFile, () => SqliteEventStore.open(eventsFile, { onCheckpointFailure }));
   let keys: KeyStore;
   try {
     const keysFile = path.join(config.dataDir, KEYS_FILE);

@@ -45,6 +45,8 @@ parentPort.on('message', () => {
 export interface WalCheckpointOptions {
   intervalMs?: number;
   startAfterCommits?: number;
+  /** Told when the thread cannot start or ends before it is stopped (the writer checkpoints again). */
+  onFailure?: (error: Error) => void;
 }
 
 /** The checkpoints of one writer connection's file, on a thread once the file has taken enough commits. */
@@ -54,6 +56,7 @@ export class WalCheckpoints {
   private stopped = false;
   private readonly intervalMs: number;
   private readonly startAfterCommits: number;
+  private readonly onFailure: (error: Error) => void;
   /** Pages the thread has copied into the file, for the tests and the curious. */
   pagesCheckpointed = 0;
   /** Why the thread ended before it was stopped, if it did. */
@@ -66,6 +69,7 @@ export class WalCheckpoints {
   ) {
     this.intervalMs = options.intervalMs ?? INTERVAL_MS;
     this.startAfterCommits = options.startAfterCommits ?? START_AFTER_COMMITS;
+    this.onFailure = options.onFailure ?? (() => {});
   }
 
   /** After each commit of the writer connection: the thread starts at the file's START_AFTER_COMMITS-th. */
@@ -83,7 +87,7 @@ export class WalCheckpoints {
       const sqliteModule = createRequire(import.meta.url).resolve('better-sqlite3');
       thread = new Worker(threadSource(sqliteModule), { eval: true, workerData: { file: this.file, intervalMs: this.intervalMs } });
     } catch (error) {
-      this.failure = error as Error;
+      this.failed(error as Error);
       return;
     }
     this.thread = thread;
@@ -92,7 +96,7 @@ export class WalCheckpoints {
     const ended = (cause: Error) => {
       if (this.thread !== thread) return;
       this.thread = undefined;
-      if (!this.stopped) this.failure = cause;
+      if (!this.stopped) this.failed(cause);
       // The writer checkpoints again as SQLite would have (unless it is closing, or closed).
       if (this.db.open) this.db.pragma(`wal_autocheckpoint = ${WRITER_CHECKPOINT_PAGES}`);
     };
@@ -100,6 +104,11 @@ export class WalCheckpoints {
     thread.on('exit', (code) => ended(new Error(`the checkpoint thread exited with code ${code}`)));
     // An idle checkpointer keeps no process alive.
     thread.unref();
+  }
+
+  private failed(error: Error): void {
+    this.failure = error;
+    this.onFailure(error);
   }
 
   /** Ends the thread, its connection closed first; before the writer's own connection closes. */

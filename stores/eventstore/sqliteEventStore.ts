@@ -89,6 +89,11 @@ const POLL_INTERVAL_MS = 50;
 /** How soon after another thread's commit (THREAD_ROLES) the readers here look. */
 const OTHER_THREADS_WAKE_MS = 5;
 
+export interface SqliteEventStoreOptions {
+  /** Told when the file's checkpoint thread cannot start or ends early: the writer checkpoints the file again. */
+  onCheckpointFailure?: (error: Error) => void;
+}
+
 export class SqliteEventStore implements EventStore {
   private readonly listeners = new Set<() => void>();
   /**
@@ -123,6 +128,7 @@ export class SqliteEventStore implements EventStore {
   private constructor(
     private readonly db: Database.Database,
     file: string,
+    options: SqliteEventStoreOptions,
   ) {
     // Every INTEGER comes back as a bigint, so positions past 2^53 stay exact.
     db.defaultSafeIntegers(true);
@@ -157,7 +163,7 @@ export class SqliteEventStore implements EventStore {
        WHERE position > ? AND position <= ? AND type IN (SELECT value FROM json_each(?)) ORDER BY position LIMIT ?`,
     );
     const appends = new LogAppends(db);
-    this.checkpoints = file === ':memory:' || file === '' ? undefined : new WalCheckpoints(db, file);
+    this.checkpoints = file === ':memory:' || file === '' ? undefined : new WalCheckpoints(db, file, { onFailure: options.onCheckpointFailure });
     this.writes = new TurnBatcher((batch) => {
       const outcomes = appends.commit(batch);
       this.checkpoints?.committed();
@@ -168,7 +174,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   /** Opens (creating when needed) the store in `file`; `:memory:` gives a private in-memory store. */
-  static open(file: string): SqliteEventStore {
+  static open(file: string, options: SqliteEventStoreOptions = {}): SqliteEventStore {
     const db = new Database(file);
     try {
       db.pragma('journal_mode = WAL');
@@ -178,7 +184,7 @@ export class SqliteEventStore implements EventStore {
       db.pragma('temp_store = MEMORY');
       // The log's events are never deleted; a deleted small blob (LogFileTables) is zeroed where it lay.
       zeroWhatIsDeleted(db);
-      return new SqliteEventStore(db, file);
+      return new SqliteEventStore(db, file, options);
     } catch (error) {
       db.close();
       throw error;

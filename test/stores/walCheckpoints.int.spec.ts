@@ -1,9 +1,10 @@
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SqliteEventStore } from '../../stores/eventstore/sqliteEventStore';
+import { truncateWal } from '../../stores/sqliteErasure';
 import { BACKSTOP_CHECKPOINT_PAGES, START_AFTER_COMMITS, WalCheckpoints, WRITER_CHECKPOINT_PAGES } from '../../stores/walCheckpoints';
 import { newEvent } from './eventStore.contract';
 
@@ -98,13 +99,36 @@ describe('the log checkpointed on a thread of its own', () => {
     }
   });
 
+  it('lets an erasure truncate the WAL while the thread checkpoints', async () => {
+    const db = walDatabase('erasure.sqlite');
+    const checkpoints = new WalCheckpoints(db, join(dir, 'erasure.sqlite'), { startAfterCommits: 1, intervalMs: 1 });
+    try {
+      checkpoints.committed();
+      const insert = db.prepare('INSERT INTO t VALUES (?)');
+      for (let round = 0; round < 20; round++) {
+        for (let i = 0; i < 20; i++) insert.run('x'.repeat(3000));
+        await new Promise((r) => setTimeout(r, 2));
+      }
+      await until(() => checkpoints.pagesCheckpointed > 0);
+      for (let i = 0; i < 20; i++) insert.run('y'.repeat(3000));
+      expect(await truncateWal(db)).toBe(true);
+      expect(statSync(join(dir, 'erasure.sqlite-wal')).size).toBe(0);
+      expect(checkpoints.running).toBe(true);
+    } finally {
+      await checkpoints.stop();
+      db.close();
+    }
+  });
+
   it('gives the checkpoints back to the writer when the thread cannot open the file', async () => {
     const db = walDatabase('writer.sqlite');
-    const checkpoints = new WalCheckpoints(db, join(dir, 'no-such-folder', 'log.sqlite'), { startAfterCommits: 1 });
+    const told: Error[] = [];
+    const checkpoints = new WalCheckpoints(db, join(dir, 'no-such-folder', 'log.sqlite'), { startAfterCommits: 1, onFailure: (e) => told.push(e) });
     try {
       checkpoints.committed();
       await until(() => !checkpoints.running);
       expect(checkpoints.failure?.message).toMatch(/unable to open|directory does not exist|SQLITE_CANTOPEN/i);
+      expect(told).toEqual([checkpoints.failure]);
       expect(writerBound(db)).toBe(WRITER_CHECKPOINT_PAGES);
     } finally {
       await checkpoints.stop();
