@@ -26,10 +26,15 @@ const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(${JSON.stringify(sqliteModule)});
 const db = new Database(workerData.file, { fileMustExist: true });
 db.pragma('busy_timeout = 0');
+// SQLite answers the WAL's frames and how many of them are in the file, counting those copied by
+// earlier checkpoints until the WAL is reset: only a change is a checkpoint that copied something.
+let last = '';
 const checkpoint = () => {
   try {
     const [result] = db.pragma('wal_checkpoint(PASSIVE)');
-    if (result && result.checkpointed > 0) parentPort.postMessage({ checkpointed: result.checkpointed });
+    const now = result ? result.log + '/' + result.checkpointed : '';
+    if (result && result.checkpointed > 0 && now !== last) parentPort.postMessage('copied');
+    last = now;
   } catch (error) {
     if (!/^SQLITE_(BUSY|LOCKED)/.test(String(error && error.code))) throw error;
   }
@@ -57,8 +62,8 @@ export class WalCheckpoints {
   private readonly intervalMs: number;
   private readonly startAfterCommits: number;
   private readonly onFailure: (error: Error) => void;
-  /** Pages the thread has copied into the file, for the tests and the curious. */
-  pagesCheckpointed = 0;
+  /** The thread's checkpoints that copied pages into the file, for the tests and the curious. */
+  checkpointsMade = 0;
   /** Why the thread ended before it was stopped, if it did. */
   failure: Error | undefined;
 
@@ -92,7 +97,7 @@ export class WalCheckpoints {
     }
     this.thread = thread;
     this.db.pragma(`wal_autocheckpoint = ${BACKSTOP_CHECKPOINT_PAGES}`);
-    thread.on('message', ({ checkpointed }: { checkpointed: number }) => (this.pagesCheckpointed += checkpointed));
+    thread.on('message', () => (this.checkpointsMade += 1));
     const ended = (cause: Error) => {
       if (this.thread !== thread) return;
       this.thread = undefined;

@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
+
+const WITHIN = { timeout: 10_000 };
 import { SqliteEventStore } from '../../stores/eventstore/sqliteEventStore';
 import { truncateWal } from '../../stores/sqliteErasure';
 import { BACKSTOP_CHECKPOINT_PAGES, START_AFTER_COMMITS, WalCheckpoints, WRITER_CHECKPOINT_PAGES } from '../../stores/walCheckpoints';
@@ -10,12 +12,6 @@ import { newEvent } from './eventStore.contract';
 
 const dir = mkdtempSync(join(tmpdir(), 'wal-checkpoints-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-async function until(condition: () => boolean, withinMs = 10_000): Promise<void> {
-  for (const started = Date.now(); !condition(); await new Promise((r) => setTimeout(r, 20))) {
-    if (Date.now() - started > withinMs) throw new Error(`not within ${withinMs} ms`);
-  }
-}
 
 function walDatabase(name: string): Database.Database {
   const db = new Database(join(dir, name));
@@ -35,7 +31,7 @@ describe('the log checkpointed on a thread of its own', () => {
       // One append a turn: each is a commit of its own.
       for (let i = 0; i < commits; i++) await store.appendToStream(`sample-${i}`, [newEvent('SampleIngested', { i, pad: 'x'.repeat(2000) })], 'no_stream');
       expect(store.checkpoints?.running).toBe(true);
-      await until(() => (store.checkpoints?.pagesCheckpointed ?? 0) > 0);
+      await expect.poll(() => store.checkpoints?.checkpointsMade ?? 0, WITHIN).toBeGreaterThan(0);
       // The file alone (no WAL beside it) holds what the thread copied, synced.
       const copy = join(dir, 'copy.sqlite');
       copyFileSync(file, copy);
@@ -86,7 +82,11 @@ describe('the log checkpointed on a thread of its own', () => {
       expect(checkpoints.running).toBe(true);
       expect(writerBound(db)).toBe(BACKSTOP_CHECKPOINT_PAGES);
       for (let i = 0; i < 50; i++) db.prepare('INSERT INTO t VALUES (?)').run(i);
-      await until(() => checkpoints.pagesCheckpointed > 0);
+      await expect.poll(() => checkpoints.checkpointsMade, WITHIN).toBeGreaterThan(0);
+      // Idle, the thread looks again every 20 ms and finds nothing new to copy: none is counted.
+      const made = checkpoints.checkpointsMade;
+      await new Promise((r) => setTimeout(r, 200));
+      expect(checkpoints.checkpointsMade).toBe(made);
       await checkpoints.stop();
       expect(checkpoints.running).toBe(false);
       expect(checkpoints.failure).toBeUndefined();
@@ -109,7 +109,7 @@ describe('the log checkpointed on a thread of its own', () => {
         for (let i = 0; i < 20; i++) insert.run('x'.repeat(3000));
         await new Promise((r) => setTimeout(r, 2));
       }
-      await until(() => checkpoints.pagesCheckpointed > 0);
+      await expect.poll(() => checkpoints.checkpointsMade, WITHIN).toBeGreaterThan(0);
       for (let i = 0; i < 20; i++) insert.run('y'.repeat(3000));
       expect(await truncateWal(db)).toBe(true);
       expect(statSync(join(dir, 'erasure.sqlite-wal')).size).toBe(0);
@@ -126,7 +126,7 @@ describe('the log checkpointed on a thread of its own', () => {
     const checkpoints = new WalCheckpoints(db, join(dir, 'no-such-folder', 'log.sqlite'), { startAfterCommits: 1, onFailure: (e) => told.push(e) });
     try {
       checkpoints.committed();
-      await until(() => !checkpoints.running);
+      await expect.poll(() => checkpoints.running, WITHIN).toBe(false);
       expect(checkpoints.failure?.message).toMatch(/unable to open|directory does not exist|SQLITE_CANTOPEN/i);
       expect(told).toEqual([checkpoints.failure]);
       expect(writerBound(db)).toBe(WRITER_CHECKPOINT_PAGES);
